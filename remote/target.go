@@ -1,0 +1,55 @@
+// Package remote reaches the places where a user's Python runs: the local
+// machine, SSH hosts (through jump hosts), and container exec hops on them.
+// It runs the resident helper there and mirrors package sources back.
+// It knows nothing of LSP.
+package remote
+
+import (
+	"context"
+	"io"
+)
+
+// Spec describes one target as the user configured it.
+type Spec struct {
+	Name     string            // the table name in torchlsp.toml, e.g. "gpu"
+	Python   string            // interpreter path or name on the target; "python3" by default
+	Env      map[string]string // environment for the interpreter
+	Packages []string          // packages mirrored eagerly; ["torch"] by default
+	SSH      string            // "user@host[:port]" or a Host alias from ~/.ssh/config; empty for local
+	Jump     []string          // jump hosts, like ProxyJump
+	Exec     []string          // argv prefix run on the target host before the interpreter
+}
+
+// IsLocal reports whether the target runs on this machine.
+func (s Spec) IsLocal() bool { return s.SSH == "" }
+
+// Command is one process to start on a target. Argv[0] is resolved on the
+// target (through the exec hop, if any). Data and scripts travel on stdin,
+// never in argv.
+type Command struct {
+	Argv []string
+	Env  map[string]string
+}
+
+// Process is a running command on a target.
+type Process interface {
+	Stdin() io.WriteCloser
+	Stdout() io.Reader
+	Stderr() io.Reader
+	// Wait waits for the process to exit and its output to be drained.
+	Wait() error
+	// Kill ends the process and everything it started (its process group
+	// where the target allows it). It is safe to call more than once and
+	// after Wait.
+	Kill() error
+}
+
+// Target is a place where commands run.
+type Target interface {
+	// Name is the Spec's name.
+	Name() string
+	// Start starts cmd. The process is killed when ctx is done.
+	Start(ctx context.Context, cmd Command) (Process, error)
+	// Close releases connections; running processes are killed.
+	Close() error
+}

@@ -1,0 +1,58 @@
+package server
+
+import "context"
+
+// Position is a place in a text document: 0-based line, and 0-based column
+// counted in UTF-8 bytes within the line. Conversion from editor units
+// (UTF-16 code units, characters) happens at the edges, in lsp/ and cmd/.
+type Position struct {
+	Line   int
+	Column int
+}
+
+// Range is a half-open span of a document.
+type Range struct {
+	Start, End Position
+}
+
+// Location is a place in a file on this machine. For torch sources it is a
+// file in the read-only local mirror, and TargetPath names the same file on
+// the target.
+type Location struct {
+	Path       string // absolute local path
+	Range      Range
+	TargetPath string // path on the target; empty for workspace files
+}
+
+// Hover is the answer to a hover request.
+type Hover struct {
+	Markdown string
+	Range    *Range // the span of the name hovered, if known
+}
+
+// MessageType grades messages sent to the user, as in LSP.
+type MessageType int
+
+const (
+	MessageError MessageType = iota + 1
+	MessageWarning
+	MessageInfo
+	MessageLog
+)
+
+// Notifier carries what the engine has to say to the user, whichever
+// front end (editor or command line) drives it.
+type Notifier interface {
+	// ShowMessage shows a message a person should read.
+	ShowMessage(ctx context.Context, typ MessageType, msg string)
+	// LogMessage records a line in the client's log.
+	LogMessage(ctx context.Context, typ MessageType, msg string)
+	// StartProgress begins a unit of work-done progress.
+	StartProgress(ctx context.Context, title string, cancellable bool) Progress
+}
+
+// Progress reports one unit of work. Percent is 0..100, or -1 when unknown.
+type Progress interface {
+	Report(message string, percent int)
+	End(message string)
+}
