@@ -1,0 +1,268 @@
+// Package config reads torchlsp's settings: the user's config.toml, a
+// workspace's torchlsp.toml (only once the user trusts it), and the same
+// settings sent by an editor. It turns them into remote.Spec values.
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/torchlsp/torchlsp/remote"
+)
+
+// WorkspaceFile is the name of the per-workspace configuration file.
+const WorkspaceFile = "torchlsp.toml"
+
+// LocalTarget is the name of the built-in target that runs python3 from PATH.
+const LocalTarget = "local"
+
+// File is the shape shared by torchlsp.toml, config.toml and the editor's
+// "torchlsp" settings section.
+type File struct {
+	Default string                  `toml:"default" json:"defaultTarget"`
+	Targets map[string]TargetConfig `toml:"targets" json:"targets"`
+}
+
+// TargetConfig is one [targets.NAME] table.
+type TargetConfig struct {
+	Python   string            `toml:"python" json:"python"`
+	Env      map[string]string `toml:"env" json:"env"`
+	Packages []string          `toml:"packages" json:"packages"`
+	SSH      string            `toml:"ssh" json:"ssh"`
+	Jump     []string          `toml:"jump" json:"jump"`
+	Exec     []string          `toml:"exec" json:"exec"`
+}
+
+var targetName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// ParseTOML reads a torchlsp.toml or config.toml. Unknown keys are errors,
+// so a typo does not silently leave a setting at its default.
+func ParseTOML(data []byte, source string) (File, error) {
+	var f File
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&f)
+	if err != nil {
+		return File{}, fmt.Errorf("%s: %w", source, err)
+	}
+	if undecoded := md.Undecoded(); len(undecoded) > 0 {
+		keys := make([]string, len(undecoded))
+		for i, k := range undecoded {
+			keys[i] = k.String()
+		}
+		return File{}, fmt.Errorf("%s: unknown keys: %s", source, strings.Join(keys, ", "))
+	}
+	return f, f.validate(source)
+}
+
+// ParseJSON reads the editor's "torchlsp" settings section. It also accepts
+// "default" as a synonym of "defaultTarget". Unknown keys are ignored: editors
+// send their own settings (path, logLevel) in the same section.
+func ParseJSON(data []byte, source string) (File, error) {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+		return File{}, nil
+	}
+	var raw struct {
+		File
+		Default string `json:"default"`
+	}
+	if err := json.Unmarshal(trimmed, &raw); err != nil {
+		return File{}, fmt.Errorf("%s: %w", source, err)
+	}
+	f := raw.File
+	if f.Default == "" {
+		f.Default = raw.Default
+	}
+	return f, f.validate(source)
+}
+
+func (f File) validate(source string) error {
+	var errs []error
+	if f.Default != "" && !targetName.MatchString(f.Default) {
+		errs = append(errs, fmt.Errorf("%s: default %q is not a valid target name", source, f.Default))
+	}
+	for _, name := range sortedKeys(f.Targets) {
+		t := f.Targets[name]
+		if !targetName.MatchString(name) {
+			errs = append(errs, fmt.Errorf("%s: target name %q: use letters, digits, '.', '_' and '-'", source, name))
+		}
+		for k := range t.Env {
+			if !validEnvName(k) {
+				errs = append(errs, fmt.Errorf("%s: targets.%s.env: %q is not a valid environment variable name", source, name, k))
+			}
+		}
+		for _, p := range t.Packages {
+			if !validPackageName(p) {
+				errs = append(errs, fmt.Errorf("%s: targets.%s.packages: %q is not a valid package name", source, name, p))
+			}
+		}
+		if strings.ContainsAny(t.Python, "\x00\n") {
+			errs = append(errs, fmt.Errorf("%s: targets.%s.python holds a control character", source, name))
+		}
+		for _, a := range t.Exec {
+			if strings.ContainsRune(a, 0) {
+				errs = append(errs, fmt.Errorf("%s: targets.%s.exec holds a NUL byte", source, name))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func validEnvName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_', r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z':
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func validPackageName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, part := range strings.Split(s, ".") {
+		if !validEnvName(part) {
+			return false
+		}
+	}
+	return true
+}
+
+// Layer is one source of settings, in order of increasing precedence.
+type Layer struct {
+	Source string // for messages: a file path or "editor settings"
+	File   File
+}
+
+// Resolved is the merged result of all layers.
+type Resolved struct {
+	Default string
+	Targets map[string]remote.Spec
+	Sources []string // where each setting came from, for `doctor`
+}
+
+// Merge combines layers: later layers override earlier ones target by
+// target, and a later default wins. The built-in "local" target is always
+// present unless a layer redefines it.
+func Merge(layers ...Layer) (Resolved, error) {
+	r := Resolved{Default: LocalTarget, Targets: map[string]remote.Spec{}}
+	r.Targets[LocalTarget] = Complete(remote.Spec{Name: LocalTarget})
+	for _, l := range layers {
+		if l.File.Default == "" && len(l.File.Targets) == 0 {
+			continue
+		}
+		r.Sources = append(r.Sources, l.Source)
+		for name, t := range l.File.Targets {
+			r.Targets[name] = Complete(remote.Spec{
+				Name:     name,
+				Python:   t.Python,
+				Env:      t.Env,
+				Packages: t.Packages,
+				SSH:      t.SSH,
+				Jump:     t.Jump,
+				Exec:     t.Exec,
+			})
+		}
+		if l.File.Default != "" {
+			r.Default = l.File.Default
+		}
+	}
+	if _, ok := r.Targets[r.Default]; !ok {
+		return r, fmt.Errorf("default target %q is not defined (targets: %s)", r.Default, strings.Join(sortedKeys(r.Targets), ", "))
+	}
+	return r, nil
+}
+
+// Complete fills a Spec's defaults.
+func Complete(s remote.Spec) remote.Spec {
+	if s.Python == "" {
+		s.Python = "python3"
+	}
+	if len(s.Packages) == 0 {
+		s.Packages = []string{"torch"}
+	}
+	return s
+}
+
+// Target returns the named target, or the default when name is empty.
+func (r Resolved) Target(name string) (remote.Spec, error) {
+	if name == "" {
+		name = r.Default
+	}
+	s, ok := r.Targets[name]
+	if !ok {
+		return remote.Spec{}, fmt.Errorf("no target %q (targets: %s)", name, strings.Join(sortedKeys(r.Targets), ", "))
+	}
+	return s, nil
+}
+
+// Names lists the targets, sorted.
+func (r Resolved) Names() []string { return sortedKeys(r.Targets) }
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Dirs are the per-user directories torchlsp uses, following the XDG base
+// directory specification.
+type Dirs struct {
+	Config string // $XDG_CONFIG_HOME/torchlsp: config.toml
+	Cache  string // $XDG_CACHE_HOME/torchlsp: mirrors and indexes
+	State  string // $XDG_STATE_HOME/torchlsp: trust records
+}
+
+// DefaultDirs computes Dirs from the environment.
+func DefaultDirs() (Dirs, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return Dirs{}, fmt.Errorf("find home directory: %w", err)
+	}
+	xdg := func(env, fallback string) string {
+		if v := os.Getenv(env); v != "" && filepath.IsAbs(v) {
+			return v
+		}
+		return filepath.Join(home, fallback)
+	}
+	return Dirs{
+		Config: filepath.Join(xdg("XDG_CONFIG_HOME", ".config"), "torchlsp"),
+		Cache:  filepath.Join(xdg("XDG_CACHE_HOME", ".cache"), "torchlsp"),
+		State:  filepath.Join(xdg("XDG_STATE_HOME", ".local/state"), "torchlsp"),
+	}, nil
+}
+
+// UserFile is the path of the user-level config.toml.
+func (d Dirs) UserFile() string { return filepath.Join(d.Config, "config.toml") }
+
+// LoadUser reads the user's config.toml; a missing file is no error.
+func LoadUser(d Dirs) (Layer, error) {
+	path := d.UserFile()
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return Layer{Source: path}, nil
+	}
+	if err != nil {
+		return Layer{Source: path}, fmt.Errorf("read %s: %w", path, err)
+	}
+	f, err := ParseTOML(data, path)
+	return Layer{Source: path, File: f}, err
+}
