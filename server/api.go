@@ -56,3 +56,27 @@ type Progress interface {
 	Report(message string, percent int)
 	End(message string)
 }
+
+// InitializeParams is what the engine needs from an editor's initialize
+// request.
+type InitializeParams struct {
+	// WorkspaceFolders are local directories; the first is the root.
+	WorkspaceFolders []string
+	// InitializationOptions is the client's "torchlsp" settings, raw JSON.
+	InitializationOptions []byte
+	ClientName            string
+}
+
+// Status is the engine's state for one target, for editors' status bars
+// (the torchlsp/status notification).
+type Status struct {
+	Target       string `json:"target"`
+	TorchVersion string `json:"torchVersion,omitempty"`
+	State        string `json:"state"` // connecting, indexing, ready, error
+	Message      string `json:"message,omitempty"`
+}
+
+// StatusNotifier is implemented by notifiers that can show target status.
+type StatusNotifier interface {
+	Status(ctx context.Context, s Status)
+}

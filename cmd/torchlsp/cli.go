@@ -1,0 +1,284 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/torchlsp/torchlsp/lsp"
+	"github.com/torchlsp/torchlsp/server"
+	"github.com/torchlsp/torchlsp/server/config"
+)
+
+// commonFlags are the flags every engine-backed command takes.
+type commonFlags struct {
+	target  string
+	python  string
+	timeout time.Duration
+	quiet   bool
+}
+
+func (c *commonFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.target, "target", "", "target name (default: the configured default)")
+	fs.StringVar(&c.python, "python", "", "interpreter on the target (overrides the target's python)")
+	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "give up after this long (mirroring a large torch takes a while the first time)")
+	fs.BoolVar(&c.quiet, "quiet", false, "do not print progress")
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	return nil
+}
+
+// filePos is a FILE:LINE:COL argument, 1-based.
+type filePos struct {
+	path      string
+	line, col int
+}
+
+func parseFilePos(arg string) (filePos, error) {
+	parts := strings.Split(arg, ":")
+	if len(parts) < 3 {
+		return filePos{}, usageError{fmt.Errorf("want FILE:LINE:COL, got %q", arg)}
+	}
+	n := len(parts)
+	line, err1 := strconv.Atoi(parts[n-2])
+	col, err2 := strconv.Atoi(parts[n-1])
+	if err1 != nil || err2 != nil || line < 1 || col < 1 {
+		return filePos{}, usageError{fmt.Errorf("want FILE:LINE:COL with 1-based numbers, got %q", arg)}
+	}
+	return filePos{path: strings.Join(parts[:n-2], ":"), line: line, col: col}, nil
+}
+
+// workspaceOf finds the folder whose torchlsp.toml applies to path: the
+// nearest ancestor that has one, else path's own directory.
+func workspaceOf(path string) string {
+	dir := filepath.Dir(path)
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, config.WorkspaceFile)); err == nil {
+			return d
+		}
+		if parent := filepath.Dir(d); parent == d {
+			return dir
+		}
+	}
+}
+
+// newEngine makes an engine for a command-line run rooted at folder.
+func newEngine(ctx context.Context, c commonFlags, folder string, stderr io.Writer) (*server.Engine, error) {
+	dirs, err := config.DefaultDirs()
+	if err != nil {
+		return nil, err
+	}
+	eng := server.New(server.Options{
+		Dirs:     dirs,
+		Notifier: &cliNotifier{w: stderr, quiet: c.quiet},
+		Target:   c.target,
+		Python:   c.python,
+	})
+	var folders []string
+	if folder != "" {
+		folders = []string{folder}
+	}
+	if err := eng.Initialize(ctx, server.InitializeParams{WorkspaceFolders: folders, ClientName: "torchlsp-cli"}); err != nil {
+		return nil, err
+	}
+	return eng, nil
+}
+
+// openAt starts an engine for a FILE:LINE:COL argument, opens the file and
+// converts the position to the engine's units.
+func openAt(ctx context.Context, name string, args []string, stderr io.Writer) (*server.Engine, string, server.Position, context.CancelFunc, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	var c commonFlags
+	c.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return nil, "", server.Position{}, nil, err
+	}
+	if fs.NArg() != 1 {
+		return nil, "", server.Position{}, nil, usageError{fmt.Errorf("want one FILE:LINE:COL argument")}
+	}
+	fp, err := parseFilePos(fs.Arg(0))
+	if err != nil {
+		return nil, "", server.Position{}, nil, err
+	}
+	abs, err := filepath.Abs(fp.path)
+	if err != nil {
+		return nil, "", server.Position{}, nil, err
+	}
+	text, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, "", server.Position{}, nil, err
+	}
+	pos, err := lsp.NewMapper(string(text)).CharPosition(fp.line-1, fp.col-1)
+	if err != nil {
+		return nil, "", server.Position{}, nil, fmt.Errorf("%s: %w", fs.Arg(0), err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	eng, err := newEngine(ctx, c, workspaceOf(abs), stderr)
+	if err != nil {
+		cancel()
+		return nil, "", server.Position{}, nil, err
+	}
+	uri := "file://" + abs
+	eng.DidOpen(uri, 1, string(text))
+	return eng, uri, pos, func() {
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer scancel()
+		_ = eng.Shutdown(sctx)
+		cancel()
+	}, nil
+}
+
+func runHover(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	eng, uri, pos, done, err := openAt(ctx, "hover", args, stderr)
+	if err != nil {
+		return err
+	}
+	defer done()
+	h, err := eng.Hover(ctx, uri, pos)
+	if err != nil {
+		return err
+	}
+	if h == nil {
+		return errNoAnswer
+	}
+	fmt.Fprint(stdout, h.Markdown)
+	return nil
+}
+
+func runDefinition(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	eng, uri, pos, done, err := openAt(ctx, "definition", args, stderr)
+	if err != nil {
+		return err
+	}
+	defer done()
+	locs, err := eng.Definition(ctx, uri, pos)
+	if err != nil {
+		return err
+	}
+	if len(locs) == 0 {
+		return errNoAnswer
+	}
+	for _, l := range locs {
+		text, _ := os.ReadFile(l.Path)
+		col := lsp.NewMapper(string(text)).CharColumn(l.Range.Start.Line, l.Range.Start.Column)
+		fmt.Fprintf(stdout, "%s:%d:%d\n", l.Path, l.Range.Start.Line+1, col+1)
+		if l.TargetPath != "" {
+			fmt.Fprintf(stdout, "  on the target: %s:%d\n", l.TargetPath, l.Range.Start.Line+1)
+		}
+	}
+	return nil
+}
+
+func runTrust(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("trust", flag.ContinueOnError)
+	revoke := fs.Bool("revoke", false, "forget the trust given to DIR/torchlsp.toml")
+	list := fs.Bool("list", false, "list trusted files")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	dirs, err := config.DefaultDirs()
+	if err != nil {
+		return err
+	}
+	store := config.NewTrustStore(dirs)
+	if *list {
+		files, err := store.Trusted()
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			fmt.Fprintln(stdout, f)
+		}
+		return nil
+	}
+	dir := "."
+	if fs.NArg() > 1 {
+		return usageError{fmt.Errorf("want at most one DIR")}
+	}
+	if fs.NArg() == 1 {
+		dir = fs.Arg(0)
+	}
+	path := filepath.Join(dir, config.WorkspaceFile)
+	if *revoke {
+		if err := store.Revoke(path); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "torchlsp: %s is no longer trusted\n", path)
+		return nil
+	}
+	d, err := store.Trust(path)
+	if err != nil {
+		return err
+	}
+	abs, _ := filepath.Abs(path)
+	fmt.Fprintf(stdout, "torchlsp: trusted %s (%s); a change to it needs trust again\n", abs, d)
+	return nil
+}
+
+// cliNotifier prints the engine's messages and progress on stderr.
+type cliNotifier struct {
+	mu    sync.Mutex
+	w     io.Writer
+	quiet bool
+}
+
+func (n *cliNotifier) ShowMessage(_ context.Context, typ server.MessageType, msg string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	fmt.Fprintln(n.w, msg)
+}
+
+func (n *cliNotifier) LogMessage(_ context.Context, typ server.MessageType, msg string) {
+	if typ > server.MessageWarning || n.quiet {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	fmt.Fprintln(n.w, msg)
+}
+
+func (n *cliNotifier) StartProgress(_ context.Context, title string, _ bool) server.Progress {
+	return &cliProgress{n: n, title: title}
+}
+
+type cliProgress struct {
+	n       *cliNotifier
+	title   string
+	lastPct int
+	lastMsg string
+}
+
+func (p *cliProgress) Report(msg string, pct int) {
+	if p.n.quiet || (msg == p.lastMsg && (pct < 0 || pct-p.lastPct < 25)) {
+		return
+	}
+	p.lastMsg, p.lastPct = msg, pct
+	p.n.mu.Lock()
+	defer p.n.mu.Unlock()
+	if pct >= 0 {
+		fmt.Fprintf(p.n.w, "%s: %s (%d%%)\n", p.title, msg, pct)
+	} else {
+		fmt.Fprintf(p.n.w, "%s: %s\n", p.title, msg)
+	}
+}
+
+func (p *cliProgress) End(msg string) {
+	if p.n.quiet {
+		return
+	}
+	p.n.mu.Lock()
+	defer p.n.mu.Unlock()
+	fmt.Fprintf(p.n.w, "%s: %s\n", p.title, msg)
+}

@@ -1,0 +1,87 @@
+// Command torchlsp is a language server and command-line tool that answers
+// questions about the torch installed on a target machine: hover and
+// go-to-definition into its sources, its config flags, and repro runs.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+const usage = `torchlsp — answers about the torch installed on your target machine
+
+Usage:
+  torchlsp serve [--stdio]                 speak LSP on stdin/stdout (editors start this)
+  torchlsp hover FILE:LINE:COL             what an editor's hover would show
+  torchlsp definition FILE:LINE:COL        where the name is defined (mirror PATH:LINE:COL and the target path)
+  torchlsp trust [DIR]                     trust DIR/torchlsp.toml as it is now (--revoke, --list)
+  torchlsp doctor                          check the target hop by hop
+  torchlsp version
+
+Common flags:
+  --target NAME      a target from torchlsp.toml or config.toml (default: the configured default, else "local")
+  --python PATH      the interpreter to use on the target
+LINE and COL are 1-based; COL counts characters.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run executes one command line and returns the process exit status.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	cmd, rest := args[0], args[1:]
+	var err error
+	switch cmd {
+	case "serve":
+		return runServe(ctx, rest, stdin, stdout, stderr)
+	case "hover":
+		err = runHover(ctx, rest, stdout, stderr)
+	case "definition":
+		err = runDefinition(ctx, rest, stdout, stderr)
+	case "trust":
+		err = runTrust(rest, stdout)
+	case "doctor":
+		err = runDoctor(ctx, rest, stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintf(stdout, "torchlsp %s\n", version)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+	default:
+		fmt.Fprintf(stderr, "torchlsp: unknown command %q\n\n%s", cmd, usage)
+		return 2
+	}
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "torchlsp %s: %v\n", cmd, err)
+		return 2
+	case errors.Is(err, errNoAnswer):
+		fmt.Fprintf(stderr, "torchlsp %s: %v\n", cmd, err)
+		return 1
+	default:
+		fmt.Fprintf(stderr, "torchlsp %s: %v\n", cmd, err)
+		return 1
+	}
+}
+
+type usageError struct{ error }
+
+var errNoAnswer = errors.New("nothing to say about that position (not a name from a package on the target)")

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what torchlsp and its tests need on Debian 12, then builds the
+# binary into bin/torchlsp. Safe to run again.
+#   scripts/setup.sh          the server's own needs (a real torch for the local target)
+#   scripts/setup.sh --test   plus everything the test suite starts (sshd, neovim, pylsp, tmux)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(python3 python3-torch)
+if [[ "${1:-}" == "--test" ]]; then
+	packages+=(openssh-server openssh-client neovim python3-pylsp tmux procps)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+	echo "setup: installing ${missing[*]}" >&2
+	sudo=""
+	[[ $(id -u) -eq 0 ]] || sudo="sudo"
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+mkdir -p bin
+go build -trimpath -o bin/torchlsp ./cmd/torchlsp
+echo "setup: built bin/torchlsp" >&2

@@ -1,0 +1,351 @@
+// Package server is torchlsp's engine, shared by the LSP adapter (lsp/) and
+// the command line (cmd/torchlsp): open documents, targets and their
+// sessions, the mirrored and indexed packages, and the features (hover,
+// definition) computed from them. It knows nothing of JSON-RPC.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sourcegraph/conc"
+
+	"github.com/torchlsp/torchlsp/remote"
+	"github.com/torchlsp/torchlsp/server/config"
+)
+
+// Options configure an Engine.
+type Options struct {
+	Dirs     config.Dirs
+	Notifier Notifier
+	// Target, when set, overrides the configured default target (the
+	// command line's --target).
+	Target string
+	// Python, when set, overrides the interpreter of the chosen target (the
+	// command line's --python).
+	Python string
+	// ConnectTimeout bounds reaching a target and starting its helper.
+	ConnectTimeout time.Duration
+	// InspectTimeout bounds a runtime question to the helper (it may
+	// import torch, which takes seconds on a GPU host).
+	InspectTimeout time.Duration
+	// OpenTarget makes a remote.Target from a Spec. Defaults to local
+	// targets for specs without ssh, and SSH targets otherwise.
+	OpenTarget func(remote.Spec) (remote.Target, error)
+}
+
+// Engine is the editor-independent core. Its methods are safe for
+// concurrent use.
+type Engine struct {
+	opts    Options
+	dirs    config.Dirs
+	notify  Notifier
+	trust   *config.TrustStore
+	parsers *parserPool
+
+	// ctx lives as long as the engine; background work (mirroring,
+	// indexing) runs under it and stops on Shutdown.
+	ctx        context.Context
+	cancel     context.CancelFunc
+	background conc.WaitGroup
+
+	mu        sync.Mutex
+	folders   []string
+	editor    config.Layer // settings sent by the editor
+	resolved  config.Resolved
+	confErr   error
+	docs      map[string]*document
+	sessions  map[string]*session
+	lastState map[string]Status
+}
+
+// New creates an engine. Call Configure (or Initialize) before queries.
+func New(opts Options) *Engine {
+	if opts.Notifier == nil {
+		opts.Notifier = discardNotifier{}
+	}
+	if opts.ConnectTimeout == 0 {
+		opts.ConnectTimeout = 60 * time.Second
+	}
+	if opts.InspectTimeout == 0 {
+		opts.InspectTimeout = 60 * time.Second
+	}
+	if opts.OpenTarget == nil {
+		opts.OpenTarget = defaultOpenTarget
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	e := &Engine{
+		opts:      opts,
+		dirs:      opts.Dirs,
+		notify:    opts.Notifier,
+		trust:     config.NewTrustStore(opts.Dirs),
+		parsers:   newParserPool(),
+		ctx:       ctx,
+		cancel:    cancel,
+		docs:      map[string]*document{},
+		sessions:  map[string]*session{},
+		lastState: map[string]Status{},
+	}
+	e.resolved, _ = config.Merge()
+	return e
+}
+
+// Initialize records the workspace and the editor's settings, reads the
+// configuration and starts mirroring the default target's packages.
+func (e *Engine) Initialize(ctx context.Context, p InitializeParams) error {
+	e.mu.Lock()
+	e.folders = append([]string(nil), p.WorkspaceFolders...)
+	e.mu.Unlock()
+	if len(p.InitializationOptions) > 0 {
+		if err := e.setEditorSettings(p.InitializationOptions); err != nil {
+			e.notify.ShowMessage(ctx, MessageError, "torchlsp: initializationOptions: "+err.Error())
+		}
+	}
+	return e.Reconfigure(ctx)
+}
+
+// Initialized starts work that may talk to the client: the default
+// target's eager packages.
+func (e *Engine) Initialized(ctx context.Context) {
+	if s, err := e.session(""); err == nil {
+		s.eager()
+	} else {
+		e.notify.ShowMessage(ctx, MessageError, "torchlsp: "+err.Error())
+	}
+}
+
+// DidChangeConfiguration takes new editor settings (the "torchlsp"
+// section).
+func (e *Engine) DidChangeConfiguration(ctx context.Context, settings []byte) {
+	if err := e.setEditorSettings(settings); err != nil {
+		e.notify.ShowMessage(ctx, MessageError, "torchlsp: settings: "+err.Error())
+		return
+	}
+	if err := e.Reconfigure(ctx); err == nil {
+		e.Initialized(ctx)
+	}
+}
+
+func (e *Engine) setEditorSettings(raw []byte) error {
+	f, err := config.ParseJSON(raw, "editor settings")
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.editor = config.Layer{Source: "editor settings", File: f}
+	e.mu.Unlock()
+	return nil
+}
+
+// Reconfigure reads the user config, the workspace config (if trusted)
+// and the editor settings again. Sessions whose target changed are closed.
+func (e *Engine) Reconfigure(ctx context.Context) error {
+	var layers []config.Layer
+	user, err := config.LoadUser(e.dirs)
+	if err != nil {
+		e.notify.ShowMessage(ctx, MessageError, "torchlsp: "+err.Error())
+	} else {
+		layers = append(layers, user)
+	}
+	e.mu.Lock()
+	folders := e.folders
+	editor := e.editor
+	e.mu.Unlock()
+	if len(folders) > 0 {
+		ws, st := config.LoadWorkspace(folders[0], e.trust)
+		if msg := st.Message(); msg != "" {
+			typ := MessageWarning
+			if st.Err != nil {
+				typ = MessageError
+			}
+			e.notify.ShowMessage(ctx, typ, msg)
+		}
+		layers = append(layers, ws)
+	}
+	layers = append(layers, editor)
+	resolved, err := config.Merge(layers...)
+	if err != nil {
+		e.notify.ShowMessage(ctx, MessageError, "torchlsp: "+err.Error())
+	}
+
+	e.mu.Lock()
+	e.resolved, e.confErr = resolved, err
+	var stale []*session
+	for name, s := range e.sessions {
+		if spec, err := e.specLocked(name); err != nil || !sameSpec(spec, s.spec) {
+			stale = append(stale, s)
+			delete(e.sessions, name)
+		}
+	}
+	e.mu.Unlock()
+	for _, s := range stale {
+		_ = s.close()
+	}
+	return err
+}
+
+func sameSpec(a, b remote.Spec) bool {
+	return fmt.Sprint(a) == fmt.Sprint(b)
+}
+
+// specLocked returns the spec of the named target (the default if empty),
+// with the command line's overrides applied. e.mu must be held.
+func (e *Engine) specLocked(name string) (remote.Spec, error) {
+	if name == "" {
+		name = e.opts.Target
+	}
+	spec, err := e.resolved.Target(name)
+	if err != nil {
+		return spec, err
+	}
+	if e.opts.Python != "" && (name == "" || name == e.opts.Target || name == e.resolved.Default) {
+		spec.Python = e.opts.Python
+	}
+	return spec, nil
+}
+
+// Targets lists the configured targets and the default.
+func (e *Engine) Targets() (names []string, def string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	def = e.resolved.Default
+	if e.opts.Target != "" {
+		def = e.opts.Target
+	}
+	return e.resolved.Names(), def
+}
+
+// Spec returns the resolved spec of a target (the default when name is
+// empty).
+func (e *Engine) Spec(name string) (remote.Spec, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.specLocked(name)
+}
+
+// session returns the session for a target, creating it on first use.
+func (e *Engine) session(name string) (*session, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	spec, err := e.specLocked(name)
+	if err != nil {
+		return nil, err
+	}
+	if s, ok := e.sessions[spec.Name]; ok {
+		return s, nil
+	}
+	s, err := newSession(e, spec)
+	if err != nil {
+		return nil, err
+	}
+	e.sessions[spec.Name] = s
+	return s, nil
+}
+
+func (e *Engine) openTarget(spec remote.Spec) (remote.Target, error) {
+	return e.opts.OpenTarget(spec)
+}
+
+// status tells the client a target's state, once per change.
+func (e *Engine) status(target, version, state, msg string) {
+	sn, ok := e.notify.(StatusNotifier)
+	if !ok {
+		return
+	}
+	st := Status{Target: target, TorchVersion: version, State: state, Message: msg}
+	e.mu.Lock()
+	if prev := e.lastState[target]; prev == st {
+		e.mu.Unlock()
+		return
+	}
+	if version == "" {
+		st.TorchVersion = e.lastState[target].TorchVersion
+	}
+	e.lastState[target] = st
+	e.mu.Unlock()
+	sn.Status(e.ctx, st)
+}
+
+// DidOpen starts tracking a document.
+func (e *Engine) DidOpen(uri string, version int32, text string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.docs[uri] = &document{uri: uri, path: FilePath(uri), version: version, text: []byte(text)}
+}
+
+// DidChange replaces a document's text.
+func (e *Engine) DidChange(uri string, version int32, text string) {
+	e.mu.Lock()
+	d, ok := e.docs[uri]
+	if !ok {
+		d = &document{uri: uri, path: FilePath(uri)}
+		e.docs[uri] = d
+	}
+	e.mu.Unlock()
+	d.set(version, []byte(text))
+}
+
+// DidClose stops tracking a document.
+func (e *Engine) DidClose(uri string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.docs, uri)
+}
+
+func (e *Engine) doc(uri string) *document {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.docs[uri]
+}
+
+// Shutdown stops background work and closes every target connection.
+func (e *Engine) Shutdown(ctx context.Context) error {
+	e.cancel()
+	e.mu.Lock()
+	sessions := e.sessions
+	e.sessions = map[string]*session{}
+	e.mu.Unlock()
+	var errs []error
+	for _, s := range sessions {
+		errs = append(errs, s.close())
+	}
+	done := make(chan struct{})
+	go func() { e.background.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		errs = append(errs, fmt.Errorf("shutdown: background work still running: %w", ctx.Err()))
+	}
+	return errors.Join(errs...)
+}
+
+// folderOf returns the workspace folder holding path, if any.
+func (e *Engine) folderOf(path string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	best := ""
+	for _, f := range e.folders {
+		if (path == f || strings.HasPrefix(path, f+string(filepath.Separator))) && len(f) > len(best) {
+			best = f
+		}
+	}
+	return best
+}
+
+type discardNotifier struct{}
+
+func (discardNotifier) ShowMessage(context.Context, MessageType, string) {}
+func (discardNotifier) LogMessage(context.Context, MessageType, string)  {}
+func (discardNotifier) StartProgress(context.Context, string, bool) Progress {
+	return discardProgress{}
+}
+
+type discardProgress struct{}
+
+func (discardProgress) Report(string, int) {}
+func (discardProgress) End(string)         {}

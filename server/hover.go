@@ -1,0 +1,82 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// Hover describes the torch object at pos: its signature, the summary of
+// its docstring, where it is defined on the target, and which torch and
+// target answered. It returns nil when torchlsp has nothing to say.
+func (e *Engine) Hover(ctx context.Context, uri string, pos Position) (*Hover, error) {
+	t, err := e.lookup(ctx, uri, pos)
+	if err != nil || t == nil {
+		return nil, err
+	}
+	h := &Hover{Markdown: renderHover(t)}
+	if t.ref.Span.End.Line >= 0 && t.ref.Span != (spanZero) {
+		r := Range{
+			Start: Position{Line: t.ref.Span.Start.Line, Column: t.ref.Span.Start.Col},
+			End:   Position{Line: t.ref.Span.End.Line, Column: t.ref.Span.End.Col},
+		}
+		h.Range = &r
+	}
+	return h, nil
+}
+
+// renderHover writes the hover's Markdown.
+func renderHover(t *target) string {
+	var b strings.Builder
+	if t.missing {
+		fmt.Fprintf(&b, "`%s` does not exist in %s %s on target **%s**.\n", t.qualname, t.pkg.info.Name, t.pkg.info.Version, t.spec.Name)
+		return b.String()
+	}
+	name := lastComponent(t.qualname)
+	b.WriteString("```python\n")
+	switch t.kind {
+	case "function", "builtin", "method", "method_descriptor":
+		for _, d := range t.decorators {
+			fmt.Fprintf(&b, "@%s\n", d)
+		}
+		sig := t.signature
+		if sig == "" {
+			sig = "(...)"
+		}
+		fmt.Fprintf(&b, "def %s%s\n", name, sig)
+	case "class":
+		fmt.Fprintf(&b, "class %s%s\n", name, t.signature)
+	case "module":
+		fmt.Fprintf(&b, "module %s\n", t.qualname)
+	default:
+		fmt.Fprintf(&b, "%s%s\n", name, t.signature)
+	}
+	b.WriteString("```\n")
+	fmt.Fprintf(&b, "`%s`", t.qualname)
+	if len(t.chain) > 0 {
+		fmt.Fprintf(&b, " · re-exported by %s", strings.Join(t.chain, ", "))
+	}
+	b.WriteString("\n\n")
+	if t.docSummary != "" {
+		b.WriteString(t.docSummary)
+		b.WriteString("\n\n")
+	}
+	b.WriteString("---\n")
+	if t.targetPath != "" {
+		fmt.Fprintf(&b, "Defined at `%s:%d` on target **%s**", t.targetPath, t.line+1, t.spec.Name)
+		if t.localPath != "" {
+			u := url.URL{Scheme: "file", Path: t.localPath, Fragment: fmt.Sprintf("L%d", t.line+1)}
+			fmt.Fprintf(&b, " ([%s:%d](%s))", t.relPath(), t.line+1, u.String())
+		}
+		b.WriteString("  \n")
+	} else {
+		fmt.Fprintf(&b, "No Python source on target **%s** (compiled)  \n", t.spec.Name)
+	}
+	fmt.Fprintf(&b, "%s %s", t.pkg.info.Name, t.pkg.info.Version)
+	if t.via == "helper" {
+		b.WriteString(" · answered by the target's interpreter")
+	}
+	b.WriteString("\n")
+	return b.String()
+}

@@ -1,0 +1,160 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/torchlsp/torchlsp/remote"
+	"github.com/torchlsp/torchlsp/server/pybuf"
+	"github.com/torchlsp/torchlsp/server/pyindex"
+)
+
+// target is what a lookup found: a definition in a mirrored package, with
+// what is known about it.
+type target struct {
+	qualname   string // what the cursor named, alias-resolved
+	ref        pybuf.Ref
+	spec       remote.Spec
+	pkg        *pkgState
+	kind       string
+	signature  string
+	docSummary string
+	decorators []string
+	chain      []string // modules that re-export it
+	via        string   // "index", "helper" or "stub"
+	missing    bool     // the package is on the target, but has no such name
+
+	localPath  string // file in the mirror; "" when the object has no source
+	targetPath string // same file on the target
+	line, col  int    // 0-based; col in UTF-8 bytes
+	nameLen    int
+}
+
+// lookup resolves the name at pos in a document. It returns (nil, nil) when
+// torchlsp has nothing to say: the user's own names, the standard library,
+// packages the target does not have.
+func (e *Engine) lookup(ctx context.Context, uri string, pos Position) (*target, error) {
+	d := e.doc(uri)
+	if d == nil {
+		return nil, nil
+	}
+	buf, _ := d.buffer(e.parsers)
+	ref, ok := buf.RefAt(pybuf.Pos{Line: pos.Line, Col: pos.Column})
+	if !ok || ref.QualName == "" {
+		return nil, nil
+	}
+	return e.resolve(ctx, ref.QualName, ref)
+}
+
+// Resolve looks a dotted name up on the default target, as hover and
+// definition do for a name in a buffer.
+func (e *Engine) resolve(ctx context.Context, qualname string, ref pybuf.Ref) (*target, error) {
+	s, err := e.session("")
+	if err != nil {
+		return nil, err
+	}
+	ps, err := s.pkg(ctx, topPackage(qualname))
+	if errors.Is(err, ErrNotOnTarget) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	t := &target{qualname: qualname, ref: ref, spec: s.spec, pkg: ps}
+	res, err := ps.index.Resolve(qualname)
+	if err == nil && res.Symbol.Kind != pyindex.KindImport {
+		t.fromSymbol(res.Symbol, "index")
+		t.chain = res.ReexportedFrom()
+		return t, nil
+	}
+	if err != nil && !errors.Is(err, pyindex.ErrNotFound) {
+		return nil, fmt.Errorf("resolve %s: %w", qualname, err)
+	}
+	// Static resolution could not settle it (names bound at run time,
+	// compiled objects): ask the target's interpreter.
+	return e.inspect(ctx, s, t)
+}
+
+// inspect asks the helper about an object, then maps its answer back into
+// the mirror: its source line if it has one, else a .pyi stub that declares
+// it.
+func (e *Engine) inspect(ctx context.Context, s *session, t *target) (*target, error) {
+	ctx, cancel := context.WithTimeout(ctx, e.opts.InspectTimeout)
+	defer cancel()
+	insp, err := s.client.Inspect(ctx, t.qualname)
+	if remote.IsRemoteError(err, "AttributeError") || remote.IsRemoteError(err, "ModuleNotFoundError") {
+		// The package is there but this name is not: say so, since code
+		// written for another torch version often uses it.
+		t.missing = true
+		return t, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ask target %s about %s: %w", s.spec.Name, t.qualname, err)
+	}
+	t.via = "helper"
+	t.kind = insp.Kind
+	t.signature = insp.Signature
+	t.docSummary = insp.DocSummary
+	if insp.File != "" && insp.Line > 0 {
+		if local, ok := t.pkg.mirror.LocalPath(insp.File); ok {
+			t.localPath, t.targetPath = local, insp.File
+			t.line = insp.Line - 1
+			t.nameLen = len(lastComponent(t.qualname))
+			t.col = nameColumn(local, t.line, lastComponent(insp.ObjectQualname))
+			return t, nil
+		}
+	}
+	for _, cand := range insp.StubCandidates {
+		res, err := t.pkg.index.Resolve(cand)
+		if err != nil || res.Symbol.Kind == pyindex.KindImport {
+			continue
+		}
+		sig, doc := t.signature, t.docSummary
+		t.fromSymbol(res.Symbol, "stub")
+		if t.signature == "" {
+			t.signature = sig
+		}
+		if t.docSummary == "" {
+			t.docSummary = doc
+		}
+		return t, nil
+	}
+	return t, nil // known to the target, but no source or stub: hover only
+}
+
+func (t *target) fromSymbol(sym pyindex.Symbol, via string) {
+	t.via = via
+	t.kind = sym.Kind.String()
+	t.signature = sym.Signature
+	t.docSummary = sym.DocSummary
+	t.decorators = sym.Decorators
+	t.localPath = sym.Path
+	t.targetPath = t.pkg.mirror.TargetPath(sym.Path)
+	t.line, t.col = sym.Line, sym.Col
+	t.nameLen = len(sym.Name)
+	if sym.Kind == pyindex.KindModule {
+		t.signature = ""
+	}
+}
+
+// relPath is the file's path inside the site dir ("torch/__init__.py").
+func (t *target) relPath() string {
+	if t.localPath == "" {
+		return ""
+	}
+	rel, err := filepath.Rel(t.pkg.mirror.SiteDir, t.localPath)
+	if err != nil {
+		return filepath.Base(t.localPath)
+	}
+	return filepath.ToSlash(rel)
+}
+
+func lastComponent(name string) string {
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		return name[i+1:]
+	}
+	return name
+}

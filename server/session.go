@@ -1,0 +1,243 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/torchlsp/torchlsp/remote"
+	"github.com/torchlsp/torchlsp/server/pyindex"
+)
+
+// session is the engine's view of one target: the connection, the resident
+// helper, and the mirrored, indexed packages. Packages load in the
+// background; a query waits only for the package it needs.
+type session struct {
+	eng    *Engine
+	spec   remote.Spec
+	target remote.Target
+	client *remote.Client
+
+	mu   sync.Mutex
+	pkgs map[string]*pkgState
+}
+
+// pkgState is one package of one target. done closes when loading ended,
+// successfully or not.
+type pkgState struct {
+	name   string
+	done   chan struct{}
+	err    error
+	info   remote.PackageInfo
+	mirror *remote.MirrorTree
+	index  *pyindex.Index
+	loaded time.Duration // time from request to usable index
+}
+
+// ErrNotOnTarget marks names whose package is not installed on the target,
+// or is not a third-party package torchlsp answers for.
+var ErrNotOnTarget = errors.New("not on the target")
+
+func newSession(eng *Engine, spec remote.Spec) (*session, error) {
+	t, err := eng.openTarget(spec)
+	if err != nil {
+		return nil, fmt.Errorf("target %q: %w", spec.Name, err)
+	}
+	return &session{
+		eng:    eng,
+		spec:   spec,
+		target: t,
+		client: remote.NewClient(t, spec),
+		pkgs:   map[string]*pkgState{},
+	}, nil
+}
+
+func (s *session) close() error {
+	return errors.Join(s.client.Close(), s.target.Close())
+}
+
+// eager starts loading the packages the target lists, without waiting.
+func (s *session) eager() {
+	for _, name := range s.spec.Packages {
+		s.start(name)
+	}
+}
+
+// start begins loading a package if nobody has yet, and returns its state.
+func (s *session) start(name string) *pkgState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ps, ok := s.pkgs[name]; ok {
+		return ps
+	}
+	ps := &pkgState{name: name, done: make(chan struct{})}
+	s.pkgs[name] = ps
+	s.eng.background.Go(func() {
+		defer close(ps.done)
+		start := time.Now()
+		ps.err = s.load(s.eng.ctx, ps)
+		ps.loaded = time.Since(start)
+		if ps.err != nil && !errors.Is(ps.err, ErrNotOnTarget) && s.eng.ctx.Err() == nil {
+			s.eng.notify.ShowMessage(s.eng.ctx, MessageError, fmt.Sprintf("torchlsp: target %s: %v", s.spec.Name, ps.err))
+			s.eng.status(s.spec.Name, "", "error", ps.err.Error())
+		}
+	})
+	return ps
+}
+
+// pkg waits until the named package is usable, or ctx ends. A failed load
+// is retried on the next request, so a target that comes back is used.
+func (s *session) pkg(ctx context.Context, name string) (*pkgState, error) {
+	ps := s.start(name)
+	select {
+	case <-ps.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if ps.err != nil {
+		s.mu.Lock()
+		if s.pkgs[name] == ps && !errors.Is(ps.err, ErrNotOnTarget) {
+			delete(s.pkgs, name) // the next request tries again
+		}
+		s.mu.Unlock()
+		return nil, ps.err
+	}
+	return ps, nil
+}
+
+// load makes a package usable: an existing complete mirror is used at once
+// (a restart answers without touching the target); otherwise the package is
+// located on the target and mirrored. The index opens lazily and builds in
+// the background.
+func (s *session) load(ctx context.Context, ps *pkgState) error {
+	cacheRoot := s.eng.dirs.Cache
+	if m, err := remote.LookupMirror(cacheRoot, s.spec, ps.name); err == nil && m != nil {
+		ps.mirror = m
+		ps.info = m.Info()
+		if err := s.openIndex(ps); err != nil {
+			return err
+		}
+		s.eng.status(s.spec.Name, ps.info.Version, "ready", "")
+		// Check in the background that the target still has this version.
+		s.eng.background.Go(func() { s.revalidate(ctx, ps) })
+		return nil
+	}
+
+	s.eng.status(s.spec.Name, "", "connecting", "")
+	prog := s.eng.notify.StartProgress(ctx, fmt.Sprintf("torchlsp: %s on %s", ps.name, s.spec.Name), false)
+	prog.Report("connecting and starting the helper", -1)
+	info, err := s.locate(ctx, ps.name)
+	if err != nil {
+		prog.End("failed: " + err.Error())
+		return err
+	}
+	ps.info = info
+	m, err := s.mirror(ctx, info, prog)
+	if err != nil {
+		prog.End("failed: " + err.Error())
+		return err
+	}
+	ps.mirror = m
+	if err := s.openIndex(ps); err != nil {
+		prog.End("failed: " + err.Error())
+		return err
+	}
+	prog.End(fmt.Sprintf("%s %s mirrored", ps.name, info.Version))
+	s.eng.status(s.spec.Name, info.Version, "ready", "")
+	return nil
+}
+
+// locate asks the helper where a package is installed.
+func (s *session) locate(ctx context.Context, name string) (remote.PackageInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.eng.opts.ConnectTimeout)
+	defer cancel()
+	info, err := s.client.PackageInfo(ctx, name)
+	if remote.IsRemoteError(err, "ModuleNotFoundError") || (err == nil && info.Location == "") {
+		return info, fmt.Errorf("%s: %w (python %s)", name, ErrNotOnTarget, s.spec.Python)
+	}
+	if err != nil {
+		return info, fmt.Errorf("locate %s: %w", name, err)
+	}
+	if !s.answersFor(name, info) {
+		return info, fmt.Errorf("%s is not a third-party package: %w", name, ErrNotOnTarget)
+	}
+	return info, nil
+}
+
+// answersFor decides whether torchlsp speaks about a package: the ones the
+// target lists, and other installed third-party packages. The standard
+// library is left to the user's main Python server.
+func (s *session) answersFor(name string, info remote.PackageInfo) bool {
+	for _, p := range s.spec.Packages {
+		if p == name {
+			return true
+		}
+	}
+	site := filepath.Base(info.Site)
+	return site == "site-packages" || site == "dist-packages"
+}
+
+func (s *session) mirror(ctx context.Context, info remote.PackageInfo, prog Progress) (*remote.MirrorTree, error) {
+	prog.Report(fmt.Sprintf("mirroring %s %s (%d files)", info.Name, info.Version, info.FilesCount), 0)
+	s.eng.status(s.spec.Name, info.Version, "indexing", "mirroring")
+	var last int
+	return remote.Mirror(ctx, s.target, s.spec, info, s.eng.dirs.Cache, func(done, total int64) {
+		if total <= 0 {
+			return
+		}
+		pct := int(done * 100 / total)
+		if pct != last {
+			last = pct
+			prog.Report(fmt.Sprintf("mirroring %s %s", info.Name, info.Version), pct)
+		}
+	})
+}
+
+func (s *session) openIndex(ps *pkgState) error {
+	cacheFile := filepath.Join(ps.mirror.Root, "index.bin")
+	ix, err := pyindex.Open(ps.mirror.SiteDir, cacheFile)
+	if err != nil {
+		return fmt.Errorf("index %s: %w", ps.name, err)
+	}
+	ps.index = ix
+	s.eng.background.Go(func() {
+		if err := ix.Build(s.eng.ctx); err != nil && s.eng.ctx.Err() == nil {
+			s.eng.notify.LogMessage(s.eng.ctx, MessageWarning, fmt.Sprintf("index %s: %v", ps.name, err))
+		}
+	})
+	return nil
+}
+
+// revalidate compares a cached mirror with what the target has now and
+// mirrors again when the version moved.
+func (s *session) revalidate(ctx context.Context, ps *pkgState) {
+	info, err := s.locate(ctx, ps.name)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.eng.notify.LogMessage(ctx, MessageWarning, fmt.Sprintf("target %s: using the cached mirror of %s %s: %v", s.spec.Name, ps.name, ps.info.Version, err))
+		}
+		return
+	}
+	if info.Version == ps.info.Version && info.Location == ps.info.Location {
+		return
+	}
+	s.eng.notify.ShowMessage(ctx, MessageInfo, fmt.Sprintf("torchlsp: %s on %s changed from %s to %s; mirroring again", ps.name, s.spec.Name, ps.info.Version, info.Version))
+	s.mu.Lock()
+	if s.pkgs[ps.name] == ps {
+		delete(s.pkgs, ps.name)
+	}
+	s.mu.Unlock()
+	s.start(ps.name)
+}
+
+// topPackage returns the first component of a dotted name.
+func topPackage(qualname string) string {
+	if i := strings.IndexByte(qualname, '.'); i >= 0 {
+		return qualname[:i]
+	}
+	return qualname
+}
