@@ -7,6 +7,7 @@ package remote
 import (
 	"context"
 	"io"
+	"time"
 )
 
 // Spec describes one target as the user configured it.
@@ -52,4 +53,14 @@ type Target interface {
 	Start(ctx context.Context, cmd Command) (Process, error)
 	// Close releases connections; running processes are killed.
 	Close() error
+}
+
+// HopResult is the outcome of reaching one hop of a target (an SSH host, a
+// jump host, an exec hop), for `torchlsp doctor`.
+type HopResult struct {
+	Name    string        // e.g. "jump bastion", "ssh gpu-host", "exec pct"
+	Addr    string        // what was reached, e.g. "127.0.0.1:2222"
+	Latency time.Duration // time to pass this hop
+	Err     error
+	Hint    string // what to do about Err
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"net/url"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -45,21 +46,33 @@ func (d *document) set(version int32, text []byte) {
 }
 
 // parserPool hands out tree-sitter parsers; each is used by one goroutine
-// at a time.
+// at a time. Parsers hold C memory, so the pool is a bounded free list
+// rather than a sync.Pool, which would drop them without freeing.
 type parserPool struct {
-	pool sync.Pool
+	free chan *pybuf.Parser
 }
 
 func newParserPool() *parserPool {
-	p := &parserPool{}
-	p.pool.New = func() any { return pybuf.NewParser() }
-	return p
+	return &parserPool{free: make(chan *pybuf.Parser, runtime.GOMAXPROCS(0))}
 }
 
 func (p *parserPool) parse(src []byte) *pybuf.Buffer {
-	parser := p.pool.Get().(*pybuf.Parser)
-	defer p.pool.Put(parser)
-	return parser.Parse(src)
+	var parser *pybuf.Parser
+	select {
+	case parser = <-p.free:
+	default:
+		var err error
+		if parser, err = pybuf.NewParser(); err != nil {
+			return pybuf.Parse(src)
+		}
+	}
+	buf := parser.Parse(src)
+	select {
+	case p.free <- parser:
+	default:
+		parser.Close()
+	}
+	return buf
 }
 
 // FilePath returns the local path a file:// URI names, or "" for any other

@@ -44,7 +44,7 @@ type Options struct {
 type Engine struct {
 	opts    Options
 	dirs    config.Dirs
-	notify  Notifier
+	notify  *notifierBox
 	trust   *config.TrustStore
 	parsers *parserPool
 
@@ -82,7 +82,7 @@ func New(opts Options) *Engine {
 	e := &Engine{
 		opts:      opts,
 		dirs:      opts.Dirs,
-		notify:    opts.Notifier,
+		notify:    &notifierBox{n: opts.Notifier},
 		trust:     config.NewTrustStore(opts.Dirs),
 		parsers:   newParserPool(),
 		ctx:       ctx,
@@ -93,6 +93,15 @@ func New(opts Options) *Engine {
 	}
 	e.resolved, _ = config.Merge()
 	return e
+}
+
+// SetNotifier changes where the engine's messages go; the LSP adapter sets
+// it once the connection exists.
+func (e *Engine) SetNotifier(n Notifier) {
+	if n == nil {
+		n = discardNotifier{}
+	}
+	e.notify.set(n)
 }
 
 // Initialize records the workspace and the editor's settings, reads the
@@ -253,7 +262,7 @@ func (e *Engine) openTarget(spec remote.Spec) (remote.Target, error) {
 
 // status tells the client a target's state, once per change.
 func (e *Engine) status(target, version, state, msg string) {
-	sn, ok := e.notify.(StatusNotifier)
+	sn, ok := e.notify.get().(StatusNotifier)
 	if !ok {
 		return
 	}
@@ -349,3 +358,33 @@ type discardProgress struct{}
 
 func (discardProgress) Report(string, int) {}
 func (discardProgress) End(string)         {}
+
+// notifierBox lets the notifier be replaced while background work uses it.
+type notifierBox struct {
+	mu sync.RWMutex
+	n  Notifier
+}
+
+func (b *notifierBox) set(n Notifier) {
+	b.mu.Lock()
+	b.n = n
+	b.mu.Unlock()
+}
+
+func (b *notifierBox) get() Notifier {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.n
+}
+
+func (b *notifierBox) ShowMessage(ctx context.Context, typ MessageType, msg string) {
+	b.get().ShowMessage(ctx, typ, msg)
+}
+
+func (b *notifierBox) LogMessage(ctx context.Context, typ MessageType, msg string) {
+	b.get().LogMessage(ctx, typ, msg)
+}
+
+func (b *notifierBox) StartProgress(ctx context.Context, title string, cancellable bool) Progress {
+	return b.get().StartProgress(ctx, title, cancellable)
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/torchlsp/torchlsp/server/pybuf"
 )
 
 // Hover describes the torch object at pos: its signature, the summary of
@@ -16,7 +18,7 @@ func (e *Engine) Hover(ctx context.Context, uri string, pos Position) (*Hover, e
 		return nil, err
 	}
 	h := &Hover{Markdown: renderHover(t)}
-	if t.ref.Span.End.Line >= 0 && t.ref.Span != (spanZero) {
+	if t.ref.Span != (pybuf.Span{}) && !t.ref.AfterDot {
 		r := Range{
 			Start: Position{Line: t.ref.Span.Start.Line, Column: t.ref.Span.Start.Col},
 			End:   Position{Line: t.ref.Span.End.Line, Column: t.ref.Span.End.Col},

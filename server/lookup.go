@@ -43,10 +43,10 @@ func (e *Engine) lookup(ctx context.Context, uri string, pos Position) (*target,
 	}
 	buf, _ := d.buffer(e.parsers)
 	ref, ok := buf.RefAt(pybuf.Pos{Line: pos.Line, Col: pos.Column})
-	if !ok || ref.QualName == "" {
+	if !ok || ref.Qualname == "" {
 		return nil, nil
 	}
-	return e.resolve(ctx, ref.QualName, ref)
+	return e.resolve(ctx, ref.Qualname, ref)
 }
 
 // Resolve looks a dotted name up on the default target, as hover and

@@ -117,7 +117,7 @@ func (s *session) load(ctx context.Context, ps *pkgState) error {
 	cacheRoot := s.eng.dirs.Cache
 	if m, err := remote.LookupMirror(cacheRoot, s.spec, ps.name); err == nil && m != nil {
 		ps.mirror = m
-		ps.info = m.Info()
+		ps.info = infoOf(m)
 		if err := s.openIndex(ps); err != nil {
 			return err
 		}
@@ -222,7 +222,8 @@ func (s *session) revalidate(ctx context.Context, ps *pkgState) {
 		}
 		return
 	}
-	if info.Version == ps.info.Version && info.Location == ps.info.Location {
+	if info.Version == ps.info.Version && info.Location == ps.info.Location &&
+		info.FilesCount == ps.info.FilesCount && info.Bytes == ps.info.Bytes {
 		return
 	}
 	s.eng.notify.ShowMessage(ctx, MessageInfo, fmt.Sprintf("torchlsp: %s on %s changed from %s to %s; mirroring again", ps.name, s.spec.Name, ps.info.Version, info.Version))
@@ -240,4 +241,18 @@ func topPackage(qualname string) string {
 		return qualname[:i]
 	}
 	return qualname
+}
+
+// infoOf rebuilds what the target said about a package from a mirror's
+// manifest, for a mirror used without asking the target.
+func infoOf(m *remote.MirrorTree) remote.PackageInfo {
+	return remote.PackageInfo{
+		Name:       m.Manifest.Package,
+		Version:    m.Manifest.Version,
+		Location:   m.Manifest.TargetPackageDir,
+		Site:       m.Manifest.TargetSiteDir,
+		Member:     m.Manifest.Member,
+		FilesCount: m.Manifest.Files,
+		Bytes:      m.Manifest.Bytes,
+	}
 }

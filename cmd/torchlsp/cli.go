@@ -120,7 +120,7 @@ func openAt(ctx context.Context, name string, args []string, stderr io.Writer) (
 	if err != nil {
 		return nil, "", server.Position{}, nil, err
 	}
-	pos, err := lsp.NewMapper(string(text)).CharPosition(fp.line-1, fp.col-1)
+	pos, err := lsp.NewMapper(string(text)).FromCharColumn(fp.line, fp.col)
 	if err != nil {
 		return nil, "", server.Position{}, nil, fmt.Errorf("%s: %w", fs.Arg(0), err)
 	}
@@ -172,8 +172,11 @@ func runDefinition(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	for _, l := range locs {
 		text, _ := os.ReadFile(l.Path)
-		col := lsp.NewMapper(string(text)).CharColumn(l.Range.Start.Line, l.Range.Start.Column)
-		fmt.Fprintf(stdout, "%s:%d:%d\n", l.Path, l.Range.Start.Line+1, col+1)
+		line, col, err := lsp.NewMapper(string(text)).ToCharColumn(l.Range.Start)
+		if err != nil {
+			line, col = l.Range.Start.Line+1, l.Range.Start.Column+1
+		}
+		fmt.Fprintf(stdout, "%s:%d:%d\n", l.Path, line, col)
 		if l.TargetPath != "" {
 			fmt.Fprintf(stdout, "  on the target: %s:%d\n", l.TargetPath, l.Range.Start.Line+1)
 		}

@@ -1,0 +1,5 @@
+"""Takes a while to import, like torch does."""
+
+import time
+
+time.sleep(1.5)

@@ -1,0 +1,148 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/torchlsp/torchlsp/remote"
+)
+
+// CheckStep is one line of a doctor report.
+type CheckStep struct {
+	Name    string
+	OK      bool
+	Detail  string
+	Latency time.Duration
+	Hint    string // what to do about a failure
+}
+
+// HopChecker is implemented by targets that reach the interpreter through
+// several hops (ssh, jump hosts) and can test them one by one.
+type HopChecker interface {
+	CheckHops(ctx context.Context) []remote.HopResult
+}
+
+// Doctor checks a target step by step: each hop, the interpreter, the
+// helper's round trip, the packages and their mirrors. It stops at the
+// first step that fails, since later ones depend on it. Env values are not
+// shown: they may hold secrets.
+func (e *Engine) Doctor(ctx context.Context, name string, importTorch bool) ([]CheckStep, error) {
+	s, err := e.session(name)
+	if err != nil {
+		return nil, err
+	}
+	var steps []CheckStep
+	add := func(st CheckStep) bool { steps = append(steps, st); return st.OK }
+
+	e.mu.Lock()
+	sources := append([]string(nil), e.resolved.Sources...)
+	e.mu.Unlock()
+	if len(sources) == 0 {
+		sources = []string{"built-in defaults"}
+	}
+	envNames := make([]string, 0, len(s.spec.Env))
+	for k := range s.spec.Env {
+		envNames = append(envNames, k)
+	}
+	sort.Strings(envNames)
+	desc := describeSpec(s.spec)
+	if len(envNames) > 0 {
+		desc += " env: " + strings.Join(envNames, ",")
+	}
+	add(CheckStep{Name: "config", OK: true, Detail: fmt.Sprintf("target %s (%s) from %s", s.spec.Name, desc, strings.Join(sources, ", "))})
+
+	if hc, ok := s.target.(HopChecker); ok {
+		for _, h := range hc.CheckHops(ctx) {
+			st := CheckStep{Name: "hop " + h.Name, OK: h.Err == nil, Latency: h.Latency, Detail: h.Addr}
+			if h.Err != nil {
+				st.Detail = h.Err.Error()
+				st.Hint = h.Hint
+			}
+			if !add(st) {
+				return steps, nil
+			}
+		}
+	}
+
+	start := time.Now()
+	hello, err := s.client.Hello(ctx)
+	if !add(CheckStep{Name: "interpreter", OK: err == nil, Latency: time.Since(start), Detail: helloDetail(hello, err),
+		Hint: "check the target's python setting; the interpreter must exist on the target and be Python 3.8 or newer"}) {
+		return steps, nil
+	}
+	steps[len(steps)-1].Hint = ""
+
+	var rtts []time.Duration
+	for i := 0; i < 5; i++ {
+		t0 := time.Now()
+		if err := s.client.Ping(ctx); err != nil {
+			add(CheckStep{Name: "helper round trip", Detail: err.Error()})
+			return steps, nil
+		}
+		rtts = append(rtts, time.Since(t0))
+	}
+	sort.Slice(rtts, func(i, j int) bool { return rtts[i] < rtts[j] })
+	add(CheckStep{Name: "helper round trip", OK: true, Latency: rtts[len(rtts)/2], Detail: fmt.Sprintf("median of 5, min %s, max %s", rtts[0].Round(time.Microsecond), rtts[len(rtts)-1].Round(time.Microsecond))})
+
+	for _, pkg := range s.spec.Packages {
+		t0 := time.Now()
+		info, err := s.client.PackageInfo(ctx, pkg)
+		if err != nil || info.Location == "" {
+			detail := "not installed"
+			if err != nil {
+				detail = err.Error()
+			}
+			add(CheckStep{Name: "package " + pkg, Latency: time.Since(t0), Detail: detail,
+				Hint: fmt.Sprintf("install %s for %s on the target, or remove it from the target's packages", pkg, s.spec.Python)})
+			continue
+		}
+		add(CheckStep{Name: "package " + pkg, OK: true, Latency: time.Since(t0),
+			Detail: fmt.Sprintf("%s %s at %s (%d files, %.1f MB)", pkg, info.Version, info.Location, info.FilesCount, float64(info.Bytes)/1e6)})
+		m, err := remote.LookupMirror(e.dirs.Cache, s.spec, pkg)
+		switch {
+		case err == nil && m != nil && m.Manifest.Version == info.Version:
+			add(CheckStep{Name: "mirror " + pkg, OK: true, Detail: m.Root})
+		case err == nil && m != nil:
+			add(CheckStep{Name: "mirror " + pkg, OK: true, Detail: fmt.Sprintf("%s holds %s, the target has %s: it is mirrored again on next use", m.Root, m.Manifest.Version, info.Version)})
+		default:
+			add(CheckStep{Name: "mirror " + pkg, OK: true, Detail: "not mirrored yet: the first hover or definition mirrors it"})
+		}
+		if importTorch {
+			t0 := time.Now()
+			r, err := s.client.Import(ctx, pkg)
+			st := CheckStep{Name: "import " + pkg, OK: err == nil, Latency: time.Since(t0)}
+			if err != nil {
+				st.Detail = err.Error()
+			} else {
+				st.Detail = fmt.Sprintf("%.2f s in the interpreter", r.Seconds)
+			}
+			add(st)
+		}
+	}
+	return steps, nil
+}
+
+func describeSpec(s remote.Spec) string {
+	var parts []string
+	if s.SSH != "" {
+		parts = append(parts, "ssh "+s.SSH)
+	}
+	for _, j := range s.Jump {
+		parts = append(parts, "jump "+j)
+	}
+	if len(s.Exec) > 0 {
+		parts = append(parts, "exec "+strings.Join(s.Exec, " "))
+	}
+	parts = append(parts, "python "+s.Python)
+	return strings.Join(parts, ", ")
+}
+
+func helloDetail(h remote.Hello, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("Python %s at %s (pid %d)", h.Python, h.Executable, h.PID)
+}

@@ -1,0 +1,2 @@
+__version__ = "9.9.0+fixture"
+git_version = "fixture"

@@ -1,0 +1,391 @@
+package pybuf
+
+import (
+	"bytes"
+	"sort"
+	"strings"
+)
+
+// maxAliasDepth bounds alias chains (a = b.x; b = a.y) during resolution.
+const maxAliasDepth = 16
+
+// RefAt tells what the identifier at pos names. pos may be on the
+// identifier or just after its last byte. ok is false when the position
+// names nothing known: the user's own variables, builtins, expressions
+// whose value is not known without running the code, comments, strings.
+func (b *Buffer) RefAt(pos Pos) (Ref, bool) {
+	off, ok := b.lines.offset(b.src, pos)
+	if !ok {
+		return Ref{}, false
+	}
+	if i := b.identAt(off); i >= 0 {
+		if r, ok := b.refForIdent(i); ok {
+			return r, true
+		}
+		if !b.inError(b.idents[i].node) {
+			return Ref{}, false
+		}
+	}
+	return b.fallbackAt(off)
+}
+
+// Refs returns every identifier of the buffer that resolves, in source
+// order. Positions tree-sitter could not parse are left out.
+func (b *Buffer) Refs() []Ref {
+	var out []Ref
+	for i := range b.idents {
+		if r, ok := b.refForIdent(i); ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Imports returns the names bound by import statements, in source order.
+func (b *Buffer) Imports() []Import {
+	return append([]Import(nil), b.imps...)
+}
+
+// identAt returns the index of the identifier containing off, or ending
+// at off when none contains it; -1 when there is neither.
+func (b *Buffer) identAt(off int) int {
+	o := uint32(off)
+	i := sort.Search(len(b.idents), func(i int) bool {
+		return b.nodes[b.idents[i].node].start > o
+	}) - 1
+	if i < 0 {
+		return -1
+	}
+	n := &b.nodes[b.idents[i].node]
+	if n.start < n.end && o <= n.end {
+		return i
+	}
+	return -1
+}
+
+// identIndex returns the index in b.idents of identifier node n, or -1.
+func (b *Buffer) identIndex(n int32) int {
+	start := b.nodes[n].start
+	i := sort.Search(len(b.idents), func(i int) bool {
+		return b.nodes[b.idents[i].node].start >= start
+	})
+	for ; i < len(b.idents) && b.nodes[b.idents[i].node].start == start; i++ {
+		if b.idents[i].node == n {
+			return i
+		}
+	}
+	return -1
+}
+
+func (b *Buffer) refForIdent(i int) (Ref, bool) {
+	id := b.idents[i]
+	n := id.node
+	nd := b.nodes[n]
+	if nd.start == nd.end {
+		return Ref{}, false
+	}
+	r := Ref{Span: b.span(n)}
+	p := nd.parent
+	if p < 0 {
+		return Ref{}, false
+	}
+	switch pk := b.nodes[p].kind; {
+	case pk == kDottedName || (pk == kAliasedImport && nd.field == fAlias):
+		r.Qualname, r.Kind = b.importQual(n, p), KindImport
+		return r, r.Qualname != ""
+	case pk == kKeywordArgument && nd.field == fName:
+		call := b.callOfArgument(p)
+		if call < 0 {
+			return Ref{}, false
+		}
+		r.Qualname = b.resolveChain(b.child(call, fFunction), id.scope, 0)
+		r.Kind, r.Keyword = KindKeyword, b.text(n)
+		return r, r.Qualname != ""
+	case pk == kAttribute && nd.field == fAttribute:
+		return b.attributeRef(r, id, p)
+	}
+	if id.bind >= 0 {
+		r.Qualname = b.evalBinding(id.bind, 0)
+		r.Write = b.binds[id.bind].write
+	} else {
+		r.Qualname = b.resolveName(b.text(n), id.scope, int(nd.start), 0)
+	}
+	r.Kind = KindName
+	if b.isCallee(n) {
+		r.Kind = KindCall
+	}
+	return r, r.Qualname != ""
+}
+
+// attributeRef answers for the identifier of attribute node a.
+func (b *Buffer) attributeRef(r Ref, id ident, a int32) (Ref, bool) {
+	segs := []int32{id.node} // right to left
+	root := int32(-1)
+	for cur := a; root < 0; {
+		obj := b.child(cur, fObject)
+		if obj < 0 {
+			return Ref{}, false
+		}
+		last := segs[len(segs)-1]
+		if b.brokenChain(obj, last) {
+			root, segs = last, segs[:len(segs)-1]
+			break
+		}
+		switch b.nodes[obj].kind {
+		case kIdentifier:
+			root = obj
+		case kAttribute:
+			attr := b.child(obj, fAttribute)
+			if attr < 0 {
+				return Ref{}, false
+			}
+			segs = append(segs, attr)
+			cur = obj
+		default: // a call result, a subscript, a literal...
+			return Ref{}, false
+		}
+	}
+	if b.nodes[root].start == b.nodes[root].end {
+		return Ref{}, false
+	}
+	qual := b.resolveName(b.text(root), id.scope, int(b.nodes[root].start), 0)
+	if qual == "" {
+		return Ref{}, false
+	}
+	var sb strings.Builder
+	sb.WriteString(qual)
+	for i := len(segs) - 1; i >= 0; i-- {
+		sb.WriteByte('.')
+		sb.Write(b.textBytes(segs[i]))
+	}
+	r.Qualname = sb.String()
+	switch {
+	case len(segs) == 0:
+		r.Kind = KindName
+	case b.isCallee(a):
+		r.Kind = KindCall
+	default:
+		r.Kind = KindAttribute
+	}
+	r.Write = len(segs) > 0 && b.isWriteTarget(a)
+	return r, true
+}
+
+// brokenChain reports whether "obj.\nattr" has a line break after the
+// dot: in a half-typed buffer that is "obj." at the end of one line and an
+// unrelated name on the next, which tree-sitter joins into one attribute.
+func (b *Buffer) brokenChain(obj, attr int32) bool {
+	gap := b.src[b.nodes[obj].end:b.nodes[attr].start]
+	dot := bytes.IndexByte(gap, '.')
+	return dot >= 0 && bytes.IndexByte(gap[dot:], '\n') >= 0
+}
+
+func (b *Buffer) isCallee(n int32) bool {
+	p := b.nodes[n].parent
+	return p >= 0 && b.nodes[p].kind == kCall && b.nodes[n].field == fFunction
+}
+
+// isWriteTarget reports whether expression n is assigned to.
+func (b *Buffer) isWriteTarget(n int32) bool {
+	for {
+		p := b.nodes[n].parent
+		if p < 0 {
+			return false
+		}
+		switch b.nodes[p].kind {
+		case kPatternList, kTuplePattern, kListPattern, kTuple, kList, kParenthesizedExpression,
+			kListSplatPattern, kListSplat, kExpressionList:
+			n = p
+			continue
+		case kAsPatternTarget:
+			return true
+		case kAssignment, kAugmentedAssignment, kForStatement, kForInClause:
+			return b.nodes[n].field == fLeft
+		}
+		return false
+	}
+}
+
+// callOfArgument returns the call a keyword argument belongs to, or -1.
+func (b *Buffer) callOfArgument(kw int32) int32 {
+	al := b.nodes[kw].parent
+	if al < 0 || b.nodes[al].kind != kArgumentList {
+		return -1
+	}
+	call := b.nodes[al].parent
+	if call < 0 || b.nodes[call].kind != kCall {
+		return -1
+	}
+	return call
+}
+
+// importQual answers for identifier n of an import statement; p is its
+// parent, a dotted_name or an aliased_import.
+func (b *Buffer) importQual(n, p int32) string {
+	stmt := p
+	for stmt >= 0 {
+		k := b.nodes[stmt].kind
+		if k == kImportStatement || k == kImportFromStatement {
+			break
+		}
+		if k == kFutureImportStatement || k == kRelativeImport || k == kError {
+			return ""
+		}
+		stmt = b.nodes[stmt].parent
+	}
+	if stmt < 0 {
+		return ""
+	}
+	var name string // the dotted name n is in, up to n
+	switch {
+	case b.nodes[p].kind == kAliasedImport: // the alias: the whole name
+		d := b.child(p, fName)
+		if d < 0 {
+			return ""
+		}
+		name = b.dotted(d, -1)
+	default:
+		name = b.dotted(p, n)
+		if b.nodes[p].field == fModuleName { // from NAME import ...
+			return name
+		}
+	}
+	if b.nodes[stmt].kind == kImportStatement {
+		return name
+	}
+	module, relative := b.fromModule(stmt)
+	if relative || module == "" {
+		return ""
+	}
+	return module + "." + name
+}
+
+// resolveChain resolves a name or dotted chain of names evaluated in
+// scope s; "" when it names nothing known.
+func (b *Buffer) resolveChain(n int32, s int32, depth int) string {
+	if n < 0 || !b.isChain(n) {
+		return ""
+	}
+	var segs []int32
+	for b.nodes[n].kind == kAttribute {
+		attr, obj := b.child(n, fAttribute), b.child(n, fObject)
+		if b.brokenChain(obj, attr) {
+			return ""
+		}
+		segs = append(segs, attr)
+		n = obj
+	}
+	qual := b.resolveName(b.text(n), s, int(b.nodes[n].start), depth)
+	if qual == "" {
+		return ""
+	}
+	var sb strings.Builder
+	sb.WriteString(qual)
+	for i := len(segs) - 1; i >= 0; i-- {
+		sb.WriteByte('.')
+		sb.Write(b.textBytes(segs[i]))
+	}
+	return sb.String()
+}
+
+func (b *Buffer) resolveName(name string, s int32, off int, depth int) string {
+	if depth > maxAliasDepth {
+		return ""
+	}
+	bi := b.lookup(name, s, off)
+	if bi < 0 {
+		return ""
+	}
+	return b.evalBinding(bi, depth)
+}
+
+func (b *Buffer) evalBinding(bi int32, depth int) string {
+	bd := &b.binds[bi]
+	switch bd.kind {
+	case bindImport:
+		return bd.qual
+	case bindAlias:
+		return b.resolveChain(bd.rhs, bd.rhsScope, depth+1)
+	}
+	return ""
+}
+
+// lookup finds the binding name refers to at offset off in scope s, or -1.
+//
+// In the scope of the reference and in enclosing scopes that run at once
+// (class bodies, comprehensions), the last binding before off wins. A
+// function body runs later, when every module-level statement has run,
+// so from inside one an enclosing binding after off counts too.
+func (b *Buffer) lookup(name string, s int32, off int) int32 {
+	immediate := true    // no function or lambda boundary crossed yet
+	crossedFunc := false // class scopes are invisible from nested functions
+	for s >= 0 {
+		sc := &b.scopes[s]
+		if crossedFunc && sc.kind == ScopeClass {
+			s = sc.parent
+			continue
+		}
+		if sc.globals[name] {
+			s, immediate = 0, false
+			continue
+		}
+		if binds := sc.names[name]; len(binds) > 0 && !sc.nonlocals[name] {
+			best := int32(-1)
+			for _, bi := range binds {
+				if b.binds[bi].at <= off && (best < 0 || b.binds[bi].at >= b.binds[best].at) {
+					best = bi
+				}
+			}
+			switch {
+			case best >= 0:
+				return b.preferTryBody(best, off)
+			case !immediate:
+				return binds[0]
+			case sc.kind != ScopeClass:
+				return -1 // a local used before it is bound
+			}
+		}
+		switch sc.kind {
+		case ScopeFunction, ScopeLambda:
+			immediate, crossedFunc = false, true
+		case ScopeComprehension:
+			crossedFunc = true
+		}
+		s = sc.parent
+	}
+	return -1
+}
+
+// preferTryBody turns a binding made in an except clause into the one the
+// try body made for the same name: "try: import x as y / except
+// ImportError: y = None" names x where y is used.
+func (b *Buffer) preferTryBody(bi int32, off int) int32 {
+	bd := &b.binds[bi]
+	if bd.handlerOf < 0 {
+		return bi
+	}
+	best := int32(-1)
+	for _, alt := range b.scopes[bd.scope].names[bd.name] {
+		a := &b.binds[alt]
+		if a.tryBody == bd.handlerOf && a.at <= off && a.kind != bindOther {
+			best = alt
+		}
+	}
+	if best < 0 {
+		return bi
+	}
+	return best
+}
+
+// scopeAt returns the innermost scope containing off. A scope's end
+// counts as inside, for the cursor after the last name of a function.
+func (b *Buffer) scopeAt(off int) int32 {
+	best := int32(0)
+	for i := 1; i < len(b.scopes); i++ {
+		sc := &b.scopes[i]
+		if sc.start <= off && off <= sc.end && sc.start >= b.scopes[best].start {
+			best = int32(i)
+		}
+	}
+	return best
+}

@@ -1,0 +1,104 @@
+package pyindex
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+func BenchmarkBuildDebianTorch(b *testing.B) {
+	requireDebianTorch(b)
+	b.ReportAllocs()
+	var heap uint64
+	for b.Loop() {
+		ix, err := Open(debianSite, "", WithPackages("torch"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := ix.Build(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		heap = ms.HeapAlloc
+		runtime.KeepAlive(ix)
+		ix.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(heap)/(1<<20), "heapMB")
+}
+
+func BenchmarkOpenFromCache(b *testing.B) {
+	requireDebianTorch(b)
+	cache := filepath.Join(b.TempDir(), "torch.idx")
+	ix, err := Open(debianSite, cache, WithPackages("torch"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := ix.Build(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	ix.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		ix, err := Open(debianSite, cache, WithPackages("torch"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !ix.Stats().FromCache {
+			b.Fatal("cache not used")
+		}
+		ix.Close()
+	}
+}
+
+func BenchmarkResolveWarm(b *testing.B) {
+	requireDebianTorch(b)
+	ix, err := Open(debianSite, "", WithPackages("torch"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	names := append([]string{"torch.add", "torch.Tensor.dim", "torch.nn.Linear.to"}, debianNames...)
+	for _, q := range names {
+		if _, err := ix.Resolve(q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, q := range names {
+			if _, err := ix.Resolve(q); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(len(names)), "names/op")
+}
+
+// BenchmarkParseFile parses and extracts one large real file.
+func BenchmarkParseFile(b *testing.B) {
+	requireDebianTorch(b)
+	rel := "torch/nn/functional.py"
+	info, err := os.Stat(filepath.Join(debianSite, rel))
+	if err != nil {
+		b.Skip(err)
+	}
+	ix, err := Open(debianSite, "", WithPackages("torch"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	f := &fileState{rel: rel, pkg: "torch.nn"}
+	b.SetBytes(info.Size())
+	b.ReportAllocs()
+	for b.Loop() {
+		if fd := ix.parse(f); len(fd.bindings) == 0 {
+			b.Fatal("nothing extracted")
+		}
+	}
+}

@@ -1,0 +1,348 @@
+package pyindex
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+)
+
+// The cache file is
+//
+//	magic | uvarint version | fingerprint (uvarint length + bytes) |
+//	uvarint payload length | CRC-32 (IEEE, little endian) of payload | payload
+//
+// and the payload is a table of distinct strings followed by the files'
+// records, in which every string is an index into the table. Anything that
+// does not check out is reported as errBadCache and the index reparses.
+const (
+	cacheMagic   = "TLSPYIX\x00"
+	cacheVersion = 1
+	// maxNesting bounds class nesting in a cache file, so a hostile file
+	// cannot exhaust the stack.
+	maxNesting = 64
+)
+
+var errBadCache = errors.New("cache file is corrupt")
+
+type encoder struct {
+	body  []byte
+	ids   map[string]uint64
+	table []string
+}
+
+func (e *encoder) uvarint(v uint64) { e.body = binary.AppendUvarint(e.body, v) }
+
+func (e *encoder) str(s string) {
+	id, ok := e.ids[s]
+	if !ok {
+		id = uint64(len(e.table))
+		e.ids[s] = id
+		e.table = append(e.table, s)
+	}
+	e.uvarint(id)
+}
+
+func (e *encoder) binding(b *binding) {
+	e.str(b.name)
+	e.uvarint(uint64(b.kind))
+	tc := uint64(0)
+	if b.typeChecking {
+		tc = 1
+	}
+	e.uvarint(tc)
+	e.uvarint(uint64(b.line))
+	e.uvarint(uint64(b.col))
+	e.uvarint(uint64(b.endLine))
+	e.uvarint(uint64(b.docStart))
+	e.uvarint(uint64(b.docEnd))
+	e.str(b.sig)
+	e.str(b.value)
+	e.str(b.attr)
+	e.str(b.decorators)
+	e.str(b.docSummary)
+	e.uvarint(uint64(len(b.members)))
+	for i := range b.members {
+		e.binding(&b.members[i])
+	}
+}
+
+func (e *encoder) file(f *fileState, fd *fileData) {
+	e.str(f.rel)
+	e.uvarint(uint64(fd.docStart))
+	e.uvarint(uint64(fd.docEnd))
+	e.str(fd.docSummary)
+	e.uvarint(uint64(len(fd.bindings)))
+	for i := range fd.bindings {
+		e.binding(&fd.bindings[i])
+	}
+	e.uvarint(uint64(len(fd.stars)))
+	for _, s := range fd.stars {
+		e.str(s.module)
+		e.uvarint(uint64(s.line))
+		tc := uint64(0)
+		if s.typeChecking {
+			tc = 1
+		}
+		e.uvarint(tc)
+	}
+	e.uvarint(uint64(len(fd.all)))
+	for _, n := range fd.all {
+		e.str(n)
+	}
+	flags := uint64(0)
+	if fd.hasAll {
+		flags |= 1
+	}
+	if fd.allDynamic {
+		flags |= 2
+	}
+	e.uvarint(flags)
+}
+
+// encodeCache serialises every file's data.
+func (ix *Index) encodeCache() []byte {
+	e := &encoder{ids: map[string]uint64{}}
+	e.uvarint(uint64(len(ix.files)))
+	for _, f := range ix.files {
+		e.file(f, ix.load(f))
+	}
+	var payload []byte
+	payload = binary.AppendUvarint(payload, uint64(len(e.table)))
+	for _, s := range e.table {
+		payload = binary.AppendUvarint(payload, uint64(len(s)))
+		payload = append(payload, s...)
+	}
+	payload = append(payload, e.body...)
+
+	out := make([]byte, 0, len(payload)+len(ix.fingerprint)+32)
+	out = append(out, cacheMagic...)
+	out = binary.AppendUvarint(out, cacheVersion)
+	out = binary.AppendUvarint(out, uint64(len(ix.fingerprint)))
+	out = append(out, ix.fingerprint...)
+	out = binary.AppendUvarint(out, uint64(len(payload)))
+	out = binary.LittleEndian.AppendUint32(out, crc32.ChecksumIEEE(payload))
+	return append(out, payload...)
+}
+
+// saveCache writes the cache file atomically: a temporary file in the same
+// directory, renamed over the old one.
+func (ix *Index) saveCache() error {
+	ix.saveMu.Lock()
+	defer ix.saveMu.Unlock()
+	data := ix.encodeCache()
+	dir := filepath.Dir(ix.cacheFile)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("save cache: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, filepath.Base(ix.cacheFile)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("save cache: %w", err)
+	}
+	_, werr := tmp.Write(data)
+	if werr == nil {
+		werr = tmp.Sync()
+	}
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), ix.cacheFile)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("save cache %s: %w", ix.cacheFile, werr)
+	}
+	return nil
+}
+
+type decoder struct {
+	b    []byte
+	off  int
+	err  error
+	strs []string
+}
+
+func (d *decoder) fail() {
+	if d.err == nil {
+		d.err = errBadCache
+	}
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b[d.off:])
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+// count reads a length; every counted item takes at least one byte, so a
+// count beyond the bytes left is corruption, not a reason to allocate.
+func (d *decoder) count() int {
+	v := d.uvarint()
+	if v > uint64(len(d.b)-d.off) {
+		d.fail()
+		return 0
+	}
+	return int(v)
+}
+
+func (d *decoder) u32() uint32 {
+	v := d.uvarint()
+	if v > 1<<32-1 {
+		d.fail()
+	}
+	return uint32(v)
+}
+
+func (d *decoder) i32() int32 {
+	v := d.uvarint()
+	if v > 1<<31-1 {
+		d.fail()
+	}
+	return int32(v)
+}
+
+func (d *decoder) str() string {
+	id := d.uvarint()
+	if id >= uint64(len(d.strs)) {
+		d.fail()
+		return ""
+	}
+	return d.strs[id]
+}
+
+func (d *decoder) binding(b *binding, nesting int) {
+	if nesting > maxNesting {
+		d.fail()
+		return
+	}
+	b.name = d.str()
+	k := d.uvarint()
+	if k < uint64(KindModule) || k > uint64(KindImport) {
+		d.fail()
+	}
+	b.kind = Kind(k)
+	b.typeChecking = d.uvarint() == 1
+	b.line, b.col, b.endLine = d.i32(), d.i32(), d.i32()
+	b.docStart, b.docEnd = d.u32(), d.u32()
+	b.sig, b.value, b.attr, b.decorators, b.docSummary = d.str(), d.str(), d.str(), d.str(), d.str()
+	if n := d.count(); n > 0 && d.err == nil {
+		b.members = make([]binding, n)
+		for i := range b.members {
+			d.binding(&b.members[i], nesting+1)
+		}
+	}
+}
+
+func (d *decoder) file() (string, *fileData) {
+	rel := d.str()
+	fd := &fileData{}
+	fd.docStart, fd.docEnd = d.u32(), d.u32()
+	fd.docSummary = d.str()
+	if n := d.count(); n > 0 && d.err == nil {
+		fd.bindings = make([]binding, n)
+		for i := range fd.bindings {
+			d.binding(&fd.bindings[i], 0)
+		}
+	}
+	if n := d.count(); n > 0 && d.err == nil {
+		fd.stars = make([]starImport, n)
+		for i := range fd.stars {
+			fd.stars[i] = starImport{module: d.str(), line: d.i32(), typeChecking: d.uvarint() == 1}
+		}
+	}
+	if n := d.count(); n > 0 && d.err == nil {
+		fd.all = make([]string, n)
+		for i := range fd.all {
+			fd.all[i] = d.str()
+		}
+	}
+	flags := d.uvarint()
+	fd.hasAll, fd.allDynamic = flags&1 != 0, flags&2 != 0
+	return rel, fd
+}
+
+// decodeCache checks data against this index's fingerprint and files and
+// returns the data of every file, in ix.files order.
+func (ix *Index) decodeCache(data []byte) ([]*fileData, error) {
+	d := &decoder{b: data}
+	if !bytes.HasPrefix(data, []byte(cacheMagic)) {
+		return nil, errBadCache
+	}
+	d.off = len(cacheMagic)
+	if d.uvarint() != cacheVersion {
+		return nil, fmt.Errorf("%w: other format version", errBadCache)
+	}
+	n := d.count()
+	if d.err != nil || string(data[d.off:d.off+n]) != ix.fingerprint {
+		return nil, fmt.Errorf("%w: stale (site dir changed)", errBadCache)
+	}
+	d.off += n
+	size := d.count()
+	if d.err != nil || len(data)-d.off != size+4 {
+		return nil, fmt.Errorf("%w: truncated", errBadCache)
+	}
+	sum := binary.LittleEndian.Uint32(data[d.off:])
+	payload := data[d.off+4:]
+	if crc32.ChecksumIEEE(payload) != sum {
+		return nil, fmt.Errorf("%w: checksum mismatch", errBadCache)
+	}
+	// One string holds the whole payload; table entries are slices of it,
+	// so decoding allocates once for all the strings.
+	blob := string(payload)
+	d = &decoder{b: payload}
+	d.strs = make([]string, d.count())
+	for i := range d.strs {
+		l := d.count()
+		if d.err != nil {
+			return nil, d.err
+		}
+		d.strs[i] = blob[d.off : d.off+l]
+		d.off += l
+	}
+	if d.count() != len(ix.files) {
+		return nil, fmt.Errorf("%w: file count", errBadCache)
+	}
+	out := make([]*fileData, len(ix.files))
+	for i, f := range ix.files {
+		rel, fd := d.file()
+		if d.err != nil {
+			return nil, d.err
+		}
+		if rel != f.rel {
+			return nil, fmt.Errorf("%w: file list differs at %s", errBadCache, f.rel)
+		}
+		out[i] = fd
+	}
+	if d.off != len(payload) {
+		return nil, fmt.Errorf("%w: trailing bytes", errBadCache)
+	}
+	return out, nil
+}
+
+// loadCache fills every file's data from the cache file, or changes
+// nothing and says why not.
+func (ix *Index) loadCache() error {
+	data, err := os.ReadFile(ix.cacheFile)
+	if err != nil {
+		return err
+	}
+	fds, err := ix.decodeCache(data)
+	if err != nil {
+		return err
+	}
+	for i, f := range ix.files {
+		f.data.Store(fds[i])
+	}
+	return nil
+}

@@ -1,0 +1,386 @@
+package pyindex
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sourcegraph/conc/pool"
+	sitter "github.com/tree-sitter/go-tree-sitter"
+	python "github.com/tree-sitter/tree-sitter-python/bindings/go"
+)
+
+// Index is the index of a site directory. It is safe for concurrent use:
+// Resolve and Members parse the files they need on demand while Build
+// parses the rest.
+type Index struct {
+	siteDir     string
+	cacheFile   string
+	fingerprint string
+
+	// Fixed by Open.
+	modules  map[string]*module
+	children map[string][]string // module → names of its direct submodules
+	files    []*fileState        // sorted by path
+
+	lang    *sitter.Language
+	parsers chan *sitter.Parser // idle parsers; a parser serves one goroutine at a time
+
+	fromCache bool         // every file's data came from the cache file
+	parsed    atomic.Int64 // files parsed since Open
+	saved     atomic.Bool  // Build wrote the cache file
+	saveMu    sync.Mutex
+}
+
+// module is a dotted module name and the files that define it.
+type module struct {
+	name  string
+	py    *fileState // nil for a stub-only module or a namespace package
+	pyi   *fileState
+	isPkg bool
+}
+
+// fileState is one .py or .pyi file and, once parsed, its data.
+type fileState struct {
+	rel    string // slash-separated, relative to the site dir
+	module string
+	pkg    string // package that relative imports in the file start from
+	stub   bool
+	size   int64
+	mtime  int64 // UnixNano
+
+	mu   sync.Mutex // serialises parsing of this file
+	data atomic.Pointer[fileData]
+}
+
+// Option adjusts Open.
+type Option func(*openOptions)
+
+type openOptions struct {
+	packages    map[string]bool
+	fingerprint string
+}
+
+// WithPackages limits the index to the named top-level packages or modules
+// (for example "torch"); by default everything in the site dir is indexed.
+func WithPackages(names ...string) Option {
+	return func(o *openOptions) {
+		if o.packages == nil {
+			o.packages = map[string]bool{}
+		}
+		for _, n := range names {
+			o.packages[n] = true
+		}
+	}
+}
+
+// WithFingerprint sets the fingerprint that validates the cache file, such
+// as the hash of the mirror's manifest. Without it the fingerprint is
+// derived from the files' count, total size and newest modification time.
+func WithFingerprint(fp string) Option {
+	return func(o *openOptions) { o.fingerprint = fp }
+}
+
+// Stats describes the state of an Index.
+type Stats struct {
+	Files     int  // .py and .pyi files indexed
+	Modules   int  // modules, namespace packages included
+	Parsed    int  // files parsed since Open (the rest came from the cache or wait)
+	FromCache bool // the cache file was valid and supplied every file
+}
+
+// Open lists the Python files under siteDir and loads the cache file when
+// it is valid for them. It parses nothing: Resolve parses on demand, and
+// Build parses everything. cacheFile may be empty for no persistence. A
+// cache file that is missing, stale, truncated or corrupt is ignored.
+func Open(siteDir, cacheFile string, opts ...Option) (*Index, error) {
+	var o openOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	abs, err := filepath.Abs(siteDir)
+	if err != nil {
+		return nil, fmt.Errorf("pyindex: open %s: %w", siteDir, err)
+	}
+	ix := &Index{
+		siteDir:   abs,
+		cacheFile: cacheFile,
+		modules:   map[string]*module{},
+		children:  map[string][]string{},
+		lang:      sitter.NewLanguage(python.Language()),
+		parsers:   make(chan *sitter.Parser, runtime.GOMAXPROCS(0)),
+	}
+	// The grammar is compiled in: a version mismatch shows here or never.
+	p := sitter.NewParser()
+	if err := p.SetLanguage(ix.lang); err != nil {
+		p.Close()
+		return nil, fmt.Errorf("pyindex: python grammar: %w", err)
+	}
+	ix.parsers <- p
+	if err := ix.scan(o.packages); err != nil {
+		return nil, fmt.Errorf("pyindex: open %s: %w", siteDir, err)
+	}
+	ix.fingerprint = o.fingerprint
+	if ix.fingerprint == "" {
+		ix.fingerprint = ix.treeFingerprint()
+	}
+	if cacheFile != "" {
+		// Any problem with the cache means it is rebuilt, so the error
+		// only matters to Build's decision to write a new one.
+		ix.fromCache = ix.loadCache() == nil
+	}
+	return ix, nil
+}
+
+// scan walks the site dir for modules.
+func (ix *Index) scan(packages map[string]bool) error {
+	err := filepath.WalkDir(ix.siteDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if path == ix.siteDir {
+				return err
+			}
+			return nil // unreadable subtrees are skipped, not fatal
+		}
+		if path == ix.siteDir {
+			return nil
+		}
+		rel, err := filepath.Rel(ix.siteDir, path)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		top, _, nested := strings.Cut(rel, "/")
+		if d.IsDir() {
+			if !isIdentifier(d.Name()) || (!nested && packages != nil && !packages[top]) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		name := d.Name()
+		stub := strings.HasSuffix(name, ".pyi")
+		if !stub && !strings.HasSuffix(name, ".py") {
+			return nil
+		}
+		stem := strings.TrimSuffix(strings.TrimSuffix(name, ".pyi"), ".py")
+		if !isIdentifier(stem) || !d.Type().IsRegular() {
+			return nil
+		}
+		if !nested && packages != nil && !packages[stem] {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		ix.addFile(rel, stem, stub, info)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	sort.Slice(ix.files, func(i, j int) bool { return ix.files[i].rel < ix.files[j].rel })
+	for parent := range ix.children {
+		sort.Strings(ix.children[parent])
+	}
+	return nil
+}
+
+func (ix *Index) addFile(rel, stem string, stub bool, info fs.FileInfo) {
+	dir := ""
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		dir = strings.ReplaceAll(rel[:i], "/", ".")
+	}
+	name, pkg, isPkg := dir, dir, true
+	if stem != "__init__" {
+		name, isPkg = joinName(dir, stem), false
+	}
+	if name == "" {
+		return // __init__.py at the top of the site dir belongs to no module
+	}
+	f := &fileState{
+		rel: intern(rel), module: intern(name), pkg: intern(pkg), stub: stub,
+		size: info.Size(), mtime: info.ModTime().UnixNano(),
+	}
+	ix.files = append(ix.files, f)
+	m := ix.ensureModule(name)
+	m.isPkg = m.isPkg || isPkg
+	if stub {
+		m.pyi = f
+	} else {
+		m.py = f
+	}
+}
+
+// ensureModule registers name and its parents (namespace packages until a
+// file says otherwise).
+func (ix *Index) ensureModule(name string) *module {
+	if m, ok := ix.modules[name]; ok {
+		return m
+	}
+	m := &module{name: intern(name)}
+	ix.modules[m.name] = m
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		parent := ix.ensureModule(name[:i])
+		parent.isPkg = true
+		ix.children[parent.name] = append(ix.children[parent.name], intern(name[i+1:]))
+	}
+	return m
+}
+
+func joinName(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "." + b
+}
+
+func isIdentifier(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r > 0x7f:
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func (ix *Index) treeFingerprint() string {
+	var total, newest int64
+	for _, f := range ix.files {
+		total += f.size
+		newest = max(newest, f.mtime)
+	}
+	return fmt.Sprintf("files=%d bytes=%d newest=%d", len(ix.files), total, newest)
+}
+
+// SiteDir is the absolute site directory the index covers.
+func (ix *Index) SiteDir() string { return ix.siteDir }
+
+// Stats reports the size of the index and how much is parsed.
+func (ix *Index) Stats() Stats {
+	return Stats{Files: len(ix.files), Modules: len(ix.modules), Parsed: int(ix.parsed.Load()), FromCache: ix.fromCache}
+}
+
+// ModuleNames lists every module in the index, sorted.
+func (ix *Index) ModuleNames() []string {
+	names := make([]string, 0, len(ix.modules))
+	for n := range ix.modules {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Build parses every file not yet parsed, concurrently (GOMAXPROCS
+// workers), then writes the cache file when anything new was parsed. It
+// blocks until done; run it in a goroutine to build in the background.
+func (ix *Index) Build(ctx context.Context) error {
+	p := pool.New().WithContext(ctx).WithMaxGoroutines(runtime.GOMAXPROCS(0)).WithCancelOnError()
+	for _, f := range ix.files {
+		if f.data.Load() != nil {
+			continue
+		}
+		p.Go(func(ctx context.Context) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			ix.load(f)
+			return nil
+		})
+	}
+	if err := p.Wait(); err != nil {
+		return fmt.Errorf("pyindex: build %s: %w", ix.siteDir, err)
+	}
+	if ix.cacheFile == "" || ix.fromCache || ix.saved.Load() {
+		return nil
+	}
+	if err := ix.saveCache(); err != nil {
+		return fmt.Errorf("pyindex: build %s: %w", ix.siteDir, err)
+	}
+	ix.saved.Store(true)
+	return nil
+}
+
+// Close releases the parsers. The index stays usable; parsing resumes with
+// new parsers.
+func (ix *Index) Close() error {
+	for {
+		select {
+		case p := <-ix.parsers:
+			p.Close()
+		default:
+			return nil
+		}
+	}
+}
+
+// load returns the data of f, parsing it first if needed.
+func (ix *Index) load(f *fileState) *fileData {
+	if d := f.data.Load(); d != nil {
+		return d
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if d := f.data.Load(); d != nil {
+		return d
+	}
+	d := ix.parse(f)
+	f.data.Store(d)
+	ix.parsed.Add(1)
+	return d
+}
+
+// parse reads and parses f. An unreadable file yields empty data: the
+// index describes what it can see.
+func (ix *Index) parse(f *fileState) *fileData {
+	src, err := os.ReadFile(filepath.Join(ix.siteDir, filepath.FromSlash(f.rel)))
+	if err != nil {
+		return &fileData{}
+	}
+	p := ix.parser()
+	if p == nil {
+		return &fileData{}
+	}
+	defer ix.releaseParser(p)
+	tree := p.Parse(src, nil)
+	if tree == nil {
+		return &fileData{}
+	}
+	defer tree.Close()
+	return extract(tree.RootNode(), src, f.pkg)
+}
+
+func (ix *Index) parser() *sitter.Parser {
+	select {
+	case p := <-ix.parsers:
+		return p
+	default:
+	}
+	p := sitter.NewParser()
+	if err := p.SetLanguage(ix.lang); err != nil {
+		// Open checked the grammar, so this does not happen.
+		p.Close()
+		return nil
+	}
+	return p
+}
+
+func (ix *Index) releaseParser(p *sitter.Parser) {
+	select {
+	case ix.parsers <- p:
+	default:
+		p.Close()
+	}
+}

@@ -1,0 +1,476 @@
+package pyindex
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// maxDepth bounds how many bindings one resolution may pass through.
+const maxDepth = 48
+
+// errCycle marks a resolution that went round in circles; it is not
+// covered up by falling back to an import statement.
+var errCycle = fmt.Errorf("%w: import cycle", ErrNotFound)
+
+// target is what a resolution step arrived at: a module, or a binding in
+// one of its files.
+type target struct {
+	mod  *module
+	file *fileState // file holding b; nil when the target is the module
+	b    *binding   // nil: the module itself
+	path string     // dotted path of b inside mod, e.g. "Linear.forward"
+}
+
+// resolver carries the state of one resolution.
+type resolver struct {
+	ix     *Index
+	chain  []Hop
+	active map[string]bool // lookups in progress, to stop import cycles
+	depth  int
+}
+
+func (ix *Index) newResolver() *resolver {
+	return &resolver{ix: ix, active: map[string]bool{}}
+}
+
+// Resolve finds the definition of a dotted name such as
+// "torch.nn.Linear.forward". It takes the longest prefix that is a module,
+// then walks the remaining attributes through definitions, class members
+// (and bases), imports, star imports and submodules. When a name is bound
+// more than once, the last binding in the file wins, except that bindings
+// under "if TYPE_CHECKING:" lose to run-time ones. A module's .py wins over
+// its .pyi, which is consulted for names the .py does not bind. Errors for
+// names that cannot be found wrap ErrNotFound.
+func (ix *Index) Resolve(qualname string) (Resolution, error) {
+	r := ix.newResolver()
+	t, err := r.resolve(qualname)
+	if err != nil {
+		return Resolution{}, fmt.Errorf("pyindex: resolve %s: %w", qualname, err)
+	}
+	return Resolution{Symbol: ix.symbol(t), Chain: r.chain}, nil
+}
+
+func (r *resolver) resolve(qualname string) (target, error) {
+	parts := strings.Split(qualname, ".")
+	for _, p := range parts {
+		if p == "" {
+			return target{}, fmt.Errorf("%w: %q is not a dotted name", ErrNotFound, qualname)
+		}
+	}
+	i := len(parts)
+	for ; i > 0; i-- {
+		if _, ok := r.ix.modules[strings.Join(parts[:i], ".")]; ok {
+			break
+		}
+	}
+	if i == 0 {
+		return target{}, fmt.Errorf("%w: no module %s in the index", ErrNotFound, parts[0])
+	}
+	t := target{mod: r.ix.modules[strings.Join(parts[:i], ".")]}
+	for _, name := range parts[i:] {
+		var err error
+		if t, err = r.attr(t, name); err != nil {
+			return target{}, err
+		}
+	}
+	return t, nil
+}
+
+// attr looks name up as an attribute of t.
+func (r *resolver) attr(t target, name string) (target, error) {
+	if t.b == nil {
+		return r.moduleAttr(t.mod, name)
+	}
+	switch t.b.kind {
+	case KindClass:
+		return r.classAttr(t, name)
+	case KindVariable:
+		if isDottedName(t.b.value) {
+			saved := len(r.chain)
+			r.chain = append(r.chain, Hop{Kind: HopAlias, Module: t.mod.name, Name: t.path, File: t.file.rel, Line: int(t.b.line), Target: t.b.value})
+			at, err := r.expr(t.mod, t.b.value)
+			if err == nil {
+				return r.attr(at, name)
+			}
+			r.chain = r.chain[:saved]
+		}
+	}
+	return target{}, fmt.Errorf("%w: %s.%s is a %s with no attribute %q known to the index", ErrNotFound, t.mod.name, t.path, t.b.kind, name)
+}
+
+// expr resolves a dotted expression as written in module m.
+func (r *resolver) expr(m *module, dotted string) (target, error) {
+	parts := strings.Split(dotted, ".")
+	t := target{mod: m}
+	for _, p := range parts {
+		var err error
+		if t, err = r.attr(t, p); err != nil {
+			return target{}, err
+		}
+	}
+	return t, nil
+}
+
+func (r *resolver) enter(key string) error {
+	if r.depth >= maxDepth {
+		return fmt.Errorf("%w: deeper than %d steps at %s", errCycle, maxDepth, strings.ReplaceAll(key, "\x00", "."))
+	}
+	if r.active[key] {
+		return fmt.Errorf("%w at %s", errCycle, strings.ReplaceAll(key, "\x00", "."))
+	}
+	r.depth++
+	r.active[key] = true
+	return nil
+}
+
+func (r *resolver) leave(key string) {
+	r.depth--
+	delete(r.active, key)
+}
+
+// moduleAttr looks name up in module m: its bindings (star imports later
+// in the file included), then its stub, then its submodules.
+func (r *resolver) moduleAttr(m *module, name string) (target, error) {
+	key := m.name + "\x00" + name
+	if err := r.enter(key); err != nil {
+		return target{}, err
+	}
+	defer r.leave(key)
+	for _, f := range [2]*fileState{m.py, m.pyi} {
+		if f == nil {
+			continue
+		}
+		saved := len(r.chain)
+		if f == m.pyi && m.py != nil {
+			r.chain = append(r.chain, Hop{Kind: HopStub, Module: m.name, Name: name, File: f.rel, Target: m.name})
+		}
+		fd := r.ix.load(f)
+		b := best(fd.bindings, name)
+		for j := len(fd.stars) - 1; j >= 0; j-- {
+			s := fd.stars[j]
+			if b != nil && !b.typeChecking && (s.line < b.line || s.typeChecking) {
+				break
+			}
+			sm := r.ix.modules[s.module]
+			if sm == nil || !r.ix.exports(sm, name) {
+				continue
+			}
+			starSaved := len(r.chain)
+			r.chain = append(r.chain, Hop{Kind: HopStar, Module: m.name, Name: name, File: f.rel, Line: int(s.line), Target: s.module})
+			if t, err := r.moduleAttr(sm, name); err == nil {
+				return t, nil
+			}
+			r.chain = r.chain[:starSaved]
+		}
+		if b != nil {
+			return r.follow(m, f, b, b.name)
+		}
+		r.chain = r.chain[:saved]
+	}
+	if sub := r.ix.modules[m.name+"."+name]; sub != nil {
+		return target{mod: sub}, nil
+	}
+	return target{}, fmt.Errorf("%w: module %s has no attribute %q", ErrNotFound, m.name, name)
+}
+
+// follow moves from a binding to what it names: imports lead to another
+// module; other bindings are the definition.
+func (r *resolver) follow(m *module, f *fileState, b *binding, path string) (target, error) {
+	t := target{mod: m, file: f, b: b, path: path}
+	if b.kind != KindImport {
+		return t, nil
+	}
+	hop := Hop{Kind: HopImport, Module: m.name, Name: path, File: f.rel, Line: int(b.line), Target: b.value}
+	if b.attr == "" {
+		if tm := r.ix.modules[b.value]; tm != nil {
+			r.chain = append(r.chain, hop)
+			return target{mod: tm}, nil
+		}
+		return t, nil // a module outside the index: the import is all we know
+	}
+	hop.Target = b.value + "." + b.attr
+	// "from pkg import sub" names the submodule once it is imported.
+	if sub := r.ix.modules[hop.Target]; sub != nil {
+		r.chain = append(r.chain, hop)
+		return target{mod: sub}, nil
+	}
+	src := r.ix.modules[b.value]
+	if src == nil {
+		return t, nil
+	}
+	saved := len(r.chain)
+	r.chain = append(r.chain, hop)
+	nt, err := r.moduleAttr(src, b.attr)
+	if errors.Is(err, errCycle) {
+		return target{}, err
+	}
+	if err != nil {
+		// Bound at run time in the source module (or lost to a cycle):
+		// the import statement is the best definition there is.
+		r.chain = r.chain[:saved]
+		return t, nil
+	}
+	return nt, nil
+}
+
+// classAttr looks name up among the members of class t, then its bases.
+func (r *resolver) classAttr(t target, name string) (target, error) {
+	key := "class\x00" + t.mod.name + "." + t.path + "\x00" + name
+	if err := r.enter(key); err != nil {
+		return target{}, err
+	}
+	defer r.leave(key)
+	if m := best(t.b.members, name); m != nil {
+		return r.follow(t.mod, t.file, m, t.path+"."+name)
+	}
+	for _, base := range classBases(t.b.sig) {
+		saved := len(r.chain)
+		bt, err := r.expr(t.mod, base)
+		r.chain = r.chain[:saved]
+		if err != nil || bt.b == nil || bt.b.kind != KindClass {
+			continue
+		}
+		r.chain = append(r.chain, Hop{Kind: HopBase, Module: t.mod.name, Name: t.path, File: t.file.rel, Line: int(t.b.line), Target: bt.mod.name + "." + bt.path})
+		if mt, err := r.classAttr(bt, name); err == nil {
+			return mt, nil
+		}
+		r.chain = r.chain[:saved]
+	}
+	return target{}, fmt.Errorf("%w: class %s.%s has no attribute %q", ErrNotFound, t.mod.name, t.path, name)
+}
+
+// best picks the binding of name that wins at run time: the last one,
+// preferring bindings outside "if TYPE_CHECKING:".
+func best(bs []binding, name string) *binding {
+	var run, tc *binding
+	for i := range bs {
+		b := &bs[i]
+		if b.name != name {
+			continue
+		}
+		if b.typeChecking {
+			if tc == nil || later(b, tc) {
+				tc = b
+			}
+		} else if run == nil || later(b, run) {
+			run = b
+		}
+	}
+	if run != nil {
+		return run
+	}
+	return tc
+}
+
+func later(a, b *binding) bool {
+	return a.line > b.line || a.line == b.line && a.col > b.col
+}
+
+// exports says whether "from m import *" binds name: the literal __all__
+// when there is one, else every public name.
+func (ix *Index) exports(m *module, name string) bool {
+	f := m.py
+	if f == nil {
+		f = m.pyi
+	}
+	if f == nil {
+		return false
+	}
+	fd := ix.load(f)
+	if fd.hasAll {
+		for _, n := range fd.all {
+			if n == name {
+				return true
+			}
+		}
+		if !fd.allDynamic {
+			return false
+		}
+	}
+	return !strings.HasPrefix(name, "_")
+}
+
+// classBases returns the base class expressions of a superclass list,
+// keyword arguments and subscripts dropped: "(Generic[T], metaclass=M)"
+// gives ["Generic"].
+func classBases(sig string) []string {
+	if len(sig) < 2 {
+		return nil
+	}
+	var bases []string
+	for _, p := range splitTopLevel(sig[1 : len(sig)-1]) {
+		if strings.ContainsAny(p, "=*") {
+			continue
+		}
+		if i := strings.IndexByte(p, '['); i >= 0 {
+			p = p[:i]
+		}
+		if p = strings.TrimSpace(p); isDottedName(p) && p != "object" {
+			bases = append(bases, p)
+		}
+	}
+	return bases
+}
+
+func isDottedName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, part := range strings.Split(s, ".") {
+		if !isIdentifier(part) {
+			return false
+		}
+	}
+	return true
+}
+
+// symbol describes a target.
+func (ix *Index) symbol(t target) Symbol {
+	if t.b == nil {
+		s := Symbol{Kind: KindModule, Name: lastName(t.mod.name), Qualname: t.mod.name, Module: t.mod.name}
+		f := t.mod.py
+		if f == nil {
+			f = t.mod.pyi
+		}
+		if f != nil {
+			fd := ix.load(f)
+			s.File, s.Path, s.IsStub = f.rel, ix.abs(f), f.stub
+			s.DocSummary = fd.docSummary
+			s.Doc = ix.readDoc(f, fd.docStart, fd.docEnd, fd.docSummary)
+		}
+		return s
+	}
+	b := t.b
+	s := Symbol{
+		Kind: b.kind, Name: b.name, Qualname: t.mod.name + "." + t.path, Module: t.mod.name,
+		File: t.file.rel, Path: ix.abs(t.file), IsStub: t.file.stub,
+		Line: int(b.line), Col: int(b.col), EndLine: int(b.endLine),
+		Signature: b.sig, Value: b.value, DocSummary: b.docSummary,
+	}
+	if b.decorators != "" {
+		s.Decorators = strings.Split(b.decorators, "\n")
+	}
+	switch b.kind {
+	case KindClass:
+		s.Bases = classBases(b.sig)
+	case KindImport:
+		s.Signature = ""
+		if b.attr != "" {
+			s.Value = b.value + "." + b.attr
+		}
+	}
+	s.Doc = ix.readDoc(t.file, b.docStart, b.docEnd, b.docSummary)
+	return s
+}
+
+func lastName(dotted string) string {
+	return dotted[strings.LastIndexByte(dotted, '.')+1:]
+}
+
+func (ix *Index) abs(f *fileState) string {
+	return filepath.Join(ix.siteDir, filepath.FromSlash(f.rel))
+}
+
+// readDoc reads a docstring back from its file; the index keeps only the
+// byte range. When the file is gone, the summary is what there is.
+func (ix *Index) readDoc(f *fileState, start, end uint32, summary string) string {
+	if end <= start {
+		return ""
+	}
+	file, err := os.Open(ix.abs(f))
+	if err != nil {
+		return summary
+	}
+	defer file.Close()
+	buf := make([]byte, end-start)
+	if _, err := file.ReadAt(buf, int64(start)); err != nil {
+		return summary
+	}
+	return cleandoc(literalText(buf))
+}
+
+// Members lists the attributes of a module or class, each resolved to its
+// definition, sorted by name. For a module that is every name it binds
+// (star imports included), its stub's names and its submodules; for a class,
+// its members and those inherited from its bases. Other symbols have none.
+func (ix *Index) Members(qualname string) ([]Symbol, error) {
+	r := ix.newResolver()
+	t, err := r.resolve(qualname)
+	if err != nil {
+		return nil, fmt.Errorf("pyindex: members of %s: %w", qualname, err)
+	}
+	names := map[string]bool{}
+	switch {
+	case t.b == nil:
+		ix.moduleNames(t.mod, names, map[string]bool{})
+	case t.b.kind == KindClass:
+		ix.classNames(t, names, map[string]bool{})
+	default:
+		return nil, nil
+	}
+	out := make([]Symbol, 0, len(names))
+	for name := range names {
+		mt, err := ix.newResolver().attr(t, name)
+		if err != nil {
+			continue
+		}
+		sym := ix.symbol(mt)
+		sym.Name = name // the name it has here, not where it was defined
+		out = append(out, sym)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func (ix *Index) moduleNames(m *module, names, seen map[string]bool) {
+	if seen[m.name] {
+		return
+	}
+	seen[m.name] = true
+	for _, f := range [2]*fileState{m.py, m.pyi} {
+		if f == nil {
+			continue
+		}
+		fd := ix.load(f)
+		for i := range fd.bindings {
+			names[fd.bindings[i].name] = true
+		}
+		for _, s := range fd.stars {
+			sm := ix.modules[s.module]
+			if sm == nil {
+				continue
+			}
+			starNames := map[string]bool{}
+			ix.moduleNames(sm, starNames, seen)
+			for n := range starNames {
+				if ix.exports(sm, n) {
+					names[n] = true
+				}
+			}
+		}
+	}
+	for _, c := range ix.children[m.name] {
+		names[c] = true
+	}
+}
+
+func (ix *Index) classNames(t target, names, seen map[string]bool) {
+	key := t.mod.name + "." + t.path
+	if seen[key] || len(seen) > maxDepth {
+		return
+	}
+	seen[key] = true
+	for i := range t.b.members {
+		names[t.b.members[i].name] = true
+	}
+	for _, base := range classBases(t.b.sig) {
+		bt, err := ix.newResolver().expr(t.mod, base)
+		if err == nil && bt.b != nil && bt.b.kind == KindClass {
+			ix.classNames(bt, names, seen)
+		}
+	}
+}

@@ -1,0 +1,2 @@
+from .cycle_a import loop
+from .sub.deep import *
