@@ -144,29 +144,38 @@ def _static_version(directory, filenames):
     return None
 
 
-def _metadata_version(name):
+def _metadata_version(name, site):
+    """Version of the distribution that installed name into site.
+
+    Only metadata in the package's own directory counts: another copy of
+    the package earlier or later on sys.path (a PYTHONPATH checkout over a
+    system install) has its own, unrelated version.
+    """
     try:
         import importlib.metadata as metadata
     except ImportError:
         return None, None
     try:
-        return metadata.version(name), name
-    except Exception:
-        pass
-    # The distribution may be named differently (PyYAML for yaml); mapping
-    # names scans every installed distribution, so it comes second.
-    mapping = getattr(metadata, "packages_distributions", None)
-    if mapping is None:
-        return None, None
-    try:
-        candidates = mapping().get(name, [])
+        dists = list(metadata.distributions(path=[site]))
     except Exception:
         return None, None
-    for dist in candidates:
+    wanted = name.replace("-", "_").lower()
+    for dist in dists:
         try:
-            return metadata.version(dist), dist
+            dist_name = (dist.metadata["Name"] or "").replace("-", "_").lower()
         except Exception:
             continue
+        if dist_name == wanted:
+            return dist.version, dist.metadata["Name"]
+    # The distribution may be named differently (PyYAML for yaml): look at
+    # what each distribution in this directory declares as its top level.
+    for dist in dists:
+        try:
+            top = (dist.read_text("top_level.txt") or "").split()
+        except Exception:
+            continue
+        if name in top:
+            return dist.version, dist.metadata["Name"]
     return None, None
 
 
@@ -208,7 +217,7 @@ def m_package_info(params):
         location = os.path.realpath(spec.origin)
         site = os.path.dirname(location)
         member = os.path.basename(location)
-    version, dist = _metadata_version(name)
+    version, dist = _metadata_version(name, site)
     version_source = "metadata" if version else None
     if version is None and is_package:
         version = _static_version(location, ("version.py", "_version.py", "__init__.py"))
