@@ -69,7 +69,7 @@ func renderHover(t *target) string {
 		fmt.Fprintf(&b, "Defined at `%s:%d` on target **%s**", t.targetPath, t.line+1, t.spec.Name)
 		if t.localPath != "" {
 			u := url.URL{Scheme: "file", Path: t.localPath, Fragment: fmt.Sprintf("L%d", t.line+1)}
-			fmt.Fprintf(&b, " ([%s:%d](%s))", t.relPath(), t.line+1, u.String())
+			fmt.Fprintf(&b, " ([`%s:%d`](%s))", t.relPath(), t.line+1, u.String())
 		}
 		b.WriteString("  \n")
 	} else {

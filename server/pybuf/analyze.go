@@ -64,6 +64,11 @@ func analyze(b *Buffer) {
 	sort.SliceStable(b.idents, func(i, j int) bool {
 		return b.nodes[b.idents[i].node].start < b.nodes[b.idents[j].node].start
 	})
+	for i := range b.scopes {
+		for _, binds := range b.scopes[i].names {
+			sort.SliceStable(binds, func(i, j int) bool { return b.binds[binds[i]].at < b.binds[binds[j]].at })
+		}
+	}
 	sort.SliceStable(b.strs, func(i, j int) bool {
 		return b.nodes[b.strs[i]].start < b.nodes[b.strs[j]].start
 	})

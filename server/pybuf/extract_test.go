@@ -1,6 +1,10 @@
 package pybuf
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -261,7 +265,13 @@ func TestHasErrors(t *testing.T) {
 }
 
 func TestEmptyAndGarbage(t *testing.T) {
-	for _, src := range []string{"", "\n", "\x00\xff\xfe", "((((((", "def", "import", "from . import", "x = \"\"\""} {
+	for _, src := range []string{"", "\n", "\x00\xff\xfe", "((((((", "def", "import", "from . import", "x = \"\"\"",
+		// Pathological shapes that once made answering quadratic.
+		"import torch\n" + strings.Repeat("x = torch.nn\nx.Linear\n", 2000),
+		strings.Repeat("a.", 5000) + "b",
+		strings.Repeat("a = b\nb = a\n", 2000),
+		strings.Repeat("try:\n import a as x\nexcept E:\n x = 1\n", 500) + "x.y",
+	} {
 		b := Parse([]byte(src))
 		for line := 0; line < 2; line++ {
 			for col := 0; col < 8; col++ {
@@ -272,5 +282,84 @@ func TestEmptyAndGarbage(t *testing.T) {
 		b.Refs()
 		b.Imports()
 		b.Calls("torch.compile")
+	}
+}
+
+// giveUpCtx is a context that reports cancellation from its n-th Err call
+// on: it cancels a parse mid-way without depending on timing.
+type giveUpCtx struct {
+	context.Context
+	calls, n int
+}
+
+func (c *giveUpCtx) Done() <-chan struct{} { return make(chan struct{}) }
+
+func (c *giveUpCtx) Err() error {
+	c.calls++
+	if c.calls >= c.n {
+		return context.Canceled
+	}
+	return nil
+}
+
+func TestParseContext(t *testing.T) {
+	p, err := NewParser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	src := readTrain(t)
+	big := bytes.Repeat(src, 20)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if b, err := p.ParseContext(ctx, src); b != nil || !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled context: %v, %v", b, err)
+	}
+	gc := &giveUpCtx{Context: context.Background(), n: 3}
+	if b, err := p.ParseContext(gc, big); b != nil || !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled mid-parse: %v, %v", b, err)
+	}
+	if gc.calls < 3 {
+		t.Fatalf("the parse never checked its context (%d calls)", gc.calls)
+	}
+	// The parser is still good for the next version.
+	b, err := p.ParseContext(&giveUpCtx{Context: context.Background(), n: 1 << 30}, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.HasErrors() || len(b.Calls("torch.compile")) != 3 {
+		t.Errorf("parse after a cancelled one went wrong: errors %v", b.HasErrors())
+	}
+}
+
+// TestConcurrentReaders shares one Buffer between goroutines, as the
+// server does between requests; run with -race.
+func TestConcurrentReaders(t *testing.T) {
+	b := Parse(readTrain(t))
+	want, ok := b.RefAt(Pos{Line: 36, Col: 40})
+	if !ok || want.Qualname != "torch._inductor.config.triton.cudagraph_trees" {
+		t.Fatalf("RefAt = %+v, %v", want, ok)
+	}
+	done := make(chan error)
+	for range 4 {
+		go func() {
+			var err error
+			for range 50 {
+				if got, _ := b.RefAt(Pos{Line: 36, Col: 40}); got != want {
+					err = fmt.Errorf("RefAt = %+v, want %+v", got, want)
+				}
+				if n := len(b.Calls("torch.compile")); n != 3 {
+					err = fmt.Errorf("Calls = %d, want 3", n)
+				}
+				b.StringAt(Pos{Line: 275, Col: 40})
+			}
+			done <- err
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -43,6 +43,9 @@ func (b *Buffer) fallbackAt(off int) (Ref, bool) {
 		segs = append(segs, seg{start, end})
 	}
 	for p := start; p > ls && src[p-1] == '.'; {
+		if len(segs) > maxChain {
+			return Ref{}, false
+		}
 		q := p - 1
 		r := q
 		for r > ls {
@@ -108,8 +111,17 @@ func (b *Buffer) importLineQual(ls, chainStart int, words []string) (string, boo
 	before := string(b.src[ls:chainStart])
 	chain := strings.Join(words, ".")
 	fields := strings.Fields(before)
-	if len(fields) == 0 {
-		return "", false
+	if len(fields) == 0 || isNameList(before) && fields[0] != "import" && fields[0] != "from" {
+		// Maybe a later line of "from m import (a,\n b": find the
+		// statement's first line.
+		module, ok := b.openFromImport(b.lines.pos(ls).Line-1, before)
+		if !ok {
+			return "", false
+		}
+		if module == "" || strings.HasPrefix(module, ".") {
+			return "", true
+		}
+		return module + "." + chain, true
 	}
 	switch fields[0] {
 	case "import":
@@ -131,6 +143,50 @@ func (b *Buffer) importLineQual(ls, chainStart int, words []string) (string, boo
 		return module + "." + chain, true
 	}
 	return "", false
+}
+
+// maxImportLines bounds the look-back for a parenthesized import.
+const maxImportLines = 100
+
+// openFromImport looks upwards from line for the first line of a
+// parenthesized "from m import (" statement left open, every line in
+// between listing names only. before is the current line's text before
+// the cursor's chain.
+func (b *Buffer) openFromImport(line int, before string) (module string, ok bool) {
+	if !isNameList(before) {
+		return "", false
+	}
+	for l := line; l >= 0 && l > line-maxImportLines; l-- {
+		ls, le := b.lines.bounds(b.src, l)
+		text := string(b.src[ls:le])
+		if i := strings.IndexByte(text, '#'); i >= 0 {
+			text = text[:i]
+		}
+		head, rest, found := strings.Cut(text, "(")
+		if !found {
+			if !isNameList(text) {
+				return "", false
+			}
+			continue
+		}
+		fields := strings.Fields(head)
+		if len(fields) != 3 || fields[0] != "from" || fields[2] != "import" || !isNameList(rest) {
+			return "", false
+		}
+		return fields[1], true
+	}
+	return "", false
+}
+
+// isNameList reports whether s holds only names, "as" and commas: the
+// inside of a parenthesized import list.
+func isNameList(s string) bool {
+	for _, r := range s {
+		if !isIdentRune(r) && r != ',' && r != ' ' && r != '\t' {
+			return false
+		}
+	}
+	return true
 }
 
 // inCommentOrString reports whether off is in a comment or a string

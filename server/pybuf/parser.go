@@ -1,6 +1,7 @@
 package pybuf
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -13,6 +14,9 @@ import (
 // maxSource is the largest buffer Parse analyses: node offsets are stored
 // in 32 bits. Larger buffers get an empty analysis.
 const maxSource = math.MaxUint32 - 1
+
+// readChunk is the most text handed to tree-sitter per read.
+const readChunk = 64 << 10
 
 // Parser turns buffer text into a Buffer. A Parser reuses its tree-sitter
 // parser between calls; it is not safe for concurrent use (use one per
@@ -63,15 +67,48 @@ func (p *Parser) Close() {
 // modify src afterwards. Parse never fails; text tree-sitter cannot parse
 // still gets the line-level fallback.
 func (p *Parser) Parse(src []byte) *Buffer {
+	b, _ := p.ParseContext(context.Background(), src)
+	return b
+}
+
+// ParseContext is Parse that gives up when ctx is done, as when a newer
+// version of the buffer has arrived; it then returns ctx's error and no
+// Buffer.
+func (p *Parser) ParseContext(ctx context.Context, src []byte) (*Buffer, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("pybuf: parse: %w", err)
+	}
 	b := &Buffer{src: src, lines: newLineIndex(src)}
 	if p.ts != nil && len(src) <= maxSource {
-		if tree := p.ts.Parse(src, nil); tree != nil {
+		var opts *sitter.ParseOptions
+		if ctx.Done() != nil {
+			opts = &sitter.ParseOptions{ProgressCallback: func(sitter.ParseState) bool {
+				return ctx.Err() != nil
+			}}
+		}
+		read := func(i int, _ sitter.Point) []byte {
+			if i >= len(src) {
+				return nil
+			}
+			// The binding copies each chunk into C memory: keep chunks
+			// bounded so re-reads cost little.
+			return src[i:min(i+readChunk, len(src))]
+		}
+		tree := p.ts.ParseWithOptions(read, nil, opts)
+		if err := ctx.Err(); err != nil {
+			if tree != nil {
+				tree.Close()
+			}
+			p.ts.Reset() // a cancelled parse leaves state behind
+			return nil, fmt.Errorf("pybuf: parse: %w", err)
+		}
+		if tree != nil {
 			b.nodes = p.flatten(tree)
 			tree.Close()
 		}
 	}
 	analyze(b)
-	return b
+	return b, nil
 }
 
 // Parse analyses src with a parser made for this call. Use a Parser to

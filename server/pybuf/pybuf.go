@@ -27,7 +27,10 @@ type Span struct {
 	Start, End Pos
 }
 
-func (p Pos) String() string  { return fmt.Sprintf("%d:%d", p.Line, p.Col) }
+// String formats p as line:col, both 0-based.
+func (p Pos) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Col) }
+
+// String formats s as line:col-line:col.
 func (s Span) String() string { return s.Start.String() + "-" + s.End.String() }
 
 // Kind says what sort of reference a Ref is.
@@ -85,6 +88,7 @@ type Ref struct {
 // ScopeKind says what sort of block a scope is.
 type ScopeKind int
 
+// The kinds of scope, as Python's name resolution tells them apart.
 const (
 	ScopeModule ScopeKind = iota + 1
 	ScopeClass

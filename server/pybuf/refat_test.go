@@ -156,6 +156,15 @@ var refCases = []refCase{
 	{name: "typing from import", src: "from torch.nn import (Lin^", want: "torch.nn.Lin"},
 	{name: "call result trailing dot", src: "import torch\nx = torch.randn(3).^", want: ""},
 	{name: "number trailing dot", src: "x = 1.^", want: ""},
+	{name: "unclosed call at end", src: "import torch.nn as nn\nx = nn.Lin^ear(\n", want: "torch.nn.Linear"},
+	{name: "incomplete if", src: "import torch\nif torch.cuda.is_av^", want: "torch.cuda.is_av"},
+	{name: "incomplete for", src: "import torch\nfor x in torch.ut^", want: "torch.ut"},
+	{name: "unclosed keyword call", src: "import torch\nm = torch.compile(model, mode=\"reduce-overhead\"\nprint(torch.__ver^sion__)", want: "torch.__version__"},
+	{name: "broken def header", src: "import torch\ndef f(:\n    torch.ze^ros", want: "torch.zeros"},
+	{name: "function import then trailing dot", src: "def f():\n    import torch.nn as nn\n    x = nn.^", want: "torch.nn", dot: true},
+	{name: "function import not visible outside broken", src: "def f():\n    import torch.nn as nn\nx = nn.^", want: ""},
+	{name: "alias then trailing dot", src: "import torch\ncfg = torch._inductor.config\ncfg.triton.^", want: "torch._inductor.config.triton", dot: true},
+	{name: "trailing dot mid-file", src: "import torch\nx = torch.^\ndef g():\n    pass\n", want: "torch", dot: true},
 }
 
 func TestRefAt(t *testing.T) {
@@ -195,5 +204,30 @@ func TestRefAt(t *testing.T) {
 				t.Errorf("Span = %v does not hold cursor %v", r.Span, pos)
 			}
 		})
+	}
+}
+
+func TestRefAtMultilineImportBeingTyped(t *testing.T) {
+	for _, src := range []string{
+		"from torch.nn import (\n    Linear,\n    Con^",
+		"from torch.nn import (\n    Linear,\n    Con^\nx = 1\n",
+		"from torch.nn import (Linear,\n                      Con^",
+		"from torch.nn import (\n    Linear as L,\n    Con^",
+	} {
+		text, pos := cursor(t, src)
+		r, ok := Parse(text).RefAt(pos)
+		if !ok || r.Qualname != "torch.nn.Con" || r.Kind != KindImport {
+			t.Errorf("%q: got %+v, %v; want torch.nn.Con", src, r, ok)
+		}
+	}
+	for _, src := range []string{
+		"from .models import (\n    Net,\n    Con^",
+		"from torch.nn import (\n    Linear,\n)\nCon^",
+		"x = (\n    a,\n    Con^",
+	} {
+		text, pos := cursor(t, src)
+		if r, ok := Parse(text).RefAt(pos); ok {
+			t.Errorf("%q: got %+v, want no answer", src, r)
+		}
 	}
 }

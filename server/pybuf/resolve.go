@@ -9,6 +9,10 @@ import (
 // maxAliasDepth bounds alias chains (a = b.x; b = a.y) during resolution.
 const maxAliasDepth = 16
 
+// maxChain is the longest dotted chain answered for; longer ones are not
+// real code, and would make answering quadratic in their length.
+const maxChain = 64
+
 // RefAt tells what the identifier at pos names. pos may be on the
 // identifier or just after its last byte. ok is false when the position
 // names nothing known: the user's own variables, builtins, expressions
@@ -136,7 +140,7 @@ func (b *Buffer) attributeRef(r Ref, id ident, a int32) (Ref, bool) {
 			root = obj
 		case kAttribute:
 			attr := b.child(obj, fAttribute)
-			if attr < 0 {
+			if attr < 0 || len(segs) > maxChain {
 				return Ref{}, false
 			}
 			segs = append(segs, attr)
@@ -269,7 +273,7 @@ func (b *Buffer) resolveChain(n int32, s int32, depth int) string {
 	var segs []int32
 	for b.nodes[n].kind == kAttribute {
 		attr, obj := b.child(n, fAttribute), b.child(n, fObject)
-		if b.brokenChain(obj, attr) {
+		if b.brokenChain(obj, attr) || len(segs) > maxChain {
 			return ""
 		}
 		segs = append(segs, attr)
@@ -330,15 +334,12 @@ func (b *Buffer) lookup(name string, s int32, off int) int32 {
 			continue
 		}
 		if binds := sc.names[name]; len(binds) > 0 && !sc.nonlocals[name] {
-			best := int32(-1)
-			for _, bi := range binds {
-				if b.binds[bi].at <= off && (best < 0 || b.binds[bi].at >= b.binds[best].at) {
-					best = bi
-				}
-			}
+			// binds is sorted by visibility offset: take the last one
+			// visible at off.
+			i := sort.Search(len(binds), func(i int) bool { return b.binds[binds[i]].at > off }) - 1
 			switch {
-			case best >= 0:
-				return b.preferTryBody(best, off)
+			case i >= 0:
+				return b.preferTryBody(binds, i)
 			case !immediate:
 				return binds[0]
 			case sc.kind != ScopeClass:
@@ -356,25 +357,21 @@ func (b *Buffer) lookup(name string, s int32, off int) int32 {
 	return -1
 }
 
-// preferTryBody turns a binding made in an except clause into the one the
-// try body made for the same name: "try: import x as y / except
-// ImportError: y = None" names x where y is used.
-func (b *Buffer) preferTryBody(bi int32, off int) int32 {
-	bd := &b.binds[bi]
-	if bd.handlerOf < 0 {
-		return bi
+// preferTryBody turns binding binds[i], when made in an except clause,
+// into the one the try body made for the same name: "try: import x as y /
+// except ImportError: y = None" names x where y is used. binds is sorted
+// by visibility offset; the try body's binding comes shortly before.
+func (b *Buffer) preferTryBody(binds []int32, i int) int32 {
+	try := b.binds[binds[i]].handlerOf
+	if try < 0 {
+		return binds[i]
 	}
-	best := int32(-1)
-	for _, alt := range b.scopes[bd.scope].names[bd.name] {
-		a := &b.binds[alt]
-		if a.tryBody == bd.handlerOf && a.at <= off && a.kind != bindOther {
-			best = alt
+	for j := i - 1; j >= 0 && j >= i-maxChain; j-- {
+		if a := &b.binds[binds[j]]; a.tryBody == try && a.kind != bindOther {
+			return binds[j]
 		}
 	}
-	if best < 0 {
-		return bi
-	}
-	return best
+	return binds[i]
 }
 
 // scopeAt returns the innermost scope containing off. A scope's end

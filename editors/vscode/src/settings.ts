@@ -1,0 +1,142 @@
+// Pure mapping from the extension's settings to what the server reads as
+// initializationOptions and as the "torchlsp" workspace/configuration
+// section. Kept free of the vscode module so it is unit-tested under plain node.
+
+/** One target as the server expects it (the shape of a torchlsp.toml [targets.NAME] table). */
+export interface TargetSettings {
+  python: string;
+  env?: Record<string, string>;
+  packages?: string[];
+  ssh?: string;
+  jump?: string[];
+  exec?: string[];
+}
+
+/** The "torchlsp" settings section as the server reads it. */
+export interface ServerSettings {
+  defaultTarget: string;
+  targets: Record<string, TargetSettings>;
+  logLevel: LogLevel;
+}
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+const logLevels: readonly LogLevel[] = ["debug", "info", "warn", "error"];
+
+/** The name of the target that needs no definition. */
+export const localTarget = "local";
+
+/** Reads one setting; mirrors vscode.WorkspaceConfiguration.get. */
+export type SettingsReader = (key: string) => unknown;
+
+/** The result of mapping: settings for the server plus what was wrong with the input. */
+export interface MappedSettings {
+  settings: ServerSettings;
+  problems: string[];
+}
+
+/**
+ * Maps raw settings (torchlsp.defaultTarget, torchlsp.targets,
+ * torchlsp.logLevel) to the server's section. Malformed entries are dropped
+ * and reported, so one bad target does not stop the server for the others.
+ */
+export function mapSettings(read: SettingsReader): MappedSettings {
+  const problems: string[] = [];
+  const targets: Record<string, TargetSettings> = {};
+
+  const rawTargets = read("targets");
+  if (rawTargets !== undefined && rawTargets !== null && !isRecord(rawTargets)) {
+    problems.push("torchlsp.targets must be an object of targets by name");
+  } else if (isRecord(rawTargets)) {
+    for (const [name, raw] of Object.entries(rawTargets)) {
+      const target = mapTarget(name, raw, problems);
+      if (target) targets[name] = target;
+    }
+  }
+
+  let defaultTarget = localTarget;
+  const rawDefault = read("defaultTarget");
+  if (typeof rawDefault === "string") {
+    if (rawDefault.trim() !== "") defaultTarget = rawDefault.trim();
+  } else if (rawDefault !== undefined && rawDefault !== null) {
+    problems.push("torchlsp.defaultTarget must be a string");
+  }
+  if (defaultTarget !== localTarget && !(defaultTarget in targets)) {
+    problems.push(`torchlsp.defaultTarget "${defaultTarget}" is not defined in torchlsp.targets`);
+  }
+
+  let logLevel: LogLevel = "info";
+  const rawLevel = read("logLevel");
+  if (typeof rawLevel === "string" && (logLevels as readonly string[]).includes(rawLevel)) {
+    logLevel = rawLevel as LogLevel;
+  } else if (rawLevel !== undefined && rawLevel !== null) {
+    problems.push(`torchlsp.logLevel must be one of ${logLevels.join(", ")}`);
+  }
+
+  return { settings: { defaultTarget, targets, logLevel }, problems };
+}
+
+function mapTarget(name: string, raw: unknown, problems: string[]): TargetSettings | undefined {
+  const where = `torchlsp.targets.${name}`;
+  if (name.trim() === "") {
+    problems.push("torchlsp.targets: a target has an empty name");
+    return undefined;
+  }
+  if (!isRecord(raw)) {
+    problems.push(`${where} must be an object`);
+    return undefined;
+  }
+  if (typeof raw.python !== "string" || raw.python.trim() === "") {
+    problems.push(`${where}.python must name the interpreter on the target`);
+    return undefined;
+  }
+  const target: TargetSettings = { python: raw.python };
+  if (raw.env !== undefined) {
+    if (isRecord(raw.env) && Object.values(raw.env).every((v) => typeof v === "string")) {
+      target.env = { ...(raw.env as Record<string, string>) };
+    } else {
+      problems.push(`${where}.env must map names to strings`);
+      return undefined;
+    }
+  }
+  for (const key of ["packages", "jump", "exec"] as const) {
+    const value = raw[key];
+    if (value === undefined) continue;
+    if (!isStringArray(value)) {
+      problems.push(`${where}.${key} must be a list of strings`);
+      return undefined;
+    }
+    target[key] = [...value];
+  }
+  if (raw.ssh !== undefined) {
+    if (typeof raw.ssh !== "string" || !validSSH(raw.ssh)) {
+      problems.push(`${where}.ssh must look like user@host or user@host:port`);
+      return undefined;
+    }
+    target.ssh = raw.ssh;
+  }
+  if (target.jump && target.jump.length > 0 && !target.ssh) {
+    problems.push(`${where}.jump needs ssh to be set`);
+    return undefined;
+  }
+  return target;
+}
+
+// validSSH accepts [user@]host[:port], with host possibly a bracketed IPv6 address.
+function validSSH(s: string): boolean {
+  return /^([^@\s:]+@)?(\[[0-9a-fA-F:.]+\]|[^@\s:\[\]]+)(:\d{1,5})?$/.test(s);
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function isStringArray(v: unknown): v is string[] {
+  return Array.isArray(v) && v.every((x) => typeof x === "string");
+}
+
+/** Names a user can pick as target: local first, then the defined ones in order. */
+export function targetNames(settings: ServerSettings): string[] {
+  const names = Object.keys(settings.targets).filter((n) => n !== localTarget);
+  return [localTarget, ...names];
+}
