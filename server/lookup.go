@@ -107,7 +107,7 @@ func (e *Engine) inspect(ctx context.Context, s *session, t *target) (*target, e
 			return t, nil
 		}
 	}
-	for _, cand := range insp.StubCandidates {
+	for _, cand := range append(insp.StubCandidates, stubGuesses(t.qualname)...) {
 		res, err := t.pkg.index.Resolve(cand)
 		if err != nil || res.Symbol.Kind == pyindex.KindImport {
 			continue
@@ -157,4 +157,20 @@ func lastComponent(name string) string {
 		return name[i+1:]
 	}
 	return name
+}
+
+// stubGuesses are where torch declares, in .pyi stubs, the compiled
+// functions it binds into its namespaces at import time (torch.add comes
+// from torch._C._VariableFunctions through a globals() loop). They are
+// tried after the helper's own candidates.
+func stubGuesses(qualname string) []string {
+	if topPackage(qualname) != "torch" {
+		return nil
+	}
+	name := lastComponent(qualname)
+	return []string{
+		"torch._C._VariableFunctions." + name,
+		"torch._C._nn." + name,
+		"torch._C." + name,
+	}
 }
