@@ -2,15 +2,22 @@ package gates
 
 import "bytes"
 
-// piece is a byte span of a file made of whole top-level statements.
+// piece is a byte span of a file made of whole statements at one
+// indentation level; line is the 0-based line it starts on.
 type piece struct{ start, end, line int }
 
-// topLevelPieces splits Python source into its top-level statements (a
-// decorator stays with its definition; else/elif/except/finally stay with
-// their statement). It tracks strings, brackets and backslash continuations;
-// it is a heuristic, so callers fall back to the whole file when a piece does
-// not parse cleanly.
-func topLevelPieces(b []byte) []piece {
+// topLevelPieces splits Python source into its top-level statements.
+func topLevelPieces(b []byte) []piece { return splitStatements(b, 0) }
+
+// splitStatements splits b into statements that start at lines indented by
+// exactly indent columns; indent < 0 takes the indentation of the first
+// indented logical line after the first line (a class body). A decorator
+// stays with its definition and else/elif/except/finally with their
+// statement; the text before the first such statement (for a class, its
+// header) is the first piece. Strings, brackets and backslash continuations
+// are tracked; it is a heuristic, so callers fall back to a whole-file parse
+// when the result does not parse cleanly.
+func splitStatements(b []byte, indent int) []piece {
 	var out []piece
 	start, startLine := 0, 0
 	line := 0
@@ -21,25 +28,36 @@ func topLevelPieces(b []byte) []piece {
 	atLineStart := true
 	decorator := false
 	for i := 0; i < len(b); i++ {
-		c := b[i]
 		if atLineStart {
 			atLineStart = false
-			if quote == 0 && depth == 0 && !continued && c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '#' {
-				if i > start && !decorator && !continuesCompound(b[i:]) {
-					out = append(out, piece{start, i, startLine})
-					start, startLine = i, line
+			if quote == 0 && depth == 0 && !continued {
+				j := i
+				for j < len(b) && (b[j] == ' ' || b[j] == '\t') {
+					j++
 				}
-				decorator = c == '@'
+				if j < len(b) && b[j] != '\n' && b[j] != '\r' && b[j] != '#' {
+					ind := j - i
+					if indent < 0 && line > 0 && ind > 0 {
+						indent = ind
+					}
+					if ind == indent {
+						if j > start && !decorator && !continuesCompound(b[j:]) {
+							out = append(out, piece{start, i, startLine})
+							start, startLine = i, line
+						}
+						decorator = b[j] == '@'
+					}
+				}
 			}
 			continued = false
 		}
+		c := b[i]
 		switch {
 		case quote != 0:
 			switch {
 			case c == '\\':
 				if i+1 < len(b) && b[i+1] == '\n' {
 					line++
-					atLineStart = false
 				}
 				i++
 			case c == quote:
@@ -98,6 +116,18 @@ func continuesCompound(b []byte) bool {
 		}
 	}
 	return false
+}
+
+// isClassPiece reports a top-level class definition, decorated or not.
+func isClassPiece(b []byte) bool {
+	for bytes.HasPrefix(b, []byte("@")) {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return false
+		}
+		b = b[i+1:]
+	}
+	return bytes.HasPrefix(b, []byte("class")) && len(b) > 5 && !isIdentByte(b[5])
 }
 
 func isIdentByte(c byte) bool {

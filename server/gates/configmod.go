@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
-
 )
 
 var installMarker = []byte("install_config_module")
@@ -63,7 +62,7 @@ func parseConfigModule(p *parser, b []byte, file, modName string) *Module {
 			}
 		}
 	}
-	cp.visitBlock(stmts, "", true)
+	cp.visitBlock(stmts, "")
 	return cp.mod
 }
 
@@ -120,8 +119,10 @@ type entry struct {
 	class string // sub-config prefix when the name is a nested class
 }
 
-// visitBlock records the bindings of a run of statements into ns order.
-func (cp *configModuleParser) visitBlock(stmts []*node, prefix string, top bool) {
+// visitBlock adds the entries of one namespace (the module or a class body)
+// in first-binding order, each name judged by its final binding, as vars()
+// shows the namespace once it has run.
+func (cp *configModuleParser) visitBlock(stmts []*node, prefix string) {
 	order := []string{}
 	final := map[string]*entry{}
 	bind := func(e *entry) {
@@ -147,7 +148,6 @@ func (cp *configModuleParser) visitBlock(stmts []*node, prefix string, top bool)
 			cp.mod.Flags = append(cp.mod.Flags, e.flag)
 		}
 	}
-	_ = top
 }
 
 func (cp *configModuleParser) statement(st *node, sibs []*node, idx int, prefix string,
@@ -287,7 +287,7 @@ func (cp *configModuleParser) classDef(cls, decorated *node, prefix string, bind
 	sub := prefix + name
 	cp.mod.SubConfigs = append(cp.mod.SubConfigs, sub)
 	first := len(cp.mod.Flags)
-	cp.visitBlock(childrenOf(body), sub+".", false)
+	cp.visitBlock(childrenOf(body), sub+".")
 	if decorated != nil {
 		for _, dec := range childrenOf(decorated) {
 			if dec.Kind() != "decorator" || dec.NamedChildCount() != 1 {
@@ -584,19 +584,29 @@ outer:
 }
 
 // docFor finds the documentation of the assignment statement sibs[idx]:
-// the run of comment lines right above it, else a string statement right
-// after it (attribute docstring), else a trailing comment on its line.
+// the run of comment lines right above it, else a trailing comment on its
+// last line, else a string statement right after it (attribute docstring).
+// Comments are read from the text: tree-sitter may hang a comment that
+// opens a block outside that block.
 func (cp *configModuleParser) docFor(stmt *node, sibs []*node, idx int) string {
-	s := cp.s
-	line := stmt.Row()
+	b := cp.s.b
+	start := int(stmt.StartByte())
+	for start > 0 && b[start-1] != '\n' {
+		start--
+	}
 	var above []string
-	for i := idx - 1; i >= 0; i-- {
-		c := sibs[i]
-		if c.Kind() != "comment" || c.EndRow()+1 != line {
+	for lineStart := start; lineStart > 0; {
+		prevEnd := lineStart - 1 // the '\n' ending the previous line
+		prevStart := prevEnd
+		for prevStart > 0 && b[prevStart-1] != '\n' {
+			prevStart--
+		}
+		line := strings.TrimSpace(string(b[prevStart:prevEnd]))
+		if !strings.HasPrefix(line, "#") {
 			break
 		}
-		above = append(above, strings.TrimSpace(strings.TrimPrefix(s.text(c), "#")))
-		line = c.Row()
+		above = append(above, strings.TrimSpace(strings.TrimPrefix(line, "#")))
+		lineStart = prevStart
 	}
 	if len(above) > 0 {
 		for i, j := 0, len(above)-1; i < j; i, j = i+1, j-1 {
@@ -604,13 +614,18 @@ func (cp *configModuleParser) docFor(stmt *node, sibs []*node, idx int) string {
 		}
 		return strings.Join(above, "\n")
 	}
+	end := int(stmt.EndByte())
+	eol := end
+	for eol < len(b) && b[eol] != '\n' {
+		eol++
+	}
+	if rest := strings.TrimSpace(string(b[end:eol])); strings.HasPrefix(rest, "#") {
+		return strings.TrimSpace(strings.TrimPrefix(rest, "#"))
+	}
 	if idx+1 < len(sibs) {
 		next := sibs[idx+1]
-		if next.Kind() == "comment" && next.Row() == stmt.EndRow() {
-			return strings.TrimSpace(strings.TrimPrefix(s.text(next), "#"))
-		}
 		if next.Kind() == "expression_statement" && next.NamedChildCount() == 1 {
-			if str, ok := s.stringValue(next.NamedChild(0)); ok {
+			if str, ok := cp.s.stringValue(next.NamedChild(0)); ok {
 				return strings.TrimSpace(str)
 			}
 		}

@@ -74,8 +74,8 @@ type Site struct {
 type Catalog struct {
 	Version     string // torch.version.__version__, or "" if unknown
 	Fingerprint string // identifies the tree the catalog was built from
-	Modules    []*Module
-	HasCompile bool // torch.compile exists (torch/_inductor is present)
+	Modules     []*Module
+	HasCompile  bool // torch.compile exists (torch/_inductor is present)
 	// Modes maps a torch.compile mode to the inductor flags it sets
 	// (values as written), from list_mode_options in torch/_inductor/__init__.py.
 	Modes map[string]map[string]string

@@ -1,6 +1,5 @@
 package gates
 
-
 // parseModes reads list_mode_options in torch/_inductor/__init__.py: the
 // dict literal of mode → {flag: value} inside it. A mode whose value is a
 // name refers to a module-level dict literal in the same file.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -79,26 +80,63 @@ func moduleName(rel string) string {
 	return strings.ReplaceAll(m, "/", ".")
 }
 
-// parserPool hands each worker its own parser.
-type parserPool chan *parser
+// worker is what one scanning goroutine owns: a parser and a read buffer
+// reused from file to file (nothing the catalog keeps points into it).
+type worker struct {
+	p   *parser
+	buf []byte
+}
 
-func newParserPool(g *grammar, n int) (parserPool, error) {
-	pp := make(parserPool, n)
+// read reads a file into the worker's buffer.
+func (w *worker) read(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if n := int(st.Size()) + 1; cap(w.buf) < n {
+		w.buf = make([]byte, n+n/4)
+	}
+	b := w.buf[:0]
+	for {
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(b) == cap(b) { // the file grew while being read
+			b = append(b, 0)[:len(b)]
+		}
+	}
+}
+
+// workerPool hands each goroutine its own worker.
+type workerPool chan *worker
+
+func newWorkerPool(g *grammar, n int) (workerPool, error) {
+	wp := make(workerPool, n)
 	for i := 0; i < n; i++ {
 		p, err := newParser(g)
 		if err != nil {
-			pp.close()
+			wp.close()
 			return nil, err
 		}
-		pp <- p
+		wp <- &worker{p: p}
 	}
-	return pp, nil
+	return wp, nil
 }
 
-func (pp parserPool) close() {
-	close(pp)
-	for p := range pp {
-		p.Close()
+func (wp workerPool) close() {
+	close(wp)
+	for w := range wp {
+		w.p.Close()
 	}
 }
 
@@ -107,11 +145,11 @@ func scanFiles(ctx context.Context, siteDir string, files []torchFile, opts Opti
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	parsers, err := newParserPool(newGrammar(), workers)
+	workersPool, err := newWorkerPool(newGrammar(), workers)
 	if err != nil {
 		return nil, err
 	}
-	defer parsers.close()
+	defer workersPool.close()
 
 	// Phase 1: config modules.
 	var mu sync.Mutex
@@ -122,16 +160,16 @@ func scanFiles(ctx context.Context, siteDir string, files []torchFile, opts Opti
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			b, err := os.ReadFile(filepath.Join(siteDir, f.rel))
+			w := <-workersPool
+			defer func() { workersPool <- w }()
+			b, err := w.read(filepath.Join(siteDir, f.rel))
 			if err != nil {
 				return fmt.Errorf("gates: read %s: %w", f.rel, err)
 			}
 			if !mightBeConfigModule(b) {
 				return nil
 			}
-			parser := <-parsers
-			m := parseConfigModule(parser, b, f.rel, moduleName(f.rel))
-			parsers <- parser
+			m := parseConfigModule(w.p, b, f.rel, moduleName(f.rel))
 			if m != nil {
 				mu.Lock()
 				cat.Modules = append(cat.Modules, m)
@@ -154,16 +192,16 @@ func scanFiles(ctx context.Context, siteDir string, files []torchFile, opts Opti
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				b, err := os.ReadFile(filepath.Join(siteDir, f.rel))
+				w := <-workersPool
+				defer func() { workersPool <- w }()
+				b, err := w.read(filepath.Join(siteDir, f.rel))
 				if err != nil {
 					return fmt.Errorf("gates: read %s: %w", f.rel, err)
 				}
 				if !opts.NoPrefilter && !containsAnyWord(b, ix.lastNames) {
 					return nil
 				}
-				parser := <-parsers
-				sites, ok := safeScanSites(parser, ix, f.rel, b, !opts.NoPrefilter)
-				parsers <- parser
+				sites, ok := safeScanSites(w.p, ix, f.rel, b, !opts.NoPrefilter)
 				if !ok {
 					mu.Lock()
 					cat.Skipped = append(cat.Skipped, f.rel)
@@ -199,9 +237,9 @@ func scanFiles(ctx context.Context, siteDir string, files []torchFile, opts Opti
 	sort.Strings(cat.Skipped)
 	cat.Version = readVersion(siteDir)
 	cat.Fingerprint = fingerprint(siteDir, files)
-	parser := <-parsers
-	err = readCompileInfo(siteDir, cat, parser)
-	parsers <- parser
+	w := <-workersPool
+	err = readCompileInfo(siteDir, cat, w.p)
+	workersPool <- w
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +274,9 @@ func scanSites(p *parser, ix *flagIndex, rel string, b []byte, pieces bool) map[
 		s := &src{b: b}
 		t := p.parse(b)
 		trees = []parsed{{t, s}}
-		fs.collectBindings(s, t.Root(), fs.module)
+		if r := t.Root(); r != nil {
+			fs.collectBindings(s, r, fs.module)
+		}
 	}
 	if !pieces {
 		whole()
@@ -251,58 +291,109 @@ func scanSites(p *parser, ix *flagIndex, rel string, b []byte, pieces bool) map[
 	return fs.sites
 }
 
-// scanPieces parses the relevant pieces of b and collects their bindings;
-// false means a piece had a syntax error and the caller should parse all of b.
+// unit is a top-level statement, or a class split into its header and
+// members, that the scanner parses or skips.
+type unit struct {
+	piece
+	members []piece // for a class: header first, then one piece per member
+	keep    []bool  // per piece: wanted (a plain statement uses keep[0])
+	parsed  []bool  // per piece: already in a tree
+}
+
+// scanPieces parses only what can involve a config module: the top-level
+// statements (for classes, the members) that name a config module, then,
+// round by round, those naming a module- or class-level alias found so far,
+// until no new alias appears. Each round parses just its new pieces, in
+// place (tree-sitter's included ranges), so positions stay true; all trees
+// share one set of scopes. false means a piece did not parse cleanly and
+// the caller should parse all of b.
 func scanPieces(p *parser, ix *flagIndex, fs *fileSites, b []byte, keep func(*tree, *src)) bool {
-	ps := topLevelPieces(b)
-	done := make([]bool, len(ps))
+	var units []unit
+	for _, pc := range topLevelPieces(b) {
+		u := unit{piece: pc, members: []piece{pc}}
+		if text := b[pc.start:pc.end]; isClassPiece(text) {
+			if ms := splitStatements(text, -1); len(ms) > 2 {
+				for k := range ms {
+					ms[k].start += pc.start
+					ms[k].end += pc.start
+				}
+				u.members = ms
+			}
+		}
+		u.keep = make([]bool, len(u.members))
+		u.parsed = make([]bool, len(u.members))
+		units = append(units, u)
+	}
 	triggers := make(map[string]bool, len(ix.lastNames)+1)
 	for w := range ix.lastNames {
 		triggers[w] = true
 	}
+	lines := newLineIndex(b)
+	s := &src{b: b}
 	for {
-		type parsed struct {
-			t *tree
-			s *src
+		var spans []span
+		add := func(pc piece) {
+			if n := len(spans); n > 0 && spans[n-1].end == pc.start {
+				spans[n-1].end = pc.end
+				spans[n-1].endRow, spans[n-1].endCol = lines.point(pc.end)
+				return
+			}
+			sr, sc := lines.point(pc.start)
+			er, ec := lines.point(pc.end)
+			spans = append(spans, span{start: pc.start, end: pc.end, startRow: sr, startCol: sc, endRow: er, endCol: ec})
 		}
-		var fresh []parsed
-		for i := 0; i < len(ps); {
-			if done[i] || !containsAnyWord(b[ps[i].start:ps[i].end], triggers) {
-				i++
+		for k := range units {
+			u := &units[k]
+			if len(u.members) == 1 {
+				if !u.parsed[0] && containsAnyWord(b[u.start:u.end], triggers) {
+					u.parsed[0] = true
+					add(u.piece)
+				}
 				continue
 			}
-			j := i
-			for j < len(ps) && !done[j] && containsAnyWord(b[ps[j].start:ps[j].end], triggers) {
-				done[j] = true
-				j++
+			// A class: a header naming a trigger wants every member.
+			header := u.keep[0] || containsAnyWord(b[u.members[0].start:u.members[0].end], triggers)
+			fresh := false
+			for m := 1; m < len(u.members); m++ {
+				if !u.keep[m] && (header || containsAnyWord(b[u.members[m].start:u.members[m].end], triggers)) {
+					u.keep[m] = true
+				}
+				fresh = fresh || (u.keep[m] && !u.parsed[m])
 			}
-			s := &src{b: b[ps[i].start:ps[j-1].end], lineBase: ps[i].line}
-			t := p.parse(s.b)
-			if t.hasError {
-				return false
+			u.keep[0] = header
+			if !fresh {
+				continue
 			}
-			fresh = append(fresh, parsed{t, s})
-			i = j
+			add(u.members[0]) // the header again: its scope is shared across trees
+			for m := 1; m < len(u.members); m++ {
+				if u.keep[m] && !u.parsed[m] {
+					u.parsed[m] = true
+					add(u.members[m])
+				}
+			}
 		}
-		if len(fresh) == 0 {
+		if len(spans) == 0 {
 			return true
 		}
-		for _, t := range fresh {
-			keep(t.t, t.s)
-			if r := t.t.Root(); r != nil {
-				fs.collectBindings(t.s, r, fs.module)
-			}
+		t := p.parseSpans(b, spans)
+		if t.hasError {
+			return false
+		}
+		keep(t, s)
+		if r := t.Root(); r != nil {
+			fs.collectBindings(s, r, fs.module)
 		}
 		grew := false
-		for name, bs := range fs.module.binds {
-			if triggers[name] {
-				continue
-			}
-			for _, bd := range bs {
-				if bd.kind != bindOther {
-					triggers[name] = true
-					grew = true
-					break
+		for _, sc := range append([]*scope{fs.module}, fs.classScopes()...) {
+			for name, bs := range sc.binds {
+				if triggers[name] {
+					continue
+				}
+				for _, bd := range bs {
+					if bd.kind != bindOther {
+						triggers[name], grew = true, true
+						break
+					}
 				}
 			}
 		}
@@ -310,6 +401,24 @@ func scanPieces(p *parser, ix *flagIndex, fs *fileSites, b []byte, keep func(*tr
 			return true
 		}
 	}
+}
+
+// lineIndex maps byte offsets to line and column.
+type lineIndex []int // start offset of each line
+
+func newLineIndex(b []byte) lineIndex {
+	li := lineIndex{0}
+	for i, c := range b {
+		if c == '\n' {
+			li = append(li, i+1)
+		}
+	}
+	return li
+}
+
+func (li lineIndex) point(off int) (row, col int) {
+	row = sort.SearchInts(li, off+1) - 1
+	return row, off - li[row]
 }
 
 var versionRE = regexp.MustCompile(`(?m)^__version__\s*=\s*['"]([^'"]+)['"]`)

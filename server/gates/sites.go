@@ -2,7 +2,6 @@ package gates
 
 import (
 	"strings"
-
 )
 
 // flagIndex is what site resolution needs to know about the catalog.
@@ -77,9 +76,11 @@ type fileSites struct {
 	file     string
 	pkg      string // package used for relative imports
 	module   *scope
-	scopes   map[*node]*scope // function/class/lambda node id → scope
-	aliasy   map[string]bool    // names bound somewhere by import or expression
-	sites    map[string][]Site  // full flag key → sites
+	scopes   map[*node]*scope  // function/class/lambda node → scope
+	classAt  map[uint]*scope   // class start byte → scope
+	aliasy   map[string]bool   // names bound somewhere by import or expression
+	sites    map[string][]Site // full flag key → sites
+	seen     map[siteAt]bool   // sites recorded, to drop repeats
 	visiting map[*binding]bool
 }
 
@@ -88,7 +89,16 @@ func newFileSites(ix *flagIndex, file string) *fileSites {
 	parts := strings.Split(mod, "/")
 	pkgParts := parts[:len(parts)-1]
 	return &fileSites{ix: ix, file: file, pkg: strings.Join(pkgParts, "."), module: newScope(nil, false),
-		scopes: map[*node]*scope{}, aliasy: map[string]bool{"torch": true}, sites: map[string][]Site{}, visiting: map[*binding]bool{}}
+		scopes: map[*node]*scope{}, classAt: map[uint]*scope{}, aliasy: map[string]bool{"torch": true}, sites: map[string][]Site{}, seen: map[siteAt]bool{}, visiting: map[*binding]bool{}}
+}
+
+// classScopes lists the scopes of class bodies.
+func (fs *fileSites) classScopes() []*scope {
+	out := make([]*scope, 0, len(fs.classAt))
+	for _, sc := range fs.classAt {
+		out = append(out, sc)
+	}
+	return out
 }
 
 func (fs *fileSites) bind(sc *scope, name string, b *binding) {
@@ -128,7 +138,13 @@ func (fs *fileSites) collectBindings(s *src, n *node, sc *scope) {
 		if name := n.ChildByFieldName("name"); name != nil {
 			fs.bind(sc, s.text(name), &binding{kind: bindOther})
 		}
-		inner := newScope(sc, true)
+		// A class split across trees (members parsed in different rounds)
+		// keeps one scope, found by its position.
+		inner := fs.classAt[n.StartByte()]
+		if inner == nil {
+			inner = newScope(sc, true)
+			fs.classAt[n.StartByte()] = inner
+		}
 		fs.scopes[n] = inner
 		if body := n.ChildByFieldName("body"); body != nil {
 			fs.collectBindings(s, body, inner)
@@ -543,6 +559,12 @@ func (fs *fileSites) callSite(s *src, n *node, sc *scope) {
 	}
 }
 
+type siteAt struct {
+	key       string
+	line, col int
+	kind      SiteKind
+}
+
 // add records one site for module mod's key at node n.
 func (fs *fileSites) add(s *src, mod, key string, n *node, kind SiteKind) {
 	site := Site{File: fs.file, Line: n.Row() + s.lineBase, Col: n.Col(), Kind: kind,
@@ -557,6 +579,12 @@ func (fs *fileSites) add(s *src, mod, key string, n *node, kind SiteKind) {
 		}
 	}
 	full := mod + "." + key
+	// A class header parsed again with later members yields its sites twice.
+	at := siteAt{full, site.Line, site.Col, kind}
+	if fs.seen[at] {
+		return
+	}
+	fs.seen[at] = true
 	fs.sites[full] = append(fs.sites[full], site)
 }
 

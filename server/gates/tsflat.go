@@ -19,6 +19,8 @@ extern TSParser *ts_parser_new(void);
 extern void ts_parser_delete(TSParser *);
 extern bool ts_parser_set_language(TSParser *, const TSLanguage *);
 extern TSTree *ts_parser_parse_string(TSParser *, const TSTree *, const char *, uint32_t);
+typedef struct { TSPoint start_point, end_point; uint32_t start_byte, end_byte; } TSRange;
+extern bool ts_parser_set_included_ranges(TSParser *, const TSRange *, uint32_t);
 extern void ts_tree_delete(TSTree *);
 extern TSNode ts_tree_root_node(const TSTree *);
 extern uint32_t ts_node_descendant_count(TSNode);
@@ -56,8 +58,12 @@ static TSParser *gates_parser_new(const void *lang) {
 	return p;
 }
 
-static TSTree *gates_parse(TSParser *p, const char *src, uint32_t len, uint32_t *count, bool *err) {
+// gates_parse parses src, or only the given ranges of it when n > 0.
+static TSTree *gates_parse(TSParser *p, const char *src, uint32_t len, const TSRange *ranges, uint32_t n,
+                           uint32_t *count, bool *err) {
+	if (!ts_parser_set_included_ranges(p, ranges, n)) return NULL;
 	TSTree *t = ts_parser_parse_string(p, NULL, src, len);
+	ts_parser_set_included_ranges(p, NULL, 0);
 	if (!t) return NULL;
 	TSNode root = ts_tree_root_node(t);
 	*count = ts_node_descendant_count(root);
@@ -148,8 +154,9 @@ func newGrammar() *grammar {
 
 // parser is one tree-sitter parser; it is not safe for concurrent use.
 type parser struct {
-	g *grammar
-	p *C.TSParser
+	g    *grammar
+	p    *C.TSParser
+	flat []flatNode // scratch the C walk fills, reused across parses
 }
 
 func newParser(g *grammar) (*parser, error) {
@@ -177,6 +184,9 @@ type flatNode struct {
 	last                   int32
 }
 
+// flatNode must match gnode byte for byte: this fails to compile otherwise.
+var _ = [1]struct{}{}[unsafe.Sizeof(flatNode{})-C.sizeof_gnode]
+
 // node is a node of a flattened tree.
 type node struct {
 	flatNode
@@ -190,20 +200,49 @@ type tree struct {
 	hasError bool
 }
 
+// span is a byte range of a source with its 0-based start and end lines
+// and columns, for parsing part of a file in place.
+type span struct {
+	start, end         int
+	startRow, startCol int
+	endRow, endCol     int
+}
+
 // parse parses b and flattens the tree.
-func (p *parser) parse(b []byte) *tree {
+func (p *parser) parse(b []byte) *tree { return p.parseSpans(b, nil) }
+
+// parseSpans parses only the spans of b (all of b when spans is empty);
+// nodes keep their positions in b.
+func (p *parser) parseSpans(b []byte, spans []span) *tree {
 	if len(b) == 0 {
 		b = []byte("\n")
 	}
 	var count C.uint32_t
 	var hasErr C.bool
+	var ranges *C.TSRange
+	if len(spans) > 0 {
+		rs := (*[1 << 28]C.TSRange)(C.malloc(C.size_t(len(spans)) * C.size_t(unsafe.Sizeof(C.TSRange{}))))[:len(spans):len(spans)]
+		defer C.free(unsafe.Pointer(&rs[0]))
+		for i, sp := range spans {
+			rs[i] = C.TSRange{
+				start_point: C.TSPoint{row: C.uint32_t(sp.startRow), column: C.uint32_t(sp.startCol)},
+				end_point:   C.TSPoint{row: C.uint32_t(sp.endRow), column: C.uint32_t(sp.endCol)},
+				start_byte:  C.uint32_t(sp.start),
+				end_byte:    C.uint32_t(sp.end),
+			}
+		}
+		ranges = &rs[0]
+	}
 	cs := (*C.char)(unsafe.Pointer(&b[0]))
-	ct := C.gates_parse(p.p, cs, C.uint32_t(len(b)), &count, &hasErr)
+	ct := C.gates_parse(p.p, cs, C.uint32_t(len(b)), ranges, C.uint32_t(len(spans)), &count, &hasErr)
 	if ct == nil {
 		return &tree{g: p.g}
 	}
 	defer C.ts_tree_delete(ct)
-	flat := make([]flatNode, int(count))
+	if cap(p.flat) < int(count) {
+		p.flat = make([]flatNode, int(count)+int(count)/4)
+	}
+	flat := p.flat[:int(count)]
 	n := 0
 	if count > 0 {
 		n = int(C.gates_flatten(ct, (*C.gnode)(unsafe.Pointer(&flat[0])), count))

@@ -1,0 +1,187 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+	"go.uber.org/zap"
+
+	"github.com/torchlsp/torchlsp/server"
+)
+
+// clientCaps is the part of the client's capabilities the server acts on.
+type clientCaps struct {
+	workDoneProgress bool
+	configuration    bool
+	showDocument     bool
+	plainTextHover   bool // the client cannot render markdown hovers
+}
+
+// Client is the server's handle on the connected editor. It implements
+// server.Notifier, and offers the server-to-client calls the engine may
+// need later (diagnostics, showDocument). It is safe for concurrent use.
+type Client struct {
+	conn  jsonrpc2.Conn
+	log   *zap.Logger
+	docs  *documents
+	files *fileMappers
+
+	ctx   context.Context // ends with the connection
+	ready chan struct{}   // closed once the initialize reply is sent
+	caps  atomic.Pointer[clientCaps]
+
+	seq      atomic.Int64
+	mu       sync.Mutex
+	progress map[string]*workDone // by token
+	closed   bool                 // no more progress workers
+	wg       sync.WaitGroup       // progress workers
+}
+
+var _ server.Notifier = (*Client)(nil)
+
+func newClient(ctx context.Context, conn jsonrpc2.Conn, log *zap.Logger, docs *documents, files *fileMappers) *Client {
+	c := &Client{
+		conn: conn, log: log, docs: docs, files: files,
+		ctx: ctx, ready: make(chan struct{}), progress: make(map[string]*workDone),
+	}
+	c.caps.Store(&clientCaps{})
+	return c
+}
+
+func (c *Client) capabilities() clientCaps { return *c.caps.Load() }
+
+// notify sends a notification, even when the caller's context is already
+// cancelled: what the engine has to say should not be lost with it.
+func (c *Client) notify(ctx context.Context, method string, params any) error {
+	if err := c.conn.Notify(context.WithoutCancel(ctx), method, params); err != nil {
+		c.log.Debug("notification not sent", zap.String("method", method), zap.Error(err))
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	return nil
+}
+
+// ShowMessage shows msg to the user (window/showMessage).
+func (c *Client) ShowMessage(ctx context.Context, typ server.MessageType, msg string) {
+	_ = c.notify(ctx, "window/showMessage", &protocol.ShowMessageParams{Type: protocol.MessageType(typ), Message: msg})
+}
+
+// LogMessage writes msg to the client's log (window/logMessage).
+func (c *Client) LogMessage(ctx context.Context, typ server.MessageType, msg string) {
+	_ = c.notify(ctx, "window/logMessage", &protocol.LogMessageParams{Type: protocol.MessageType(typ), Message: msg})
+}
+
+// Diagnostic is a problem found in a document. Severity uses the message
+// grades: MessageError, MessageWarning, MessageInfo, and MessageLog for a
+// hint.
+type Diagnostic struct {
+	Range    server.Range
+	Severity server.MessageType
+	Source   string
+	Message  string
+}
+
+// PublishDiagnostics replaces the diagnostics shown for the document uri.
+// Ranges are converted against the open document's text, or the file's
+// content on disk when it is not open. version is omitted when 0.
+func (c *Client) PublishDiagnostics(ctx context.Context, docURI string, version int32, diags []Diagnostic) error {
+	m, err := c.mapperFor(docURI)
+	if err != nil && len(diags) > 0 {
+		return fmt.Errorf("publishing diagnostics for %s: %w", docURI, err)
+	}
+	out := make([]protocol.Diagnostic, 0, len(diags))
+	for _, d := range diags {
+		r, err := m.ToLSPRange(d.Range)
+		if err != nil {
+			return fmt.Errorf("publishing diagnostics for %s: %w", docURI, err)
+		}
+		out = append(out, protocol.Diagnostic{
+			Range: r, Severity: protocol.DiagnosticSeverity(d.Severity), Source: d.Source, Message: d.Message,
+		})
+	}
+	return c.notify(ctx, "textDocument/publishDiagnostics", &protocol.PublishDiagnosticsParams{
+		URI: protocol.DocumentURI(docURI), Version: uint32(max(version, 0)), Diagnostics: out,
+	})
+}
+
+// showDocumentParams is window/showDocument's params. go.lsp.dev/protocol
+// declares the method on the wrong side, so it is sent as a raw call.
+type showDocumentParams struct {
+	URI       string          `json:"uri"`
+	External  bool            `json:"external,omitempty"`
+	TakeFocus bool            `json:"takeFocus,omitempty"`
+	Selection *protocol.Range `json:"selection,omitempty"`
+}
+
+// ShowDocument asks the client to open loc's file and select its range
+// (window/showDocument). It reports whether the client did; clients
+// without the capability get an error.
+func (c *Client) ShowDocument(ctx context.Context, loc server.Location, takeFocus bool) (bool, error) {
+	if !c.capabilities().showDocument {
+		return false, fmt.Errorf("show document %s: client does not support window/showDocument", loc.Path)
+	}
+	p := showDocumentParams{URI: string(uri.File(loc.Path)), TakeFocus: takeFocus}
+	if m, err := c.files.get(loc.Path); err == nil {
+		if r, err := m.ToLSPRange(loc.Range); err == nil {
+			p.Selection = &r
+		}
+	}
+	var result struct {
+		Success bool `json:"success"`
+	}
+	if _, err := c.conn.Call(ctx, "window/showDocument", &p, &result); err != nil {
+		return false, fmt.Errorf("show document %s: %w", loc.Path, err)
+	}
+	return result.Success, nil
+}
+
+// Refresh sends one of the workspace/*/refresh requests (for example
+// "workspace/semanticTokens/refresh"), which go.lsp.dev/protocol declares
+// on the wrong side.
+func (c *Client) Refresh(ctx context.Context, method string) error {
+	if _, err := c.conn.Call(ctx, method, nil, nil); err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	return nil
+}
+
+// mapperFor returns a Mapper for a document: the open version if any,
+// else the file on disk.
+func (c *Client) mapperFor(docURI string) (*Mapper, error) {
+	if doc := c.docs.get(docURI); doc != nil {
+		return doc.mapper, nil
+	}
+	path, ok := filePath(docURI)
+	if !ok {
+		return nil, fmt.Errorf("document %s is not open", docURI)
+	}
+	return c.files.get(path)
+}
+
+// mapperForPath returns a Mapper for a local file: the open document's
+// text when the editor has it open (it may be unsaved), else the file.
+func (c *Client) mapperForPath(path string) (*Mapper, error) {
+	if doc := c.docs.getPath(path); doc != nil {
+		return doc.mapper, nil
+	}
+	return c.files.get(path)
+}
+
+// configuration pulls the "torchlsp" section with workspace/configuration.
+// It returns nil when the client has none.
+func (c *Client) configuration(ctx context.Context) (json.RawMessage, error) {
+	params := protocol.ConfigurationParams{Items: []protocol.ConfigurationItem{{Section: "torchlsp"}}}
+	var result []json.RawMessage
+	if _, err := c.conn.Call(ctx, "workspace/configuration", &params, &result); err != nil {
+		return nil, fmt.Errorf("workspace/configuration: %w", err)
+	}
+	if len(result) == 0 || string(result[0]) == "null" {
+		return nil, nil
+	}
+	return result[0], nil
+}

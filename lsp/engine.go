@@ -1,0 +1,65 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/torchlsp/torchlsp/server"
+)
+
+// Engine is what the language server needs from the editor-independent
+// engine. Positions are byte columns (server.Position); URIs are passed
+// through as the client sent them, and the engine decides what a non-file
+// URI (untitled:, …) means.
+//
+// The text synchronisation methods and DidChangeConfiguration are called in
+// the order their notifications arrived, before any later request is
+// dispatched, so they must return quickly: store the text, schedule the
+// work. Hover and Definition run concurrently with each other and with
+// later notifications, and must honour ctx (it is cancelled when the
+// client cancels the request or the connection ends).
+type Engine interface {
+	// Initialize prepares the engine for a workspace. An error fails the
+	// initialize request, and the client may try again.
+	Initialize(ctx context.Context, p InitializeParams) error
+	// Initialized is called once the client has acknowledged
+	// initialization and the initial configuration (if the client offers
+	// one) has been delivered; slow start-up work belongs here.
+	Initialized(ctx context.Context)
+	// DidChangeConfiguration delivers the "torchlsp" settings section.
+	DidChangeConfiguration(ctx context.Context, settings json.RawMessage)
+	DidOpen(ctx context.Context, uri string, version int32, text string)
+	// DidChange delivers the full new text: incremental edits have
+	// already been applied.
+	DidChange(ctx context.Context, uri string, version int32, text string)
+	DidClose(ctx context.Context, uri string)
+	DidSave(ctx context.Context, uri string)
+	// Hover returns nil, nil when there is nothing to show.
+	Hover(ctx context.Context, uri string, pos server.Position) (*server.Hover, error)
+	Definition(ctx context.Context, uri string, pos server.Position) ([]server.Location, error)
+	// Shutdown releases targets and helpers. It is called once, either for
+	// the client's shutdown request or when the connection ends without
+	// one.
+	Shutdown(ctx context.Context) error
+}
+
+// InitializeParams is what the engine learns from the initialize request.
+type InitializeParams struct {
+	// RootDir is the workspace root directory, "" when the client opened
+	// no folder (or a non-file one).
+	RootDir string
+	// WorkspaceFolders are the workspace folder directories (file URIs
+	// only); RootDir is among them when set.
+	WorkspaceFolders []string
+	// InitializationOptions is the client's initializationOptions, raw;
+	// nil when absent.
+	InitializationOptions json.RawMessage
+	ClientName            string
+	ClientVersion         string
+	// ClientProcessID is the client's process id, 0 when not given. The
+	// server already watches it and ends when that process does.
+	ClientProcessID int
+	// Notifier reaches the user. Before the initialize reply is sent,
+	// messages are delivered but progress waits for the reply.
+	Notifier server.Notifier
+}

@@ -1,0 +1,5 @@
+package lsp_test
+
+import "os"
+
+func writeFile(path, text string) error { return os.WriteFile(path, []byte(text), 0o644) }

@@ -1,0 +1,440 @@
+// Package lsptest is a fake LSP client for driving torchlsp in tests and
+// benchmarks, in the spirit of gopls' fake editor. It connects to a server
+// over any byte stream (a net.Pipe to an in-process server, or a
+// subprocess's stdio), sends requests and notifications with explicit
+// ids (so they can be cancelled), answers the server's requests
+// (workspace/configuration, window/workDoneProgress/create,
+// window/showDocument), records everything the server sends as Events,
+// and lets a test wait for an event with a deadline instead of sleeping.
+// A raw mode writes arbitrary bytes for testing malformed input.
+package lsptest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// Options describe the client: what it advertises at initialize and how
+// it answers the server's requests.
+type Options struct {
+	ClientName            string // clientInfo.name; "lsptest" by default
+	ProcessID             int    // processId; 0 sends null
+	RootDir               string // rootUri as a file URI; "" sends null
+	InitializationOptions any
+
+	WorkDoneProgress bool     // capabilities.window.workDoneProgress
+	Configuration    bool     // capabilities.workspace.configuration
+	ShowDocument     bool     // capabilities.window.showDocument.support, and the answer's success
+	HoverFormats     []string // textDocument.hover.contentFormat; nil advertises markdown
+
+	// Settings answers workspace/configuration for section "torchlsp";
+	// nil answers null. SetSettings changes it later.
+	Settings json.RawMessage
+}
+
+// Event is one message the server sent that no request of this client was
+// waiting for: a notification, a request to the client, or a response
+// without a known id (such as a ParseError reply with a null id).
+type Event struct {
+	Method   string          // "" for a response
+	Params   json.RawMessage // notification or request params
+	ID       json.RawMessage // the server's request id, or a response's id
+	Request  bool            // a request the client answered
+	Response *Response       // for responses only
+}
+
+// Response is the server's reply to a request.
+type Response struct {
+	ID     json.RawMessage
+	Result json.RawMessage
+	Error  *ResponseError
+}
+
+// ResponseError is a JSON-RPC error reply. It is an error.
+type ResponseError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *ResponseError) Error() string { return fmt.Sprintf("jsonrpc error %d: %s", e.Code, e.Message) }
+
+// JSON-RPC and LSP error codes.
+const (
+	CodeParseError           = -32700
+	CodeInvalidRequest       = -32600
+	CodeMethodNotFound       = -32601
+	CodeInvalidParams        = -32602
+	CodeInternalError        = -32603
+	CodeServerNotInitialized = -32002
+	CodeRequestCancelled     = -32800
+)
+
+// ErrorCode returns the JSON-RPC code of err, or 0 if it is not an error
+// reply.
+func ErrorCode(err error) int {
+	var re *ResponseError
+	if errors.As(err, &re) {
+		return re.Code
+	}
+	return 0
+}
+
+// Client is a fake LSP client. Its methods are safe for concurrent use.
+type Client struct {
+	opts   Options
+	in     *bufio.Reader
+	out    io.Writer
+	closer io.Closer
+
+	wmu      sync.Mutex
+	nextID   atomic.Int64
+	settings atomic.Pointer[json.RawMessage]
+
+	mu      sync.Mutex
+	pending map[string]chan *Response
+	events  []Event
+	changed chan struct{} // closed and replaced when events grow
+	done    chan struct{} // closed when the server's side ends
+	readErr error
+}
+
+// New starts a client on conn; its reader runs until conn ends.
+func New(conn io.ReadWriteCloser, opts Options) *Client {
+	c := &Client{
+		opts: opts, in: bufio.NewReader(conn), out: conn, closer: conn,
+		pending: make(map[string]chan *Response), changed: make(chan struct{}), done: make(chan struct{}),
+	}
+	s := opts.Settings
+	c.settings.Store(&s)
+	go c.readLoop()
+	return c
+}
+
+// SetSettings changes the answer to workspace/configuration.
+func (c *Client) SetSettings(settings json.RawMessage) { c.settings.Store(&settings) }
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.closer.Close() }
+
+// Done is closed when the server's side of the connection ends.
+func (c *Client) Done() <-chan struct{} { return c.done }
+
+// Err is why the connection ended, once Done is closed.
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.readErr
+}
+
+// wireMessage is any JSON-RPC message.
+type wireMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *ResponseError  `json:"error,omitempty"`
+}
+
+// WriteRaw writes b to the server as is: no framing is added.
+func (c *Client) WriteRaw(b []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if _, err := c.out.Write(b); err != nil {
+		return fmt.Errorf("writing to server: %w", err)
+	}
+	return nil
+}
+
+// WriteFrame writes body with a correct Content-Length header.
+func (c *Client) WriteFrame(body []byte) error {
+	frame := make([]byte, 0, len(body)+32)
+	frame = append(frame, "Content-Length: "...)
+	frame = strconv.AppendInt(frame, int64(len(body)), 10)
+	frame = append(frame, "\r\n\r\n"...)
+	return c.WriteRaw(append(frame, body...))
+}
+
+func (c *Client) send(m wireMessage) error {
+	m.JSONRPC = "2.0"
+	body, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", m.Method, err)
+	}
+	return c.WriteFrame(body)
+}
+
+func marshalParams(params any) (json.RawMessage, error) {
+	if params == nil {
+		return nil, nil
+	}
+	if raw, ok := params.(json.RawMessage); ok {
+		return raw, nil
+	}
+	b, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("encoding params: %w", err)
+	}
+	return b, nil
+}
+
+// Notify sends a notification.
+func (c *Client) Notify(method string, params any) error {
+	p, err := marshalParams(params)
+	if err != nil {
+		return err
+	}
+	return c.send(wireMessage{Method: method, Params: p})
+}
+
+// Pending is a request sent and not yet answered.
+type Pending struct {
+	ID     int64
+	method string
+	ch     chan *Response
+	c      *Client
+}
+
+// Start sends a request with the next numeric id and returns without
+// waiting for the reply.
+func (c *Client) Start(method string, params any) (*Pending, error) {
+	p, err := marshalParams(params)
+	if err != nil {
+		return nil, err
+	}
+	id := c.nextID.Add(1)
+	key := strconv.FormatInt(id, 10)
+	ch := make(chan *Response, 1)
+	c.mu.Lock()
+	c.pending[key] = ch
+	c.mu.Unlock()
+	if err := c.send(wireMessage{ID: json.RawMessage(key), Method: method, Params: p}); err != nil {
+		c.mu.Lock()
+		delete(c.pending, key)
+		c.mu.Unlock()
+		return nil, err
+	}
+	return &Pending{ID: id, method: method, ch: ch, c: c}, nil
+}
+
+// Wait waits for the reply. An error reply is returned as the Response's
+// Error, not as err; err is for a deadline or a closed connection.
+func (p *Pending) Wait(ctx context.Context) (*Response, error) {
+	select {
+	case r := <-p.ch:
+		return r, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for %s #%d: %w", p.method, p.ID, ctx.Err())
+	case <-p.c.done:
+		// A reply read just before the end is still delivered.
+		select {
+		case r := <-p.ch:
+			return r, nil
+		default:
+		}
+		return nil, fmt.Errorf("waiting for %s #%d: connection ended: %w", p.method, p.ID, p.c.Err())
+	}
+}
+
+// Decode waits for the reply and decodes its result into result (which
+// may be nil). An error reply is returned as a *ResponseError.
+func (p *Pending) Decode(ctx context.Context, result any) error {
+	r, err := p.Wait(ctx)
+	if err != nil {
+		return err
+	}
+	if r.Error != nil {
+		return r.Error
+	}
+	if result == nil || len(r.Result) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(r.Result, result); err != nil {
+		return fmt.Errorf("decoding %s result: %w", p.method, err)
+	}
+	return nil
+}
+
+// Call sends a request and waits for its reply, decoding the result into
+// result (which may be nil). An error reply is a *ResponseError.
+func (c *Client) Call(ctx context.Context, method string, params, result any) error {
+	p, err := c.Start(method, params)
+	if err != nil {
+		return err
+	}
+	return p.Decode(ctx, result)
+}
+
+// Cancel sends $/cancelRequest for a numeric id, as editors do.
+func (c *Client) Cancel(id int64) error {
+	return c.Notify("$/cancelRequest", map[string]int64{"id": id})
+}
+
+func (c *Client) readLoop() {
+	err := c.readMessages()
+	c.mu.Lock()
+	c.readErr = err
+	close(c.done)
+	c.mu.Unlock()
+}
+
+func (c *Client) readMessages() error {
+	for {
+		body, err := c.readFrame()
+		if err != nil {
+			return err
+		}
+		var m wireMessage
+		if err := json.Unmarshal(body, &m); err != nil {
+			return fmt.Errorf("server sent invalid JSON %q: %w", body, err)
+		}
+		switch {
+		case m.Method == "":
+			c.deliver(&Response{ID: m.ID, Result: m.Result, Error: m.Error})
+		case len(m.ID) > 0:
+			c.record(Event{Method: m.Method, Params: m.Params, ID: m.ID, Request: true})
+			go c.answer(m) // never block the reader on a write
+		default:
+			c.record(Event{Method: m.Method, Params: m.Params})
+		}
+	}
+}
+
+// readFrame reads one message; the server's framing must be exact.
+func (c *Client) readFrame() ([]byte, error) {
+	length := -1
+	for {
+		line, err := c.in.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			break
+		}
+		name, value, ok := strings.Cut(line, ":")
+		if !ok {
+			return nil, fmt.Errorf("server sent bad header %q", line)
+		}
+		if strings.EqualFold(name, "Content-Length") {
+			if length, err = strconv.Atoi(strings.TrimSpace(value)); err != nil {
+				return nil, fmt.Errorf("server sent bad Content-Length %q", value)
+			}
+		}
+	}
+	if length < 0 {
+		return nil, errors.New("server sent no Content-Length")
+	}
+	body := make([]byte, length)
+	if _, err := io.ReadFull(c.in, body); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
+func (c *Client) deliver(r *Response) {
+	c.mu.Lock()
+	ch, ok := c.pending[string(r.ID)]
+	delete(c.pending, string(r.ID))
+	c.mu.Unlock()
+	if ok {
+		ch <- r
+		return
+	}
+	c.record(Event{ID: r.ID, Response: r})
+}
+
+func (c *Client) record(e Event) {
+	c.mu.Lock()
+	c.events = append(c.events, e)
+	close(c.changed)
+	c.changed = make(chan struct{})
+	c.mu.Unlock()
+}
+
+// answer replies to a request from the server.
+func (c *Client) answer(m wireMessage) {
+	reply := wireMessage{ID: m.ID}
+	switch m.Method {
+	case "workspace/configuration":
+		var p struct {
+			Items []struct {
+				Section string `json:"section"`
+			} `json:"items"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		out := make([]json.RawMessage, len(p.Items))
+		for i, it := range p.Items {
+			out[i] = json.RawMessage("null")
+			if s := *c.settings.Load(); it.Section == "torchlsp" && s != nil {
+				out[i] = s
+			}
+		}
+		reply.Result, _ = json.Marshal(out)
+	case "window/workDoneProgress/create":
+		if c.opts.WorkDoneProgress {
+			reply.Result = json.RawMessage("null")
+		} else {
+			reply.Error = &ResponseError{Code: CodeMethodNotFound, Message: "progress not supported"}
+		}
+	case "window/showDocument":
+		reply.Result, _ = json.Marshal(map[string]bool{"success": c.opts.ShowDocument})
+	default:
+		reply.Error = &ResponseError{Code: CodeMethodNotFound, Message: "lsptest: " + m.Method}
+	}
+	_ = c.send(reply) // a closed connection ends the test elsewhere
+}
+
+// Events returns a copy of the events so far.
+func (c *Client) Events() []Event {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Event(nil), c.events...)
+}
+
+// Await returns the first event, past or future, for which match is true.
+// It fails when ctx ends or the connection ends first.
+func (c *Client) Await(ctx context.Context, match func(Event) bool) (Event, error) {
+	seen := 0
+	for {
+		c.mu.Lock()
+		for ; seen < len(c.events); seen++ {
+			if match(c.events[seen]) {
+				e := c.events[seen]
+				c.mu.Unlock()
+				return e, nil
+			}
+		}
+		changed := c.changed
+		c.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return Event{}, fmt.Errorf("awaiting event: %w", ctx.Err())
+		case <-c.done:
+			// Events recorded before the end are still examined once.
+			c.mu.Lock()
+			n := len(c.events)
+			c.mu.Unlock()
+			if seen == n {
+				return Event{}, fmt.Errorf("awaiting event: connection ended: %v", c.Err())
+			}
+		}
+	}
+}
+
+// Decode decodes an event's params into v.
+func (e Event) Decode(v any) error {
+	if err := json.Unmarshal(e.Params, v); err != nil {
+		return fmt.Errorf("decoding %s params: %w", e.Method, err)
+	}
+	return nil
+}

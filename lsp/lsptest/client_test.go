@@ -1,0 +1,134 @@
+package lsptest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// peer is a scripted server on the other end of a pipe. It reads all
+// the time, as a real server does: pipe writes wait for a reader.
+type peer struct {
+	conn net.Conn
+	msgs chan wireMessage
+}
+
+func newPair(t *testing.T, opts Options) (*Client, *peer) {
+	t.Helper()
+	a, b := net.Pipe()
+	c := New(a, opts)
+	p := &peer{conn: b, msgs: make(chan wireMessage, 16)}
+	go func() {
+		r := &Client{in: bufio.NewReader(b)}
+		for {
+			body, err := r.readFrame()
+			if err != nil {
+				close(p.msgs)
+				return
+			}
+			var m wireMessage
+			if json.Unmarshal(body, &m) == nil {
+				p.msgs <- m
+			}
+		}
+	}()
+	t.Cleanup(func() { c.Close(); b.Close() })
+	return c, p
+}
+
+func (p *peer) send(t *testing.T, body string) {
+	t.Helper()
+	if _, err := p.conn.Write([]byte("Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (p *peer) read(t *testing.T) wireMessage {
+	t.Helper()
+	select {
+	case m, ok := <-p.msgs:
+		if !ok {
+			t.Fatal("client connection ended")
+		}
+		return m
+	case <-time.After(20 * time.Second):
+		t.Fatal("no message from the client")
+	}
+	return wireMessage{}
+}
+
+func ctxFor(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestCallAndEvents(t *testing.T) {
+	ctx := ctxFor(t)
+	c, p := newPair(t, Options{Configuration: true, Settings: json.RawMessage(`{"target":"gpu"}`)})
+
+	pending, err := c.Start("textDocument/hover", map[string]int{"x": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := p.read(t)
+	if req.Method != "textDocument/hover" || string(req.ID) != strconv.FormatInt(pending.ID, 10) {
+		t.Fatalf("server got %+v", req)
+	}
+	p.send(t, `{"jsonrpc":"2.0","method":"window/showMessage","params":{"type":3,"message":"hello there"}}`)
+	p.send(t, `{"jsonrpc":"2.0","id":"cfg","method":"workspace/configuration","params":{"items":[{"section":"torchlsp"},{"section":"other"}]}}`)
+	answer := p.read(t)
+	if string(answer.ID) != `"cfg"` || string(answer.Result) != `[{"target":"gpu"},null]` {
+		t.Errorf("configuration answer = %s %s", answer.ID, answer.Result)
+	}
+	p.send(t, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"error":{"code":-32601,"message":"nope"}}`)
+	if err := pending.Decode(ctx, nil); ErrorCode(err) != CodeMethodNotFound {
+		t.Errorf("reply error = %v", err)
+	}
+	p.send(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse"}}`)
+
+	// Await sees past events as well as future ones.
+	msg, err := c.AwaitMessage(ctx, false, "hello")
+	if err != nil || msg.Type != 3 {
+		t.Errorf("AwaitMessage = %+v, %v", msg, err)
+	}
+	e, err := c.Await(ctx, func(e Event) bool { return e.Response != nil })
+	if err != nil || ErrorCode(e.Response.Error) != CodeParseError {
+		t.Errorf("unsolicited response = %+v, %v", e, err)
+	}
+	methods := []string{}
+	for _, e := range c.Events() {
+		methods = append(methods, e.Method)
+	}
+	if got := strings.Join(methods, ","); got != "window/showMessage,workspace/configuration," {
+		t.Errorf("events = %q", got)
+	}
+}
+
+func TestAwaitEnds(t *testing.T) {
+	c, p := newPair(t, Options{})
+	short, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := c.Await(short, func(Event) bool { return true }); !errors.Is(err, context.Canceled) {
+		t.Errorf("Await with a done context = %v", err)
+	}
+	pending, err := c.Start("shutdown", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.read(t)
+	p.conn.Close()
+	ctx := ctxFor(t)
+	if _, err := c.Await(ctx, func(Event) bool { return true }); err == nil || errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Await after the connection ended = %v", err)
+	}
+	if _, err := pending.Wait(ctx); err == nil {
+		t.Error("Wait after the connection ended succeeded")
+	}
+}

@@ -1,0 +1,395 @@
+package lsptest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// Position is an LSP position: 0-based line, UTF-16 code units.
+type Position struct {
+	Line      uint32 `json:"line"`
+	Character uint32 `json:"character"`
+}
+
+// Range is an LSP range.
+type Range struct {
+	Start Position `json:"start"`
+	End   Position `json:"end"`
+}
+
+// Location is an LSP location.
+type Location struct {
+	URI   string `json:"uri"`
+	Range Range  `json:"range"`
+}
+
+// Hover is an LSP hover result.
+type Hover struct {
+	Contents struct {
+		Kind  string `json:"kind"`
+		Value string `json:"value"`
+	} `json:"contents"`
+	Range *Range `json:"range,omitempty"`
+}
+
+// InitializeResult is the part of the initialize reply tests look at.
+type InitializeResult struct {
+	Capabilities struct {
+		TextDocumentSync struct {
+			OpenClose bool `json:"openClose"`
+			Change    int  `json:"change"`
+			Save      *struct {
+				IncludeText bool `json:"includeText"`
+			} `json:"save"`
+		} `json:"textDocumentSync"`
+		HoverProvider      bool `json:"hoverProvider"`
+		DefinitionProvider bool `json:"definitionProvider"`
+	} `json:"capabilities"`
+	ServerInfo *struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	} `json:"serverInfo"`
+}
+
+// FileURI returns the file URI of an absolute path.
+func FileURI(path string) string {
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
+}
+
+// InitializeParams returns the initialize params the client's Options
+// describe.
+func (c *Client) InitializeParams() map[string]any {
+	name := c.opts.ClientName
+	if name == "" {
+		name = "lsptest"
+	}
+	formats := c.opts.HoverFormats
+	if formats == nil {
+		formats = []string{"markdown", "plaintext"}
+	}
+	p := map[string]any{
+		"processId":  nil,
+		"clientInfo": map[string]string{"name": name, "version": "0"},
+		"rootUri":    nil,
+		"capabilities": map[string]any{
+			"window": map[string]any{
+				"workDoneProgress": c.opts.WorkDoneProgress,
+				"showDocument":     map[string]bool{"support": c.opts.ShowDocument},
+			},
+			"workspace": map[string]any{"configuration": c.opts.Configuration},
+			"textDocument": map[string]any{
+				"hover":           map[string]any{"contentFormat": formats},
+				"synchronization": map[string]any{"didSave": true},
+			},
+		},
+	}
+	if c.opts.ProcessID != 0 {
+		p["processId"] = c.opts.ProcessID
+	}
+	if c.opts.RootDir != "" {
+		p["rootUri"] = FileURI(c.opts.RootDir)
+		p["workspaceFolders"] = []map[string]string{{"uri": FileURI(c.opts.RootDir), "name": filepath.Base(c.opts.RootDir)}}
+	}
+	if c.opts.InitializationOptions != nil {
+		p["initializationOptions"] = c.opts.InitializationOptions
+	}
+	return p
+}
+
+// Initialize sends initialize and waits for the reply.
+func (c *Client) Initialize(ctx context.Context) (*InitializeResult, error) {
+	var res InitializeResult
+	if err := c.Call(ctx, "initialize", c.InitializeParams(), &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// Initialized sends the initialized notification.
+func (c *Client) Initialized() error { return c.Notify("initialized", map[string]any{}) }
+
+// Handshake sends initialize and initialized.
+func (c *Client) Handshake(ctx context.Context) (*InitializeResult, error) {
+	res, err := c.Initialize(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return res, c.Initialized()
+}
+
+// DidOpen opens a document with version 1.
+func (c *Client) DidOpen(uri, languageID, text string) error {
+	return c.Notify("textDocument/didOpen", map[string]any{
+		"textDocument": map[string]any{"uri": uri, "languageId": languageID, "version": 1, "text": text},
+	})
+}
+
+// Change is one content change; a nil Range replaces the whole text.
+type Change struct {
+	Range *Range `json:"range,omitempty"`
+	Text  string `json:"text"`
+}
+
+// DidChange sends changes making the given version of uri.
+func (c *Client) DidChange(uri string, version int32, changes ...Change) error {
+	return c.Notify("textDocument/didChange", map[string]any{
+		"textDocument":   map[string]any{"uri": uri, "version": version},
+		"contentChanges": changes,
+	})
+}
+
+// DidClose closes a document.
+func (c *Client) DidClose(uri string) error {
+	return c.Notify("textDocument/didClose", map[string]any{"textDocument": map[string]string{"uri": uri}})
+}
+
+// DidSave reports a document saved.
+func (c *Client) DidSave(uri string) error {
+	return c.Notify("textDocument/didSave", map[string]any{"textDocument": map[string]string{"uri": uri}})
+}
+
+// DidChangeConfiguration sends settings (raw JSON, may be null).
+func (c *Client) DidChangeConfiguration(settings json.RawMessage) error {
+	return c.Notify("workspace/didChangeConfiguration", map[string]any{"settings": settings})
+}
+
+func positionParams(uri string, line, character uint32) map[string]any {
+	return map[string]any{
+		"textDocument": map[string]string{"uri": uri},
+		"position":     Position{Line: line, Character: character},
+	}
+}
+
+// StartHover sends a hover request without waiting, so it can be
+// cancelled.
+func (c *Client) StartHover(uri string, line, character uint32) (*Pending, error) {
+	return c.Start("textDocument/hover", positionParams(uri, line, character))
+}
+
+// Hover requests a hover; nil means the server had nothing to show.
+func (c *Client) Hover(ctx context.Context, uri string, line, character uint32) (*Hover, error) {
+	var h *Hover
+	if err := c.Call(ctx, "textDocument/hover", positionParams(uri, line, character), &h); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// Definition requests the definition locations.
+func (c *Client) Definition(ctx context.Context, uri string, line, character uint32) ([]Location, error) {
+	var locs []Location
+	if err := c.Call(ctx, "textDocument/definition", positionParams(uri, line, character), &locs); err != nil {
+		return nil, err
+	}
+	return locs, nil
+}
+
+// Shutdown sends shutdown and waits for the reply.
+func (c *Client) Shutdown(ctx context.Context) error { return c.Call(ctx, "shutdown", nil, nil) }
+
+// Exit sends the exit notification.
+func (c *Client) Exit() error { return c.Notify("exit", nil) }
+
+// Message is a window/showMessage or window/logMessage.
+type Message struct {
+	Type    int    `json:"type"`
+	Message string `json:"message"`
+}
+
+// AwaitMessage waits for a window/showMessage (or, when log is set,
+// window/logMessage) containing substr.
+func (c *Client) AwaitMessage(ctx context.Context, log bool, substr string) (Message, error) {
+	method := "window/showMessage"
+	if log {
+		method = "window/logMessage"
+	}
+	var msg Message
+	_, err := c.Await(ctx, func(e Event) bool {
+		if e.Method != method {
+			return false
+		}
+		var m Message
+		if e.Decode(&m) != nil || !strings.Contains(m.Message, substr) {
+			return false
+		}
+		msg = m
+		return true
+	})
+	return msg, err
+}
+
+// ProgressValue is the value of a $/progress notification.
+type ProgressValue struct {
+	Kind        string  `json:"kind"`
+	Title       string  `json:"title"`
+	Cancellable bool    `json:"cancellable"`
+	Message     string  `json:"message"`
+	Percentage  *uint32 `json:"percentage"`
+}
+
+type progressParams struct {
+	Token json.RawMessage `json:"token"`
+	Value ProgressValue   `json:"value"`
+}
+
+// Progress is the life of one work-done progress token as seen so far.
+type Progress struct {
+	Token  string // the token's JSON
+	Title  string
+	Values []ProgressValue // begin, reports, end
+}
+
+// Progresses returns the work-done progress seen so far, in order of begin.
+func (c *Client) Progresses() []Progress {
+	var out []Progress
+	index := make(map[string]int)
+	for _, e := range c.Events() {
+		if e.Method != "$/progress" {
+			continue
+		}
+		var p progressParams
+		if e.Decode(&p) != nil {
+			continue
+		}
+		tok := string(p.Token)
+		i, ok := index[tok]
+		if !ok {
+			i = len(out)
+			index[tok] = i
+			out = append(out, Progress{Token: tok})
+		}
+		if p.Value.Kind == "begin" {
+			out[i].Title = p.Value.Title
+		}
+		out[i].Values = append(out[i].Values, p.Value)
+	}
+	return out
+}
+
+// AwaitProgressBegin waits for the begin of a progress titled title and
+// returns its token (as JSON).
+func (c *Client) AwaitProgressBegin(ctx context.Context, title string) (string, error) {
+	var token string
+	_, err := c.Await(ctx, func(e Event) bool {
+		var p progressParams
+		if e.Method != "$/progress" || e.Decode(&p) != nil {
+			return false
+		}
+		if p.Value.Kind == "begin" && p.Value.Title == title {
+			token = string(p.Token)
+			return true
+		}
+		return false
+	})
+	return token, err
+}
+
+// AwaitProgressEnd waits for the end of the progress titled title and
+// returns all its values.
+func (c *Client) AwaitProgressEnd(ctx context.Context, title string) (Progress, error) {
+	token, err := c.AwaitProgressBegin(ctx, title)
+	if err != nil {
+		return Progress{}, err
+	}
+	_, err = c.Await(ctx, func(e Event) bool {
+		var p progressParams
+		return e.Method == "$/progress" && e.Decode(&p) == nil && string(p.Token) == token && p.Value.Kind == "end"
+	})
+	if err != nil {
+		return Progress{}, err
+	}
+	for _, p := range c.Progresses() {
+		if p.Token == token {
+			return p, nil
+		}
+	}
+	return Progress{}, fmt.Errorf("progress %s vanished", token)
+}
+
+// CancelProgress sends window/workDoneProgress/cancel for a token (as
+// JSON, as AwaitProgressBegin returns it).
+func (c *Client) CancelProgress(token string) error {
+	return c.Notify("window/workDoneProgress/cancel", map[string]json.RawMessage{"token": json.RawMessage(token)})
+}
+
+// Diagnostics is a textDocument/publishDiagnostics.
+type Diagnostics struct {
+	URI         string `json:"uri"`
+	Version     int32  `json:"version"`
+	Diagnostics []struct {
+		Range    Range  `json:"range"`
+		Severity int    `json:"severity"`
+		Source   string `json:"source"`
+		Message  string `json:"message"`
+	} `json:"diagnostics"`
+}
+
+// AwaitDiagnostics waits for diagnostics published for uri.
+func (c *Client) AwaitDiagnostics(ctx context.Context, uri string) (Diagnostics, error) {
+	var d Diagnostics
+	_, err := c.Await(ctx, func(e Event) bool {
+		var x Diagnostics
+		if e.Method != "textDocument/publishDiagnostics" || e.Decode(&x) != nil || x.URI != uri {
+			return false
+		}
+		d = x
+		return true
+	})
+	return d, err
+}
+
+// Process is a language server running as a subprocess.
+type Process struct {
+	Cmd *exec.Cmd
+	*Client
+
+	waitOnce sync.Once
+	waitErr  error
+}
+
+// StartProcess starts cmd and connects a client to its stdin and stdout.
+// Its stderr is left as cmd has it.
+func StartProcess(cmd *exec.Cmd, opts Options) (*Process, error) {
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("starting %s: %w", cmd.Path, err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("starting %s: %w", cmd.Path, err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", cmd.Path, err)
+	}
+	return &Process{Cmd: cmd, Client: New(pipeConn{stdout, stdin}, opts)}, nil
+}
+
+// Wait waits for the process to exit and returns its exit code.
+func (p *Process) Wait() (int, error) {
+	p.waitOnce.Do(func() { p.waitErr = p.Cmd.Wait() })
+	if p.Cmd.ProcessState != nil {
+		return p.Cmd.ProcessState.ExitCode(), nil
+	}
+	return -1, p.waitErr
+}
+
+type pipeConn struct {
+	io.ReadCloser
+	io.WriteCloser
+}
+
+func (p pipeConn) Close() error {
+	werr := p.WriteCloser.Close()
+	rerr := p.ReadCloser.Close()
+	if werr != nil {
+		return werr
+	}
+	return rerr
+}

@@ -1,0 +1,187 @@
+package gates
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestTopLevelPieces(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		want []string // first line of each piece
+	}{
+		{"simple", "a = 1\nb = 2\n", []string{"a = 1", "b = 2"}},
+		{"decorator stays", "@dec\ndef f():\n    pass\nx = 1\n", []string{"@dec", "x = 1"}},
+		{"else stays", "if a:\n    b = 1\nelse:\n    b = 2\nc = 3\n", []string{"if a:", "c = 3"}},
+		{"try stays", "try:\n    x\nexcept E:\n    y\nfinally:\n    z\nw\n", []string{"try:", "w"}},
+		{"triple string", "s = \"\"\"\nnot_a_statement = 1\n\"\"\"\nt = 2\n", []string{"s = \"\"\"", "t = 2"}},
+		{"brackets", "x = (\n1,\n)\ny = [\n]\n", []string{"x = (", "y = ["}},
+		{"continuation", "x = 1 + \\\n2\ny = 3\n", []string{"x = 1 + \\", "y = 3"}},
+		{"comment with quote", "# it's\nx = 1\n", []string{"# it's", "x = 1"}},
+		{"escaped quote", "s = 'a\\'b'\nt = 1\n", []string{"s = 'a\\'b'", "t = 1"}},
+		{"empty", "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := []byte(tt.src)
+			var got []string
+			end := 0
+			for _, p := range topLevelPieces(b) {
+				if p.start != end {
+					t.Fatalf("gap or overlap at %d (piece starts %d)", end, p.start)
+				}
+				end = p.end
+				got = append(got, strings.SplitN(string(b[p.start:p.end]), "\n", 2)[0])
+				if want := strings.Count(string(b[:p.start]), "\n"); p.line != want {
+					t.Errorf("piece at %d: line %d, want %d", p.start, p.line, want)
+				}
+			}
+			if end != len(b) {
+				t.Errorf("pieces end at %d of %d", end, len(b))
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("pieces = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestContainsWord(t *testing.T) {
+	tests := []struct {
+		text, word string
+		want       bool
+	}{
+		{"from . import config", "config", true},
+		{"qconfig = 1", "config", false},
+		{"config_list = 1", "config", false},
+		{"x.config.y", "config", true},
+		{"qconfig; config", "config", true},
+		{"config", "config", true},
+		{"", "config", false},
+	}
+	for _, tt := range tests {
+		if got := containsWord([]byte(tt.text), tt.word); got != tt.want {
+			t.Errorf("containsWord(%q, %q) = %v", tt.text, tt.word, got)
+		}
+	}
+}
+
+// fuzzIndex is a small flag index shaped like inductor's.
+func fuzzIndex() *flagIndex {
+	return newFlagIndex([]*Module{{
+		Name:       "torch._inductor.config",
+		Flags:      []*Flag{{Key: "debug"}, {Key: "triton.cudagraph_trees"}},
+		SubConfigs: []string{"triton"},
+	}})
+}
+
+// Broken, truncated and random sources never crash the scanner, and the
+// piece-wise scan always agrees with the whole-file scan.
+func FuzzScanSites(f *testing.F) {
+	for _, name := range []string{"compile_fx.py", "broken.py", "output_code.py", "config.py"} {
+		b, err := os.ReadFile(filepath.Join(fixtureSite, "torch", "_inductor", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+		f.Add(b[:len(b)/2])
+	}
+	f.Add([]byte("from torch._inductor import config\nif config.debug:\n    '''\nx = 1\n"))
+	f.Add([]byte("import torch\nf\"{config.debug}\"\nconfig = 1\n"))
+	f.Add([]byte("\x00\xff config ((( '''"))
+	g := newGrammar()
+	ix := fuzzIndex()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := newParser(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		pieces := scanSites(p, ix, "torch/_inductor/fuzz.py", b, true)
+		whole := scanSites(p, ix, "torch/_inductor/fuzz.py", b, false)
+		// Agreement is promised for real Python: UTF-8 that parses. With a
+		// syntax error in a skipped piece the whole-file parse recovers
+		// differently, and a stray non-UTF-8 byte can glue onto a name.
+		tr := p.parse(b)
+		if !utf8.Valid(b) || tr.hasError || !splitterAgrees(b, tr) {
+			return
+		}
+		sortSites(pieces)
+		sortSites(whole)
+		if !reflect.DeepEqual(pieces, whole) {
+			t.Errorf("piece-wise sites %v != whole-file sites %v", pieces, whole)
+		}
+		topLevelPieces(b)
+	})
+}
+
+func FuzzConfigModule(f *testing.F) {
+	b, err := os.ReadFile(filepath.Join(fixtureSite, "torch", "_inductor", "config.py"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add(b[:len(b)/3])
+	f.Add([]byte("import sys\nclass a:\n  @x\n  class b: pass\ninstall_config_module(sys.modules[__name__])\n"))
+	g := newGrammar()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := newParser(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		parseConfigModule(p, b, "torch/x/config.py", "torch.x.config")
+		parseModes(p, b)
+	})
+}
+
+// sortSites orders each flag's sites by position, as Scan does.
+func sortSites(m map[string][]Site) {
+	for _, v := range m {
+		sort.Slice(v, func(i, j int) bool {
+			if v[i].Line != v[j].Line {
+				return v[i].Line < v[j].Line
+			}
+			return v[i].Col < v[j].Col
+		})
+	}
+}
+
+// splitterAgrees reports whether topLevelPieces starts a piece exactly where
+// tree-sitter starts a top-level statement. Tree-sitter accepts some text
+// Python rejects (an import continued on the next line without brackets);
+// there the two may disagree, and piece-wise results are not promised.
+func splitterAgrees(b []byte, t *tree) bool {
+	starts := map[int]bool{}
+	for _, c := range t.Root().NamedChildren() {
+		if c.Kind() != "comment" {
+			starts[int(c.StartByte())] = true
+		}
+	}
+	for _, pc := range topLevelPieces(b) {
+		j := pc.start
+		for j < pc.end && (b[j] == ' ' || b[j] == '\t' || b[j] == '\n' || b[j] == '\r' || b[j] == '#') {
+			if b[j] == '#' {
+				for j < pc.end && b[j] != '\n' {
+					j++
+				}
+				continue
+			}
+			j++
+		}
+		if j == pc.end {
+			continue // only blank lines and comments
+		}
+		if !starts[j] {
+			return false
+		}
+		delete(starts, j)
+	}
+	return len(starts) == 0
+}
