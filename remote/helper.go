@@ -103,7 +103,7 @@ type Helper struct {
 // the start.
 func StartHelper(ctx context.Context, t Target, spec Spec) (*Helper, error) {
 	procCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	proc, err := t.Start(procCtx, bootstrapCommand(spec, "torchlsp_helper"))
+	proc, err := startResident(procCtx, t, bootstrapCommand(spec, "torchlsp_helper"))
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("start helper on target %q: %w", t.Name(), err)

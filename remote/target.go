@@ -64,3 +64,19 @@ type HopResult struct {
 	Err     error
 	Hint    string // what to do about Err
 }
+
+// ResidentStarter is implemented by targets that limit concurrent commands
+// (SSH channels) and keep a slot for long-lived ones, so the helper that
+// answers hovers never queues behind mirrors or repro runs.
+type ResidentStarter interface {
+	StartResident(ctx context.Context, cmd Command) (Process, error)
+}
+
+// startResident starts a long-lived command in the target's reserved slot
+// when it has one.
+func startResident(ctx context.Context, t Target, cmd Command) (Process, error) {
+	if rs, ok := t.(ResidentStarter); ok {
+		return rs.StartResident(ctx, cmd)
+	}
+	return t.Start(ctx, cmd)
+}

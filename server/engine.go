@@ -16,6 +16,7 @@ import (
 	"github.com/sourcegraph/conc"
 
 	"github.com/torchlsp/torchlsp/remote"
+	"github.com/torchlsp/torchlsp/remote/sshtarget"
 	"github.com/torchlsp/torchlsp/server/config"
 )
 
@@ -76,7 +77,7 @@ func New(opts Options) *Engine {
 		opts.InspectTimeout = 60 * time.Second
 	}
 	if opts.OpenTarget == nil {
-		opts.OpenTarget = defaultOpenTarget
+		opts.OpenTarget = TargetOpener(sshtarget.Options{})
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Engine{
@@ -208,6 +209,9 @@ func (e *Engine) specLocked(name string) (remote.Spec, error) {
 	if name == "" {
 		name = e.opts.Target
 	}
+	if strings.HasPrefix(name, "ssh://") {
+		return e.urlSpec(name)
+	}
 	spec, err := e.resolved.Target(name)
 	if err != nil {
 		return spec, err
@@ -215,6 +219,27 @@ func (e *Engine) specLocked(name string) (remote.Spec, error) {
 	if e.opts.Python != "" && (name == "" || name == e.opts.Target || name == e.resolved.Default) {
 		spec.Python = e.opts.Python
 	}
+	return spec, nil
+}
+
+// urlSpec makes a target from `--target ssh://user@host:port`, which needs
+// no configuration file.
+func (e *Engine) urlSpec(raw string) (remote.Spec, error) {
+	d, err := sshtarget.ParseURL(raw)
+	if err != nil {
+		return remote.Spec{}, fmt.Errorf("target %s: %w", raw, err)
+	}
+	dest := d.Host
+	if strings.Contains(dest, ":") {
+		dest = "[" + dest + "]"
+	}
+	if d.User != "" {
+		dest = d.User + "@" + dest
+	}
+	if d.Port != 0 {
+		dest = fmt.Sprintf("%s:%d", dest, d.Port)
+	}
+	spec := config.Complete(remote.Spec{Name: raw, SSH: dest, Python: e.opts.Python})
 	return spec, nil
 }
 

@@ -1,0 +1,348 @@
+// Package repro builds and runs scripts that reproduce torch.compile
+// failures in threaded code on a target: the same compile call is run from
+// the main thread, from threading.Thread workers, from a thread pool, and
+// with CUDA graphs (or CUDA graph trees) turned off, and every compiled
+// result is compared with eager. It knows nothing of LSP.
+package repro
+
+import (
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+//go:embed python/repro.py
+var scriptTemplate string
+
+//go:embed python/standin.py
+var standInSource string
+
+// paramsToken is the one place in the template where the parameters go,
+// as a Python string literal holding JSON.
+const paramsToken = "TORCHLSP_PARAMS_LITERAL"
+
+// Variant names, in the order Generate returns them.
+const (
+	VariantThreads           = "threads"             // threading.Thread workers, as the user wrote it
+	VariantExecutor          = "executor"            // concurrent.futures.ThreadPoolExecutor
+	VariantMainThread        = "main-thread"         // every call from the main thread
+	VariantCudagraphsOff     = "cudagraphs-off"      // threads, CUDA graphs off
+	VariantCudagraphTreesOff = "cudagraph-trees-off" // threads, legacy CUDA graphs
+)
+
+// AllVariants lists every variant Generate knows, in its order.
+var AllVariants = []string{VariantThreads, VariantExecutor, VariantMainThread, VariantCudagraphsOff, VariantCudagraphTreesOff}
+
+// Defaults for Spec fields left zero.
+const (
+	DefaultThreads        = 2
+	DefaultCallsPerThread = 100
+	DefaultBackend        = "inductor"
+	DefaultRTol           = 1e-3
+	DefaultATol           = 1e-4
+	DefaultDeadline       = 100 * time.Second
+	DefaultSeed           = 1234
+)
+
+// inductorConfig is the module whose triton.* flags choose CUDA graphs.
+const inductorConfig = "torch._inductor.config"
+
+// ConfigSetting is one assignment to a torch config module in effect in
+// the user's file, e.g. {"torch._inductor.config", "triton.cudagraph_trees",
+// "False"}. Value is Python literal text; the script parses it with
+// ast.literal_eval, never eval.
+type ConfigSetting struct {
+	Module string `json:"module"`
+	Key    string `json:"key"`
+	Value  string `json:"value"`
+}
+
+// Spec describes the torch.compile call to reproduce.
+type Spec struct {
+	Mode      string            // torch.compile mode; "" for the default
+	Options   map[string]string // torch.compile options: key → Python literal text
+	Backend   string            // "" for "inductor"
+	Dynamic   *bool             // nil leaves torch.compile's default
+	Fullgraph bool
+	Config    []ConfigSetting // config assignments and patches in effect, in order
+
+	Threads        int // worker threads; DefaultThreads when 0
+	CallsPerThread int // compiled calls per thread; DefaultCallsPerThread when 0
+	// CompileInThreads makes every worker call torch.compile itself, as in
+	// the reported failure; otherwise the main thread compiles once.
+	CompileInThreads bool
+
+	// Function is the user's function as "module:qualname", importable on
+	// the target. It is used only with Inputs, a "module:qualname" factory
+	// of sample inputs (called with an int seed if it takes an argument);
+	// otherwise the stand-in workload runs and the result says so.
+	Function string
+	Inputs   string
+
+	// StandIn replaces torch.compile's CUDA-graph layer with a pure Python
+	// stand-in that fails the same ways, for machines without CUDA or
+	// without torch.compile (CI).
+	StandIn bool
+
+	RTol, ATol float64       // torch.allclose tolerances; defaults when 0
+	Deadline   time.Duration // the script stops waiting for workers after this; DefaultDeadline when 0
+	Seed       int64         // DefaultSeed when 0
+	Variants   []string      // which variants; AllVariants when empty
+}
+
+// Variant is one self-contained Python script for a fresh interpreter.
+type Variant struct {
+	Name   string
+	Script string
+}
+
+// scriptParams is the JSON the script reads; field names are the script's.
+type scriptParams struct {
+	Variant          string            `json:"variant"`
+	Mode             string            `json:"mode"`
+	Options          map[string]string `json:"options"`
+	Backend          string            `json:"backend"`
+	Dynamic          *bool             `json:"dynamic"`
+	Fullgraph        bool              `json:"fullgraph"`
+	Config           []ConfigSetting   `json:"config"`
+	Threads          int               `json:"threads"`
+	CallsPerThread   int               `json:"calls_per_thread"`
+	CompileInThreads bool              `json:"compile_in_threads"`
+	Function         string            `json:"function"`
+	Inputs           string            `json:"inputs"`
+	StandIn          bool              `json:"stand_in"`
+	StandInSource    string            `json:"stand_in_source"`
+	RTol             float64           `json:"rtol"`
+	ATol             float64           `json:"atol"`
+	DeadlineS        float64           `json:"deadline_s"`
+	Seed             int64             `json:"seed"`
+}
+
+var (
+	dottedName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+	modeName   = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	// VariantName is what Run accepts as a variant name: it names files.
+	variantName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+)
+
+// Generate returns one script per variant of spec, in AllVariants order.
+func Generate(spec Spec) ([]Variant, error) {
+	base, err := baseParams(spec)
+	if err != nil {
+		return nil, err
+	}
+	names := spec.Variants
+	if len(names) == 0 {
+		names = AllVariants
+	}
+	seen := make(map[string]bool)
+	var out []Variant
+	for _, name := range AllVariants {
+		if !contains(names, name) || seen[name] {
+			continue
+		}
+		seen[name] = true
+		p := variantParams(base, name)
+		script, err := render(p)
+		if err != nil {
+			return nil, fmt.Errorf("generate %s: %w", name, err)
+		}
+		out = append(out, Variant{Name: name, Script: script})
+	}
+	for _, n := range names {
+		if !seen[n] {
+			return nil, fmt.Errorf("generate: unknown variant %q (known: %s)", n, strings.Join(AllVariants, ", "))
+		}
+	}
+	return out, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// baseParams validates spec and fills its defaults.
+func baseParams(spec Spec) (scriptParams, error) {
+	p := scriptParams{
+		Mode:             spec.Mode,
+		Options:          copyMap(spec.Options),
+		Backend:          spec.Backend,
+		Dynamic:          spec.Dynamic,
+		Fullgraph:        spec.Fullgraph,
+		Config:           append([]ConfigSetting(nil), spec.Config...),
+		Threads:          spec.Threads,
+		CallsPerThread:   spec.CallsPerThread,
+		CompileInThreads: spec.CompileInThreads,
+		Function:         spec.Function,
+		Inputs:           spec.Inputs,
+		StandIn:          spec.StandIn,
+		RTol:             spec.RTol,
+		ATol:             spec.ATol,
+		DeadlineS:        spec.Deadline.Seconds(),
+		Seed:             spec.Seed,
+	}
+	if p.Backend == "" {
+		p.Backend = DefaultBackend
+	}
+	if p.Threads == 0 {
+		p.Threads = DefaultThreads
+	}
+	if p.CallsPerThread == 0 {
+		p.CallsPerThread = DefaultCallsPerThread
+	}
+	if p.RTol == 0 {
+		p.RTol = DefaultRTol
+	}
+	if p.ATol == 0 {
+		p.ATol = DefaultATol
+	}
+	if p.DeadlineS == 0 {
+		p.DeadlineS = DefaultDeadline.Seconds()
+	}
+	if p.Seed == 0 {
+		p.Seed = DefaultSeed
+	}
+	if p.StandIn {
+		p.StandInSource = standInSource
+	}
+	var errs []error
+	if p.Mode != "" && !modeName.MatchString(p.Mode) {
+		errs = append(errs, fmt.Errorf("mode %q is not a mode name", p.Mode))
+	}
+	if p.Mode != "" && len(p.Options) > 0 {
+		errs = append(errs, errors.New("torch.compile takes mode or options, not both"))
+	}
+	if !modeName.MatchString(p.Backend) {
+		errs = append(errs, fmt.Errorf("backend %q is not a backend name", p.Backend))
+	}
+	for k, v := range p.Options {
+		if !dottedName.MatchString(k) {
+			errs = append(errs, fmt.Errorf("option %q is not a dotted name", k))
+		}
+		if strings.TrimSpace(v) == "" {
+			errs = append(errs, fmt.Errorf("option %s has no value", k))
+		}
+	}
+	for _, c := range p.Config {
+		if !dottedName.MatchString(c.Module) || !dottedName.MatchString(c.Key) || strings.TrimSpace(c.Value) == "" {
+			errs = append(errs, fmt.Errorf("config setting %s.%s = %q is malformed", c.Module, c.Key, c.Value))
+		}
+	}
+	if p.Threads < 1 || p.Threads > 256 {
+		errs = append(errs, fmt.Errorf("threads %d out of range 1..256", p.Threads))
+	}
+	if p.CallsPerThread < 1 || p.CallsPerThread > 1_000_000 {
+		errs = append(errs, fmt.Errorf("calls per thread %d out of range 1..1000000", p.CallsPerThread))
+	}
+	if p.RTol < 0 || p.ATol < 0 || p.DeadlineS < 0 {
+		errs = append(errs, errors.New("tolerances and deadline must not be negative"))
+	}
+	for _, ref := range []struct{ what, v string }{{"function", p.Function}, {"inputs", p.Inputs}} {
+		if ref.v != "" && !isImportRef(ref.v) {
+			errs = append(errs, fmt.Errorf("%s %q is not module:qualname", ref.what, ref.v))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return p, fmt.Errorf("repro spec: %w", err)
+	}
+	return p, nil
+}
+
+func isImportRef(s string) bool {
+	mod, qual, ok := strings.Cut(s, ":")
+	return ok && dottedName.MatchString(mod) && dottedName.MatchString(qual)
+}
+
+func copyMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// variantParams turns the call as written into the named variant.
+func variantParams(base scriptParams, name string) scriptParams {
+	p := base
+	p.Variant = name
+	p.Options = copyMap(base.Options)
+	p.Config = append([]ConfigSetting(nil), base.Config...)
+	switch name {
+	case VariantCudagraphsOff:
+		switch {
+		case p.Mode == "max-autotune":
+			p.Mode = "max-autotune-no-cudagraphs"
+		case p.Mode != "" && p.Mode != "reduce-overhead":
+			// Modes without CUDA graphs (default, max-autotune-no-cudagraphs)
+			// stay; the config flag below covers the rest.
+		default:
+			// reduce-overhead is the default mode plus triton.cudagraphs.
+			p.Mode = ""
+			if p.Options == nil {
+				p.Options = map[string]string{}
+			}
+			p.Options["triton.cudagraphs"] = "False"
+		}
+		p.Config = setConfig(p.Config, inductorConfig, "triton.cudagraphs", "False")
+	case VariantCudagraphTreesOff:
+		if _, ok := p.Options["triton.cudagraph_trees"]; ok {
+			p.Options["triton.cudagraph_trees"] = "False"
+		}
+		p.Config = setConfig(p.Config, inductorConfig, "triton.cudagraph_trees", "False")
+	}
+	return p
+}
+
+// setConfig appends module.key = value, after any earlier setting of it,
+// so that it wins.
+func setConfig(list []ConfigSetting, module, key, value string) []ConfigSetting {
+	return append(list, ConfigSetting{Module: module, Key: key, Value: value})
+}
+
+// render puts p into the template as a Python string literal of JSON.
+func render(p scriptParams) (string, error) {
+	data, err := json.Marshal(p)
+	if err != nil {
+		return "", fmt.Errorf("encode parameters: %w", err)
+	}
+	if strings.Count(scriptTemplate, paramsToken) != 1 {
+		return "", errors.New("script template must hold the parameters token exactly once")
+	}
+	return strings.Replace(scriptTemplate, paramsToken, pyStringLiteral(string(data)), 1), nil
+}
+
+// pyStringLiteral quotes s as a Python string literal made of printable
+// ASCII only: anything else, and quotes and backslashes, are escaped, so
+// no text can end the literal early.
+func pyStringLiteral(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r >= 0x20 && r < 0x7f:
+			b.WriteRune(r)
+		case r <= 0xffff:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

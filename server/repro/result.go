@@ -1,0 +1,130 @@
+package repro
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Line prefixes the scripts print on stdout.
+const (
+	resultPrefix   = "TORCHLSP_RESULT "
+	progressPrefix = "TORCHLSP_PROGRESS "
+)
+
+// Frame is one traceback frame, as the target sees it.
+type Frame struct {
+	File string `json:"file"` // path on the target
+	Line int    `json:"line"`
+	Func string `json:"func"`
+	Code string `json:"code,omitempty"` // the source line, when the target could read it
+}
+
+// ErrorInfo is one distinct exception the compiled calls raised.
+type ErrorInfo struct {
+	Type    string  `json:"type"` // e.g. "AssertionError", "torch._dynamo.exc.Unsupported"
+	Message string  `json:"message"`
+	Count   int     `json:"count"`           // calls that raised it
+	Phase   string  `json:"phase,omitempty"` // "compiled", "eager" or "setup"
+	Cause   string  `json:"cause,omitempty"` // "Type: message" of the chained exception
+	Frames  []Frame `json:"frames"`          // outermost first
+	// InnermostTorch indexes the innermost frame inside torch (or the
+	// stand-in) in Frames; -1 when none is.
+	InnermostTorch int `json:"innermost_torch"`
+}
+
+// TorchFrame returns the innermost torch frame, if any.
+func (e ErrorInfo) TorchFrame() (Frame, bool) {
+	if e.InnermostTorch < 0 || e.InnermostTorch >= len(e.Frames) {
+		return Frame{}, false
+	}
+	return e.Frames[e.InnermostTorch], true
+}
+
+// Mismatch is a compiled call whose result differed from eager.
+type Mismatch struct {
+	Thread int    `json:"thread"`
+	Call   int    `json:"call"`
+	Diff   string `json:"diff"` // e.g. "max |diff| 3.1"
+}
+
+// VariantResult is the outcome of one variant: the script's result line,
+// plus what the runner saw.
+type VariantResult struct {
+	Variant       string         `json:"variant"`
+	OK            bool           `json:"ok"` // every call ran, none raised, none was wrong
+	Calls         int            `json:"calls"`
+	ExpectedCalls int            `json:"expected_calls"`
+	Right         int            `json:"right"`
+	Wrong         int            `json:"wrong"`
+	Errors        []ErrorInfo    `json:"errors"`
+	Mismatches    []Mismatch     `json:"mismatches,omitempty"`
+	TorchVersion  string         `json:"torch_version,omitempty"`
+	Device        string         `json:"device,omitempty"`
+	Python        string         `json:"python,omitempty"`
+	Seconds       float64        `json:"seconds"`
+	Workload      string         `json:"workload,omitempty"`
+	StandIn       bool           `json:"stand_in"`
+	Compile       map[string]any `json:"compile,omitempty"` // the torch.compile arguments or stand-in flags used
+	Unsupported   string         `json:"unsupported,omitempty"`
+	Notes         []string       `json:"notes,omitempty"`
+
+	// Failure says why the runner has no result from the script: "timed
+	// out after 120 s", "cancelled", a start error, or an exit without a
+	// result line. Empty when the script reported.
+	Failure  string  `json:"failure,omitempty"`
+	ExitCode int     `json:"exit_code"`
+	Wall     float64 `json:"wall_seconds"` // seconds the runner waited for the process
+}
+
+// parseResultLine decodes a "TORCHLSP_RESULT {json}" line.
+func parseResultLine(line string) (VariantResult, bool, error) {
+	body, ok := strings.CutPrefix(line, resultPrefix)
+	if !ok {
+		return VariantResult{}, false, nil
+	}
+	var r VariantResult
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
+		return VariantResult{}, true, fmt.Errorf("decode result line: %w", err)
+	}
+	return r, true, nil
+}
+
+// settle makes OK agree with the counts, whatever the script said: wrong
+// numbers and exceptions are failures.
+func (r *VariantResult) settle() {
+	r.OK = r.OK && r.Failure == "" && r.Unsupported == "" && r.Wrong == 0 &&
+		len(r.Errors) == 0 && r.Calls == r.ExpectedCalls && r.Calls > 0
+}
+
+// ErrorCount is the number of calls that raised.
+func (r VariantResult) ErrorCount() int {
+	n := 0
+	for _, e := range r.Errors {
+		n += e.Count
+	}
+	return n
+}
+
+// Progress is a variant's progress line.
+type Progress struct {
+	Variant string `json:"variant"`
+	Done    int    `json:"done"`
+	Total   int    `json:"total"`
+	Wrong   int    `json:"wrong"`
+	Errors  int    `json:"errors"`
+}
+
+// ParseProgress decodes a "TORCHLSP_PROGRESS {json}" stdout line, for
+// front ends that show progress from Events.
+func ParseProgress(line string) (Progress, bool) {
+	body, ok := strings.CutPrefix(line, progressPrefix)
+	if !ok {
+		return Progress{}, false
+	}
+	var p Progress
+	if err := json.Unmarshal([]byte(body), &p); err != nil || p.Total <= 0 {
+		return Progress{}, false
+	}
+	return p, true
+}
