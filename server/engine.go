@@ -30,6 +30,10 @@ type Options struct {
 	// Python, when set, overrides the interpreter of the chosen target (the
 	// command line's --python).
 	Python string
+	// ValidateCache makes a cached mirror wait for the target to confirm
+	// it is current before it answers (the command line's one-shot runs);
+	// otherwise the cache answers at once and is checked in the background.
+	ValidateCache bool
 	// ConnectTimeout bounds reaching a target and starting its helper.
 	ConnectTimeout time.Duration
 	// InspectTimeout bounds a runtime question to the helper (it may

@@ -13,7 +13,18 @@ import (
 // its docstring, where it is defined on the target, and which torch and
 // target answered. It returns nil when torchlsp has nothing to say.
 func (e *Engine) Hover(ctx context.Context, uri string, pos Position) (*Hover, error) {
-	t, err := e.lookup(ctx, uri, pos)
+	ref, ok := e.refAt(uri, pos)
+	if !ok {
+		return nil, nil
+	}
+	ft, err := e.lookupFlag(ctx, ref.Qualname, true)
+	if err != nil && ctx.Err() != nil {
+		return nil, err
+	}
+	if ft != nil {
+		return &Hover{Markdown: renderFlagHover(ft), Range: refRange(ref)}, nil
+	}
+	t, err := e.resolve(ctx, ref.Qualname, ref)
 	if err != nil || t == nil {
 		return nil, err
 	}
@@ -26,6 +37,16 @@ func (e *Engine) Hover(ctx context.Context, uri string, pos Position) (*Hover, e
 		h.Range = &r
 	}
 	return h, nil
+}
+
+func refRange(ref pybuf.Ref) *Range {
+	if ref.Span == (pybuf.Span{}) || ref.AfterDot {
+		return nil
+	}
+	return &Range{
+		Start: Position{Line: ref.Span.Start.Line, Column: ref.Span.Start.Col},
+		End:   Position{Line: ref.Span.End.Line, Column: ref.Span.End.Col},
+	}
 }
 
 // renderHover writes the hover's Markdown.

@@ -37,16 +37,25 @@ type target struct {
 // torchlsp has nothing to say: the user's own names, the standard library,
 // packages the target does not have.
 func (e *Engine) lookup(ctx context.Context, uri string, pos Position) (*target, error) {
-	d := e.doc(uri)
-	if d == nil {
-		return nil, nil
-	}
-	buf, _ := d.buffer(e.parsers)
-	ref, ok := buf.RefAt(pybuf.Pos{Line: pos.Line, Col: pos.Column})
-	if !ok || ref.Qualname == "" {
+	ref, ok := e.refAt(uri, pos)
+	if !ok {
 		return nil, nil
 	}
 	return e.resolve(ctx, ref.Qualname, ref)
+}
+
+// refAt returns the alias-resolved name at pos in an open document.
+func (e *Engine) refAt(uri string, pos Position) (pybuf.Ref, bool) {
+	d := e.doc(uri)
+	if d == nil {
+		return pybuf.Ref{}, false
+	}
+	buf, _ := d.buffer(e.parsers)
+	ref, ok := buf.RefAt(pybuf.Pos{Line: pos.Line, Col: pos.Column})
+	if !ok || ref.Qualname == "" || ref.Kind == pybuf.KindKeyword {
+		return pybuf.Ref{}, false
+	}
+	return ref, true
 }
 
 // Resolve looks a dotted name up on the default target, as hover and

@@ -22,20 +22,23 @@ type session struct {
 	target remote.Target
 	client *remote.Client
 
-	mu   sync.Mutex
-	pkgs map[string]*pkgState
+	mu            sync.Mutex
+	pkgs          map[string]*pkgState
+	effectiveVals map[string]*effectiveState // by config module
 }
 
 // pkgState is one package of one target. done closes when loading ended,
 // successfully or not.
 type pkgState struct {
 	name   string
+	fresh  bool // skip the cached mirror: the target was seen to differ from it
 	done   chan struct{}
 	err    error
 	info   remote.PackageInfo
 	mirror *remote.MirrorTree
 	index  *pyindex.Index
 	loaded time.Duration // time from request to usable index
+	gates  catalogState
 }
 
 // ErrNotOnTarget marks names whose package is not installed on the target,
@@ -53,6 +56,8 @@ func newSession(eng *Engine, spec remote.Spec) (*session, error) {
 		target: t,
 		client: remote.NewClient(t, spec),
 		pkgs:   map[string]*pkgState{},
+
+		effectiveVals: map[string]*effectiveState{},
 	}, nil
 }
 
@@ -69,12 +74,17 @@ func (s *session) eager() {
 
 // start begins loading a package if nobody has yet, and returns its state.
 func (s *session) start(name string) *pkgState {
+	return s.startLoad(name, false)
+}
+
+// startLoad begins loading a package; fresh skips the cached mirror.
+func (s *session) startLoad(name string, fresh bool) *pkgState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ps, ok := s.pkgs[name]; ok {
+	if ps, ok := s.pkgs[name]; ok && !fresh {
 		return ps
 	}
-	ps := &pkgState{name: name, done: make(chan struct{})}
+	ps := &pkgState{name: name, fresh: fresh, done: make(chan struct{})}
 	s.pkgs[name] = ps
 	s.eng.background.Go(func() {
 		defer close(ps.done)
@@ -115,40 +125,62 @@ func (s *session) pkg(ctx context.Context, name string) (*pkgState, error) {
 // the background.
 func (s *session) load(ctx context.Context, ps *pkgState) error {
 	cacheRoot := s.eng.dirs.Cache
-	if m, err := remote.LookupMirror(cacheRoot, s.spec, ps.name); err == nil && m != nil {
-		ps.mirror = m
-		ps.info = infoOf(m)
-		if err := s.openIndex(ps); err != nil {
+	cached, err := remote.LookupMirror(cacheRoot, s.spec, ps.name)
+	if err != nil || ps.fresh {
+		cached = nil
+	}
+	if cached != nil && !s.eng.opts.ValidateCache {
+		// Answer from the cache at once; check the target in the
+		// background.
+		if err := s.use(ps, cached, infoOf(cached)); err != nil {
 			return err
 		}
-		s.eng.status(s.spec.Name, ps.info.Version, "ready", "")
-		// Check in the background that the target still has this version.
 		s.eng.background.Go(func() { s.revalidate(ctx, ps) })
 		return nil
 	}
 
 	s.eng.status(s.spec.Name, "", "connecting", "")
 	prog := s.eng.notify.StartProgress(ctx, fmt.Sprintf("torchlsp: %s on %s", ps.name, s.spec.Name), false)
+	fail := func(err error) error {
+		if ctx.Err() != nil {
+			prog.End("cancelled")
+			return ctx.Err()
+		}
+		prog.End("failed: " + err.Error())
+		return err
+	}
 	prog.Report("connecting and starting the helper", -1)
 	info, err := s.locate(ctx, ps.name)
 	if err != nil {
-		prog.End("failed: " + err.Error())
-		return err
+		return fail(err)
 	}
-	ps.info = info
-	m, err := s.mirror(ctx, info, prog)
-	if err != nil {
-		prog.End("failed: " + err.Error())
-		return err
+	m := cached
+	if m == nil || !sameInstall(infoOf(m), info) {
+		if m, err = s.mirror(ctx, info, prog); err != nil {
+			return fail(err)
+		}
 	}
-	ps.mirror = m
+	if err := s.use(ps, m, info); err != nil {
+		return fail(err)
+	}
+	prog.End(fmt.Sprintf("%s %s ready", ps.name, info.Version))
+	return nil
+}
+
+// use makes a mirror the package's source of answers.
+func (s *session) use(ps *pkgState, m *remote.MirrorTree, info remote.PackageInfo) error {
+	ps.mirror, ps.info = m, info
 	if err := s.openIndex(ps); err != nil {
-		prog.End("failed: " + err.Error())
 		return err
 	}
-	prog.End(fmt.Sprintf("%s %s mirrored", ps.name, info.Version))
 	s.eng.status(s.spec.Name, info.Version, "ready", "")
 	return nil
+}
+
+// sameInstall reports whether two descriptions of a package name the same
+// installed files.
+func sameInstall(a, b remote.PackageInfo) bool {
+	return a.Version == b.Version && a.Location == b.Location && a.FilesCount == b.FilesCount && a.Bytes == b.Bytes
 }
 
 // locate asks the helper where a package is installed.
@@ -222,17 +254,27 @@ func (s *session) revalidate(ctx context.Context, ps *pkgState) {
 		}
 		return
 	}
-	if info.Version == ps.info.Version && info.Location == ps.info.Location &&
-		info.FilesCount == ps.info.FilesCount && info.Bytes == ps.info.Bytes {
+	if sameInstall(info, ps.info) {
 		return
 	}
 	s.eng.notify.ShowMessage(ctx, MessageInfo, fmt.Sprintf("torchlsp: %s on %s changed from %s to %s; mirroring again", ps.name, s.spec.Name, ps.info.Version, info.Version))
-	s.mu.Lock()
-	if s.pkgs[ps.name] == ps {
-		delete(s.pkgs, ps.name)
-	}
-	s.mu.Unlock()
-	s.start(ps.name)
+	// Queries keep using the old mirror until the new one is ready.
+	next := &pkgState{name: ps.name, fresh: true, done: make(chan struct{})}
+	s.eng.background.Go(func() {
+		defer close(next.done)
+		next.err = s.load(ctx, next)
+		if next.err != nil {
+			if ctx.Err() == nil {
+				s.eng.notify.ShowMessage(ctx, MessageError, fmt.Sprintf("torchlsp: target %s: %v", s.spec.Name, next.err))
+			}
+			return
+		}
+		s.mu.Lock()
+		if s.pkgs[ps.name] == ps {
+			s.pkgs[ps.name] = next
+		}
+		s.mu.Unlock()
+	})
 }
 
 // topPackage returns the first component of a dotted name.

@@ -85,6 +85,8 @@ func newEngine(ctx context.Context, c commonFlags, folder string, stderr io.Writ
 		Notifier: &cliNotifier{w: stderr, quiet: c.quiet},
 		Target:   c.target,
 		Python:   c.python,
+
+		ValidateCache: true,
 	})
 	var folders []string
 	if folder != "" {

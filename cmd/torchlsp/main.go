@@ -22,6 +22,7 @@ Usage:
   torchlsp serve [--stdio]                 speak LSP on stdin/stdout (editors start this)
   torchlsp hover FILE:LINE:COL             what an editor's hover would show
   torchlsp definition FILE:LINE:COL        where the name is defined (mirror PATH:LINE:COL and the target path)
+  torchlsp gates FLAG                      a config flag's definition and every place torch reads it
   torchlsp trust [DIR]                     trust DIR/torchlsp.toml as it is now (--revoke, --list)
   torchlsp doctor                          check the target hop by hop
   torchlsp version
@@ -54,6 +55,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runHover(ctx, rest, stdout, stderr)
 	case "definition":
 		err = runDefinition(ctx, rest, stdout, stderr)
+	case "gates":
+		err = runGates(ctx, rest, stdout, stderr)
 	case "trust":
 		err = runTrust(rest, stdout)
 	case "doctor":

@@ -178,7 +178,7 @@ func baseParams(spec Spec) (scriptParams, error) {
 		Backend:          spec.Backend,
 		Dynamic:          spec.Dynamic,
 		Fullgraph:        spec.Fullgraph,
-		Config:           append([]ConfigSetting(nil), spec.Config...),
+		Config:           append([]ConfigSetting{}, spec.Config...),
 		Threads:          spec.Threads,
 		CallsPerThread:   spec.CallsPerThread,
 		CompileInThreads: spec.CompileInThreads,
@@ -278,7 +278,7 @@ func variantParams(base scriptParams, name string) scriptParams {
 	p := base
 	p.Variant = name
 	p.Options = copyMap(base.Options)
-	p.Config = append([]ConfigSetting(nil), base.Config...)
+	p.Config = append([]ConfigSetting{}, base.Config...)
 	switch name {
 	case VariantCudagraphsOff:
 		switch {

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// rssPeak is the memory high-water mark of a process tree, from VmHWM in
+// /proc/PID/status. VmHWM only grows, so polling misses nothing of a
+// process still alive at the last poll; a child that lives and dies
+// between two polls is missed.
+type rssPeak struct {
+	RootKB int64 `json:"rootKB"` // the server process itself
+	TreeKB int64 `json:"treeKB"` // sum over the tree of each process's peak
+	MaxKB  int64 `json:"maxKB"`  // the largest single process
+	Procs  int   `json:"procs"`  // processes seen in the tree
+	// Top names the largest processes, "comm=kB", largest first.
+	Top []string `json:"top,omitempty"`
+}
+
+// rssWatcher polls a process tree until stopped.
+type rssWatcher struct {
+	root   int
+	mu     sync.Mutex
+	peaks  map[int]int64  // pid → VmHWM kB
+	names  map[int]string // pid → command name
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func watchRSS(ctx context.Context, root int, every time.Duration) *rssWatcher {
+	ctx, cancel := context.WithCancel(ctx)
+	w := &rssWatcher{root: root, peaks: make(map[int]int64), names: make(map[int]string), cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			w.poll()
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return w
+}
+
+// stop polls one last time and returns the peaks.
+func (w *rssWatcher) stop() rssPeak {
+	w.cancel()
+	<-w.done
+	w.poll()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := rssPeak{RootKB: w.peaks[w.root], Procs: len(w.peaks)}
+	pids := make([]int, 0, len(w.peaks))
+	for pid, kb := range w.peaks {
+		p.TreeKB += kb
+		p.MaxKB = max(p.MaxKB, kb)
+		pids = append(pids, pid)
+	}
+	sort.Slice(pids, func(i, j int) bool { return w.peaks[pids[i]] > w.peaks[pids[j]] })
+	for _, pid := range pids[:min(len(pids), 4)] {
+		p.Top = append(p.Top, fmt.Sprintf("%s=%d", w.names[pid], w.peaks[pid]))
+	}
+	return p
+}
+
+func (w *rssWatcher) poll() {
+	tree := descendants(w.root)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, pid := range tree {
+		if kb, ok := vmHWM(pid); ok && kb > w.peaks[pid] {
+			w.peaks[pid] = kb
+			if _, named := w.names[pid]; !named {
+				w.names[pid] = commName(pid)
+			}
+		}
+	}
+}
+
+// descendants returns root and every process below it, from the parent
+// pids in /proc/*/stat.
+func descendants(root int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return []int{root}
+	}
+	children := make(map[int][]int)
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ppid, ok := parentPID(pid); ok {
+			children[ppid] = append(children[ppid], pid)
+		}
+	}
+	out := []int{root}
+	for i := 0; i < len(out); i++ {
+		out = append(out, children[out[i]]...)
+	}
+	return out
+}
+
+func parentPID(pid int) (int, bool) {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, false
+	}
+	// The command name is in parentheses and may hold spaces: fields
+	// after the last ')' are "state ppid ...".
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, false
+	}
+	fields := bytes.Fields(data[i+1:])
+	if len(fields) < 2 {
+		return 0, false
+	}
+	ppid, err := strconv.Atoi(string(fields[1]))
+	return ppid, err == nil
+}
+
+func commName(pid int) string {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(data))
+}
+
+func vmHWM(pid int) (int64, bool) {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if v, ok := bytes.CutPrefix(line, []byte("VmHWM:")); ok {
+			f := bytes.Fields(v)
+			if len(f) == 0 {
+				return 0, false
+			}
+			kb, err := strconv.ParseInt(string(f[0]), 10, 64)
+			return kb, err == nil
+		}
+	}
+	return 0, false
+}

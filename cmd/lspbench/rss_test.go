@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestWatchRSSSeesChildren runs a real shell whose child allocates more
+// than the shell, and checks the tree's peak includes the child's.
+func TestWatchRSSSeesChildren(t *testing.T) {
+	python := "/usr/bin/python3"
+	if _, err := os.Stat(python); err != nil {
+		t.Skip("no /usr/bin/python3")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// The child holds 64 MiB until its stdin closes.
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", python+` -c 'import sys; b = bytearray(64 << 20); sys.stdin.read()'; :`)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w := watchRSS(ctx, cmd.Process.Pid, 10*time.Millisecond)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		tree := descendants(cmd.Process.Pid)
+		if len(tree) >= 2 {
+			if kb, ok := vmHWM(tree[1]); ok && kb > 64<<10 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("child never reached 64 MiB; tree %v", tree)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	peak := w.stop()
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if peak.Procs < 2 || peak.TreeKB < 64<<10 || peak.MaxKB < 64<<10 || peak.RootKB >= peak.MaxKB {
+		t.Fatalf("peak = %+v, want a child above 64 MiB and a small root", peak)
+	}
+	if !slices.ContainsFunc(peak.Top, func(s string) bool { return strings.HasPrefix(s, "python3=") }) {
+		t.Errorf("top = %q, want python3 named", peak.Top)
+	}
+}
+
+func TestParentPIDAndVmHWM(t *testing.T) {
+	ppid, ok := parentPID(os.Getpid())
+	if !ok || ppid != os.Getppid() {
+		t.Errorf("parentPID(self) = %d, %v; want %d", ppid, ok, os.Getppid())
+	}
+	if kb, ok := vmHWM(os.Getpid()); !ok || kb <= 0 {
+		t.Errorf("vmHWM(self) = %d, %v", kb, ok)
+	}
+	if _, ok := vmHWM(1 << 30); ok {
+		t.Error("vmHWM of a pid that cannot exist succeeded")
+	}
+}

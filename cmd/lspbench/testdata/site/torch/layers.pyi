@@ -1,0 +1,6 @@
+from typing import Any
+
+def checkpoint(function: Any, *args: Any) -> Any: ...
+
+class Linear:
+    def __init__(self, n: int) -> None: ...
