@@ -26,7 +26,9 @@ type Engine interface {
 	// initialization and the initial configuration (if the client offers
 	// one) has been delivered; slow start-up work belongs here.
 	Initialized(ctx context.Context)
-	// DidChangeConfiguration delivers the "torchlsp" settings section.
+	// DidChangeConfiguration delivers the "torchlsp" settings section; nil
+	// when the client sent none, which keeps the last settings but asks
+	// the engine to read its configuration files again.
 	DidChangeConfiguration(ctx context.Context, settings json.RawMessage)
 	DidOpen(ctx context.Context, uri string, version int32, text string)
 	// DidChange delivers the full new text: incremental edits have

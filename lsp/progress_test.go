@@ -149,6 +149,9 @@ func TestConfigurationPush(t *testing.T) {
 	if got := <-eng.configured; got != `{"target":"gpu"}` {
 		t.Errorf("settings = %s, want the torchlsp section", got)
 	}
+	if got := <-eng.configured; got != `` {
+		t.Errorf("settings = %s, want none for null (the engine rereads its files)", got)
+	}
 	if got := <-eng.configured; got != `{"target":"bare"}` {
 		t.Errorf("settings = %s, want the settings as sent", got)
 	}

@@ -36,9 +36,9 @@ func (s *lspServer) pullConfiguration(ctx context.Context) {
 		s.log.Warn("pulling configuration", zap.Error(err))
 		return
 	}
-	if settings != nil {
-		s.engine.DidChangeConfiguration(ctx, settings)
-	}
+	// Null settings still reach the engine: it reads its files again
+	// (a workspace torchlsp.toml may have been trusted since).
+	s.engine.DidChangeConfiguration(ctx, settings)
 }
 
 // didChangeConfiguration handles workspace/didChangeConfiguration. Clients
@@ -61,11 +61,9 @@ func (s *lspServer) didChangeConfiguration(ctx context.Context, raw json.RawMess
 	if err := decodeParams(raw, &p); err != nil {
 		return err
 	}
-	if settings := torchlspSection(p.Settings); settings != nil {
-		s.configMu.Lock()
-		defer s.configMu.Unlock()
-		s.engine.DidChangeConfiguration(ctx, settings)
-	}
+	s.configMu.Lock()
+	defer s.configMu.Unlock()
+	s.engine.DidChangeConfiguration(ctx, torchlspSection(p.Settings))
 	return nil
 }
 

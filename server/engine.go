@@ -5,6 +5,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -136,6 +137,14 @@ func (e *Engine) Initialized(ctx context.Context) {
 // DidChangeConfiguration takes new editor settings (the "torchlsp"
 // section).
 func (e *Engine) DidChangeConfiguration(ctx context.Context, settings []byte) {
+	if trimmed := bytes.TrimSpace(settings); len(trimmed) == 0 || string(trimmed) == "null" {
+		// No settings sent: keep the editor's last ones, read the files
+		// again (a workspace torchlsp.toml may have been trusted since).
+		if err := e.Reconfigure(ctx); err == nil {
+			e.Initialized(ctx)
+		}
+		return
+	}
 	if err := e.setEditorSettings(settings); err != nil {
 		e.notify.ShowMessage(ctx, MessageError, "torchlsp: settings: "+err.Error())
 		return
