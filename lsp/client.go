@@ -76,37 +76,79 @@ func (c *Client) LogMessage(ctx context.Context, typ server.MessageType, msg str
 	_ = c.notify(ctx, "window/logMessage", &protocol.LogMessageParams{Type: protocol.MessageType(typ), Message: msg})
 }
 
-// Diagnostic is a problem found in a document. Severity uses the message
-// grades: MessageError, MessageWarning, MessageInfo, and MessageLog for a
-// hint.
-type Diagnostic struct {
-	Range    server.Range
-	Severity server.MessageType
-	Source   string
-	Message  string
-}
-
 // PublishDiagnostics replaces the diagnostics shown for the document uri.
 // Ranges are converted against the open document's text, or the file's
 // content on disk when it is not open. version is omitted when 0.
-func (c *Client) PublishDiagnostics(ctx context.Context, docURI string, version int32, diags []Diagnostic) error {
+func (c *Client) PublishDiagnostics(ctx context.Context, docURI string, version int32, diags []server.Diagnostic) error {
 	m, err := c.mapperFor(docURI)
 	if err != nil && len(diags) > 0 {
 		return fmt.Errorf("publishing diagnostics for %s: %w", docURI, err)
 	}
 	out := make([]protocol.Diagnostic, 0, len(diags))
 	for _, d := range diags {
-		r, err := m.ToLSPRange(d.Range)
+		pd, err := c.convertDiagnostic(m, d)
 		if err != nil {
 			return fmt.Errorf("publishing diagnostics for %s: %w", docURI, err)
 		}
-		out = append(out, protocol.Diagnostic{
-			Range: r, Severity: protocol.DiagnosticSeverity(d.Severity), Source: d.Source, Message: d.Message,
-		})
+		out = append(out, pd)
 	}
 	return c.notify(ctx, "textDocument/publishDiagnostics", &protocol.PublishDiagnosticsParams{
 		URI: protocol.DocumentURI(docURI), Version: uint32(max(version, 0)), Diagnostics: out,
 	})
+}
+
+var (
+	_ server.DiagnosticsPublisher = (*Client)(nil)
+	_ server.DocumentShower       = (*Client)(nil)
+)
+
+// convertDiagnostic converts a diagnostic of the document m maps.
+func (c *Client) convertDiagnostic(m *Mapper, d server.Diagnostic) (protocol.Diagnostic, error) {
+	r, err := m.ToLSPRange(d.Range)
+	if err != nil {
+		return protocol.Diagnostic{}, err
+	}
+	pd := protocol.Diagnostic{
+		Range: r, Severity: protocol.DiagnosticSeverity(d.Severity), Source: d.Source, Message: d.Message,
+	}
+	if d.Code != "" {
+		pd.Code = d.Code
+	}
+	for _, rel := range d.Related {
+		loc, err := c.lspLocation(rel.Location)
+		if err != nil {
+			continue
+		}
+		pd.RelatedInformation = append(pd.RelatedInformation, protocol.DiagnosticRelatedInformation{Location: loc, Message: rel.Message})
+	}
+	return pd, nil
+}
+
+// documentLocation converts a range of an open document (or a file) to
+// LSP units.
+func (c *Client) documentLocation(docURI string, r server.Range) (protocol.Location, error) {
+	m, err := c.mapperFor(docURI)
+	if err != nil {
+		return protocol.Location{}, err
+	}
+	lr, err := m.ToLSPRange(r)
+	if err != nil {
+		return protocol.Location{}, err
+	}
+	return protocol.Location{URI: protocol.DocumentURI(docURI), Range: lr}, nil
+}
+
+// lspLocation converts a location in a local file to LSP units.
+func (c *Client) lspLocation(loc server.Location) (protocol.Location, error) {
+	m, err := c.mapperForPath(loc.Path)
+	if err != nil {
+		return protocol.Location{}, err
+	}
+	r, err := m.ToLSPRange(loc.Range)
+	if err != nil {
+		return protocol.Location{}, err
+	}
+	return protocol.Location{URI: uri.File(loc.Path), Range: r}, nil
 }
 
 // showDocumentParams is window/showDocument's params. go.lsp.dev/protocol

@@ -39,6 +39,16 @@ type Engine interface {
 	// Hover returns nil, nil when there is nothing to show.
 	Hover(ctx context.Context, uri string, pos server.Position) (*server.Hover, error)
 	Definition(ctx context.Context, uri string, pos server.Position) ([]server.Location, error)
+	// References lists the places that use the thing at pos: for a torch
+	// config flag, every place torch reads it and every use in open
+	// documents.
+	References(ctx context.Context, uri string, pos server.Position, includeDeclaration bool) ([]server.Location, error)
+	// CodeActions offers quick fixes and commands for a range.
+	CodeActions(ctx context.Context, uri string, rng server.Range, only []string) ([]server.CodeAction, error)
+	// Commands names the commands ExecuteCommand runs.
+	Commands() []string
+	// ExecuteCommand runs a command a code action or the user asked for.
+	ExecuteCommand(ctx context.Context, name string, args []json.RawMessage) (any, error)
 	// Shutdown releases targets and helpers. It is called once, either for
 	// the client's shutdown request or when the connection ends without
 	// one.

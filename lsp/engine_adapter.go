@@ -41,7 +41,7 @@ func (a engineAdapter) DidChange(_ context.Context, uri string, version int32, t
 
 func (a engineAdapter) DidClose(_ context.Context, uri string) { a.e.DidClose(uri) }
 
-func (a engineAdapter) DidSave(context.Context, string) {}
+func (a engineAdapter) DidSave(ctx context.Context, uri string) { a.e.DidSave(ctx, uri) }
 
 func (a engineAdapter) Hover(ctx context.Context, uri string, pos server.Position) (*server.Hover, error) {
 	return a.e.Hover(ctx, uri, pos)
@@ -52,3 +52,17 @@ func (a engineAdapter) Definition(ctx context.Context, uri string, pos server.Po
 }
 
 func (a engineAdapter) Shutdown(ctx context.Context) error { return a.e.Shutdown(ctx) }
+
+func (a engineAdapter) References(ctx context.Context, uri string, pos server.Position, includeDecl bool) ([]server.Location, error) {
+	return a.e.References(ctx, uri, pos, includeDecl)
+}
+
+func (a engineAdapter) CodeActions(ctx context.Context, uri string, rng server.Range, only []string) ([]server.CodeAction, error) {
+	return a.e.CodeActions(ctx, uri, rng, only)
+}
+
+func (a engineAdapter) Commands() []string { return a.e.Commands() }
+
+func (a engineAdapter) ExecuteCommand(ctx context.Context, name string, args []json.RawMessage) (any, error) {
+	return a.e.ExecuteCommand(ctx, name, args)
+}

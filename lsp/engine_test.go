@@ -139,6 +139,20 @@ func (e *testEngine) Definition(ctx context.Context, uri string, pos server.Posi
 	return nil, nil
 }
 
+func (e *testEngine) References(context.Context, string, server.Position, bool) ([]server.Location, error) {
+	return nil, nil
+}
+
+func (e *testEngine) CodeActions(context.Context, string, server.Range, []string) ([]server.CodeAction, error) {
+	return nil, nil
+}
+
+func (e *testEngine) Commands() []string { return nil }
+
+func (e *testEngine) ExecuteCommand(context.Context, string, []json.RawMessage) (any, error) {
+	return nil, nil
+}
+
 func (e *testEngine) Shutdown(context.Context) error {
 	e.shutdowns.Add(1)
 	return nil

@@ -98,6 +98,11 @@ func (s *lspServer) initialize(ctx context.Context, reply replyFunc, raw json.Ra
 			},
 			HoverProvider:      true,
 			DefinitionProvider: true,
+			ReferencesProvider: true,
+			CodeActionProvider: &protocol.CodeActionOptions{
+				CodeActionKinds: []protocol.CodeActionKind{protocol.QuickFix, protocol.Source},
+			},
+			ExecuteCommandProvider: &protocol.ExecuteCommandOptions{Commands: s.engine.Commands()},
 		},
 		ServerInfo: &protocol.ServerInfo{Name: "torchlsp", Version: s.opts.Version},
 	}, nil)

@@ -101,7 +101,7 @@ func FuzzMethodParams(f *testing.F) {
 		{0, `{"processId":"x","rootUri":"untitled:1","initializationOptions":{"targets":7}}`},
 		{1, pos(3, 8)},
 		{1, pos(4, 12)},
-		{1, pos(1 << 30, 1 << 30)},
+		{1, pos(1<<30, 1<<30)},
 		{1, `{"textDocument":{"uri":"untitled:Untitled-1"},"position":{"line":0,"character":0}}`},
 		{1, `{"textDocument":{"uri":"file:///nonexistent/x.py"},"position":{"line":-1,"character":0}}`},
 		{2, pos(2, 8)},

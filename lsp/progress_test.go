@@ -172,9 +172,9 @@ func TestDiagnosticsAndShowDocument(t *testing.T) {
 	if _, err := c.Hover(ctx, u, 0, 0); err != nil { // the open is applied
 		t.Fatal(err)
 	}
-	err := client.PublishDiagnostics(ctx, u, 1, []lsp.Diagnostic{{
+	err := client.PublishDiagnostics(ctx, u, 1, []server.Diagnostic{{
 		Range:    server.Range{Start: server.Position{Line: 0, Column: 13}, End: server.Position{Line: 0, Column: 14}},
-		Severity: server.MessageWarning, Source: "torchlsp", Message: "y is undefined",
+		Severity: server.SeverityWarning, Source: "torchlsp", Message: "y is undefined",
 	}})
 	if err != nil {
 		t.Fatal(err)

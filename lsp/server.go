@@ -307,6 +307,12 @@ func (s *lspServer) prepareCall(ctx context.Context, method string, params json.
 		return s.hover(ctx, params)
 	case "textDocument/definition":
 		return s.definition(ctx, params)
+	case "textDocument/references":
+		return s.references(ctx, params)
+	case "textDocument/codeAction":
+		return s.codeAction(ctx, params)
+	case "workspace/executeCommand":
+		return s.executeCommand(ctx, params)
 	}
 	return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "method not found: %s", method)
 }

@@ -19,6 +19,7 @@ type Range struct {
 // file in the read-only local mirror, and TargetPath names the same file on
 // the target.
 type Location struct {
+	URI        string // set for places in open documents (which may have no file)
 	Path       string // absolute local path
 	Range      Range
 	TargetPath string // path on the target; empty for workspace files
@@ -79,4 +80,73 @@ type Status struct {
 // StatusNotifier is implemented by notifiers that can show target status.
 type StatusNotifier interface {
 	Status(ctx context.Context, s Status)
+}
+
+// Severity grades a diagnostic, as in LSP.
+type Severity int
+
+const (
+	SeverityError Severity = iota + 1
+	SeverityWarning
+	SeverityInfo
+	SeverityHint
+)
+
+// RelatedInfo points a diagnostic at a place it rests on, such as the line
+// of torch that reads a flag.
+type RelatedInfo struct {
+	Location Location
+	Message  string
+}
+
+// Diagnostic is a problem found in a document.
+type Diagnostic struct {
+	Range    Range
+	Severity Severity
+	Code     string // stable, e.g. "TL001"
+	Source   string // "torchlsp"
+	Message  string
+	Related  []RelatedInfo
+}
+
+// TextEdit replaces a range of a document.
+type TextEdit struct {
+	Range   Range
+	NewText string
+}
+
+// Command is something a client can ask the server to run
+// (workspace/executeCommand).
+type Command struct {
+	Title     string
+	Name      string
+	Arguments []any
+}
+
+// CodeAction is a quick fix or a command offered at a range.
+type CodeAction struct {
+	Title       string
+	Kind        string // "quickfix", "source", …
+	Diagnostics []Diagnostic
+	Edits       map[string][]TextEdit // by document URI
+	Command     *Command
+	Preferred   bool
+}
+
+// DiagnosticsPublisher is implemented by notifiers that can show
+// diagnostics (an editor).
+type DiagnosticsPublisher interface {
+	PublishDiagnostics(ctx context.Context, uri string, version int32, diags []Diagnostic) error
+}
+
+// DocumentShower is implemented by notifiers that can open a document in
+// the editor (window/showDocument).
+type DocumentShower interface {
+	ShowDocument(ctx context.Context, loc Location, takeFocus bool) (bool, error)
+}
+
+// CancellableProgress is progress the user can cancel.
+type CancellableProgress interface {
+	Progress
+	Cancelled() <-chan struct{}
 }

@@ -12,6 +12,9 @@ import (
 // read-only local mirror of the target's sources (same line numbers as on
 // the target). It returns nil for names torchlsp does not answer for.
 func (e *Engine) Definition(ctx context.Context, uri string, pos Position) ([]Location, error) {
+	if ft, _, err := e.flagAt(ctx, uri, pos); err == nil && ft != nil {
+		return []Location{flagLocation(ft)}, nil
+	}
 	t, err := e.lookup(ctx, uri, pos)
 	if err != nil || t == nil || t.localPath == "" {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"runtime"
+	"time"
 	"strings"
 	"sync"
 
@@ -20,6 +21,8 @@ type document struct {
 	version int32
 	text    []byte
 	parsed  *pybuf.Buffer // nil until needed for the current text
+	checked *checked      // the last diagnostics computed
+	timer   *time.Timer   // pending diagnostics run
 }
 
 // buffer returns the parsed buffer for the current text, parsing it if the

@@ -40,6 +40,9 @@ type Options struct {
 	// InspectTimeout bounds a runtime question to the helper (it may
 	// import torch, which takes seconds on a GPU host).
 	InspectTimeout time.Duration
+	// ValueWait bounds how long a hover waits for the target's value of a
+	// config flag (its first reading imports torch there).
+	ValueWait time.Duration
 	// OpenTarget makes a remote.Target from a Spec. Defaults to local
 	// targets for specs without ssh, and SSH targets otherwise.
 	OpenTarget func(remote.Spec) (remote.Target, error)
@@ -80,6 +83,9 @@ func New(opts Options) *Engine {
 	}
 	if opts.InspectTimeout == 0 {
 		opts.InspectTimeout = 60 * time.Second
+	}
+	if opts.ValueWait == 0 {
+		opts.ValueWait = 1500 * time.Millisecond
 	}
 	if opts.OpenTarget == nil {
 		opts.OpenTarget = TargetOpener(sshtarget.Options{})
@@ -321,8 +327,9 @@ func (e *Engine) status(target, version, state, msg string) {
 // DidOpen starts tracking a document.
 func (e *Engine) DidOpen(uri string, version int32, text string) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	e.docs[uri] = &document{uri: uri, path: FilePath(uri), version: version, text: []byte(text)}
+	e.mu.Unlock()
+	e.scheduleDiagnostics(uri)
 }
 
 // DidChange replaces a document's text.
@@ -335,13 +342,35 @@ func (e *Engine) DidChange(uri string, version int32, text string) {
 	}
 	e.mu.Unlock()
 	d.set(version, []byte(text))
+	e.scheduleDiagnostics(uri)
 }
 
-// DidClose stops tracking a document.
+// DidClose stops tracking a document and clears its diagnostics.
 func (e *Engine) DidClose(uri string) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	d := e.docs[uri]
 	delete(e.docs, uri)
+	e.mu.Unlock()
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+	d.mu.Unlock()
+	if pub, ok := e.notify.get().(DiagnosticsPublisher); ok {
+		e.background.Go(func() { _ = pub.PublishDiagnostics(e.ctx, uri, 0, nil) })
+	}
+}
+
+// DidSave rereads the configuration when a torchlsp.toml is saved.
+func (e *Engine) DidSave(ctx context.Context, uri string) {
+	if filepath.Base(FilePath(uri)) == config.WorkspaceFile {
+		if err := e.Reconfigure(ctx); err == nil {
+			e.Initialized(ctx)
+		}
+	}
 }
 
 func (e *Engine) doc(uri string) *document {

@@ -13,16 +13,18 @@ import (
 // its docstring, where it is defined on the target, and which torch and
 // target answered. It returns nil when torchlsp has nothing to say.
 func (e *Engine) Hover(ctx context.Context, uri string, pos Position) (*Hover, error) {
-	ref, ok := e.refAt(uri, pos)
-	if !ok {
-		return nil, nil
-	}
-	ft, err := e.lookupFlag(ctx, ref.Qualname, true)
+	ft, span, err := e.flagAt(ctx, uri, pos)
 	if err != nil && ctx.Err() != nil {
 		return nil, err
 	}
 	if ft != nil {
-		return &Hover{Markdown: renderFlagHover(ft), Range: refRange(ref)}, nil
+		e.withValue(ctx, ft)
+		r := spanRange(span)
+		return &Hover{Markdown: renderFlagHover(ft), Range: &r}, nil
+	}
+	ref, ok := e.refAt(uri, pos)
+	if !ok {
+		return nil, nil
 	}
 	t, err := e.resolve(ctx, ref.Qualname, ref)
 	if err != nil || t == nil {

@@ -154,16 +154,17 @@ func (s *session) load(ctx context.Context, ps *pkgState) error {
 	if err != nil {
 		return fail(err)
 	}
-	m := cached
+	m, done := cached, "ready (cached mirror)"
 	if m == nil || !sameInstall(infoOf(m), info) {
 		if m, err = s.mirror(ctx, info, prog); err != nil {
 			return fail(err)
 		}
+		done = "mirrored"
 	}
 	if err := s.use(ps, m, info); err != nil {
 		return fail(err)
 	}
-	prog.End(fmt.Sprintf("%s %s ready", ps.name, info.Version))
+	prog.End(fmt.Sprintf("%s %s %s", ps.name, info.Version, done))
 	return nil
 }
 

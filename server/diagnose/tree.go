@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
@@ -23,6 +24,7 @@ type node struct {
 type tree struct {
 	src   []byte
 	nodes []node // nodes[0] is the module
+	lines []int  // start offset of each line
 }
 
 // parseTree parses src with tree-sitter and flattens the named nodes.
@@ -54,7 +56,12 @@ func parseTree(src []byte) (*tree, error) {
 		fields[i] = lang.FieldNameForId(uint16(i))
 	}
 
-	t := &tree{src: src, nodes: make([]node, 0, len(src)/4+16)}
+	t := &tree{src: src, nodes: make([]node, 0, len(src)/8+16), lines: []int{0}}
+	for i, b := range src {
+		if b == '\n' {
+			t.lines = append(t.lines, i+1)
+		}
+	}
 	c := ts.Walk()
 	defer c.Close()
 	var last []int32  // per node: its last child so far
@@ -72,16 +79,15 @@ func parseTree(src []byte) (*tree, error) {
 		}
 		if isNamed {
 			cur = int32(len(t.nodes))
-			sp, ep := tn.StartPosition(), tn.EndPosition()
+			sb, eb := tn.StartByte(), tn.EndByte()
 			field := ""
 			if fid := c.FieldId(); int(fid) < len(fields) {
 				field = fields[fid]
 			}
 			t.nodes = append(t.nodes, node{
 				kind: kind, field: field,
-				start: uint32(tn.StartByte()), end: uint32(tn.EndByte()),
-				sp:     pybuf.Pos{Line: int(sp.Row), Col: int(sp.Column)},
-				ep:     pybuf.Pos{Line: int(ep.Row), Col: int(ep.Column)},
+				start: uint32(sb), end: uint32(eb),
+				sp: t.pos(int(sb)), ep: t.pos(int(eb)),
 				parent: anc, first: -1, next: -1,
 			})
 			last = append(last, -1)
@@ -109,6 +115,25 @@ func parseTree(src []byte) (*tree, error) {
 			stack = stack[:len(stack)-1]
 		}
 	}
+}
+
+// pos converts a byte offset to a position (columns in bytes, as
+// tree-sitter counts them).
+func (t *tree) pos(off int) pybuf.Pos {
+	l := sort.SearchInts(t.lines, off+1) - 1
+	return pybuf.Pos{Line: l, Col: off - t.lines[l]}
+}
+
+// line returns line i without its ending, or "" past the end.
+func (t *tree) line(i int) string {
+	if i < 0 || i >= len(t.lines) {
+		return ""
+	}
+	e := len(t.src)
+	if i+1 < len(t.lines) {
+		e = t.lines[i+1] - 1
+	}
+	return strings.TrimSuffix(string(t.src[t.lines[i]:e]), "\r")
 }
 
 func (t *tree) text(n int32) string {

@@ -35,7 +35,9 @@ const (
 )
 
 // AllVariants lists every variant Generate knows, in its order.
-var AllVariants = []string{VariantThreads, VariantExecutor, VariantMainThread, VariantCudagraphsOff, VariantCudagraphTreesOff}
+func AllVariants() []string {
+	return []string{VariantThreads, VariantExecutor, VariantMainThread, VariantCudagraphsOff, VariantCudagraphTreesOff}
+}
 
 // Defaults for Spec fields left zero.
 const (
@@ -91,7 +93,7 @@ type Spec struct {
 	RTol, ATol float64       // torch.allclose tolerances; defaults when 0
 	Deadline   time.Duration // the script stops waiting for workers after this; DefaultDeadline when 0
 	Seed       int64         // DefaultSeed when 0
-	Variants   []string      // which variants; AllVariants when empty
+	Variants   []string      // which variants; AllVariants() when empty
 }
 
 // Variant is one self-contained Python script for a fresh interpreter.
@@ -135,13 +137,14 @@ func Generate(spec Spec) ([]Variant, error) {
 	if err != nil {
 		return nil, err
 	}
+	all := AllVariants()
 	names := spec.Variants
 	if len(names) == 0 {
-		names = AllVariants
+		names = all
 	}
 	seen := make(map[string]bool)
 	var out []Variant
-	for _, name := range AllVariants {
+	for _, name := range all {
 		if !contains(names, name) || seen[name] {
 			continue
 		}
@@ -155,7 +158,7 @@ func Generate(spec Spec) ([]Variant, error) {
 	}
 	for _, n := range names {
 		if !seen[n] {
-			return nil, fmt.Errorf("generate: unknown variant %q (known: %s)", n, strings.Join(AllVariants, ", "))
+			return nil, fmt.Errorf("generate: unknown variant %q (known: %s)", n, strings.Join(all, ", "))
 		}
 	}
 	return out, nil

@@ -90,7 +90,7 @@ func TestGenerateVariantsAndParams(t *testing.T) {
 			t.Errorf("%s: defaults not filled: %+v", v.Name, p)
 		}
 	}
-	if got, want := strings.Join(names, ","), strings.Join(AllVariants, ","); got != want {
+	if got, want := strings.Join(names, ","), strings.Join(AllVariants(), ","); got != want {
 		t.Errorf("variants %s, want %s", got, want)
 	}
 

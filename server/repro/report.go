@@ -19,18 +19,19 @@ type Report struct {
 	Dir          string // where the run's files are; empty when none were kept
 }
 
-// variantLabels name the variants in summaries.
-var variantLabels = map[string]string{
-	VariantThreads:           "as written (threads)",
-	VariantExecutor:          "thread pool",
-	VariantMainThread:        "main thread",
-	VariantCudagraphsOff:     "cudagraphs off",
-	VariantCudagraphTreesOff: "cudagraph trees off",
-}
-
+// label names a variant in summaries.
 func label(variant string) string {
-	if l, ok := variantLabels[variant]; ok {
-		return l
+	switch variant {
+	case VariantThreads:
+		return "as written (threads)"
+	case VariantExecutor:
+		return "thread pool"
+	case VariantMainThread:
+		return "main thread"
+	case VariantCudagraphsOff:
+		return "cudagraphs off"
+	case VariantCudagraphTreesOff:
+		return "cudagraph trees off"
 	}
 	return variant
 }

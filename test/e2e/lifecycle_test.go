@@ -325,7 +325,10 @@ func TestProcessExitCodes(t *testing.T) {
 		}
 	})
 	t.Run("client process dies", func(t *testing.T) {
+		// The stand-in for the editor's process; in its own session, so
+		// signals meant for other tests' process groups cannot reach it.
 		parent := exec.Command("sleep", "600")
+		parent.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		if err := parent.Start(); err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,141 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Commands the engine runs for workspace/executeCommand.
+const (
+	CommandRepro        = "torchlsp.repro"        // args: {uri, line, target?, all?}
+	CommandDoctor       = "torchlsp.doctor"       // args: {target?}
+	CommandSelectTarget = "torchlsp.selectTarget" // args: {target}
+	CommandOpenMirror   = "torchlsp.openMirror"   // args: {target?}
+	CommandGates        = "torchlsp.gates"        // args: {flag, target?}
+)
+
+// Commands names the commands ExecuteCommand runs.
+func (e *Engine) Commands() []string {
+	return []string{CommandRepro, CommandDoctor, CommandSelectTarget, CommandOpenMirror, CommandGates}
+}
+
+// commandArgs is the one argument object every command takes.
+type commandArgs struct {
+	URI    string `json:"uri"`
+	Line   int    `json:"line"` // 0-based
+	Target string `json:"target"`
+	All    bool   `json:"all"`
+	Flag   string `json:"flag"`
+}
+
+// CommandResult is what a command returns to the editor: text to show,
+// and a document it opened.
+type CommandResult struct {
+	Markdown string   `json:"markdown,omitempty"`
+	Path     string   `json:"path,omitempty"`
+	Targets  []string `json:"targets,omitempty"`
+	Default  string   `json:"default,omitempty"`
+}
+
+// ExecuteCommand runs a command an editor asked for.
+func (e *Engine) ExecuteCommand(ctx context.Context, name string, raw []json.RawMessage) (any, error) {
+	var args commandArgs
+	if len(raw) > 0 && len(raw[0]) > 0 && string(raw[0]) != "null" {
+		if err := json.Unmarshal(raw[0], &args); err != nil {
+			// Editors that pass a bare string mean the target's name.
+			var s string
+			if json.Unmarshal(raw[0], &s) != nil {
+				return nil, fmt.Errorf("%s: arguments: %w", name, err)
+			}
+			args.Target, args.Flag = s, s
+		}
+	}
+	switch name {
+	case CommandDoctor:
+		return e.doctorCommand(ctx, args)
+	case CommandSelectTarget:
+		return e.selectTarget(ctx, args)
+	case CommandOpenMirror:
+		return e.openMirror(ctx, args)
+	case CommandGates:
+		var b strings.Builder
+		if err := e.Gates(ctx, args.Target, args.Flag, &b); err != nil {
+			return nil, err
+		}
+		return CommandResult{Markdown: "```\n" + b.String() + "```\n"}, nil
+	case CommandRepro:
+		return e.reproCommand(ctx, args)
+	}
+	return nil, fmt.Errorf("unknown command %q", name)
+}
+
+func (e *Engine) doctorCommand(ctx context.Context, args commandArgs) (any, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	steps, err := e.Doctor(ctx, args.Target, false)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	b.WriteString("| | check | result | time |\n|---|---|---|---|\n")
+	for _, st := range steps {
+		mark := "✓"
+		if !st.OK {
+			mark = "✗"
+		}
+		detail := st.Detail
+		if st.Hint != "" && !st.OK {
+			detail += " — " + st.Hint
+		}
+		lat := ""
+		if st.Latency > 0 {
+			lat = st.Latency.Round(10 * time.Microsecond).String()
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mark, st.Name, strings.ReplaceAll(detail, "|", "\\|"), lat)
+	}
+	return CommandResult{Markdown: b.String()}, nil
+}
+
+// selectTarget makes a configured target the default for this session; with
+// no name it lists the targets.
+func (e *Engine) selectTarget(ctx context.Context, args commandArgs) (any, error) {
+	names, def := e.Targets()
+	if args.Target == "" {
+		sort.Strings(names)
+		return CommandResult{Targets: names, Default: def}, nil
+	}
+	if _, err := e.Spec(args.Target); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	e.opts.Target = args.Target
+	e.mu.Unlock()
+	e.Initialized(ctx)
+	e.notify.ShowMessage(ctx, MessageInfo, fmt.Sprintf("torchlsp: target %s", args.Target))
+	return CommandResult{Targets: names, Default: args.Target}, nil
+}
+
+// openMirror shows where the target's torch is mirrored, and opens its
+// __init__.py in the editor when it can.
+func (e *Engine) openMirror(ctx context.Context, args commandArgs) (any, error) {
+	s, err := e.session(args.Target)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := s.pkg(ctx, "torch")
+	if err != nil {
+		return nil, err
+	}
+	path := ps.mirror.SiteDir + "/torch/__init__.py"
+	if shower, ok := e.notify.get().(DocumentShower); ok {
+		_, _ = shower.ShowDocument(ctx, Location{Path: path}, true)
+	}
+	return CommandResult{
+		Path:     path,
+		Markdown: fmt.Sprintf("torch %s of target **%s** is mirrored read-only at `%s` (from `%s` on the target)", ps.info.Version, s.spec.Name, ps.mirror.SiteDir, ps.mirror.TargetDir),
+	}, nil
+}

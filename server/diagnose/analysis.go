@@ -1,0 +1,485 @@
+package diagnose
+
+import (
+	"sort"
+
+	"github.com/torchlsp/torchlsp/server/gates"
+	"github.com/torchlsp/torchlsp/server/pybuf"
+)
+
+// callInfo is one call of the buffer.
+type callInfo struct {
+	node       int32
+	calleeNode int32
+	qual       string // what the callee resolves to, or ""
+	callee     string // the callee's last name: g for g(), m for a.m()
+	args       []int32
+	kwargs     []kwarg
+	dictSplats []int32 // dict displays passed as **{...}
+	argList    int32   // the argument_list node, or -1
+	fn         int32   // innermost enclosing function definition, or -1
+}
+
+type kwarg struct {
+	node, name, value int32
+}
+
+func (c *callInfo) keyword(name string, t *tree) (kwarg, bool) {
+	for _, kw := range c.kwargs {
+		if t.text(kw.name) == name {
+			return kw, true
+		}
+	}
+	return kwarg{}, false
+}
+
+// compileSite is one torch.compile: a call, or a bare @torch.compile.
+type compileSite struct {
+	node   int32 // the call, or the decorator's expression
+	call   *callInfo
+	fn     int32  // function holding the call, or -1
+	target string // name the result is bound to, or the decorated function
+	mode   string
+	// modeNode and optionsNode are the keyword values, or -1.
+	modeNode, optionsNode int32
+	modeKw, optionsKw     kwarg
+}
+
+// threadStart is a place that runs a callable in another thread.
+type threadStart struct {
+	node    int32  // the call starting it, or the class for a Thread subclass
+	how     string // threading.Thread, executor.submit, asyncio.to_thread, ...
+	targets []string
+}
+
+// analysis is everything the checks need about one buffer.
+type analysis struct {
+	t          *tree
+	buf        *pybuf.Buffer
+	cat        *gates.Catalog
+	modules    []string // config modules, longest name first
+	isModule   map[string]bool
+	subconfigs map[string]bool // module.prefix of nested classes
+
+	refs    []FlagRef
+	calls   []*callInfo
+	funcs   map[string][]int32 // function name → definitions
+	sites   []*compileSite
+	starts  []threadStart
+	execs   map[string]bool // names bound to thread pool executors
+	torchAt int             // line of the first module-level torch import, or -1
+	quals   map[uint32]string
+}
+
+func analyze(buf *pybuf.Buffer, src []byte, cat *gates.Catalog) (*analysis, error) {
+	t, err := parseTree(src)
+	if err != nil {
+		return nil, err
+	}
+	a := &analysis{
+		t: t, buf: buf, cat: cat,
+		isModule:   map[string]bool{},
+		subconfigs: map[string]bool{},
+		funcs:      map[string][]int32{},
+		execs:      map[string]bool{},
+		torchAt:    -1,
+		quals:      map[uint32]string{},
+	}
+	if cat != nil {
+		for _, m := range cat.Modules {
+			a.modules = append(a.modules, m.Name)
+			a.isModule[m.Name] = true
+			for _, s := range m.SubConfigs {
+				a.subconfigs[m.Name+"."+s] = true
+			}
+		}
+	}
+	sort.Slice(a.modules, func(i, j int) bool { return len(a.modules[i]) > len(a.modules[j]) })
+	if len(t.nodes) == 0 {
+		return a, nil
+	}
+	a.walk()
+	return a, nil
+}
+
+// qual resolves the identifier n through the buffer's imports and aliases.
+func (a *analysis) qual(n int32) string {
+	nd := a.t.nodes[n]
+	if q, ok := a.quals[nd.start]; ok {
+		return q
+	}
+	q := ""
+	if r, ok := a.buf.RefAt(nd.sp); ok && r.Span.Start == nd.sp {
+		q = r.Qualname
+	}
+	a.quals[nd.start] = q
+	return q
+}
+
+// chainQual resolves a dotted chain expression, or returns "".
+func (a *analysis) chainQual(n int32) string {
+	ch := a.t.chain(a.t.unwrap(n))
+	if ch == nil {
+		return ""
+	}
+	return a.qual(ch[len(ch)-1])
+}
+
+func (a *analysis) walk() {
+	t := a.t
+	for i := range t.nodes {
+		n := int32(i)
+		switch t.nodes[n].kind {
+		case "call":
+			a.addCall(n)
+		case "function_definition":
+			if name := t.child(n, "name"); name >= 0 {
+				a.funcs[t.text(name)] = append(a.funcs[t.text(name)], n)
+			}
+		case "attribute":
+			p := t.nodes[n].parent
+			if p >= 0 && t.nodes[p].kind == "attribute" && t.nodes[n].field == "object" {
+				continue // not the outermost
+			}
+			if a.cat != nil {
+				a.attributeRef(n)
+			}
+		case "subscript":
+			if a.cat != nil {
+				a.subscriptEnvRef(n)
+			}
+		case "import_statement", "import_from_statement":
+			if a.torchAt < 0 && t.nodes[n].parent == 0 && a.importsTorch(n) {
+				a.torchAt = t.nodes[n].sp.Line
+			}
+		case "class_definition":
+			a.threadSubclass(n)
+		case "decorator":
+			a.decorator(n)
+		}
+	}
+	for _, c := range a.calls {
+		a.classifyCall(c)
+	}
+}
+
+// importsTorch reports whether an import statement imports torch or one of
+// its submodules.
+func (a *analysis) importsTorch(n int32) bool {
+	t := a.t
+	if mn := t.child(n, "module_name"); mn >= 0 {
+		return isTorchModule(t.text(mn))
+	}
+	for _, c := range t.children(n) {
+		name := c
+		if t.nodes[c].kind == "aliased_import" {
+			name = t.child(c, "name")
+		}
+		if name >= 0 && isTorchModule(t.text(name)) {
+			return true
+		}
+	}
+	return false
+}
+
+func isTorchModule(m string) bool {
+	return m == "torch" || len(m) > 6 && m[:6] == "torch."
+}
+
+func (a *analysis) addCall(n int32) {
+	t := a.t
+	callee := t.child(n, "function")
+	if callee < 0 {
+		return
+	}
+	c := &callInfo{node: n, calleeNode: callee, argList: -1,
+		fn: t.enclosing(n, "function_definition")}
+	c.callee = t.lastName(callee)
+	if ch := t.chain(callee); ch != nil {
+		c.qual = a.qual(ch[len(ch)-1])
+	}
+	if args := t.child(n, "arguments"); args >= 0 && t.nodes[args].kind == "argument_list" {
+		c.argList = args
+		for _, arg := range t.children(args) {
+			switch t.nodes[arg].kind {
+			case "keyword_argument":
+				name, val := t.child(arg, "name"), t.child(arg, "value")
+				if name >= 0 && val >= 0 {
+					c.kwargs = append(c.kwargs, kwarg{node: arg, name: name, value: val})
+				}
+			case "dictionary_splat":
+				if cs := t.children(arg); len(cs) == 1 && t.nodes[t.unwrap(cs[0])].kind == "dictionary" {
+					c.dictSplats = append(c.dictSplats, t.unwrap(cs[0]))
+				}
+			case "list_splat":
+			default:
+				c.args = append(c.args, arg)
+			}
+		}
+	}
+	a.calls = append(a.calls, c)
+}
+
+// classifyCall records what a call means for flags, compiles and threads.
+func (a *analysis) classifyCall(c *callInfo) {
+	t := a.t
+	if a.cat != nil {
+		switch {
+		case c.qual == "torch.compile":
+			a.compileCall(c)
+		case c.callee == "patch" && a.isModule[a.patchModule(c)]:
+			a.patchRefs(c, a.patchModule(c))
+		case c.qual == "" && (c.callee == "getattr" || c.callee == "setattr" ||
+			c.callee == "hasattr" || c.callee == "delattr") && t.nodes[c.calleeNode].kind == "identifier":
+			a.getattrRef(c)
+		default:
+			a.envCallRefs(c)
+		}
+	} else if c.qual == "torch.compile" {
+		a.compileCall(c)
+	}
+	a.threadCall(c)
+}
+
+// patchModule returns the config module whose patch c calls, or "".
+func (a *analysis) patchModule(c *callInfo) string {
+	if len(c.qual) > 6 && c.qual[len(c.qual)-6:] == ".patch" {
+		return c.qual[:len(c.qual)-6]
+	}
+	return ""
+}
+
+func (a *analysis) compileCall(c *callInfo) {
+	t := a.t
+	s := &compileSite{node: c.node, call: c, fn: c.fn, modeNode: -1, optionsNode: -1}
+	if kw, ok := c.keyword("mode", t); ok {
+		s.modeKw, s.modeNode = kw, kw.value
+		s.mode, _ = t.stringValue(kw.value)
+	}
+	if kw, ok := c.keyword("options", t); ok {
+		s.optionsKw, s.optionsNode = kw, kw.value
+		if d := t.unwrap(kw.value); t.nodes[d].kind == "dictionary" && a.isModule[inductorConfig] {
+			a.dictRefs(c.node, inductorConfig, d, SpellOptionsKey)
+		}
+	}
+	// What the result is bound to: x = torch.compile(f), or the function
+	// a decorator call decorates.
+	p := t.nodes[c.node].parent
+	switch {
+	case p >= 0 && t.nodes[p].kind == "assignment" && t.nodes[c.node].field == "right":
+		if l := t.child(p, "left"); l >= 0 {
+			s.target = t.lastName(l)
+		}
+	case p >= 0 && t.nodes[p].kind == "decorator":
+		s.target = a.decorated(p)
+	}
+	a.sites = append(a.sites, s)
+}
+
+// decorator handles a bare @torch.compile (no call).
+func (a *analysis) decorator(n int32) {
+	t := a.t
+	cs := t.children(n)
+	if len(cs) != 1 || t.nodes[cs[0]].kind == "call" {
+		return
+	}
+	if a.chainQual(cs[0]) != "torch.compile" {
+		return
+	}
+	a.sites = append(a.sites, &compileSite{
+		node: cs[0], fn: t.enclosing(n, "function_definition"),
+		target: a.decorated(n), modeNode: -1, optionsNode: -1,
+	})
+}
+
+// decorated returns the name of the function a decorator decorates.
+func (a *analysis) decorated(dec int32) string {
+	t := a.t
+	dd := t.nodes[dec].parent
+	if dd < 0 || t.nodes[dd].kind != "decorated_definition" {
+		return ""
+	}
+	if def := t.child(dd, "definition"); def >= 0 {
+		if name := t.child(def, "name"); name >= 0 {
+			return t.text(name)
+		}
+	}
+	return ""
+}
+
+// executorTypes are the thread pools whose submit/map run callables in
+// other threads.
+var executorTypes = map[string]bool{
+	"concurrent.futures.ThreadPoolExecutor":        true,
+	"concurrent.futures.thread.ThreadPoolExecutor": true,
+	"multiprocessing.pool.ThreadPool":              true,
+	"multiprocessing.dummy.Pool":                   true,
+}
+
+// threadCall records calls that run a callable in another thread, and
+// names bound to thread pools.
+func (a *analysis) threadCall(c *callInfo) {
+	t := a.t
+	if executorTypes[c.qual] {
+		// ex = ThreadPoolExecutor(...) or with ThreadPoolExecutor() as ex.
+		p := t.nodes[c.node].parent
+		switch {
+		case p >= 0 && t.nodes[p].kind == "assignment" && t.nodes[c.node].field == "right":
+			if l := t.child(p, "left"); l >= 0 {
+				a.execs[t.text(l)] = true
+			}
+		case p >= 0 && t.nodes[p].kind == "as_pattern":
+			if al := t.child(p, "alias"); al >= 0 {
+				a.execs[t.text(al)] = true
+			}
+		}
+	}
+	start := func(how string, target int32) {
+		a.starts = append(a.starts, threadStart{node: c.node, how: how, targets: a.targetNames(target)})
+	}
+	switch c.qual {
+	case "threading.Thread", "threading.Timer":
+		if kw, ok := c.keyword("target", t); ok {
+			start(c.qual, kw.value)
+		} else if c.qual == "threading.Thread" && len(c.args) >= 2 {
+			start(c.qual, c.args[1]) // Thread(group, target)
+		} else if c.qual == "threading.Timer" && len(c.args) >= 2 {
+			start(c.qual, c.args[1]) // Timer(interval, function)
+		}
+		return
+	case "asyncio.to_thread", "_thread.start_new_thread":
+		if len(c.args) >= 1 {
+			start(c.qual, c.args[0])
+		}
+		return
+	}
+	switch c.callee {
+	case "submit", "map", "apply_async", "apply", "imap", "imap_unordered", "starmap":
+		obj := t.child(c.calleeNode, "object")
+		if obj < 0 || len(c.args) == 0 {
+			return
+		}
+		recv := t.unwrap(obj)
+		if a.execs[t.text(recv)] || t.nodes[recv].kind == "call" && executorTypes[a.chainQual(t.child(recv, "function"))] {
+			start(t.text(recv)+"."+c.callee, c.args[0])
+		}
+	case "run_in_executor":
+		if len(c.args) >= 2 { // loop.run_in_executor(executor or None, fn, ...)
+			start("run_in_executor", c.args[1])
+		}
+	}
+}
+
+// threadSubclass records the run method of a threading.Thread subclass.
+func (a *analysis) threadSubclass(n int32) {
+	t := a.t
+	sup := t.child(n, "superclasses")
+	if sup < 0 {
+		return
+	}
+	for _, b := range t.children(sup) {
+		if a.chainQual(b) == "threading.Thread" {
+			a.starts = append(a.starts, threadStart{node: n, how: "threading.Thread subclass", targets: []string{"run"}})
+			return
+		}
+	}
+}
+
+// targetNames returns the names of the functions a callable expression
+// runs: f, obj.method, lambda: f(x), functools.partial(f, ...).
+func (a *analysis) targetNames(n int32) []string {
+	t := a.t
+	n = t.unwrap(n)
+	switch t.nodes[n].kind {
+	case "identifier", "attribute":
+		if name := t.lastName(n); name != "" {
+			return []string{name}
+		}
+	case "lambda":
+		body := t.child(n, "body")
+		var out []string
+		for _, c := range a.calls {
+			if body >= 0 && t.nodes[c.node].start >= t.nodes[body].start && t.nodes[c.node].end <= t.nodes[body].end {
+				out = append(out, c.callee)
+			}
+		}
+		return out
+	case "call":
+		if a.chainQual(t.child(n, "function")) == "functools.partial" {
+			if args := t.child(n, "arguments"); args >= 0 {
+				if cs := t.children(args); len(cs) > 0 {
+					return a.targetNames(cs[0])
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// reach is what the thread starts of the buffer reach.
+type reach struct {
+	funcs map[int32]threadStart        // function definitions run in threads
+	sites map[*compileSite]threadStart // compiled code run in threads
+}
+
+// maxCallDepth bounds how many calls deep the thread analysis follows.
+const maxCallDepth = 4
+
+// threadReach follows calls from every thread start, a few levels deep, by
+// name within the buffer.
+func (a *analysis) threadReach() reach {
+	r := reach{funcs: map[int32]threadStart{}, sites: map[*compileSite]threadStart{}}
+	byTarget := map[string][]*compileSite{}
+	for _, s := range a.sites {
+		if s.target != "" {
+			byTarget[s.target] = append(byTarget[s.target], s)
+		}
+	}
+	for _, st := range a.starts {
+		names := st.targets
+		seen := map[string]bool{}
+		for depth := 0; depth <= maxCallDepth && len(names) > 0; depth++ {
+			var next []string
+			for _, name := range names {
+				if seen[name] {
+					continue
+				}
+				seen[name] = true
+				for _, s := range byTarget[name] {
+					if _, ok := r.sites[s]; !ok {
+						r.sites[s] = st
+					}
+				}
+				for _, def := range a.funcs[name] {
+					if _, ok := r.funcs[def]; !ok {
+						r.funcs[def] = st
+					}
+					for _, s := range a.sites {
+						if s.fn == def {
+							if _, ok := r.sites[s]; !ok {
+								r.sites[s] = st
+							}
+						}
+					}
+					for _, c := range a.callsWithin(def) {
+						next = append(next, c.callee)
+					}
+				}
+			}
+			names = next
+		}
+	}
+	return r
+}
+
+// callsWithin returns the calls inside def, nested functions included.
+func (a *analysis) callsWithin(def int32) []*callInfo {
+	t := a.t
+	var out []*callInfo
+	s, e := t.nodes[def].start, t.nodes[def].end
+	i := sort.Search(len(a.calls), func(i int) bool { return t.nodes[a.calls[i].node].start >= s })
+	for ; i < len(a.calls) && t.nodes[a.calls[i].node].start < e; i++ {
+		out = append(out, a.calls[i])
+	}
+	return out
+}

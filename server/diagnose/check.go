@@ -1,0 +1,627 @@
+// Package diagnose finds torch config flags in a user's Python buffer, in
+// every spelling, and checks how the code uses them and torch.compile
+// against the target's torch: CUDA graphs reached from threads, config
+// changed inside threads, unknown flags, mode and options together, values
+// of the wrong type, aliases, and environment variables set too late.
+//
+// Every verdict comes from the target's catalog (server/gates) and, where a
+// diagnostic cites torch's own lines, from the mirrored source; nothing
+// about a torch version is hard-coded. It is pure analysis: no processes,
+// no LSP types.
+package diagnose
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/torchlsp/torchlsp/server/gates"
+	"github.com/torchlsp/torchlsp/server/pybuf"
+)
+
+// Severity of a diagnostic, as LSP ranks them.
+type Severity string
+
+// The severities.
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+	SeverityInfo    Severity = "info"
+	SeverityHint    Severity = "hint"
+)
+
+// Diagnostic codes. They are stable: editors and the check CLI show them
+// and users may filter on them.
+const (
+	CodeCudagraphsInThreads = "TL001 cudagraphs-in-threads"
+	CodeTreesOffInThreads   = "TL002 cudagraph-trees-off-in-threads"
+	CodeConfigInThread      = "TL003 config-in-thread"
+	CodeUnknownFlag         = "TL004 unknown-flag"
+	CodeNoCompile           = "TL005 no-torch-compile"
+	CodeModeAndOptions      = "TL006 mode-and-options"
+	CodeFlagType            = "TL007 flag-type"
+	CodeFlagAlias           = "TL008 flag-alias"
+	CodeEnvAfterImport      = "TL009 env-after-import"
+	CodeEnvForced           = "TL010 env-forced"
+)
+
+// Diagnostic is one finding in the user's buffer.
+type Diagnostic struct {
+	Code     string
+	Severity Severity
+	Span     pybuf.Span
+	Message  string
+	// Related are the lines of the target's torch the finding rests on.
+	Related []Related
+	Fixes   []Fix
+}
+
+// Related is a line of the target's torch tree.
+type Related struct {
+	File    string // relative to the site dir, slash separated
+	Line    int    // 0-based
+	Message string
+}
+
+// Fix is a quick fix: edits to the user's buffer.
+type Fix struct {
+	Title     string
+	Edits     []Edit
+	Preferred bool
+}
+
+// Edit replaces Span of the buffer with NewText. The edits of one Fix do
+// not overlap.
+type Edit struct {
+	Span    pybuf.Span
+	NewText string
+}
+
+// Options tune Check.
+type Options struct {
+	// SiteDir is the mirrored site-packages directory of the target; the
+	// checks read torch's files there to cite their lines. Empty: no
+	// citations beyond the catalog's.
+	SiteDir string
+	// Env is the target's environment as far as it is known (variables
+	// set for the interpreter torchlsp runs there).
+	Env map[string]string
+}
+
+const (
+	inductorConfig = "torch._inductor.config"
+	keyCudagraphs  = "triton.cudagraphs"
+	keyTrees       = "triton.cudagraph_trees"
+)
+
+// Check runs every check on the buffer. src is the text buf was parsed
+// from; cat is the target's catalog. The result is sorted by position.
+func Check(buf *pybuf.Buffer, src []byte, cat *gates.Catalog, opts Options) []Diagnostic {
+	if buf == nil || cat == nil {
+		return nil
+	}
+	a, err := analyze(buf, src, cat)
+	if err != nil {
+		return nil
+	}
+	c := &checker{a: a, t: a.t, cat: cat, opts: opts, files: newSiteFiles(opts.SiteDir)}
+	if !cat.HasCompile {
+		c.noCompile()
+	} else {
+		c.compileArgs()
+		c.threads()
+	}
+	c.flagUse()
+	c.envAfterImport()
+	sort.SliceStable(c.out, func(i, j int) bool {
+		if c.out[i].Span.Start != c.out[j].Span.Start {
+			return less(c.out[i].Span.Start, c.out[j].Span.Start)
+		}
+		return c.out[i].Code < c.out[j].Code
+	})
+	return c.out
+}
+
+type checker struct {
+	a     *analysis
+	t     *tree
+	cat   *gates.Catalog
+	opts  Options
+	files *siteFiles
+	out   []Diagnostic
+}
+
+func (c *checker) add(d Diagnostic) { c.out = append(c.out, d) }
+
+// torchName names the target's torch in messages.
+func (c *checker) torchName() string {
+	if c.cat.Version != "" {
+		return "torch " + c.cat.Version
+	}
+	return "the target's torch"
+}
+
+func (c *checker) flagRelated(f *gates.Flag, msg string) Related {
+	return Related{File: f.File, Line: f.Line, Message: msg}
+}
+
+// noCompile reports each torch.compile once when the target has none.
+func (c *checker) noCompile() {
+	for _, s := range c.a.sites {
+		c.add(Diagnostic{
+			Code: CodeNoCompile, Severity: SeverityError, Span: c.siteSpan(s),
+			Message: fmt.Sprintf("%s on the target has no torch.compile (its torch/__init__.py defines none); this call fails with AttributeError there", c.torchName()),
+		})
+	}
+}
+
+// siteSpan is the callee of a compile site (torch.compile).
+func (c *checker) siteSpan(s *compileSite) pybuf.Span {
+	if s.call != nil {
+		return c.t.span(s.call.calleeNode)
+	}
+	return c.t.span(s.node)
+}
+
+// compileArgs checks mode strings and mode with options together.
+func (c *checker) compileArgs() {
+	t := c.t
+	for _, s := range c.a.sites {
+		if s.modeNode >= 0 && s.mode != "" && len(c.cat.Modes) > 0 {
+			if _, ok := c.cat.Modes[s.mode]; !ok {
+				c.unknownMode(s)
+			}
+		}
+		if s.modeNode < 0 || s.optionsNode < 0 ||
+			t.literalKind(s.modeNode) == "none" || t.literalKind(s.optionsNode) == "none" {
+			continue
+		}
+		d := Diagnostic{Code: CodeModeAndOptions, Severity: SeverityError, Span: t.span(s.optionsKw.node)}
+		const init = "torch/__init__.py"
+		raise := c.files.find(init, 0, "Either mode or options can be specified")
+		switch {
+		case raise >= 0:
+			from := raise
+			for i := raise; i >= max(0, raise-6); i-- {
+				if strings.Contains(c.files.text(init, i), "options is not None") {
+					from = i
+					break
+				}
+			}
+			d.Message = fmt.Sprintf("torch.compile raises RuntimeError when given both mode and options (torch/__init__.py:%d in %s); put the mode's settings into options", from+1, c.torchName())
+			if from != raise {
+				d.Related = append(d.Related, Related{File: init, Line: from, Message: c.files.text(init, from)})
+			}
+			d.Related = append(d.Related, Related{File: init, Line: raise, Message: "RuntimeError: " + strings.Trim(c.files.text(init, raise), `"`)})
+		case c.opts.SiteDir != "":
+			continue // the target's torch accepts both
+		default:
+			d.Severity = SeverityWarning
+			d.Message = "torch.compile raises RuntimeError when given both mode and options (not checked against the target's source: no mirror)"
+		}
+		if fix, ok := c.foldModeFix(s); ok {
+			d.Fixes = append(d.Fixes, fix)
+		}
+		c.add(d)
+	}
+}
+
+// foldModeFix removes mode= and adds the mode's flags to the options dict.
+func (c *checker) foldModeFix(s *compileSite) (Fix, bool) {
+	t := c.t
+	flags, ok := c.cat.Modes[s.mode]
+	dict := t.unwrap(s.optionsNode)
+	if !ok || t.nodes[dict].kind != "dictionary" || s.call == nil {
+		return Fix{}, false
+	}
+	have := map[string]bool{}
+	entries := 0
+	for _, p := range t.children(dict) {
+		entries++
+		if k, ok := t.stringValue(t.child(p, "key")); ok {
+			have[k] = true
+		}
+	}
+	var add []string
+	for _, k := range sortedKeys(flags) {
+		if !have[k] {
+			add = append(add, fmt.Sprintf("%q: %s", k, flags[k]))
+		}
+	}
+	var edits []Edit
+	if len(add) > 0 {
+		text := strings.Join(add, ", ")
+		if entries > 0 {
+			text += ", "
+		}
+		at := t.nodes[dict].sp
+		at.Col++ // after "{"
+		edits = append(edits, Edit{Span: pybuf.Span{Start: at, End: at}, NewText: text})
+	}
+	edits = append(edits, c.deleteArg(s.call, s.modeKw.node))
+	return Fix{Title: fmt.Sprintf("Move mode=%q's settings into options", s.mode), Edits: edits, Preferred: true}, true
+}
+
+// deleteArg deletes one argument of a call with its separating comma.
+func (c *checker) deleteArg(call *callInfo, arg int32) Edit {
+	t := c.t
+	args := t.children(call.argList)
+	for i, x := range args {
+		if x != arg {
+			continue
+		}
+		switch {
+		case i > 0:
+			return Edit{Span: pybuf.Span{Start: t.nodes[args[i-1]].ep, End: t.nodes[x].ep}}
+		case i+1 < len(args):
+			return Edit{Span: pybuf.Span{Start: t.nodes[x].sp, End: t.nodes[args[i+1]].sp}}
+		}
+	}
+	return Edit{Span: t.span(arg)}
+}
+
+func (c *checker) unknownMode(s *compileSite) {
+	modes := sortedKeys(c.cat.Modes)
+	d := Diagnostic{
+		Code: CodeUnknownFlag, Severity: SeverityError, Span: c.t.contentSpan(s.modeNode),
+		Message: fmt.Sprintf("%q is not a torch.compile mode in %s (the target's); its modes are %s",
+			s.mode, c.torchName(), strings.Join(modes, ", ")),
+	}
+	best, bestD := "", 4
+	for _, m := range modes {
+		if dist := editDistance(s.mode, m); dist < bestD {
+			best, bestD = m, dist
+		}
+	}
+	if best != "" {
+		d.Message += fmt.Sprintf("; did you mean %q?", best)
+		d.Fixes = append(d.Fixes, Fix{Title: fmt.Sprintf("Change mode to %q", best),
+			Edits: []Edit{{Span: d.Span, NewText: best}}, Preferred: true})
+	}
+	c.add(d)
+}
+
+// cudagraphState says whether a compile site runs with CUDA graphs and why.
+type cudagraphState struct {
+	on   bool
+	why  string // for messages
+	kind string // "mode", "options", "config", "env"
+	span pybuf.Span
+	ref  *FlagRef
+}
+
+// cudagraphs decides whether compile site s turns CUDA graphs on: its
+// options, then its mode (as the target's mode table says), then settings
+// made elsewhere in the file or the target's environment.
+func (c *checker) cudagraphs(s *compileSite) cudagraphState {
+	a := c.a
+	flag := a.lookupFlag(inductorConfig, keyCudagraphs)
+	if flag == nil {
+		return cudagraphState{}
+	}
+	for i := range a.refs {
+		r := &a.refs[i]
+		if r.call == s.node && r.Spelling == SpellOptionsKey && r.Key == keyCudagraphs {
+			switch r.Value {
+			case "True":
+				return cudagraphState{on: true, kind: "options", why: `options={"triton.cudagraphs": True}`, span: c.t.span(r.valueNode), ref: r}
+			default:
+				return cudagraphState{}
+			}
+		}
+	}
+	if s.mode != "" {
+		if v, ok := c.cat.Modes[s.mode][keyCudagraphs]; ok {
+			if v == "True" {
+				return cudagraphState{on: true, kind: "mode", why: fmt.Sprintf("mode=%q", s.mode), span: c.t.span(s.modeNode)}
+			}
+			return cudagraphState{}
+		}
+	}
+	span := c.siteSpan(s)
+	for i := range a.refs {
+		r := &a.refs[i]
+		if r.Flag != flag || !r.Write || r.fn >= 0 {
+			continue
+		}
+		switch {
+		case (r.Spelling == SpellAttribute || r.Spelling == SpellGetattr) && r.Value == "True":
+			return cudagraphState{on: true, kind: "config", span: span, ref: r,
+				why: fmt.Sprintf("torch.compile with triton.cudagraphs = True (line %d)", r.Span.Start.Line+1)}
+		case r.Spelling == SpellEnvVar && c.envValue(r) == "1" && (a.torchAt < 0 || r.Span.Start.Line < a.torchAt):
+			return cudagraphState{on: true, kind: "env", span: span, ref: r,
+				why: fmt.Sprintf("torch.compile with %s=1 (line %d)", r.EnvVar, r.Span.Start.Line+1)}
+		}
+	}
+	for _, e := range flag.Env() {
+		if c.opts.Env[e] == "1" {
+			return cudagraphState{on: true, kind: "env", span: span,
+				why: fmt.Sprintf("torch.compile with %s=1 in the target's environment", e)}
+		}
+	}
+	return cudagraphState{}
+}
+
+// envValue is the literal string an environment write sets, or "".
+func (c *checker) envValue(r *FlagRef) string {
+	if r.valueNode < 0 {
+		return ""
+	}
+	v, _ := c.t.stringValue(r.valueNode)
+	return v
+}
+
+// treesOff returns the module-level write that turns cudagraph trees off,
+// or the options entry of site s that does.
+func (c *checker) treesOff(s *compileSite) *FlagRef {
+	for i := range c.a.refs {
+		r := &c.a.refs[i]
+		if r.Key != keyTrees || r.Module != inductorConfig || !r.Write || r.Value != "False" || r.Flag == nil {
+			continue
+		}
+		if r.Spelling == SpellOptionsKey && s != nil && r.call == s.node ||
+			r.Spelling != SpellOptionsKey && r.Spelling != SpellEnvVar && r.fn < 0 {
+			return r
+		}
+	}
+	return nil
+}
+
+// threads runs the checks that need to know what runs in other threads.
+func (c *checker) threads() {
+	a := c.a
+	if len(a.starts) == 0 {
+		return
+	}
+	rc := a.threadReach()
+	var hot []*compileSite // compiled code with CUDA graphs run in threads
+	for _, s := range a.sites {
+		st, ok := rc.sites[s]
+		if !ok {
+			continue
+		}
+		cg := c.cudagraphs(s)
+		if !cg.on {
+			continue
+		}
+		hot = append(hot, s)
+		c.cudagraphsInThreads(s, st, cg)
+	}
+	if len(hot) > 0 {
+		c.treesOffInThreads(hot, rc)
+	}
+	for i := range a.refs {
+		r := &a.refs[i]
+		if !r.Write || r.Spelling == SpellOptionsKey || r.Spelling == SpellEnvVar || r.fn < 0 {
+			continue
+		}
+		st, ok := rc.funcs[r.fn]
+		if !ok {
+			continue
+		}
+		c.add(Diagnostic{
+			Code: CodeConfigInThread, Severity: SeverityWarning, Span: r.Span,
+			Message: fmt.Sprintf("%s.%s is process-wide: changing it here, in code run by %s (line %d), changes it for every thread, and a patch's restore races with the other threads; set it once before starting threads",
+				r.Module, r.Key, st.how, c.t.nodes[st.node].sp.Line+1),
+		})
+	}
+}
+
+func (c *checker) cudagraphsInThreads(s *compileSite, st threadStart, cg cudagraphState) {
+	d := Diagnostic{Code: CodeCudagraphsInThreads, Severity: SeverityError, Span: cg.span}
+	startLine := c.t.nodes[st.node].sp.Line + 1
+	off := c.treesOff(s)
+	treeGates := c.conditionSites(keyTrees)
+	const trees = "torch/_inductor/cudagraph_trees.py"
+	assertLine := c.files.find(trees, 0, "assert", "_is_key_in_tls")
+	switch {
+	case off != nil:
+		d.Message = fmt.Sprintf("%s turns on CUDA graphs, and this compiled code runs in other threads (%s, line %d); with cudagraph_trees off (line %d), legacy CUDA graphs share static input and output buffers between threads: results can be wrong",
+			cg.why, st.how, startLine, off.Span.Start.Line+1)
+	case len(treeGates) > 0:
+		d.Message = fmt.Sprintf("%s turns on CUDA graphs, and this compiled code runs in other threads (%s, line %d); in %s, CUDA graph trees keep their state in the thread that first used them",
+			cg.why, st.how, startLine, c.torchName())
+		if assertLine >= 0 {
+			d.Message += fmt.Sprintf(", and other threads fail with AssertionError at %s:%d", trees, assertLine+1)
+		}
+	default:
+		d.Message = fmt.Sprintf("%s turns on CUDA graphs, and this compiled code runs in other threads (%s, line %d); CUDA graphs share static input and output buffers between threads: results can be wrong",
+			cg.why, st.how, startLine)
+	}
+	d.Message += "; turn CUDA graphs off for threaded use, or make every compiled call from one thread"
+	if f := c.a.lookupFlag(inductorConfig, keyCudagraphs); f != nil {
+		d.Related = append(d.Related, c.flagRelated(f, "triton.cudagraphs is defined here"))
+	}
+	if cg.kind == "mode" {
+		if l := c.modeLine(s.mode); l >= 0 {
+			d.Related = append(d.Related, Related{File: "torch/_inductor/__init__.py", Line: l,
+				Message: fmt.Sprintf("mode %q sets triton.cudagraphs", s.mode)})
+		}
+	}
+	if off == nil {
+		for i, g := range treeGates {
+			if i == 2 {
+				break
+			}
+			d.Related = append(d.Related, Related{File: g.File, Line: g.Line, Message: "gate: " + g.Text})
+		}
+		if assertLine >= 0 {
+			d.Related = append(d.Related, Related{File: trees, Line: assertLine, Message: c.files.text(trees, assertLine)})
+		}
+	}
+	d.Fixes = c.cudagraphsOffFixes(s, cg)
+	c.add(d)
+}
+
+// conditionSites are the sites where a flag decides a branch.
+func (c *checker) conditionSites(key string) []gates.Site {
+	var out []gates.Site
+	for _, s := range c.cat.Sites(key) {
+		if s.InCondition && s.Kind == gates.KindRead {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// modeLine finds the mode's entry in list_mode_options.
+func (c *checker) modeLine(mode string) int {
+	const f = "torch/_inductor/__init__.py"
+	def := c.files.find(f, 0, "def list_mode_options")
+	if def < 0 {
+		return -1
+	}
+	return c.files.find(f, def, fmt.Sprintf("%q:", mode))
+}
+
+// cudagraphsOffFixes are the edits that compile s without CUDA graphs.
+func (c *checker) cudagraphsOffFixes(s *compileSite, cg cudagraphState) []Fix {
+	t := c.t
+	var fixes []Fix
+	switch cg.kind {
+	case "options":
+		fixes = append(fixes, Fix{Title: `Set "triton.cudagraphs" to False`, Preferred: true,
+			Edits: []Edit{{Span: cg.span, NewText: "False"}}})
+	case "mode":
+		if no := s.mode + "-no-cudagraphs"; c.modeWithoutCudagraphs(no) {
+			fixes = append(fixes, Fix{Title: fmt.Sprintf("Use mode=%q", no), Preferred: true,
+				Edits: []Edit{{Span: t.contentSpan(s.modeNode), NewText: no}}})
+		}
+		if s.optionsNode < 0 {
+			flags := map[string]string{}
+			for k, v := range c.cat.Modes[s.mode] {
+				flags[k] = v
+			}
+			flags[keyCudagraphs] = "False"
+			var parts []string
+			for _, k := range sortedKeys(flags) {
+				parts = append(parts, fmt.Sprintf("%q: %s", k, flags[k]))
+			}
+			fixes = append(fixes, Fix{
+				Title:     fmt.Sprintf("Replace mode=%q with its options, CUDA graphs off", s.mode),
+				Preferred: len(fixes) == 0,
+				Edits:     []Edit{{Span: t.span(s.modeKw.node), NewText: "options={" + strings.Join(parts, ", ") + "}"}},
+			})
+		}
+	default: // turned on outside the call: turn it off for this call
+		const opt = `options={"triton.cudagraphs": False}`
+		switch {
+		case s.modeNode >= 0 || s.optionsNode >= 0:
+		case s.call == nil: // bare @torch.compile
+			end := t.nodes[s.node].ep
+			fixes = append(fixes, Fix{Title: "Compile without CUDA graphs", Preferred: true,
+				Edits: []Edit{{Span: pybuf.Span{Start: end, End: end}, NewText: "(" + opt + ")"}}})
+		case s.call.argList >= 0:
+			end := t.nodes[s.call.argList].ep
+			end.Col-- // before ")"
+			text := opt
+			if len(t.children(s.call.argList)) > 0 {
+				text = ", " + opt
+			}
+			fixes = append(fixes, Fix{Title: "Compile without CUDA graphs", Preferred: true,
+				Edits: []Edit{{Span: pybuf.Span{Start: end, End: end}, NewText: text}}})
+		}
+	}
+	return fixes
+}
+
+// modeWithoutCudagraphs reports whether the target has mode and it leaves
+// CUDA graphs off.
+func (c *checker) modeWithoutCudagraphs(mode string) bool {
+	flags, ok := c.cat.Modes[mode]
+	return ok && flags[keyCudagraphs] != "True"
+}
+
+// treesOffInThreads flags turning cudagraph trees off while threads run
+// compiled code with CUDA graphs.
+func (c *checker) treesOffInThreads(hot []*compileSite, rc reach) {
+	a := c.a
+	cg := a.lookupFlag(inductorConfig, keyCudagraphs)
+	for i := range a.refs {
+		r := &a.refs[i]
+		if r.Key != keyTrees || r.Module != inductorConfig || r.Flag == nil || !r.Write ||
+			r.Value != "False" || r.Spelling == SpellEnvVar {
+			continue
+		}
+		if r.Spelling == SpellOptionsKey && !siteIn(hot, r.call) {
+			continue
+		}
+		st := rc.sites[hot[0]]
+		d := Diagnostic{
+			Code: CodeTreesOffInThreads, Severity: SeverityError, Span: r.Span,
+			Message: fmt.Sprintf("with cudagraph_trees off, compiled code that threads run with CUDA graphs (%s, line %d) uses legacy CUDA graphs, which share static input and output buffers between threads: results can be wrong; turn CUDA graphs off instead",
+				st.how, c.t.nodes[st.node].sp.Line+1),
+			Related: []Related{c.flagRelated(r.Flag, "triton.cudagraph_trees is defined here")},
+		}
+		for i, g := range c.conditionSites(keyTrees) {
+			if i == 2 {
+				break
+			}
+			d.Related = append(d.Related, Related{File: g.File, Line: g.Line, Message: "gate: " + g.Text})
+		}
+		if cg != nil {
+			if sp, ok := c.lastComponentSpan(r.Span, "cudagraph_trees"); ok {
+				d.Fixes = append(d.Fixes, Fix{Title: "Turn CUDA graphs off instead (triton.cudagraphs = False)", Preferred: true,
+					Edits: []Edit{{Span: sp, NewText: "cudagraphs"}}})
+			}
+		}
+		c.add(d)
+	}
+}
+
+func siteIn(sites []*compileSite, call int32) bool {
+	for _, s := range sites {
+		if s.node == call {
+			return true
+		}
+	}
+	return false
+}
+
+// lastComponentSpan is the span of the trailing name within a one-line
+// span whose text ends with name.
+func (c *checker) lastComponentSpan(sp pybuf.Span, name string) (pybuf.Span, bool) {
+	if sp.Start.Line != sp.End.Line {
+		return pybuf.Span{}, false
+	}
+	line := c.line(sp.End.Line)
+	if sp.End.Col > len(line) || !strings.HasSuffix(line[:sp.End.Col], name) {
+		return pybuf.Span{}, false
+	}
+	start := sp.End
+	start.Col -= len(name)
+	return pybuf.Span{Start: start, End: sp.End}, true
+}
+
+// line returns line i of the buffer without its ending.
+func (c *checker) line(i int) string { return c.t.line(i) }
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

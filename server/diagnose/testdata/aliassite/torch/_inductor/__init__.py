@@ -1,0 +1,1 @@
+"""Compiler backend of the alias fixture."""

@@ -1,0 +1,16 @@
+from concurrent.futures import ThreadPoolExecutor
+
+import torch
+
+
+@torch.compile(mode="max-autotune-no-cudagraphs")
+def forward(x):
+    return x + 1
+
+
+def handle(request):
+    return forward(request)
+
+
+with ThreadPoolExecutor(max_workers=4) as pool:
+    results = list(pool.map(handle, range(8)))

@@ -1,0 +1,3 @@
+import torch
+
+model = torch.compile(lambda x: x, options={"debug": True, "max_autotune": True})

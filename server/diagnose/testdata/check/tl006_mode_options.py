@@ -1,0 +1,3 @@
+import torch
+
+model = torch.compile(lambda x: x, mode="max-autotune", options={"debug": True})

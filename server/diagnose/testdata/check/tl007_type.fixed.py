@@ -1,0 +1,3 @@
+import torch._inductor.config as cfg
+
+cfg.debug = True

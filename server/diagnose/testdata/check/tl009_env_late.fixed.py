@@ -1,0 +1,4 @@
+import os
+
+os.environ["TORCHINDUCTOR_CUDAGRAPHS"] = "1"
+import torch

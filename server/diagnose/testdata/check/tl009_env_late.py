@@ -1,0 +1,5 @@
+import os
+
+import torch
+
+os.environ["TORCHINDUCTOR_CUDAGRAPHS"] = "1"

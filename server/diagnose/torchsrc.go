@@ -1,0 +1,71 @@
+package diagnose
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// maxSiteFile bounds the torch files read for related lines; torch's
+// largest __init__.py is well under this.
+const maxSiteFile = 8 << 20
+
+// siteFiles reads files of the mirrored torch tree on demand, each once
+// per check.
+type siteFiles struct {
+	dir   string
+	lines map[string][]string
+}
+
+func newSiteFiles(dir string) *siteFiles {
+	return &siteFiles{dir: dir, lines: map[string][]string{}}
+}
+
+// file returns the lines of rel (slash separated, relative to the site
+// dir), or nil when there is no site dir or the file cannot be read.
+func (s *siteFiles) file(rel string) []string {
+	if s.dir == "" {
+		return nil
+	}
+	if l, ok := s.lines[rel]; ok {
+		return l
+	}
+	var lines []string
+	path := filepath.Join(s.dir, filepath.FromSlash(rel))
+	if st, err := os.Stat(path); err == nil && st.Size() <= maxSiteFile {
+		if b, err := os.ReadFile(path); err == nil {
+			lines = strings.Split(string(bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))), "\n")
+		}
+	}
+	s.lines[rel] = lines
+	return lines
+}
+
+// find returns the 0-based line of the first line of rel at or after from
+// that contains every one of subs, or -1.
+func (s *siteFiles) find(rel string, from int, subs ...string) int {
+	lines := s.file(rel)
+	for i := max(from, 0); i < len(lines); i++ {
+		ok := true
+		for _, sub := range subs {
+			if !strings.Contains(lines[i], sub) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return i
+		}
+	}
+	return -1
+}
+
+// text returns line i of rel, trimmed, or "".
+func (s *siteFiles) text(rel string, i int) string {
+	lines := s.file(rel)
+	if i < 0 || i >= len(lines) {
+		return ""
+	}
+	return strings.TrimSpace(lines[i])
+}

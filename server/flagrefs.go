@@ -1,0 +1,140 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+
+	"github.com/torchlsp/torchlsp/server/diagnose"
+	"github.com/torchlsp/torchlsp/server/gates"
+	"github.com/torchlsp/torchlsp/server/pybuf"
+)
+
+// flagAt finds a config flag named at pos in any spelling (attribute
+// chain, options key, patch key, env var). It consults the target's flag
+// catalog only when the position could name one, so hovering the user's
+// own names never waits for torch to be mirrored.
+func (e *Engine) flagAt(ctx context.Context, uri string, pos Position) (*flagTarget, pybuf.Span, error) {
+	d := e.doc(uri)
+	if d == nil {
+		return nil, pybuf.Span{}, nil
+	}
+	buf, _ := d.buffer(e.parsers)
+	text, _ := d.snapshot()
+	p := pybuf.Pos{Line: pos.Line, Col: pos.Column}
+	ref, refOK := buf.RefAt(p)
+	_, _, strOK := buf.StringAt(p)
+	if !strOK && !(refOK && topPackage(ref.Qualname) == "torch") {
+		return nil, pybuf.Span{}, nil
+	}
+	s, err := e.session("")
+	if err != nil {
+		return nil, pybuf.Span{}, err
+	}
+	cat, ps, err := s.catalog(ctx)
+	if errors.Is(err, ErrNotOnTarget) {
+		return nil, pybuf.Span{}, nil
+	}
+	if err != nil {
+		return nil, pybuf.Span{}, err
+	}
+	fr, ok := diagnose.FlagAt(buf, text, cat, p)
+	if !ok || fr.Flag == nil {
+		return nil, pybuf.Span{}, nil
+	}
+	ft := &flagTarget{flag: fr.Flag, cat: cat, pkg: ps, spec: s.spec}
+	return ft, fr.Span, nil
+}
+
+// withValue asks the target for the flag's effective value, waiting
+// briefly.
+func (e *Engine) withValue(ctx context.Context, ft *flagTarget) {
+	s, err := e.session("")
+	if err != nil {
+		return
+	}
+	v, ok, err := s.effective(ctx, ft.flag, e.opts.ValueWait)
+	switch {
+	case err != nil:
+		ft.valErr = err
+	case ok:
+		ft.value = &v
+	default:
+		ft.pending = true
+	}
+}
+
+// flagLocation is where a flag is defined, in the mirror.
+func flagLocation(ft *flagTarget) Location {
+	local := filepath.Join(ft.pkg.mirror.SiteDir, filepath.FromSlash(ft.flag.File))
+	name := ft.flag.Key[strings.LastIndexByte(ft.flag.Key, '.')+1:]
+	return Location{
+		Path:       local,
+		TargetPath: ft.pkg.mirror.TargetPath(local),
+		Range: Range{
+			Start: Position{Line: ft.flag.Line, Column: ft.flag.Col},
+			End:   Position{Line: ft.flag.Line, Column: ft.flag.Col + len(name)},
+		},
+	}
+}
+
+// siteLocations are the places torch reads a flag, in the mirror.
+func siteLocations(ft *flagTarget) []Location {
+	sites := ft.cat.Sites(ft.flag.FullKey())
+	out := make([]Location, 0, len(sites))
+	for _, st := range sites {
+		local := filepath.Join(ft.pkg.mirror.SiteDir, filepath.FromSlash(st.File))
+		out = append(out, Location{
+			Path:       local,
+			TargetPath: ft.pkg.mirror.TargetPath(local),
+			Range:      Range{Start: Position{Line: st.Line, Column: st.Col}, End: Position{Line: st.Line, Column: st.Col}},
+		})
+	}
+	return out
+}
+
+// References lists, for a config flag, its definition (when asked), every
+// place the target's torch reads it, and its uses in open documents.
+func (e *Engine) References(ctx context.Context, uri string, pos Position, includeDecl bool) ([]Location, error) {
+	ft, _, err := e.flagAt(ctx, uri, pos)
+	if err != nil || ft == nil {
+		return nil, err
+	}
+	var out []Location
+	if includeDecl {
+		out = append(out, flagLocation(ft))
+	}
+	out = append(out, siteLocations(ft)...)
+	out = append(out, e.workspaceUses(ft.cat, ft.flag)...)
+	return out, nil
+}
+
+// workspaceUses finds a flag's uses in the open documents.
+func (e *Engine) workspaceUses(cat *gates.Catalog, f *gates.Flag) []Location {
+	e.mu.Lock()
+	docs := make([]*document, 0, len(e.docs))
+	for _, d := range e.docs {
+		docs = append(docs, d)
+	}
+	e.mu.Unlock()
+	var out []Location
+	for _, d := range docs {
+		buf, _ := d.buffer(e.parsers)
+		text, _ := d.snapshot()
+		for _, r := range diagnose.FlagRefs(buf, text, cat) {
+			if r.Flag != f {
+				continue
+			}
+			out = append(out, Location{URI: d.uri, Path: d.path, Range: spanRange(r.Span)})
+		}
+	}
+	return out
+}
+
+func spanRange(s pybuf.Span) Range {
+	return Range{
+		Start: Position{Line: s.Start.Line, Column: s.Start.Col},
+		End:   Position{Line: s.End.Line, Column: s.End.Col},
+	}
+}
