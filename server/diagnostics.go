@@ -137,7 +137,8 @@ func (e *Engine) scheduleDiagnostics(uri string) {
 			if c == nil || c.version != version || e.doc(uri) != d {
 				return // a newer version is on its way
 			}
-			if err := pub.PublishDiagnostics(ctx, uri, version, c.diags); err != nil && e.ctx.Err() == nil {
+			diags := append(append([]Diagnostic(nil), c.diags...), e.reproNotesFor(uri)...)
+			if err := pub.PublishDiagnostics(ctx, uri, version, diags); err != nil && e.ctx.Err() == nil {
 				e.notify.LogMessage(ctx, MessageWarning, err.Error())
 			}
 		})

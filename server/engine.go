@@ -71,6 +71,7 @@ type Engine struct {
 	docs      map[string]*document
 	sessions  map[string]*session
 	lastState map[string]Status
+	repros    reproNotes
 }
 
 // New creates an engine. Call Configure (or Initialize) before queries.

@@ -1,12 +1,320 @@
 package server
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
 
-// reproActions offers "Run threaded repro" on torch.compile calls.
-func (e *Engine) reproActions(uri string, d *document, rng Range, c *checked, only []string) []CodeAction {
-	return nil
+	"github.com/torchlsp/torchlsp/server/diagnose"
+	"github.com/torchlsp/torchlsp/server/gates"
+	"github.com/torchlsp/torchlsp/server/pybuf"
+	"github.com/torchlsp/torchlsp/server/repro"
+)
+
+// Codes of the threading diagnostics that offer a repro run.
+var reproCodes = map[string]bool{
+	diagnose.CodeCudagraphsInThreads: true,
+	diagnose.CodeTreesOffInThreads:   true,
+	diagnose.CodeConfigInThread:      true,
 }
 
+// reproActions offers "Run threaded repro" on a torch.compile call at rng
+// and on the threading diagnostics.
+func (e *Engine) reproActions(uri string, d *document, rng Range, c *checked, only []string) []CodeAction {
+	if !kindWanted(only, "source") && !kindWanted(only, "quickfix") {
+		return nil
+	}
+	buf, _ := d.buffer(e.parsers)
+	call, ok := compileCallNear(buf, rng.Start.Line)
+	if !ok {
+		return nil
+	}
+	callRange := spanRange(call.Span)
+	var related []Diagnostic
+	for _, diag := range c.diags {
+		if reproCodes[diag.Code] {
+			related = append(related, diag)
+		}
+	}
+	if !overlaps(callRange, rng) && !anyOverlaps(related, rng) {
+		return nil
+	}
+	names, def := e.Targets()
+	args := commandArgs{URI: uri, Line: call.Span.Start.Line}
+	actions := []CodeAction{{
+		Title:       fmt.Sprintf("Run threaded repro on %s", def),
+		Kind:        "quickfix",
+		Diagnostics: related,
+		Command:     &Command{Title: "Run threaded repro", Name: CommandRepro, Arguments: []any{args}},
+	}}
+	if len(names) > 1 {
+		all := args
+		all.All = true
+		actions = append(actions, CodeAction{
+			Title:   "Run threaded repro on every target",
+			Kind:    "quickfix",
+			Command: &Command{Title: "Run threaded repro on every target", Name: CommandRepro, Arguments: []any{all}},
+		})
+	}
+	return actions
+}
+
+func anyOverlaps(diags []Diagnostic, rng Range) bool {
+	for _, d := range diags {
+		if overlaps(d.Range, rng) {
+			return true
+		}
+	}
+	return false
+}
+
+// compileCallNear finds the torch.compile call on a line, or else the
+// nearest one before it (the call a thread diagnostic is about).
+func compileCallNear(buf *pybuf.Buffer, line int) (pybuf.Call, bool) {
+	calls := buf.Calls("torch.compile")
+	best, found := pybuf.Call{}, false
+	for _, c := range calls {
+		if c.Span.Start.Line <= line && line <= c.Span.End.Line {
+			return c, true
+		}
+		if c.Span.Start.Line <= line && (!found || c.Span.Start.Line > best.Span.Start.Line) {
+			best, found = c, true
+		}
+	}
+	if !found && len(calls) > 0 {
+		return calls[0], true
+	}
+	return best, found
+}
+
+// ReproRequest asks for threaded repro runs of a compile call.
+type ReproRequest struct {
+	URI     string
+	Line    int      // 0-based line of (or after) the torch.compile call
+	Targets []string // empty: the default target
+	All     bool     // every configured target
+	Threads int
+	// Sink receives each output line as it arrives; may be nil.
+	Sink func(repro.Event)
+}
+
+// ReproResult is what the runs found.
+type ReproResult struct {
+	Reports []repro.Report
+	Markdown string
+}
+
+// Repro builds a repro of the torch.compile call at a line from the call's
+// settings and the config changes in its file, runs every variant on each
+// target, and reports what happened, with torch frames linked to the
+// mirror.
+func (e *Engine) Repro(ctx context.Context, req ReproRequest) (*ReproResult, error) {
+	d := e.doc(req.URI)
+	if d == nil {
+		return nil, fmt.Errorf("repro: %s is not open", req.URI)
+	}
+	buf, _ := d.buffer(e.parsers)
+	text, _ := d.snapshot()
+	call, ok := compileCallNear(buf, req.Line)
+	if !ok {
+		return nil, fmt.Errorf("repro: no torch.compile call at or before line %d", req.Line+1)
+	}
+	workspace := e.folderOf(d.path)
+	if workspace == "" && d.path != "" {
+		workspace = filepath.Dir(d.path)
+	}
+	if workspace == "" {
+		return nil, errors.New("repro: the file is not in a workspace folder, where the run's files are kept")
+	}
+	names := req.Targets
+	if req.All {
+		names, _ = e.Targets()
+	}
+	if len(names) == 0 {
+		names = []string{""}
+	}
+	var (
+		runs   []repro.TargetRun
+		mirror []*pkgState
+		errs   []error
+	)
+	for _, name := range names {
+		s, err := e.session(name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		cat, ps, err := s.catalog(ctx)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("target %s: %w", s.spec.Name, err))
+			continue
+		}
+		spec := reproSpec(buf, text, call, cat, req.Threads)
+		variants, err := repro.Generate(spec)
+		if err != nil {
+			return nil, fmt.Errorf("repro: %w", err)
+		}
+		runs = append(runs, repro.TargetRun{Target: s.target, Python: s.spec.Python, Env: s.spec.Env, Variants: variants})
+		mirror = append(mirror, ps)
+	}
+	if len(runs) == 0 {
+		return nil, errors.Join(errs...)
+	}
+	mapFrame := func(targetPath string, line int) (string, bool) {
+		for _, ps := range mirror {
+			if local, ok := ps.mirror.LocalPath(targetPath); ok {
+				u := url.URL{Scheme: "file", Path: local, Fragment: fmt.Sprintf("L%d", line)}
+				return u.String(), true
+			}
+		}
+		return "", false
+	}
+	reports, err := repro.RunMany(ctx, runs, repro.RunOptions{Workspace: workspace, MapFrame: mapFrame}, req.Sink)
+	errs = append(errs, err)
+	var b strings.Builder
+	for i, r := range reports {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(r.Markdown(mapFrame))
+	}
+	res := &ReproResult{Reports: reports, Markdown: b.String()}
+	e.noteRepro(req.URI, call, reports)
+	return res, errors.Join(errs...)
+}
+
+// reproSpec reads a compile call's settings, and the config assignments
+// in its file, into a repro spec.
+func reproSpec(buf *pybuf.Buffer, src []byte, call pybuf.Call, cat *gates.Catalog, threads int) repro.Spec {
+	// Without torch.compile on the target (Debian's torch 1.13), the
+	// stand-in backend shows how the pattern fails.
+	spec := repro.Spec{Threads: threads, StandIn: !cat.HasCompile, CompileInThreads: true}
+	for _, r := range diagnose.FlagRefs(buf, src, cat) {
+		if r.Flag == nil || !r.Write || r.Value == "" || r.Spelling != diagnose.SpellAttribute {
+			continue
+		}
+		spec.Config = append(spec.Config, repro.ConfigSetting{Module: r.Flag.Module, Key: r.Flag.Key, Value: r.Value})
+	}
+	for _, kw := range call.Keywords {
+		switch kw.Name {
+		case "mode":
+			spec.Mode = kw.Value.Str
+		case "backend":
+			spec.Backend = kw.Value.Str
+		case "fullgraph":
+			spec.Fullgraph = kw.Value.Text == "True"
+		case "dynamic":
+			if kw.Value.Text == "True" || kw.Value.Text == "False" {
+				v := kw.Value.Text == "True"
+				spec.Dynamic = &v
+			}
+		case "options":
+			spec.Options = map[string]string{}
+			for _, en := range kw.Value.Entries {
+				spec.Options[en.Key] = en.Value.Text
+			}
+		}
+	}
+	return spec
+}
+
+// reproNotes keeps the last repro summary of each compile call, shown as a
+// diagnostic on it.
+type reproNotes struct {
+	mu    sync.Mutex
+	notes map[string][]Diagnostic // by document URI
+}
+
+func (e *Engine) noteRepro(uri string, call pybuf.Call, reports []repro.Report) {
+	var parts []string
+	failed := false
+	for _, r := range reports {
+		parts = append(parts, r.Summary())
+		for _, v := range r.Variants {
+			if !v.OK {
+				failed = true
+			}
+		}
+	}
+	sort.Strings(parts)
+	sev := SeverityInfo
+	if failed {
+		sev = SeverityWarning
+	}
+	diag := Diagnostic{
+		Range: spanRange(call.CalleeSpan), Severity: sev, Code: "TL100 repro", Source: "torchlsp",
+		Message: "Threaded repro: " + strings.Join(parts, "; "),
+	}
+	e.repros.mu.Lock()
+	if e.repros.notes == nil {
+		e.repros.notes = map[string][]Diagnostic{}
+	}
+	e.repros.notes[uri] = []Diagnostic{diag}
+	e.repros.mu.Unlock()
+	e.scheduleDiagnostics(uri)
+}
+
+func (e *Engine) reproNotesFor(uri string) []Diagnostic {
+	e.repros.mu.Lock()
+	defer e.repros.mu.Unlock()
+	return append([]Diagnostic(nil), e.repros.notes[uri]...)
+}
+
+// reproCommand runs a repro for an editor: output streams to the log and
+// the progress, the report opens as a document.
 func (e *Engine) reproCommand(ctx context.Context, args commandArgs) (any, error) {
-	return nil, context.Canceled
+	prog := e.notify.StartProgress(ctx, "torchlsp: threaded repro", true)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if cp, ok := prog.(CancellableProgress); ok {
+		go func() {
+			select {
+			case <-cp.Cancelled():
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	req := ReproRequest{URI: args.URI, Line: args.Line, All: args.All}
+	if args.Target != "" {
+		req.Targets = []string{args.Target}
+	}
+	req.Sink = func(ev repro.Event) {
+		e.notify.LogMessage(ctx, MessageLog, fmt.Sprintf("[%s %s %s] %s", ev.Target, ev.Variant, ev.Stream, ev.Line))
+		if ev.Stream == "status" {
+			prog.Report(fmt.Sprintf("%s: %s", ev.Variant, ev.Line), -1)
+		}
+	}
+	res, err := e.Repro(ctx, req)
+	if res == nil {
+		prog.End("failed: " + errText(err))
+		return nil, err
+	}
+	prog.End("done")
+	out := CommandResult{Markdown: res.Markdown}
+	for _, r := range res.Reports {
+		if r.Dir != "" {
+			out.Path = filepath.Join(r.Dir, "report.md")
+			if shower, ok := e.notify.get().(DocumentShower); ok {
+				_, _ = shower.ShowDocument(ctx, Location{Path: out.Path}, true)
+			}
+			break
+		}
+	}
+	if err != nil {
+		e.notify.ShowMessage(ctx, MessageWarning, "torchlsp repro: "+err.Error())
+	}
+	return out, nil
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "no result"
+	}
+	return err.Error()
 }

@@ -27,6 +27,11 @@ type commonFlags struct {
 
 func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.target, "target", "", "target name (default: the configured default)")
+	c.registerOthers(fs)
+}
+
+// registerOthers registers every common flag but --target.
+func (c *commonFlags) registerOthers(fs *flag.FlagSet) {
 	fs.StringVar(&c.python, "python", "", "interpreter on the target (overrides the target's python)")
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "give up after this long (mirroring a large torch takes a while the first time)")
 	fs.BoolVar(&c.quiet, "quiet", false, "do not print progress")

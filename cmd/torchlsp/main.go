@@ -22,6 +22,9 @@ Usage:
   torchlsp serve [--stdio]                 speak LSP on stdin/stdout (editors start this)
   torchlsp hover FILE:LINE:COL             what an editor's hover would show
   torchlsp definition FILE:LINE:COL        where the name is defined (mirror PATH:LINE:COL and the target path)
+  torchlsp check [--format text|json] PATH…  lint for torch.compile and config hazards (exit 1 on warnings)
+  torchlsp repro [--target NAME]… [--threads N] FILE:LINE
+                                           run the threaded repro of the torch.compile call there
   torchlsp gates FLAG                      a config flag's definition and every place torch reads it
   torchlsp trust [DIR]                     trust DIR/torchlsp.toml as it is now (--revoke, --list)
   torchlsp doctor                          check the target hop by hop
@@ -55,6 +58,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runHover(ctx, rest, stdout, stderr)
 	case "definition":
 		err = runDefinition(ctx, rest, stdout, stderr)
+	case "check":
+		err = runCheck(ctx, rest, stdout, stderr)
+	case "repro":
+		err = runRepro(ctx, rest, stdout, stderr)
 	case "gates":
 		err = runGates(ctx, rest, stdout, stderr)
 	case "trust":
@@ -76,6 +83,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "torchlsp %s: %v\n", cmd, err)
 		return 2
+	case errors.Is(err, errFindings):
+		return 1
 	case errors.Is(err, errNoAnswer):
 		fmt.Fprintf(stderr, "torchlsp %s: %v\n", cmd, err)
 		return 1

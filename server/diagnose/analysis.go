@@ -50,6 +50,7 @@ type threadStart struct {
 	node    int32  // the call starting it, or the class for a Thread subclass
 	how     string // threading.Thread, executor.submit, asyncio.to_thread, ...
 	targets []string
+	within  int32 // for a Thread subclass, the class whose run it is; else -1
 }
 
 // analysis is everything the checks need about one buffer.
@@ -335,7 +336,7 @@ func (a *analysis) threadCall(c *callInfo) {
 		}
 	}
 	start := func(how string, target int32) {
-		a.starts = append(a.starts, threadStart{node: c.node, how: how, targets: a.targetNames(target)})
+		a.starts = append(a.starts, threadStart{node: c.node, how: how, targets: a.targetNames(target), within: -1})
 	}
 	switch c.qual {
 	case "threading.Thread", "threading.Timer":
@@ -379,7 +380,7 @@ func (a *analysis) threadSubclass(n int32) {
 	}
 	for _, b := range t.children(sup) {
 		if a.chainQual(b) == "threading.Thread" {
-			a.starts = append(a.starts, threadStart{node: n, how: "threading.Thread subclass", targets: []string{"run"}})
+			a.starts = append(a.starts, threadStart{node: n, how: "threading.Thread subclass", targets: []string{"run"}, within: n})
 			return
 		}
 	}
@@ -451,6 +452,9 @@ func (a *analysis) threadReach() reach {
 					}
 				}
 				for _, def := range a.funcs[name] {
+					if depth == 0 && st.within >= 0 && a.t.enclosing(def, "class_definition") != st.within {
+						continue // another class's run
+					}
 					if _, ok := r.funcs[def]; !ok {
 						r.funcs[def] = st
 					}

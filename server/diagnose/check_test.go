@@ -145,6 +145,18 @@ func TestCheckAliasSite(t *testing.T) {
 	}
 }
 
+// A torch without triton.cudagraphs in its config or its mode table has
+// no CUDA graph hazard, whatever the code asks for.
+func TestNoCudagraphsInTarget(t *testing.T) {
+	s := scanSite(t, "alias", aliasSite)
+	for _, f := range []string{"tl001_mode.py", "tl001_autotune.py", "tl001_env.py", "tl002_trees_off.py"} {
+		ds := check(s, readFile(t, filepath.Join("testdata/check", f)))
+		if n := count(ds, CodeCudagraphsInThreads) + count(ds, CodeTreesOffInThreads); n != 0 {
+			t.Errorf("%s: %d CUDA graph diagnostics on a torch without them:\n%s", f, n, render(ds))
+		}
+	}
+}
+
 // The torch 2.11 aliases: cache_size_limit is an alias of recompile_limit.
 func TestCheckAlias211(t *testing.T) {
 	s := torch211(t)

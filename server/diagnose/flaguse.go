@@ -12,9 +12,15 @@ import (
 // type, aliases, and writes an env_name_force variable overrides.
 func (c *checker) flagUse() {
 	a := c.a
+	probed := map[string]bool{} // keys the code checks for before use
+	for _, r := range a.refs {
+		if r.probe {
+			probed[r.Module+"."+r.Key] = true
+		}
+	}
 	for i := range a.refs {
 		r := &a.refs[i]
-		if r.Spelling == SpellEnvVar {
+		if r.Spelling == SpellEnvVar || r.probe || r.Flag == nil && !r.Write && probed[r.Module+"."+r.Key] {
 			continue
 		}
 		if r.Spelling == SpellOptionsKey && !c.cat.HasCompile {

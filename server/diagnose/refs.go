@@ -60,6 +60,7 @@ type FlagRef struct {
 	// EnvVar is the environment variable for SpellEnvVar.
 	EnvVar string
 
+	probe     bool  // hasattr, or getattr with a default: the key may be missing
 	valueNode int32 // the value's node, or -1
 	stmt      int32 // the statement holding the reference
 	fn        int32 // innermost enclosing function definition, or -1
@@ -286,11 +287,18 @@ func (a *analysis) getattrRef(c *callInfo) {
 		return
 	}
 	key := prefix + name
+	if a.isSubconfig(mod, key) {
+		return
+	}
 	r := FlagRef{
 		Flag: a.lookupFlag(mod, key), Module: mod, Key: key, KeyPrefix: prefix,
 		Span: t.contentSpan(c.args[1]), Spelling: SpellGetattr, valueNode: -1, call: c.node,
 	}
 	switch c.callee {
+	case "hasattr":
+		r.probe = true
+	case "getattr":
+		r.probe = len(c.args) >= 3
 	case "setattr":
 		r.Write = true
 		if len(c.args) >= 3 {

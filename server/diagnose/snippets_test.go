@@ -77,3 +77,31 @@ func TestCheckSnippets(t *testing.T) {
 		})
 	}
 }
+
+// Only the run method of the Thread subclass runs in a thread, not every
+// method named run.
+func TestThreadSubclassScope(t *testing.T) {
+	s := fixture(t)
+	src := []byte(`import threading
+import torch
+
+g = torch.compile(lambda x: x, mode="reduce-overhead")
+
+
+class Runner:
+    def run(self):
+        return g(1)
+
+
+class Worker(threading.Thread):
+    def run(self):
+        return 1
+`)
+	if ds := check(s, src); count(ds, CodeCudagraphsInThreads) != 0 {
+		t.Errorf("Runner.run is not run in a thread:\n%s", render(ds))
+	}
+	src = []byte(strings.Replace(string(src), "return 1", "return g(1)", 1))
+	if ds := check(s, src); count(ds, CodeCudagraphsInThreads) != 1 {
+		t.Errorf("Worker.run calls compiled code with CUDA graphs:\n%s", render(ds))
+	}
+}

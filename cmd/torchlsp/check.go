@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/torchlsp/torchlsp/lsp"
+	"github.com/torchlsp/torchlsp/server"
+)
+
+// errFindings makes `check` exit 1 without another message.
+var errFindings = errors.New("findings")
+
+// runCheck lints Python files against the target's torch, as the editor
+// would, for CI and pre-commit.
+func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	var c commonFlags
+	c.register(fs)
+	format := fs.String("format", "text", "output format: text or json")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *format != "text" && *format != "json" {
+		return usageError{fmt.Errorf("--format must be text or json")}
+	}
+	if fs.NArg() == 0 {
+		return usageError{fmt.Errorf("want at least one PATH")}
+	}
+	files, err := pythonFiles(fs.Args())
+	if err != nil {
+		return err
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	eng, err := newEngine(ctx, c, workspaceOf(cwd+"/."), stderr)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer scancel()
+		_ = eng.Shutdown(sctx)
+	}()
+
+	type finding struct {
+		File     string   `json:"file"`
+		Line     int      `json:"line"`
+		Column   int      `json:"column"`
+		Severity string   `json:"severity"`
+		Code     string   `json:"code"`
+		Message  string   `json:"message"`
+		Related  []string `json:"related,omitempty"`
+	}
+	var all []finding
+	serious := false
+	for _, path := range files {
+		text, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		abs, _ := filepath.Abs(path)
+		uri := "file://" + abs
+		eng.DidOpen(uri, 1, string(text))
+		diags, err := eng.Diagnostics(ctx, uri)
+		eng.DidClose(uri)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		m := lsp.NewMapper(string(text))
+		for _, d := range diags {
+			line, col, err := m.ToCharColumn(d.Range.Start)
+			if err != nil {
+				line, col = d.Range.Start.Line+1, d.Range.Start.Column+1
+			}
+			f := finding{File: path, Line: line, Column: col, Severity: severityName(d.Severity), Code: d.Code, Message: d.Message}
+			for _, r := range d.Related {
+				f.Related = append(f.Related, r.Message)
+			}
+			all = append(all, f)
+			if d.Severity <= server.SeverityWarning {
+				serious = true
+			}
+		}
+	}
+	if *format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if all == nil {
+			all = []finding{}
+		}
+		if err := enc.Encode(all); err != nil {
+			return err
+		}
+	} else {
+		for _, f := range all {
+			fmt.Fprintf(stdout, "%s:%d:%d: %s: %s [%s]\n", f.File, f.Line, f.Column, f.Severity, f.Message, f.Code)
+			for _, r := range f.Related {
+				fmt.Fprintf(stdout, "    %s\n", r)
+			}
+		}
+	}
+	if serious {
+		return errFindings
+	}
+	return nil
+}
+
+func severityName(s server.Severity) string {
+	switch s {
+	case server.SeverityError:
+		return "error"
+	case server.SeverityWarning:
+		return "warning"
+	case server.SeverityInfo:
+		return "info"
+	}
+	return "hint"
+}
+
+// pythonFiles expands directories into the .py files under them, skipping
+// hidden directories and virtual environments.
+func pythonFiles(paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		info, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if !info.IsDir() {
+			out = append(out, p)
+			continue
+		}
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			name := d.Name()
+			if d.IsDir() && path != p && (strings.HasPrefix(name, ".") || name == "__pycache__" || name == "node_modules" || name == "venv") {
+				return filepath.SkipDir
+			}
+			if !d.IsDir() && strings.HasSuffix(name, ".py") {
+				out = append(out, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}

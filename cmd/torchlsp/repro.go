@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/torchlsp/torchlsp/server"
+	"github.com/torchlsp/torchlsp/server/repro"
+)
+
+// targetList collects repeated --target flags.
+type targetList []string
+
+func (t *targetList) String() string     { return strings.Join(*t, ",") }
+func (t *targetList) Set(v string) error { *t = append(*t, v); return nil }
+
+// runRepro runs the threaded repro of the torch.compile call at FILE:LINE
+// on one or more targets and prints the table.
+func runRepro(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("repro", flag.ContinueOnError)
+	var c commonFlags
+	c.registerOthers(fs)
+	var targets targetList
+	fs.Var(&targets, "target", "target name; repeat for several targets")
+	all := fs.Bool("all", false, "every configured target")
+	threads := fs.Int("threads", repro.DefaultThreads, "worker threads per variant")
+	verbose := fs.Bool("verbose", false, "print every line the runs print")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usageError{fmt.Errorf("want one FILE:LINE")}
+	}
+	arg := fs.Arg(0)
+	i := strings.LastIndexByte(arg, ':')
+	line, err := strconv.Atoi(arg[i+1:])
+	if i < 0 || err != nil || line < 1 {
+		return usageError{fmt.Errorf("want FILE:LINE with a 1-based line, got %q", arg)}
+	}
+	abs, err := filepath.Abs(arg[:i])
+	if err != nil {
+		return err
+	}
+	text, err := os.ReadFile(abs)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	eng, err := newEngine(ctx, c, workspaceOf(abs), stderr)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer scancel()
+		_ = eng.Shutdown(sctx)
+	}()
+	uri := "file://" + abs
+	eng.DidOpen(uri, 1, string(text))
+	req := server.ReproRequest{URI: uri, Line: line - 1, Targets: targets, All: *all, Threads: *threads}
+	req.Sink = func(ev repro.Event) {
+		if *verbose || ev.Stream == "status" {
+			fmt.Fprintf(stderr, "[%s %s] %s\n", ev.Target, ev.Variant, ev.Line)
+		}
+	}
+	res, err := eng.Repro(ctx, req)
+	if res != nil {
+		fmt.Fprintln(stdout, res.Markdown)
+		for _, r := range res.Reports {
+			if r.Dir != "" {
+				fmt.Fprintf(stderr, "torchlsp: files of the run on %s are in %s\n", r.Target, r.Dir)
+			}
+		}
+	}
+	return err
+}

@@ -1,0 +1,38 @@
+package diagnose
+
+import (
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// torch's own code names only flags its config modules define: checking
+// torch 2.11's compiler packages against their own catalog must find no
+// unknown flag, and must not fail on any file.
+func TestTorchOwnCodeHasNoUnknownFlags(t *testing.T) {
+	s := torch211(t)
+	n := 0
+	for _, pkg := range []string{"_inductor", "_dynamo", "_functorch"} {
+		root := filepath.Join(s.dir, "torch", pkg)
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".py") {
+				return err
+			}
+			n++
+			for _, d := range check(s, readFile(t, path)) {
+				if d.Code == CodeUnknownFlag {
+					rel, _ := filepath.Rel(s.dir, path)
+					t.Errorf("%s:%d: %s", rel, d.Span.Start.Line+1, d.Message)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n < 100 {
+		t.Errorf("checked only %d files", n)
+	}
+}
