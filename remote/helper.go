@@ -336,7 +336,13 @@ func (h *Helper) readLoop(r *bufio.Reader) {
 		ch := h.pending[rep.ID]
 		h.mu.Unlock()
 		if ch != nil {
-			ch <- rep // buffered; each id is answered once
+			// The channel holds one reply. A second reply for the same id
+			// (a confused or hostile helper) is dropped rather than
+			// blocking this loop, which would starve every other call.
+			select {
+			case ch <- rep:
+			default:
+			}
 		}
 	}
 }

@@ -202,7 +202,43 @@ func OpenMirror(root string) (*MirrorTree, error) {
 	if _, err := os.Stat(filepath.Join(site, m.Member)); err != nil {
 		return nil, fmt.Errorf("open mirror %s: %w", root, err)
 	}
+	if err := checkTreeSize(site, m.Files, m.Bytes); err != nil {
+		return nil, fmt.Errorf("open mirror %s: %w", root, err)
+	}
 	return &MirrorTree{Root: root, SiteDir: site, TargetDir: m.TargetSiteDir, Manifest: m}, nil
+}
+
+// checkTreeSize compares the regular files under site with the count and
+// total size the manifest recorded, so that a mirror with a file deleted,
+// truncated or added since it was written is not trusted. It costs one
+// stat per file, a few milliseconds for torch.
+func checkTreeSize(site string, wantFiles int, wantBytes int64) error {
+	files, bytes := 0, int64(0)
+	err := filepath.WalkDir(site, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if !info.Mode().IsRegular() {
+			return fmt.Errorf("%s is not a regular file", p)
+		}
+		files++
+		bytes += info.Size()
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("damaged: %w", err)
+	}
+	if files != wantFiles || bytes != wantBytes {
+		return fmt.Errorf("damaged: %d files of %d bytes, manifest says %d files of %d bytes", files, bytes, wantFiles, wantBytes)
+	}
+	return nil
 }
 
 // Mirror copies the .py and .pyi files of the package info describes from

@@ -4,9 +4,9 @@ import (
 	"net/url"
 	"path/filepath"
 	"runtime"
-	"time"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/torchlsp/torchlsp/server/pybuf"
 )

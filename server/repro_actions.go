@@ -105,7 +105,7 @@ type ReproRequest struct {
 
 // ReproResult is what the runs found.
 type ReproResult struct {
-	Reports []repro.Report
+	Reports  []repro.Report
 	Markdown string
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/torchlsp/torchlsp/lsp"
 	"github.com/torchlsp/torchlsp/lsp/lsptest"
+	"github.com/torchlsp/torchlsp/remote"
 	"github.com/torchlsp/torchlsp/server"
 	"github.com/torchlsp/torchlsp/server/config"
 )
@@ -90,6 +91,9 @@ type sessionOptions struct {
 	ws       string       // workspace folder; the e2e workspace when empty
 	settings json.RawMessage
 	client   lsptest.Options
+	// openTarget, when set, replaces server.Options.OpenTarget (SSH tests
+	// inject known_hosts, keys and keepalives through it).
+	openTarget func(remote.Spec) (remote.Target, error)
 }
 
 func start(t testing.TB, o sessionOptions) *session {
@@ -104,7 +108,7 @@ func start(t testing.TB, o sessionOptions) *session {
 		ws = filepath.Join(repoRoot(t), "test", "e2e", "testdata", "workspace")
 	}
 	serverConn, clientConn := net.Pipe()
-	eng := server.New(server.Options{Dirs: dirs})
+	eng := server.New(server.Options{Dirs: dirs, OpenTarget: o.openTarget})
 	s := &session{t: t, dirs: dirs, ws: ws, done: make(chan serveResult, 1)}
 	go func() {
 		code, err := lsp.Serve(context.Background(), serverConn, lsp.NewEngine(eng), lsp.Options{Version: "e2e"})
