@@ -262,3 +262,9 @@ print(start + off)
 	}
 	return file, line
 }
+
+func timeoutCtx(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}

@@ -219,10 +219,15 @@ func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
 // process runs `torchlsp serve --stdio` with its own XDG directories.
 func process(t *testing.T, opts lsptest.Options) (*lsptest.Client, *exec.Cmd, chan error) {
 	t.Helper()
-	needPython(t)
-	bin, err := binary()
-	if err != nil {
-		t.Fatalf("build: %v", err)
+	if os.Getenv("TORCHLSP_DEVICE_PYTHON") == "" {
+		needPython(t)
+	}
+	bin := os.Getenv("TORCHLSP_BIN")
+	if bin == "" {
+		var err error
+		if bin, err = binary(); err != nil {
+			t.Fatalf("build: %v", err)
+		}
 	}
 	cmd := exec.Command(bin, "serve", "--stdio", "--log-level", "info")
 	tmp := t.TempDir()

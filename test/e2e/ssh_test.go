@@ -1,0 +1,681 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/torchlsp/torchlsp/lsp/lsptest"
+	"github.com/torchlsp/torchlsp/remote/sshtarget"
+	"github.com/torchlsp/torchlsp/remote/sshtest"
+	"github.com/torchlsp/torchlsp/server"
+)
+
+// sshRig is a user's GPU set-up rebuilt from real OpenSSH servers on
+// loopback: the editor's machine → a jump host (behind a proxy that can
+// cut or freeze the link) → the GPU host → `pct exec 200 --` → python.
+type sshRig struct {
+	t          testing.TB
+	keys       *sshtest.Keys
+	jump, host *sshtest.Server
+	proxy      *sshtest.Proxy // in front of the jump host: cutting it cuts the whole chain
+	shim       string         // the pct shim
+	home       string         // an empty home: nothing of the real ~/.ssh is read
+	knownHosts string         // both hosts, the jump host under the proxy's address
+}
+
+func newSSHRig(t testing.TB) *sshRig {
+	t.Helper()
+	needPython(t)
+	sshtest.RequireOpenSSH(t)
+	keys := sshtest.NewKeys(t)
+	r := &sshRig{t: t, keys: keys, shim: sshtest.PctShim(t), home: t.TempDir()}
+	r.host = sshtest.Start(t, sshtest.Config{Keys: keys})
+	r.jump = sshtest.Start(t, sshtest.Config{Keys: keys})
+	r.proxy = sshtest.NewProxy(t, r.jump.Addr)
+	r.knownHosts = sshtest.WriteFile(t, "known_hosts", r.host.KnownHosts(t, "")+r.jump.KnownHosts(t, r.proxy.Addr))
+	return r
+}
+
+// jumpDest is the jump host as the settings name it.
+func (r *sshRig) jumpDest() string { return r.jump.User + "@" + r.proxy.Addr }
+
+// options reads no real user file: its own ssh_config, known_hosts and no
+// agent. Keepalives are short so that a frozen link is noticed quickly.
+func (r *sshRig) options(identity string) sshtarget.Options {
+	return sshtarget.Options{
+		ConfigFile:        sshtest.WriteFile(r.t, "ssh_config", "Host *\n  IdentityFile "+identity+"\n"),
+		KnownHostsFiles:   []string{r.knownHosts},
+		AgentSocket:       "none",
+		Home:              r.home,
+		KeepaliveInterval: 2 * time.Second,
+		KeepaliveTimeout:  5 * time.Second,
+	}
+}
+
+// settings targets python on the GPU host through every kind of hop.
+func (r *sshRig) settings(env map[string]string) json.RawMessage {
+	gpu := map[string]any{
+		"ssh":    r.host.User + "@" + r.host.Addr,
+		"jump":   []string{r.jumpDest()},
+		"exec":   []string{r.shim, "exec", "200", "--"},
+		"python": debianPython,
+	}
+	if env != nil {
+		gpu["env"] = env
+	}
+	return mustJSON(r.t, map[string]any{"defaultTarget": "gpu", "targets": map[string]any{"gpu": gpu}})
+}
+
+func (r *sshRig) start(settings json.RawMessage, opts sshtarget.Options) *session {
+	r.t.Helper()
+	return start(r.t, sessionOptions{settings: settings, openTarget: server.TargetOpener(opts)})
+}
+
+// localSettings targets the same interpreter on this machine, under the
+// same target name, so that answers compare verbatim.
+func localSettings(t testing.TB, env map[string]string) json.RawMessage {
+	gpu := map[string]any{"python": debianPython}
+	if env != nil {
+		gpu["env"] = env
+	}
+	return mustJSON(t, map[string]any{"defaultTarget": "gpu", "targets": map[string]any{"gpu": gpu}})
+}
+
+// query is a place in train.py to ask about.
+type query struct {
+	needle string
+	off    int
+}
+
+// mirrorLink matches the mirror's file URL in a hover; it differs between
+// two caches, the rest must not.
+var mirrorLink = regexp.MustCompile(`file://[^)]*/site/`)
+
+// answer is what one query got, with cache paths removed.
+type answer struct {
+	Hover string
+	Defs  []string // path under the mirror's site dir:line:col
+}
+
+func (s *session) answers(t *testing.T, qs []query) []answer {
+	t.Helper()
+	uri, text := s.open("train.py")
+	var out []answer
+	for _, q := range qs {
+		line, col := at(t, text, q.needle, 0, q.off)
+		locs, err := s.client.Definition(s.ctx(2*time.Minute), uri, line, col)
+		if err != nil {
+			t.Fatalf("definition of %q: %v", q.needle, err)
+		}
+		h, err := s.client.Hover(s.ctx(time.Minute), uri, line, col)
+		if err != nil {
+			t.Fatalf("hover of %q: %v", q.needle, err)
+		}
+		var a answer
+		if h != nil {
+			a.Hover = mirrorLink.ReplaceAllString(h.Contents.Value, "file://MIRROR/site/")
+		}
+		for _, l := range locs {
+			p := uriPath(t, l.URI)
+			if !strings.HasPrefix(p, s.dirs.Cache) {
+				t.Errorf("definition of %q: %s is outside the mirror cache %s", q.needle, p, s.dirs.Cache)
+			}
+			_, rel, _ := strings.Cut(p, "/site/")
+			a.Defs = append(a.Defs, fmt.Sprintf("%s:%d:%d", rel, l.Range.Start.Line, l.Range.Start.Character))
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// TestSSHSameAnswersAsLocal: hover and definition through ssh → jump →
+// pct exec → python answer exactly what the same interpreter answers as a
+// local target, for Debian's torch and for the fixture torch (config
+// flags, torch.compile, names only the target's interpreter can resolve).
+// The SSH session also shows the work-done progress a user waits on.
+func TestSSHSameAnswersAsLocal(t *testing.T) {
+	r := newSSHRig(t)
+	site := filepath.Join(repoRoot(t), "testdata", "site")
+	for _, tt := range []struct {
+		name    string
+		env     map[string]string
+		queries []query
+		want    []string // definition files, one per query ("" for none)
+	}{
+		{"debian torch 1.13", nil,
+			[]query{{"nn.Linear(4, 4)", 3}, {"F.relu(y)", 2}, {"checkpoint(self.proj", 0}, {"AdamW(model", 0}, {"torch.compile(model", 6}},
+			[]string{"torch/nn/modules/linear.py", "torch/nn/functional.py", "torch/utils/checkpoint.py", "torch/optim/adamw.py", ""}},
+		{"fixture torch", map[string]string{"PYTHONPATH": site},
+			[]query{{"torch.compile(model", 6}, {"triton.cudagraph_trees = False", 7}, {"torch.add(", 6}, {"nn.Linear(4, 4)", 3}},
+			[]string{"torch/__init__.py", "torch/_inductor/config.py", "torch/_C/__init__.pyi", "torch/nn/modules/linear.py"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			local := start(t, sessionOptions{settings: localSettings(t, tt.env)})
+			want := local.answers(t, tt.queries)
+			local.shutdown()
+
+			s := r.start(r.settings(tt.env), r.options(r.keys.Client))
+			got := s.answers(t, tt.queries)
+			for i, q := range tt.queries {
+				if len(want[i].Defs) != 1 && tt.want[i] != "" || (len(want[i].Defs) == 1 && !strings.HasPrefix(want[i].Defs[0], tt.want[i]+":")) {
+					t.Errorf("local definition of %q = %v, want %s", q.needle, want[i].Defs, tt.want[i])
+				}
+				if want[i].Hover == "" {
+					t.Errorf("local hover of %q is empty", q.needle)
+				}
+				if fmt.Sprint(got[i].Defs) != fmt.Sprint(want[i].Defs) {
+					t.Errorf("definition of %q over ssh = %v, local = %v", q.needle, got[i].Defs, want[i].Defs)
+				}
+				if got[i].Hover != want[i].Hover {
+					t.Errorf("hover of %q over ssh:\n%s\nlocal:\n%s", q.needle, got[i].Hover, want[i].Hover)
+				}
+			}
+			checkSSHProgress(t, s.client)
+			s.shutdown()
+		})
+	}
+}
+
+// checkSSHProgress asserts that the editor saw the load of torch as
+// work-done progress: created by the server, begun, reported while
+// connecting and starting the helper, reported with percentages while
+// mirroring, and ended.
+func checkSSHProgress(t *testing.T, c *lsptest.Client) {
+	t.Helper()
+	created := false
+	for _, e := range c.Events() {
+		created = created || (e.Request && e.Method == "window/workDoneProgress/create")
+	}
+	if !created {
+		t.Error("no window/workDoneProgress/create request")
+	}
+	var load *lsptest.Progress
+	for _, p := range c.Progresses() {
+		if p.Title == "torchlsp: torch on gpu" {
+			load = &p
+			break
+		}
+	}
+	if load == nil {
+		t.Fatalf("no progress titled %q among %+v", "torchlsp: torch on gpu", c.Progresses())
+	}
+	v := load.Values
+	if v[0].Kind != "begin" || v[len(v)-1].Kind != "end" {
+		t.Errorf("progress does not begin and end: %+v", v)
+	}
+	var connecting, percent bool
+	for _, x := range v {
+		connecting = connecting || (x.Kind == "report" && strings.Contains(x.Message, "connecting"))
+		percent = percent || (x.Kind == "report" && strings.Contains(x.Message, "mirroring") && x.Percentage != nil && *x.Percentage > 0)
+	}
+	if !connecting || !percent {
+		t.Errorf("progress lacks a connecting report (%v) or a mirroring report with a percentage (%v): %+v", connecting, percent, v)
+	}
+	if end := v[len(v)-1].Message; strings.HasPrefix(end, "failed") || !strings.Contains(end, "torch") {
+		t.Errorf("progress ended with %q, want torch ready", end)
+	}
+}
+
+// TestSSHConnectionFailuresReachTheEditor: each way an SSH connection is
+// refused reaches the editor as a message saying what to do, and the
+// server keeps serving.
+func TestSSHConnectionFailuresReachTheEditor(t *testing.T) {
+	r := newSSHRig(t)
+	hostPort := strconv.Itoa(r.host.Port)
+	for _, tt := range []struct {
+		name       string
+		identity   string
+		knownHosts string
+		hints      []string
+	}{
+		{"unknown host", r.keys.Client, r.jump.KnownHosts(t, r.proxy.Addr),
+			[]string{"ssh host 127.0.0.1 (" + r.host.Addr + ")", "is not in known_hosts",
+				"connect once with `ssh -J " + r.jumpDest() + " -p " + hostPort + " " + r.host.User + "@127.0.0.1` to verify and record it"}},
+		{"changed host key", r.keys.Client, r.jump.KnownHosts(t, r.host.Addr) + r.jump.KnownHosts(t, r.proxy.Addr),
+			[]string{"ssh host 127.0.0.1", "CHANGED", "ssh-keygen -f "}},
+		{"wrong user key", r.keys.Unauthorized, "",
+			[]string{"ssh jump host 127.0.0.1 (" + r.proxy.Addr + ")", "no key was accepted (tried: " + r.keys.Unauthorized + ")", "authorized_keys"}},
+		{"encrypted key without an agent", r.keys.Encrypted, "",
+			[]string{"key " + r.keys.Encrypted + " is encrypted and no ssh-agent holds it: run ssh-add " + r.keys.Encrypted}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := r.options(tt.identity)
+			if tt.knownHosts != "" {
+				opts.KnownHostsFiles = []string{sshtest.WriteFile(t, "known_hosts", tt.knownHosts)}
+			}
+			s := r.start(r.settings(nil), opts)
+			ctx := s.ctx(60 * time.Second)
+			msg, err := s.client.AwaitMessage(ctx, false, "torchlsp: target gpu")
+			if err != nil {
+				t.Fatalf("no message about target gpu: %v", err)
+			}
+			for _, h := range tt.hints {
+				if !strings.Contains(msg.Message, h) {
+					t.Errorf("message lacks %q:\n%s", h, msg.Message)
+				}
+			}
+			if msg.Type != 1 {
+				t.Errorf("message type %d, want 1 (error)", msg.Type)
+			}
+			// A request fails or answers nothing; the server lives on.
+			uri, text := s.open("train.py")
+			line, col := at(t, text, "nn.Linear(4, 4)", 0, 3)
+			if locs, err := s.client.Definition(ctx, uri, line, col); err == nil && len(locs) != 0 {
+				t.Errorf("definition through a refused connection = %+v", locs)
+			}
+			mline, mcol := at(t, text, "Model()", 0, 0)
+			if h, err := s.client.Hover(ctx, uri, mline, mcol); err != nil || h != nil {
+				t.Errorf("hover on the user's own name = %+v, %v", h, err)
+			}
+			s.shutdown()
+		})
+	}
+}
+
+// slowSite is the fixture torch plus a module whose import blocks, so that
+// a request can be caught in flight on the target. The module writes its
+// process id (the helper's) to the file named by TORCHLSP_E2E_SLOW when
+// the import starts.
+func slowSite(t *testing.T) string {
+	t.Helper()
+	site := filepath.Join(t.TempDir(), "site")
+	if out, err := exec.Command("cp", "-R", filepath.Join(repoRoot(t), "testdata", "site"), site).CombinedOutput(); err != nil {
+		t.Fatalf("copy fixture: %v\n%s", err, out)
+	}
+	const slow = `"""Blocks on import: a request stays in flight on the target."""
+import os
+import time
+
+with open(os.environ["TORCHLSP_E2E_SLOW"], "w") as _f:
+    _f.write(str(os.getpid()))
+time.sleep(120)
+globals()["late"] = len
+`
+	if err := os.WriteFile(filepath.Join(site, "torch", "slowmod.py"), []byte(slow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return site
+}
+
+// killPIDFile kills the process whose id a file holds, if it exists: the
+// tests' own processes left stranded on the far side of a cut link.
+func killPIDFile(path string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 1 {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// TestSSHCutDuringRequest: the link dies while the helper is answering a
+// hover. The hover fails clearly, and the next request reconnects, starts
+// a new helper and answers.
+func TestSSHCutDuringRequest(t *testing.T) {
+	r := newSSHRig(t)
+	mark := filepath.Join(t.TempDir(), "slow.pid")
+	t.Cleanup(func() { killPIDFile(mark) })
+	s := r.start(r.settings(map[string]string{"PYTHONPATH": slowSite(t), "TORCHLSP_E2E_SLOW": mark}), r.options(r.keys.Client))
+	ctx := s.ctx(90 * time.Second)
+
+	const u = "untitled:cut"
+	src := "import torch\nimport torch.slowmod\ntorch.slowmod.late\ntorch.add\n"
+	if err := s.client.DidOpen(u, "python", src); err != nil {
+		t.Fatal(err)
+	}
+	// Mirror first, so that the cut hits the helper call, not the mirror.
+	if h, err := s.client.Hover(ctx, u, 3, 7); err != nil || h == nil || !strings.Contains(h.Contents.Value, "def add") {
+		t.Fatalf("hover on torch.add before the cut = %+v, %v", h, err)
+	}
+	slow, err := s.client.StartHover(u, 2, 15)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, mark)
+	r.proxy.Cut()
+	resp, err := slow.Wait(ctx)
+	if err != nil {
+		t.Fatalf("the hover in flight never ended: %v", err)
+	}
+	if resp.Error == nil {
+		t.Fatalf("hover cut in flight answered %s, want an error", resp.Result)
+	}
+	if !strings.Contains(resp.Error.Message, "gpu") || !strings.Contains(resp.Error.Message, "torch.slowmod.late") {
+		t.Errorf("error does not say which target and name failed: %s", resp.Error.Message)
+	}
+	t.Logf("hover cut in flight: %s", resp.Error.Message)
+
+	// torch.add is bound at run time: only the target's interpreter
+	// resolves it, so this hover needs a new connection and a new helper.
+	if h, err := s.client.Hover(ctx, u, 3, 7); err != nil || h == nil || !strings.Contains(h.Contents.Value, "def add") {
+		t.Fatalf("hover after the cut = %+v, %v", h, err)
+	}
+	s.shutdown()
+}
+
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not appear", path)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestSSHCutDuringMirror: the link dies while Debian's torch (34 MB of
+// source) is being mirrored. The request fails, nothing half-written is
+// left in the cache, and the next request mirrors again and answers.
+func TestSSHCutDuringMirror(t *testing.T) {
+	r := newSSHRig(t)
+	marker := fmt.Sprintf("torchlsp-e2e-%d-%d", os.Getpid(), time.Now().UnixNano())
+	s := r.start(r.settings(map[string]string{"TORCHLSP_E2E_MARK": marker}), r.options(r.keys.Client))
+	ctx := s.ctx(2 * time.Minute)
+	uri, text := s.open("train.py")
+	line, col := at(t, text, "nn.Linear(4, 4)", 0, 3)
+	params := map[string]any{"textDocument": map[string]string{"uri": uri}, "position": lsptest.Position{Line: line, Character: col}}
+
+	first, err := s.client.Start("textDocument/definition", params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The mirror is a Python process of its own on the target. Freeze
+	// the link as soon as it starts: the compressed stream (about 9 MB) is
+	// far larger than what SSH windows and socket buffers let through, so
+	// the mirror cannot finish before the cut.
+	deadline := time.Now().Add(60 * time.Second)
+	for len(processesWithEnv(t, "TORCHLSP_E2E_MARK="+marker, "torchlsp_mirror")) < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the mirror process never started on the target")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	r.proxy.Freeze()
+	time.Sleep(200 * time.Millisecond) // let what got through be unpacked
+	r.proxy.Cut()
+	// The request either fails, or (torch is loaded again on the same
+	// request's second look-up) waits for a new connection and a new
+	// mirror; either way it never answers from the cut transfer.
+	var locs []lsptest.Location
+	err = first.Decode(ctx, &locs)
+	t.Logf("definition during the cut mirror: %+v, %v", locs, err)
+	msg, merr := s.client.AwaitMessage(ctx, false, "torchlsp: target gpu:")
+	if merr != nil || !strings.Contains(msg.Message, "mirror torch") {
+		t.Errorf("no message about the failed mirror: %+v, %v", msg, merr)
+	}
+	if err != nil {
+		locs, err = s.client.Definition(ctx, uri, line, col)
+	}
+	if err != nil || len(locs) != 1 || !strings.HasSuffix(locs[0].URI, "/site/torch/nn/modules/linear.py") {
+		t.Fatalf("definition after the cut = %+v, %v", locs, err)
+	}
+	var failed, ended int
+	for _, p := range s.client.Progresses() {
+		if p.Title != "torchlsp: torch on gpu" || len(p.Values) == 0 {
+			continue
+		}
+		end := p.Values[len(p.Values)-1]
+		switch {
+		case end.Kind == "end" && strings.HasPrefix(end.Message, "failed: ") && strings.Contains(end.Message, "mirror torch"):
+			failed++
+		case end.Kind == "end" && strings.Contains(end.Message, "ready"):
+			ended++
+		}
+	}
+	if failed != 1 || ended != 1 {
+		t.Errorf("progress: %d failed mirrors and %d finished loads, want 1 and 1: %+v", failed, ended, s.client.Progresses())
+	}
+	if left := cacheEntries(t, s.dirs.Cache); len(left) != 1 {
+		t.Errorf("after mirroring again the cache holds %v, want one manifest", left)
+	}
+	s.shutdown()
+}
+
+// cacheEntries lists the mirror manifests and temporary trees in a cache.
+func cacheEntries(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Name() == "manifest.json" || (d.IsDir() && strings.HasPrefix(d.Name(), ".tmp-")) {
+			out = append(out, p)
+		}
+		if d.IsDir() && d.Name() == "site" {
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestSSHHelperKilled: the helper dies on the far side (killed by someone
+// on the GPU host); the next request starts a new one and answers.
+func TestSSHHelperKilled(t *testing.T) {
+	r := newSSHRig(t)
+	marker := fmt.Sprintf("torchlsp-e2e-%d-%d", os.Getpid(), time.Now().UnixNano())
+	site := filepath.Join(repoRoot(t), "testdata", "site")
+	s := r.start(r.settings(map[string]string{"PYTHONPATH": site, "TORCHLSP_E2E_MARK": marker}), r.options(r.keys.Client))
+	ctx := s.ctx(90 * time.Second)
+	const u = "untitled:killed"
+	if err := s.client.DidOpen(u, "python", "import torch\ntorch.add\n"); err != nil {
+		t.Fatal(err)
+	}
+	hover := func() string {
+		h, err := s.client.Hover(ctx, u, 1, 7)
+		if err != nil || h == nil || !strings.Contains(h.Contents.Value, "def add") {
+			t.Fatalf("hover on torch.add = %+v, %v", h, err)
+		}
+		return h.Contents.Value
+	}
+	hover()
+	pids := processesWithEnv(t, "TORCHLSP_E2E_MARK="+marker, "torchlsp_helper")
+	if len(pids) != 1 {
+		t.Fatalf("helper processes carrying the marker: %v, want 1", pids)
+	}
+	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for _, err := os.Stat(fmt.Sprintf("/proc/%d", pids[0])); err == nil && time.Now().Before(deadline); _, err = os.Stat(fmt.Sprintf("/proc/%d", pids[0])) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The exit notice travels back through pct, sshd, the jump host and
+	// the proxy; a user's next hover comes long after it. Let it arrive,
+	// so that the hover below is the next request, not one racing the
+	// notice (a request racing it fails like any call in flight).
+	time.Sleep(500 * time.Millisecond)
+	hover()
+	after := processesWithEnv(t, "TORCHLSP_E2E_MARK="+marker, "torchlsp_helper")
+	if len(after) != 1 || after[0] == pids[0] {
+		t.Errorf("helpers after the kill: %v (killed %d), want one new one", after, pids[0])
+	}
+	s.shutdown()
+}
+
+// processesWithEnv lists this user's Python processes whose environment
+// holds the entry kv exactly and whose command line contains arg.
+func processesWithEnv(t *testing.T, kv, arg string) []int {
+	t.Helper()
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
+		if err != nil || !bytes.Contains(append([]byte{0}, env...), []byte("\x00"+kv+"\x00")) {
+			continue
+		}
+		exe, err := os.Readlink(filepath.Join("/proc", d.Name(), "exe"))
+		if err != nil || !strings.Contains(filepath.Base(exe), "python") {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err != nil || !bytes.Contains(cmdline, []byte(arg)) {
+			continue
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// TestSSHHostileExec: a container name carrying shell syntax is refused
+// with a clear message; nothing is run.
+func TestSSHHostileExec(t *testing.T) {
+	r := newSSHRig(t)
+	pwned := filepath.Join(os.TempDir(), fmt.Sprintf("PWNED_%d_%d", os.Getpid(), time.Now().UnixNano()))
+	t.Cleanup(func() { os.Remove(pwned) })
+	for _, name := range []string{"x; touch " + pwned, "$(touch " + pwned + ")", "`touch " + pwned + "`"} {
+		t.Run(name, func(t *testing.T) {
+			settings := mustJSON(t, map[string]any{"defaultTarget": "gpu", "targets": map[string]any{"gpu": map[string]any{
+				"ssh": r.host.User + "@" + r.host.Addr, "exec": []string{"docker", "exec", "-i", name}, "python": debianPython,
+			}}})
+			s := r.start(settings, r.options(r.keys.Client))
+			ctx := s.ctx(30 * time.Second)
+			msg, err := s.client.AwaitMessage(ctx, false, "exec")
+			if err != nil {
+				t.Fatalf("no message about the exec hop: %v", err)
+			}
+			for _, want := range []string{"target \"gpu\"", "docker"} {
+				if !strings.Contains(msg.Message, want) {
+					t.Errorf("message lacks %q: %s", want, msg.Message)
+				}
+			}
+			t.Logf("message: %s", msg.Message)
+			uri, text := s.open("train.py")
+			line, col := at(t, text, "nn.Linear(4, 4)", 0, 3)
+			if locs, err := s.client.Definition(ctx, uri, line, col); err == nil && len(locs) != 0 {
+				t.Errorf("definition through a refused exec hop = %+v", locs)
+			}
+			s.shutdown()
+			if _, err := os.Stat(pwned); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("%s exists: the container name was run by a shell", pwned)
+			}
+		})
+	}
+}
+
+// doctorEnv makes a home for the real binary: ~/.ssh/config with the key,
+// ~/.ssh/known_hosts, the target in ~/.config/torchlsp/config.toml, and no
+// agent.
+func (r *sshRig) doctorEnv(t *testing.T, knownHosts string) []string {
+	t.Helper()
+	home := t.TempDir()
+	write := func(rel, content string) {
+		p := filepath.Join(home, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(".ssh/config", "Host *\n  IdentityFile "+r.keys.Client+"\n")
+	write(".ssh/known_hosts", knownHosts)
+	q := strconv.Quote
+	write(".config/torchlsp/config.toml", fmt.Sprintf("default = \"gpu\"\n[targets.gpu]\nssh = %s\njump = [%s]\nexec = [%s, \"exec\", \"200\", \"--\"]\npython = %s\nenv = { TORCHLSP_SECRET = \"hunter2\" }\n",
+		q(r.host.User+"@"+r.host.Addr), q(r.jumpDest()), q(r.shim), q(debianPython)))
+	var env []string
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k != "HOME" && k != "SSH_AUTH_SOCK" && !strings.HasPrefix(k, "XDG_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "HOME="+home)
+}
+
+// TestSSHDoctor runs `torchlsp doctor --target gpu` as a process: every
+// hop with its latency, the interpreter, torch's version and path, the
+// helper's round trip and the mirror state; a failing hop is named with
+// its error and a hint, and the exit status is 1.
+func TestSSHDoctor(t *testing.T) {
+	r := newSSHRig(t)
+	bin, err := binary()
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	doctor := func(env []string) (string, int) {
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, "doctor", "--target", "gpu")
+		cmd.Env, cmd.Dir = env, t.TempDir()
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatalf("doctor: %v\n%s", err, out)
+		}
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+
+	t.Run("all hops reachable", func(t *testing.T) {
+		out, code := doctor(r.doctorEnv(t, r.host.KnownHosts(t, "")+r.jump.KnownHosts(t, r.proxy.Addr)))
+		t.Logf("doctor:\n%s", out)
+		if code != 0 {
+			t.Errorf("exit status %d, want 0", code)
+		}
+		latency := `\[[0-9.]+(µs|ms|s)\]`
+		for _, re := range []string{
+			`(?m)^ok +config +target gpu \(ssh ` + regexp.QuoteMeta(r.host.User+"@"+r.host.Addr) + `, jump ` + regexp.QuoteMeta(r.jumpDest()) + `, exec .*pct exec 200 --, python /usr/bin/python3 env: TORCHLSP_SECRET\)`,
+			`(?m)^ok +hop ssh 127\.0\.0\.1 +` + regexp.QuoteMeta(r.jump.User+"@"+r.proxy.Addr) + ` ` + latency + `$`,
+			`(?m)^ok +hop ssh 127\.0\.0\.1 +` + regexp.QuoteMeta(r.host.User+"@"+r.host.Addr) + ` ` + latency + `$`,
+			`(?m)^ok +interpreter +Python 3\.11\.\d+ at /usr/bin/python3(\.11)? \(pid \d+\) ` + latency + `$`,
+			`(?m)^ok +helper round trip +median of 5, .* ` + latency + `$`,
+			`(?m)^ok +package torch +torch 1\.13\S* at /usr/lib/python3/dist-packages/torch \(\d+ files, [0-9.]+ MB\) ` + latency + `$`,
+			`(?m)^ok +mirror torch +not mirrored yet`,
+		} {
+			if !regexp.MustCompile(re).MatchString(out) {
+				t.Errorf("doctor output does not match %s", re)
+			}
+		}
+		if strings.Contains(out, "hunter2") {
+			t.Error("doctor printed an env value")
+		}
+	})
+
+	t.Run("unknown host key", func(t *testing.T) {
+		out, code := doctor(r.doctorEnv(t, r.jump.KnownHosts(t, r.proxy.Addr)))
+		t.Logf("doctor:\n%s", out)
+		if code != 1 {
+			t.Errorf("exit status %d, want 1", code)
+		}
+		for _, re := range []string{
+			`(?m)^ok +hop ssh 127\.0\.0\.1 +` + regexp.QuoteMeta(r.jump.User+"@"+r.proxy.Addr),
+			`(?m)^FAIL hop ssh 127\.0\.0\.1 +ssh host 127\.0\.0\.1 \(` + regexp.QuoteMeta(r.host.Addr) + `\): host key .* is not in known_hosts`,
+			`(?m)^ +hint: .*ssh -J ` + regexp.QuoteMeta(r.jumpDest()) + ` -p ` + strconv.Itoa(r.host.Port),
+		} {
+			if !regexp.MustCompile(re).MatchString(out) {
+				t.Errorf("doctor output does not match %s", re)
+			}
+		}
+		if strings.Contains(out, "interpreter") {
+			t.Error("doctor went past the failing hop")
+		}
+	})
+}
