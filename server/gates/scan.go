@@ -143,7 +143,9 @@ func (wp workerPool) close() {
 func scanFiles(ctx context.Context, siteDir string, files []torchFile, opts Options) (*Catalog, error) {
 	workers := opts.Workers
 	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
+		// Each worker holds a parse tree; more than four buy little
+		// time and cost memory.
+		workers = min(runtime.GOMAXPROCS(0), 4)
 	}
 	workersPool, err := newWorkerPool(newGrammar(), workers)
 	if err != nil {

@@ -115,7 +115,7 @@ func Open(siteDir, cacheFile string, opts ...Option) (*Index, error) {
 		modules:   map[string]*module{},
 		children:  map[string][]string{},
 		lang:      sitter.NewLanguage(python.Language()),
-		parsers:   make(chan *sitter.Parser, runtime.GOMAXPROCS(0)),
+		parsers:   make(chan *sitter.Parser, buildWorkers()),
 	}
 	// The grammar is compiled in: a version mismatch shows here or never.
 	p := sitter.NewParser()
@@ -287,7 +287,7 @@ func (ix *Index) ModuleNames() []string {
 // workers), then writes the cache file when anything new was parsed. It
 // blocks until done; run it in a goroutine to build in the background.
 func (ix *Index) Build(ctx context.Context) error {
-	p := pool.New().WithContext(ctx).WithMaxGoroutines(runtime.GOMAXPROCS(0)).WithCancelOnError()
+	p := pool.New().WithContext(ctx).WithMaxGoroutines(buildWorkers()).WithCancelOnError()
 	for _, f := range ix.files {
 		if f.data.Load() != nil {
 			continue
@@ -384,3 +384,10 @@ func (ix *Index) releaseParser(p *sitter.Parser) {
 		p.Close()
 	}
 }
+
+// maxBuildWorkers caps parsing concurrency: each worker holds a parser and
+// a file's tree, so memory grows with workers while a build is already
+// short at four (torch 2.11 in about a second).
+const maxBuildWorkers = 4
+
+func buildWorkers() int { return min(runtime.GOMAXPROCS(0), maxBuildWorkers) }
