@@ -74,3 +74,15 @@ func BenchmarkFlagRefs(b *testing.B) {
 		FlagRefs(buf, src, s.cat)
 	}
 }
+
+// BenchmarkParseTree is the tree-sitter parse and flatten alone, the bulk
+// of Check's cost.
+func BenchmarkParseTree(b *testing.B) {
+	src := benchSource()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := parseTree(src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

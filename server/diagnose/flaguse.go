@@ -102,6 +102,9 @@ func (c *checker) flagType(r *FlagRef) {
 		Message: fmt.Sprintf("%s.%s is %s in %s, but %s is %s", r.Module, r.Key, r.Flag.Type, c.torchName(), r.Value, article(lit)),
 		Related: []Related{c.flagRelated(r.Flag, fmt.Sprintf("%s: %s = %s", r.Key, r.Flag.Type, r.Flag.Default))},
 	}
+	if lit == "str" && allowed["bool"] && !allowed["str"] {
+		d.Message += ": torch stores it as given, and any non-empty string, even \"0\", counts as true"
+	}
 	if lit == "str" {
 		s, _ := t.stringValue(r.valueNode)
 		if text, ok := convertLiteral(s, allowed); ok {

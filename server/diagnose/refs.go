@@ -145,8 +145,9 @@ func (a *analysis) attributeRef(n int32) {
 	if len(parts) < 2 {
 		return
 	}
-	// Resolve progressively: the first part that lands inside a config
-	// module starts the key.
+	// The last identifier resolves to the full qualified name; the name's
+	// trailing components are the ones written after the chain's head
+	// (the head may be an alias standing for several).
 	q := a.qual(parts[len(parts)-1])
 	mod, rest, ok := a.splitModule(q)
 	if !ok {
@@ -208,8 +209,20 @@ func (a *analysis) isCallee(n int32) bool {
 }
 
 func (a *analysis) addRef(r FlagRef, at int32) {
-	r.stmt = a.t.statementOf(at)
-	r.fn = a.t.enclosing(at, "function_definition")
+	t := a.t
+	r.stmt = t.statementOf(at)
+	r.fn = t.enclosing(at, "function_definition")
+	if r.call >= 0 {
+		// @config.patch(...) changes the config while the function it
+		// decorates runs: count it as inside that function.
+		if p := t.nodes[r.call].parent; p >= 0 && t.nodes[p].kind == "decorator" {
+			if dd := t.nodes[p].parent; dd >= 0 && t.nodes[dd].kind == "decorated_definition" {
+				if def := t.child(dd, "definition"); def >= 0 && t.nodes[def].kind == "function_definition" {
+					r.fn = def
+				}
+			}
+		}
+	}
 	a.refs = append(a.refs, r)
 }
 
@@ -320,25 +333,27 @@ var envFuncs = map[string]bool{
 // envCallRefs records environment variables named by calls.
 func (a *analysis) envCallRefs(c *callInfo) {
 	t := a.t
-	write, known := envFuncs[c.qual]
-	if !known {
-		// pytest's monkeypatch fixture is a parameter, not an import.
-		if c.callee != "setenv" && c.callee != "delenv" || c.qual != "" {
-			if c.qual == "os.environ.update" {
-				for _, arg := range c.args {
-					if d := t.unwrap(arg); t.nodes[d].kind == "dictionary" {
-						for _, p := range t.children(d) {
-							k, v := t.child(p, "key"), t.child(p, "value")
-							if name, ok := t.stringValue(k); ok && t.nodes[p].kind == "pair" {
-								a.envRef(k, name, true, v)
-							}
-						}
+	if c.qual == "os.environ.update" {
+		for _, arg := range c.args {
+			if d := t.unwrap(arg); t.nodes[d].kind == "dictionary" {
+				for _, p := range t.children(d) {
+					k, v := t.child(p, "key"), t.child(p, "value")
+					if name, ok := t.stringValue(k); ok && t.nodes[p].kind == "pair" {
+						a.envRef(k, name, true, v)
 					}
 				}
-				for _, kw := range c.kwargs {
-					a.envRef(kw.name, t.text(kw.name), true, kw.value)
-				}
 			}
+		}
+		for _, kw := range c.kwargs {
+			a.envRef(kw.name, t.text(kw.name), true, kw.value)
+		}
+		return
+	}
+	write, known := envFuncs[c.qual]
+	if !known {
+		// pytest's monkeypatch fixture is a parameter, not an import, so
+		// its setenv/delenv are known by name only.
+		if c.qual != "" || c.callee != "setenv" && c.callee != "delenv" {
 			return
 		}
 		write = true

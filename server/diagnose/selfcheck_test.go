@@ -7,10 +7,11 @@ import (
 	"testing"
 )
 
-// torch's own code names only flags its config modules define: checking
-// torch 2.11's compiler packages against their own catalog must find no
-// unknown flag, and must not fail on any file.
-func TestTorchOwnCodeHasNoUnknownFlags(t *testing.T) {
+// torch's own code names only flags its config modules define and uses
+// them as torch intends: checking torch 2.11's compiler packages against
+// their own catalog must find nothing but alias hints (torch still uses
+// some old names itself), and must not fail on any file.
+func TestTorchOwnCodeIsClean(t *testing.T) {
 	s := torch211(t)
 	n := 0
 	for _, pkg := range []string{"_inductor", "_dynamo", "_functorch"} {
@@ -21,7 +22,7 @@ func TestTorchOwnCodeHasNoUnknownFlags(t *testing.T) {
 			}
 			n++
 			for _, d := range check(s, readFile(t, path)) {
-				if d.Code == CodeUnknownFlag {
+				if d.Code != CodeFlagAlias {
 					rel, _ := filepath.Rel(s.dir, path)
 					t.Errorf("%s:%d: %s", rel, d.Span.Start.Line+1, d.Message)
 				}

@@ -105,3 +105,42 @@ class Worker(threading.Thread):
 		t.Errorf("Worker.run calls compiled code with CUDA graphs:\n%s", render(ds))
 	}
 }
+
+// @config.patch on a thread target changes the config while the thread
+// runs it.
+func TestPatchDecoratorInThread(t *testing.T) {
+	s := fixture(t)
+	src := []byte(`import threading
+import torch._inductor.config as c
+
+
+@c.patch(max_autotune=True)
+def job():
+    pass
+
+
+threading.Thread(target=job).start()
+`)
+	if ds := check(s, src); count(ds, CodeConfigInThread) != 1 {
+		t.Errorf("want one %s:\n%s", CodeConfigInThread, render(ds))
+	}
+}
+
+// Check is safe for concurrent use on one buffer and catalog.
+func TestCheckConcurrent(t *testing.T) {
+	s := fixture(t)
+	src := readFile(t, "testdata/check/tl001_mode.py")
+	buf := parse(src)
+	want := render(Check(buf, src, s.cat, Options{SiteDir: s.dir}))
+	errs := make(chan string, 8)
+	for range 8 {
+		go func() {
+			errs <- render(Check(buf, src, s.cat, Options{SiteDir: s.dir}))
+		}()
+	}
+	for range 8 {
+		if got := <-errs; got != want {
+			t.Errorf("concurrent Check differs:\n%s\nwant\n%s", got, want)
+		}
+	}
+}
