@@ -124,7 +124,7 @@ func (e *Engine) scheduleDiagnostics(uri string) {
 	}
 	version := d.version
 	d.timer = time.AfterFunc(diagnosticsDelay, func() {
-		e.background.Go(func() {
+		e.goBackground(func() {
 			ctx, cancel := context.WithTimeout(e.ctx, 5*time.Minute)
 			defer cancel()
 			c, err := e.check(ctx, uri)

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/torchlsp/torchlsp/server/diagnose"
+	"github.com/torchlsp/torchlsp/server/gates"
 	"github.com/torchlsp/torchlsp/server/pybuf"
 )
 
@@ -21,8 +23,12 @@ type document struct {
 	version int32
 	text    []byte
 	parsed  *pybuf.Buffer // nil until needed for the current text
-	checked *checked      // the last diagnostics computed
-	timer   *time.Timer   // pending diagnostics run
+	// refs are the config-flag references of the current text for the
+	// catalog refsCat; every hover and definition asks for them.
+	refs    []diagnose.FlagRef
+	refsCat *gates.Catalog
+	checked *checked    // the last diagnostics computed
+	timer   *time.Timer // pending diagnostics run
 }
 
 // buffer returns the parsed buffer for the current text, parsing it if the
@@ -36,6 +42,25 @@ func (d *document) buffer(p *parserPool) (*pybuf.Buffer, int32) {
 	return d.parsed, d.version
 }
 
+// flagRefs returns the parsed buffer, the text it was parsed from and the
+// config-flag references in it for cat, analysing the text once per change
+// (the analysis parses the whole document again).
+func (d *document) flagRefs(p *parserPool, cat *gates.Catalog) (*pybuf.Buffer, []byte, []diagnose.FlagRef) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.parsed == nil {
+		d.parsed = p.parse(d.text)
+	}
+	if d.refsCat != cat || d.refs == nil {
+		d.refs = diagnose.FlagRefs(d.parsed, d.text, cat)
+		if d.refs == nil {
+			d.refs = []diagnose.FlagRef{}
+		}
+		d.refsCat = cat
+	}
+	return d.parsed, d.text, d.refs
+}
+
 func (d *document) snapshot() ([]byte, int32) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -46,6 +71,7 @@ func (d *document) set(version int32, text []byte) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.version, d.text, d.parsed = version, text, nil
+	d.refs, d.refsCat = nil, nil
 }
 
 // parserPool hands out tree-sitter parsers; each is used by one goroutine

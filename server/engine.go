@@ -62,6 +62,8 @@ type Engine struct {
 	ctx        context.Context
 	cancel     context.CancelFunc
 	background conc.WaitGroup
+	bgMu       sync.Mutex // orders goBackground against Shutdown's Wait
+	closed     bool
 
 	mu        sync.Mutex
 	folders   []string
@@ -361,7 +363,7 @@ func (e *Engine) DidClose(uri string) {
 	}
 	d.mu.Unlock()
 	if pub, ok := e.notify.get().(DiagnosticsPublisher); ok {
-		e.background.Go(func() { _ = pub.PublishDiagnostics(e.ctx, uri, 0, nil) })
+		e.goBackground(func() { _ = pub.PublishDiagnostics(e.ctx, uri, 0, nil) })
 	}
 }
 
@@ -380,8 +382,26 @@ func (e *Engine) doc(uri string) *document {
 	return e.docs[uri]
 }
 
+// goBackground runs f in the engine's background group, unless the engine
+// is shutting down (a WaitGroup must not grow while it is waited on).
+func (e *Engine) goBackground(f func()) bool {
+	e.bgMu.Lock()
+	defer e.bgMu.Unlock()
+	if e.closed {
+		return false
+	}
+	e.background.Go(f)
+	return true
+}
+
+// errShutDown fails work asked of an engine that is shutting down.
+var errShutDown = errors.New("torchlsp is shutting down")
+
 // Shutdown stops background work and closes every target connection.
 func (e *Engine) Shutdown(ctx context.Context) error {
+	e.bgMu.Lock()
+	e.closed = true
+	e.bgMu.Unlock()
 	e.cancel()
 	e.mu.Lock()
 	sessions := e.sessions

@@ -21,7 +21,6 @@ func (e *Engine) flagAt(ctx context.Context, uri string, pos Position) (*flagTar
 		return nil, pybuf.Span{}, nil
 	}
 	buf, _ := d.buffer(e.parsers)
-	text, _ := d.snapshot()
 	p := pybuf.Pos{Line: pos.Line, Col: pos.Column}
 	ref, refOK := buf.RefAt(p)
 	_, _, strOK := buf.StringAt(p)
@@ -39,12 +38,28 @@ func (e *Engine) flagAt(ctx context.Context, uri string, pos Position) (*flagTar
 	if err != nil {
 		return nil, pybuf.Span{}, err
 	}
-	fr, ok := diagnose.FlagAt(buf, text, cat, p)
-	if !ok || fr.Flag == nil {
+	_, _, refs := d.flagRefs(e.parsers, cat)
+	fr, ok := flagRefAt(refs, p)
+	if !ok {
 		return nil, pybuf.Span{}, nil
 	}
 	ft := &flagTarget{flag: fr.Flag, cat: cat, pkg: ps, spec: s.spec}
 	return ft, fr.Span, nil
+}
+
+// flagRefAt returns the first reference naming a flag whose span holds pos
+// (or ends at it), as diagnose.FlagAt does, from references already found.
+func flagRefAt(refs []diagnose.FlagRef, p pybuf.Pos) (diagnose.FlagRef, bool) {
+	for _, r := range refs {
+		if r.Flag != nil && !posBefore(p, r.Span.Start) && !posBefore(r.Span.End, p) {
+			return r, true
+		}
+	}
+	return diagnose.FlagRef{}, false
+}
+
+func posBefore(a, b pybuf.Pos) bool {
+	return a.Line < b.Line || a.Line == b.Line && a.Col < b.Col
 }
 
 // withValue asks the target for the flag's effective value, waiting
@@ -120,9 +135,8 @@ func (e *Engine) workspaceUses(cat *gates.Catalog, f *gates.Flag) []Location {
 	e.mu.Unlock()
 	var out []Location
 	for _, d := range docs {
-		buf, _ := d.buffer(e.parsers)
-		text, _ := d.snapshot()
-		for _, r := range diagnose.FlagRefs(buf, text, cat) {
+		_, _, refs := d.flagRefs(e.parsers, cat)
+		for _, r := range refs {
 			if r.Flag != f {
 				continue
 			}

@@ -54,7 +54,7 @@ func (s *session) effective(ctx context.Context, f *gates.Flag, wait time.Durati
 	if !ok {
 		st = &effectiveState{done: make(chan struct{})}
 		s.effectiveVals[f.Module] = st
-		s.eng.background.Go(func() {
+		started := s.eng.goBackground(func() {
 			defer close(st.done)
 			ctx, cancel := context.WithTimeout(s.eng.ctx, s.eng.opts.InspectTimeout)
 			defer cancel()
@@ -65,6 +65,10 @@ func (s *session) effective(ctx context.Context, f *gates.Flag, wait time.Durati
 				s.mu.Unlock()
 			}
 		})
+		if !started {
+			st.err = errShutDown
+			close(st.done)
+		}
 	}
 	s.mu.Unlock()
 	timer := time.NewTimer(wait)

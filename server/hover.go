@@ -30,7 +30,11 @@ func (e *Engine) Hover(ctx context.Context, uri string, pos Position) (*Hover, e
 	if err != nil || t == nil {
 		return nil, err
 	}
-	h := &Hover{Markdown: renderHover(t)}
+	md := t.hover
+	if md == "" {
+		md = renderHover(t)
+	}
+	h := &Hover{Markdown: md}
 	if t.ref.Span != (pybuf.Span{}) && !t.ref.AfterDot {
 		r := Range{
 			Start: Position{Line: t.ref.Span.Start.Line, Column: t.ref.Span.Start.Col},

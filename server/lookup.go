@@ -31,7 +31,13 @@ type target struct {
 	targetPath string // same file on the target
 	line, col  int    // 0-based; col in UTF-8 bytes
 	nameLen    int
+
+	hover string // rendered Markdown, set on targets from the lookup cache
 }
+
+// refZero is the reference of a cached target: cached answers serve any
+// place in any document that names the same object.
+var refZero pybuf.Ref
 
 // lookup resolves the name at pos in a document. It returns (nil, nil) when
 // torchlsp has nothing to say: the user's own names, the standard library,
@@ -72,6 +78,22 @@ func (e *Engine) resolve(ctx context.Context, qualname string, ref pybuf.Ref) (*
 	if err != nil {
 		return nil, err
 	}
+	if cached, ok := ps.lookups.get(qualname); ok {
+		t := *cached
+		t.ref = ref
+		return &t, nil
+	}
+	t, err := e.resolveUncached(ctx, s, ps, qualname, ref)
+	if err != nil || t == nil {
+		return t, err
+	}
+	ps.lookups.put(qualname, t)
+	return t, nil
+}
+
+// resolveUncached looks qualname up in the package's index, then asks the
+// target's helper what the index cannot settle.
+func (e *Engine) resolveUncached(ctx context.Context, s *session, ps *pkgState, qualname string, ref pybuf.Ref) (*target, error) {
 	t := &target{qualname: qualname, ref: ref, spec: s.spec, pkg: ps}
 	res, err := ps.index.Resolve(qualname)
 	if err == nil && res.Symbol.Kind != pyindex.KindImport {

@@ -39,6 +39,8 @@ type pkgState struct {
 	index  *pyindex.Index
 	loaded time.Duration // time from request to usable index
 	gates  catalogState
+	// lookups caches resolved names; it lives and dies with this mirror.
+	lookups lookupCache
 }
 
 // ErrNotOnTarget marks names whose package is not installed on the target,
@@ -86,7 +88,7 @@ func (s *session) startLoad(name string, fresh bool) *pkgState {
 	}
 	ps := &pkgState{name: name, fresh: fresh, done: make(chan struct{})}
 	s.pkgs[name] = ps
-	s.eng.background.Go(func() {
+	started := s.eng.goBackground(func() {
 		defer close(ps.done)
 		start := time.Now()
 		ps.err = s.load(s.eng.ctx, ps)
@@ -96,6 +98,10 @@ func (s *session) startLoad(name string, fresh bool) *pkgState {
 			s.eng.status(s.spec.Name, "", "error", ps.err.Error())
 		}
 	})
+	if !started {
+		ps.err = errShutDown
+		close(ps.done)
+	}
 	return ps
 }
 
@@ -135,7 +141,7 @@ func (s *session) load(ctx context.Context, ps *pkgState) error {
 		if err := s.use(ps, cached, infoOf(cached)); err != nil {
 			return err
 		}
-		s.eng.background.Go(func() { s.revalidate(ctx, ps) })
+		s.eng.goBackground(func() { s.revalidate(ctx, ps) })
 		return nil
 	}
 
@@ -237,7 +243,7 @@ func (s *session) openIndex(ps *pkgState) error {
 		return fmt.Errorf("index %s: %w", ps.name, err)
 	}
 	ps.index = ix
-	s.eng.background.Go(func() {
+	s.eng.goBackground(func() {
 		if err := ix.Build(s.eng.ctx); err != nil && s.eng.ctx.Err() == nil {
 			s.eng.notify.LogMessage(s.eng.ctx, MessageWarning, fmt.Sprintf("index %s: %v", ps.name, err))
 		}
@@ -261,7 +267,7 @@ func (s *session) revalidate(ctx context.Context, ps *pkgState) {
 	s.eng.notify.ShowMessage(ctx, MessageInfo, fmt.Sprintf("torchlsp: %s on %s changed from %s to %s; mirroring again", ps.name, s.spec.Name, ps.info.Version, info.Version))
 	// Queries keep using the old mirror until the new one is ready.
 	next := &pkgState{name: ps.name, fresh: true, done: make(chan struct{})}
-	s.eng.background.Go(func() {
+	s.eng.goBackground(func() {
 		defer close(next.done)
 		next.err = s.load(ctx, next)
 		if next.err != nil {
