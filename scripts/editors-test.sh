@@ -6,7 +6,8 @@
 #   2. the Neovim plugin's unit tests (headless)
 #   3. the Neovim end-to-end test: the real server through the plugin
 #   4. the VS Code end-to-end test: code-server + Playwright + chromium
-#   5. Neovim screenshots in tmux (the VS Code test takes its own)
+#   5. Neovim screenshots in tmux (the VS Code test takes its own): hover,
+#      a diagnostic with its quick fixes, and the threaded repro report
 # Screenshots go to docs/screenshots/ (TORCHLSP_SCREENSHOT_DIR overrides).
 #
 # Environment (all optional):

@@ -21,7 +21,14 @@ local function abs(p)
 end
 
 local bin = abs(env("TORCHLSP_BIN", "bin/torchlsp"))
-local ws = abs(env("TORCHLSP_FIXTURE_WS", "editors/testdata/workspace"))
+local fixture_ws = abs(env("TORCHLSP_FIXTURE_WS", "editors/testdata/workspace"))
+-- Work on a copy: repro runs write their reports under the workspace.
+local ws = vim.fn.tempname() .. "-workspace"
+vim.fn.mkdir(ws, "p")
+for _, f in ipairs(vim.fn.readdir(fixture_ws)) do
+  vim.fn.writefile(vim.fn.readfile(fixture_ws .. "/" .. f, "b"), ws .. "/" .. f, "b")
+end
+ws = abs(vim.fn.resolve(ws))
 local python = env("TORCHLSP_PYTHON", "/usr/bin/python3")
 local pythonpath = abs(env("TORCHLSP_PYTHONPATH", "editors/testdata/site"))
 -- Seconds to wait for the server's first answers (it mirrors and indexes first).
@@ -47,8 +54,21 @@ local function check(name, fn)
 end
 
 local function finish()
+  vim.fn.delete(ws, "rf")
   out(("%d passed, %d failed"):format(passed, failed))
   vim.cmd(failed == 0 and "qall!" or "cquit! 1")
+end
+
+-- Progress the server reports, by title, to check the repro shows it.
+local progress_titles = {}
+local progress = vim.lsp.handlers["$/progress"]
+vim.lsp.handlers["$/progress"] = function(err, result, ctx, config)
+  if result and result.value and result.value.title then
+    progress_titles[result.value.title] = true
+  end
+  if progress then
+    return progress(err, result, ctx, config)
+  end
 end
 
 -- Raw publishDiagnostics, kept to send back as codeAction context.
@@ -72,7 +92,12 @@ local setup_ok = check("setup and attach", function()
   assert(
     torchlsp.setup({
       cmd = { bin, "serve", "--stdio" },
-      targets = { fixture = { python = python, env = { PYTHONPATH = pythonpath }, packages = { "torch" } } },
+      targets = {
+        fixture = { python = python, env = { PYTHONPATH = pythonpath }, packages = { "torch" } },
+        -- The interpreter's own torch: Debian's 1.13 has no torch.compile,
+        -- so the repro runs its stand-in backend and reports in full.
+        debian = { python = python, packages = { "torch" } },
+      },
       default_target = "fixture",
       log_level = "debug",
     }),
@@ -90,7 +115,7 @@ local setup_ok = check("setup and attach", function()
 end)
 
 if not setup_ok then
-  finish()
+finish()
   return
 end
 
@@ -193,6 +218,86 @@ check("diagnostic on reduce-overhead in threads", function()
   end, 200)
   assert(found, "no cudagraph/thread diagnostic on line " .. (compile_pos.line + 1) .. "; got: " .. vim.inspect(published[uri]))
   assert(#vim.diagnostic.get(bufnr) > 0, "vim.diagnostic has none for the buffer")
+end)
+
+-- Windows showing a buffer whose name matches a Lua pattern.
+local function windows_showing(pattern)
+  local found = {}
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    local b = vim.api.nvim_win_get_buf(win)
+    if vim.api.nvim_buf_get_name(b):find(pattern) then
+      table.insert(found, b)
+    end
+  end
+  return found
+end
+
+check("code actions offer the threaded repro", function()
+  assert(diagnostic, "no diagnostic")
+  local res = request("textDocument/codeAction", {
+    textDocument = { uri = vim.uri_from_bufnr(bufnr) },
+    range = diagnostic.range,
+    context = { diagnostics = { diagnostic } },
+  }, 15000)
+  local titles = vim.tbl_map(function(a)
+    return a.title
+  end, res or {})
+  for _, a in ipairs(res or {}) do
+    if a.command and a.command.command == "torchlsp.repro" then
+      local arg = a.command.arguments[1]
+      assert(arg.uri == vim.uri_from_bufnr(bufnr), "repro uri " .. tostring(arg.uri))
+      assert(arg.line == compile_pos.line, ("repro line %s, want %d"):format(tostring(arg.line), compile_pos.line))
+      return
+    end
+  end
+  error("no torchlsp.repro action among: " .. vim.inspect(titles))
+end)
+
+check(":TorchlspRepro debian shows progress and opens the report in a split", function()
+  local code_win = vim.api.nvim_get_current_win()
+  vim.api.nvim_win_set_cursor(code_win, { compile_pos.line + 1, compile_pos.character })
+  vim.cmd("TorchlspRepro debian")
+  local shown = vim.wait(ready_timeout_ms, function()
+    return #windows_showing("/report%.md$") > 0
+  end, 200)
+  assert(shown, "no report.md window; windows: " .. vim.inspect(vim.tbl_map(function(w)
+    return vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w))
+  end, vim.api.nvim_list_wins())))
+  local report = windows_showing("/report%.md$")
+  assert(#report == 1, ("the report shows in %d windows, want 1"):format(#report))
+  local name = vim.api.nvim_buf_get_name(report[1])
+  assert(name:find(ws .. "/.torchlsp/repros/", 1, true), "report outside the workspace: " .. name)
+  local text = table.concat(vim.api.nvim_buf_get_lines(report[1], 0, -1, false), "\n")
+  assert(text:find("repro on `debian`", 1, true), "report is not debian's: " .. text:sub(1, 300))
+  assert(text:find("AssertionError", 1, true), "report shows no AssertionError: " .. text:sub(1, 600))
+  assert(vim.api.nvim_win_is_valid(code_win), "the code window was replaced")
+  assert(vim.api.nvim_win_get_buf(code_win) == bufnr, "the code window no longer shows train.py")
+  -- The report is in a split and no scratch copy of it was opened too.
+  assert(#windows_showing("^torchlsp://") == 0, "the markdown was shown twice")
+  local titled = false
+  for title in pairs(progress_titles) do
+    titled = titled or title:find("repro") ~= nil
+  end
+  assert(titled, "no repro progress; titles: " .. vim.inspect(vim.tbl_keys(progress_titles)))
+  for _, w in ipairs(vim.api.nvim_list_wins()) do
+    if w ~= code_win then
+      vim.api.nvim_win_close(w, true)
+    end
+  end
+end)
+
+check(":TorchlspDoctor shows its table in a markdown scratch buffer", function()
+  vim.cmd("TorchlspDoctor")
+  local shown = vim.wait(60000, function()
+    return #windows_showing("^torchlsp://torchlsp%.doctor/") > 0
+  end, 100)
+  assert(shown, "no doctor scratch buffer")
+  local b = windows_showing("^torchlsp://torchlsp%.doctor/")[1]
+  assert(vim.bo[b].filetype == "markdown", "filetype " .. vim.bo[b].filetype)
+  local text = table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n")
+  assert(text:find("| check |", 1, true), "doctor text: " .. text)
+  vim.cmd("close")
+  vim.api.nvim_set_current_buf(bufnr)
 end)
 
 check("quick fix for the diagnostic turns cudagraphs off", function()

@@ -21,7 +21,7 @@ trap cleanup EXIT
 
 cp -r "$ws" "$tmp/workspace"
 cd "$repo"
-tmux -L "$sock" -f /dev/null new-session -d -x 110 -y 30 \
+tmux -L "$sock" -f /dev/null new-session -d -x 150 -y 36 \
   -e TERM=xterm-256color -e COLORTERM=truecolor \
   "$nvim -u editors/nvim/test/screens_init.lua $tmp/workspace/train.py"
 
@@ -55,6 +55,13 @@ tmux -L "$sock" send-keys Escape ":lua torchlsp_screens.quickfix($timeout_s)" En
 if wait_for '[Cc]ode actions|cudagraph'; then
   wait_for '[Cc]ode actions' || true
   capture nvim-quickfix
+else
+  status=1
+fi
+tmux -L "$sock" send-keys Escape Escape ":lua torchlsp_screens.repro()" Enter
+if wait_for 'repro on .debian.' && wait_for 'cudagraph-trees-off'; then
+  sleep 0.5
+  capture nvim-repro
 else
   status=1
 fi

@@ -36,6 +36,8 @@ torchlsp.setup({
       python = env("TORCHLSP_PYTHON", "/usr/bin/python3"),
       env = { PYTHONPATH = vim.fn.fnamemodify(env("TORCHLSP_PYTHONPATH", "editors/testdata/site"), ":p") },
     },
+    -- The interpreter's own torch (Debian's 1.13): the repro's stand-in backend.
+    debian = { python = env("TORCHLSP_PYTHON", "/usr/bin/python3") },
   },
   default_target = "fixture",
 })
@@ -77,7 +79,8 @@ end
 
 -- Waits for the diagnostic on the compile line, then lists its code actions.
 local function quickfix(attempts_left)
-  goto_text('mode="reduce-overhead"')
+  -- Inside the flagged argument, where the diagnostic's range is.
+  goto_text('"reduce-overhead"', 1)
   local lnum = vim.api.nvim_win_get_cursor(0)[1] - 1
   if #vim.diagnostic.get(0, { lnum = lnum }) == 0 then
     if attempts_left > 0 then
@@ -90,4 +93,25 @@ local function quickfix(attempts_left)
   vim.lsp.buf.code_action()
 end
 
-_G.torchlsp_screens = { hover = hover, quickfix = quickfix, goto_text = goto_text }
+-- Runs the repro on the interpreter's own torch from the compile line; the
+-- report opens in a split. Shrinks the code window so the report's table
+-- gets the room.
+local function repro()
+  vim.cmd("silent! only")
+  goto_text("torch.compile(")
+  vim.api.nvim_create_autocmd("BufWinEnter", {
+    pattern = "report.md",
+    once = true,
+    callback = function()
+      vim.schedule(function()
+        vim.wo.wrap = false
+        vim.wo.number = false
+        vim.cmd("resize 22")
+        vim.cmd("normal! gg")
+      end)
+    end,
+  })
+  require("torchlsp").repro("debian")
+end
+
+_G.torchlsp_screens = { hover = hover, quickfix = quickfix, repro = repro, goto_text = goto_text }

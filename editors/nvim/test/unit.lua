@@ -117,5 +117,46 @@ check("statusline is empty without a client", function()
   eq(torchlsp.statusline(vim.api.nvim_get_current_buf()), "", "statusline")
 end)
 
+local result_cases = {
+  { name = "nil", result = nil, want = {} },
+  { name = "vim.NIL", result = vim.NIL, want = {} },
+  { name = "blank string", result = "  ", want = {} },
+  { name = "markdown string", result = "# Doctor\nok", want = { markdown = "# Doctor\nok" } },
+  { name = "one-line string", result = " target h200 ", want = { message = "target h200" } },
+  { name = "markup content", result = { kind = "markdown", value = "a\nb" }, want = { markdown = "a\nb" } },
+  { name = "file uri", result = "file:///m/torch/__init__.py", want = { path = "/m/torch/__init__.py", preview = false } },
+  { name = "uri object", result = { uri = "file:///m/r.md" }, want = { path = "/m/r.md", preview = true } },
+  {
+    name = "repro report: the file, its markdown not twice",
+    result = { markdown = "## repro\n| a |", path = "/ws/.torchlsp/repros/x/report.md" },
+    want = { path = "/ws/.torchlsp/repros/x/report.md", preview = true },
+  },
+  {
+    name = "open mirror: the file and a message",
+    result = { markdown = "torch is mirrored at `/m`", path = "/m/torch/__init__.py" },
+    want = { path = "/m/torch/__init__.py", preview = false, message = "torch is mirrored at `/m`" },
+  },
+  { name = "doctor table", result = { markdown = "| a |\n|---|" }, want = { markdown = "| a |\n|---|" } },
+  {
+    name = "select target",
+    result = { targets = { "a", "h200" }, default = "h200" },
+    want = { message = "target h200 (targets: a, h200)" },
+  },
+  { name = "a list is shown as json", result = { 1 }, want = { markdown = "```json\n[1]\n```" } },
+  { name = "an unknown object is shown as json", result = { x = 1 }, want = { markdown = '```json\n{"x": 1}\n```' } },
+}
+for _, c in ipairs(result_cases) do
+  check("classify_result: " .. c.name, function()
+    eq(torchlsp.classify_result(c.result), c.want, "classified")
+  end)
+end
+
+check("repro_args: default, a target, every target", function()
+  eq(torchlsp.repro_args("file:///t.py", 10), { uri = "file:///t.py", line = 10 }, "default")
+  eq(torchlsp.repro_args("file:///t.py", 10, ""), { uri = "file:///t.py", line = 10 }, "empty")
+  eq(torchlsp.repro_args("file:///t.py", 3, "h200"), { uri = "file:///t.py", line = 3, target = "h200" }, "target")
+  eq(torchlsp.repro_args("file:///t.py", 3, "all"), { uri = "file:///t.py", line = 3, all = true }, "all")
+end)
+
 io.stdout:write(("%d passed, %d failed\n"):format(passed, failed))
 vim.cmd(failed == 0 and "qall!" or "cquit! 1")

@@ -7,11 +7,12 @@ import {
   ExecuteCommandRequest,
   LanguageClient,
   LanguageClientOptions,
+  ResponseError,
   ServerOptions,
   State,
 } from "vscode-languageclient/node";
 import { findBinary, installCommand } from "./binary";
-import { classifyResult, isServerCommand, serverCommands } from "./results";
+import { classifyResult, isMarkdownPath, isServerCommand, reproArgs, reproChoices, serverCommands } from "./results";
 import { mapSettings, ServerSettings, targetNames } from "./settings";
 import { renderStatus, StatusParams } from "./status";
 
@@ -24,6 +25,9 @@ class Extension implements vscode.Disposable {
   private readonly statusItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 10);
   private readonly disposables: vscode.Disposable[] = [];
   private reportedProblems = "";
+  // Documents opened lately (by window/showDocument or a result), by URI:
+  // a result that names the file the server just showed does not open it twice.
+  private readonly recentlyShown = new Map<string, number>();
 
   constructor() {
     this.statusItem.command = "torchlsp.ui.selectTarget";
@@ -97,11 +101,34 @@ class Extension implements vscode.Disposable {
           },
         },
         // Commands the server attaches to code actions run through here; show
-        // what they return, as the palette commands do.
+        // progress while they run and what they return, as the palette
+        // commands do.
         executeCommand: async (command, args, next) => {
-          const result = await next(command, args);
-          if (isServerCommand(command)) await this.show(command, result);
+          if (!isServerCommand(command)) return next(command, args);
+          const result = await vscode.window.withProgress(
+            { location: vscode.ProgressLocation.Notification, title: progressTitle(command) },
+            () => Promise.resolve(next(command, args)),
+          );
+          await this.show(command, result);
           return result;
+        },
+        window: {
+          // The server opens repro reports (markdown) with window/showDocument:
+          // show those rendered; everything else as the client would.
+          showDocument: async (params, next) => {
+            this.markShown(params.uri);
+            const forward = async () => {
+              const r = await next(params, new vscode.CancellationTokenSource().token);
+              return r instanceof ResponseError ? { success: false } : r;
+            };
+            if (params.external || !isMarkdownPath(params.uri)) return forward();
+            try {
+              await vscode.commands.executeCommand("markdown.showPreviewToSide", vscode.Uri.parse(params.uri));
+              return { success: true };
+            } catch {
+              return forward();
+            }
+          },
         },
       },
     };
@@ -161,7 +188,7 @@ class Extension implements vscode.Disposable {
       description: name === settings.defaultTarget ? "default" : describeTarget(settings, name),
     }));
     const picked = await vscode.window.showQuickPick(items, { placeHolder: "Target whose torch answers" });
-    if (picked) await this.run(serverCommands.selectTarget, [picked.label]);
+    if (picked) await this.run(serverCommands.selectTarget, [{ target: picked.label }]);
   }
 
   private async repro(): Promise<void> {
@@ -170,10 +197,16 @@ class Extension implements vscode.Disposable {
       void vscode.window.showInformationMessage("TorchLSP: open a Python file and place the cursor on the call to reproduce.");
       return;
     }
-    const pos = editor.selection.active;
-    await this.run(serverCommands.repro, [
-      { uri: editor.document.uri.toString(), position: { line: pos.line, character: pos.character } },
-    ]);
+    const settings = this.settings();
+    const choices = reproChoices(targetNames(settings), settings.defaultTarget);
+    let choice = choices[0];
+    if (choices.length > 1) {
+      const picked = await vscode.window.showQuickPick(choices, { placeHolder: "Run the threaded repro on which target?" });
+      if (!picked) return;
+      choice = picked;
+    }
+    const line = editor.selection.active.line;
+    await this.run(serverCommands.repro, [reproArgs(editor.document.uri.toString(), line, choice)]);
   }
 
   /** Runs a server command with progress and shows its result. */
@@ -184,9 +217,11 @@ class Extension implements vscode.Disposable {
       return;
     }
     try {
+      // Cancelling the notification cancels the request, which stops a repro
+      // on the target.
       const result = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Window, title: `TorchLSP: ${command}` },
-        () => client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }),
+        { location: vscode.ProgressLocation.Notification, title: progressTitle(command), cancellable: true },
+        (_progress, token) => client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }, token),
       );
       await this.show(command, result);
     } catch (err) {
@@ -196,24 +231,50 @@ class Extension implements vscode.Disposable {
 
   private async show(command: string, result: unknown): Promise<void> {
     const out = classifyResult(result);
-    switch (out.kind) {
-      case "none":
-        return;
-      case "open": {
-        const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(out.uri));
-        await vscode.window.showTextDocument(doc, { preview: true });
-        return;
-      }
-      case "markdown": {
-        const doc = await vscode.workspace.openTextDocument({ language: "markdown", content: out.text });
-        await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
-        this.output.appendLine(`${command}: shown ${out.text.length} characters`);
-      }
+    if (out.open) await this.openDocument(vscode.Uri.parse(out.open.uri), out.open.preview);
+    if (out.markdown) {
+      const doc = await vscode.workspace.openTextDocument({ language: "markdown", content: out.markdown });
+      await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+      this.output.appendLine(`${command}: shown ${out.markdown.length} characters`);
     }
+    if (out.message) void vscode.window.showInformationMessage(`TorchLSP: ${out.message}`);
+  }
+
+  /** Opens a file, as a rendered preview when it is markdown, unless it was just shown. */
+  private async openDocument(uri: vscode.Uri, preview: boolean): Promise<void> {
+    const last = this.recentlyShown.get(uri.toString());
+    if (last !== undefined && Date.now() - last < recentlyShownMs) return;
+    this.markShown(uri.toString());
+    if (preview) {
+      await vscode.commands.executeCommand("markdown.showPreviewToSide", uri);
+      return;
+    }
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(doc, { preview: true });
+  }
+
+  private markShown(uri: string): void {
+    const now = Date.now();
+    for (const [k, t] of this.recentlyShown) if (now - t >= recentlyShownMs) this.recentlyShown.delete(k);
+    this.recentlyShown.set(vscode.Uri.parse(uri).toString(), now);
   }
 
   dispose(): void {
     for (const d of this.disposables.splice(0)) d.dispose();
+  }
+}
+
+// How long a document opened by the server counts as already shown.
+const recentlyShownMs = 60_000;
+
+function progressTitle(command: string): string {
+  switch (command) {
+    case serverCommands.repro:
+      return "TorchLSP: running the threaded repro on the target…";
+    case serverCommands.doctor:
+      return "TorchLSP: checking the target…";
+    default:
+      return `TorchLSP: ${command}`;
   }
 }
 

@@ -1,30 +1,81 @@
 // Interpreting what a torchlsp.* workspace/executeCommand returns. Pure, so
 // it is unit-tested under plain node.
+import { pathToFileURL } from "url";
 
-/** How to show a command's result to the user. */
-export type CommandOutput =
-  | { kind: "none" }
-  | { kind: "markdown"; text: string }
-  | { kind: "open"; uri: string };
+/** A document to open: its URI, and whether to show it as a rendered markdown preview. */
+export interface OpenDocument {
+  uri: string;
+  preview: boolean;
+}
 
 /**
- * Classifies a result: a string or MarkupContent is text to show; an object
- * with a uri (or a bare file:// string) is a document to open; anything else
+ * How to show a command's result. Every part is optional; an empty object
+ * means there is nothing to show.
+ */
+export interface CommandOutput {
+  /** A file the result points at (a repro report, the mirror's __init__.py). */
+  open?: OpenDocument;
+  /** Markdown to show as its own document. */
+  markdown?: string;
+  /** A one-line message for a notification. */
+  message?: string;
+}
+
+/**
+ * Classifies a result. The server answers with objects
+ * `{markdown?, path?, targets?, default?}`; a markdown report that was also
+ * written to `path` is shown once, as the preview of that file. Older shapes
+ * (a string, MarkupContent, `{uri}`) are still understood, and anything else
  * is shown as JSON so nothing the server says is lost.
  */
 export function classifyResult(result: unknown): CommandOutput {
-  if (result === null || result === undefined) return { kind: "none" };
+  if (result === null || result === undefined) return {};
   if (typeof result === "string") {
-    if (/^file:\/\/\S+$/.test(result.trim())) return { kind: "open", uri: result.trim() };
-    return result.trim() === "" ? { kind: "none" } : { kind: "markdown", text: result };
+    const s = result.trim();
+    if (/^file:\/\/\S+$/.test(s)) return { open: { uri: s, preview: isMarkdownPath(s) } };
+    return s === "" ? {} : textOutput(result);
   }
-  if (typeof result === "object" && !Array.isArray(result)) {
-    const r = result as Record<string, unknown>;
-    if (typeof r.uri === "string") return { kind: "open", uri: r.uri };
-    if (typeof r.value === "string") return { kind: "markdown", text: r.value };
-    if (typeof r.markdown === "string") return { kind: "markdown", text: r.markdown };
+  if (typeof result !== "object" || Array.isArray(result)) return jsonOutput(result);
+  const r = result as Record<string, unknown>;
+  if (typeof r.uri === "string") return { open: { uri: r.uri, preview: isMarkdownPath(r.uri) } };
+  if (typeof r.value === "string") return r.value.trim() === "" ? {} : textOutput(r.value);
+  const out: CommandOutput = {};
+  let known = false;
+  if (typeof r.path === "string" && r.path !== "") {
+    known = true;
+    out.open = { uri: pathToFileURL(r.path).toString(), preview: isMarkdownPath(r.path) };
   }
-  return { kind: "markdown", text: "```json\n" + JSON.stringify(result, null, 2) + "\n```" };
+  if (typeof r.markdown === "string") {
+    known = true;
+    // A markdown file opened as a preview already holds the report.
+    if (r.markdown.trim() !== "" && !out.open?.preview) Object.assign(out, textOutput(r.markdown));
+  }
+  if (Array.isArray(r.targets) || typeof r.default === "string") {
+    known = true;
+    if (!out.markdown && !out.message) out.message = describeTargets(r.targets, r.default);
+  }
+  return known ? out : jsonOutput(result);
+}
+
+// textOutput shows one line as a notification, more as a document.
+function textOutput(text: string): CommandOutput {
+  const t = text.trim();
+  return t.includes("\n") ? { markdown: text } : { message: t };
+}
+
+function jsonOutput(result: unknown): CommandOutput {
+  return { markdown: "```json\n" + JSON.stringify(result, null, 2) + "\n```" };
+}
+
+function describeTargets(targets: unknown, def: unknown): string {
+  const names = Array.isArray(targets) ? targets.filter((t): t is string => typeof t === "string") : [];
+  const current = typeof def === "string" && def !== "" ? `target ${def}` : "no target selected";
+  return names.length > 0 ? `${current} (targets: ${names.join(", ")})` : current;
+}
+
+/** Reports whether a path or URI names a markdown file. */
+export function isMarkdownPath(p: string): boolean {
+  return /\.(md|markdown)$/i.test(p);
 }
 
 /** Server commands whose results the extension shows. */
@@ -33,9 +84,47 @@ export const serverCommands = {
   repro: "torchlsp.repro",
   doctor: "torchlsp.doctor",
   openMirror: "torchlsp.openMirror",
+  gates: "torchlsp.gates",
 } as const;
 
 /** Reports whether a command belongs to the server's torchlsp.* set. */
 export function isServerCommand(command: string): boolean {
   return (Object.values(serverCommands) as string[]).includes(command);
+}
+
+/** The argument object of torchlsp.repro. */
+export interface ReproArgs {
+  uri: string;
+  /** 0-based line of (or after) the torch.compile call. */
+  line: number;
+  target?: string;
+  all?: boolean;
+}
+
+/** One entry of the repro target picker. */
+export interface ReproChoice {
+  label: string;
+  description: string;
+  target?: string;
+  all?: boolean;
+}
+
+/**
+ * The choices for "Run Threaded Repro Here": the default target first, then
+ * the other configured targets, then every target when there are several.
+ */
+export function reproChoices(names: string[], defaultTarget: string): ReproChoice[] {
+  const others = names.filter((n) => n !== defaultTarget);
+  const choices: ReproChoice[] = [{ label: defaultTarget, description: "default target", target: defaultTarget }];
+  for (const n of others) choices.push({ label: n, description: "", target: n });
+  if (others.length > 0) choices.push({ label: "every target", description: names.join(", "), all: true });
+  return choices;
+}
+
+/** Builds torchlsp.repro's argument for a choice at a cursor line. */
+export function reproArgs(uri: string, line: number, choice?: ReproChoice): ReproArgs {
+  const args: ReproArgs = { uri, line };
+  if (choice?.all) args.all = true;
+  else if (choice?.target) args.target = choice.target;
+  return args;
 }

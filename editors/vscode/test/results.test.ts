@@ -1,23 +1,58 @@
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
-import { classifyResult, isServerCommand } from "../src/results";
+import { classifyResult, isServerCommand, reproArgs, reproChoices } from "../src/results";
 import { renderStatus } from "../src/status";
 
 test("command results", async (t) => {
   const cases: { name: string; in: unknown; want: unknown }[] = [
-    { name: "null", in: null, want: { kind: "none" } },
-    { name: "blank string", in: "  ", want: { kind: "none" } },
-    { name: "markdown string", in: "# Doctor\nok", want: { kind: "markdown", text: "# Doctor\nok" } },
-    { name: "markup content", in: { kind: "markdown", value: "x" }, want: { kind: "markdown", text: "x" } },
-    { name: "file uri string", in: "file:///m/torch/__init__.py", want: { kind: "open", uri: "file:///m/torch/__init__.py" } },
-    { name: "uri object", in: { uri: "file:///m" }, want: { kind: "open", uri: "file:///m" } },
-    { name: "other json", in: [1], want: { kind: "markdown", text: "```json\n[\n  1\n]\n```" } },
+    { name: "null", in: null, want: {} },
+    { name: "blank string", in: "  ", want: {} },
+    { name: "markdown string", in: "# Doctor\nok", want: { markdown: "# Doctor\nok" } },
+    { name: "one-line string", in: "target h200 ", want: { message: "target h200" } },
+    { name: "markup content", in: { kind: "markdown", value: "a\nb" }, want: { markdown: "a\nb" } },
+    { name: "file uri string", in: "file:///m/torch/__init__.py", want: { open: { uri: "file:///m/torch/__init__.py", preview: false } } },
+    { name: "uri object", in: { uri: "file:///m" }, want: { open: { uri: "file:///m", preview: false } } },
+    {
+      name: "repro report: the file is previewed, its markdown not shown twice",
+      in: { markdown: "## repro\n| a |", path: "/ws/.torchlsp/repros/x/report.md" },
+      want: { open: { uri: "file:///ws/.torchlsp/repros/x/report.md", preview: true } },
+    },
+    {
+      name: "open mirror: the file opens and the line becomes a message",
+      in: { markdown: "torch 2.11 is mirrored at `/m`", path: "/m/torch/__init__.py" },
+      want: { open: { uri: "file:///m/torch/__init__.py", preview: false }, message: "torch 2.11 is mirrored at `/m`" },
+    },
+    { name: "doctor table", in: { markdown: "| | check |\n|---|---|" }, want: { markdown: "| | check |\n|---|---|" } },
+    { name: "path with spaces", in: { path: "/a b/r.md" }, want: { open: { uri: "file:///a%20b/r.md", preview: true } } },
+    { name: "select target", in: { targets: ["a", "h200"], default: "h200" }, want: { message: "target h200 (targets: a, h200)" } },
+    { name: "empty markdown", in: { markdown: "" }, want: {} },
+    { name: "other json", in: [1], want: { markdown: "```json\n[\n  1\n]\n```" } },
+    { name: "unknown object", in: { x: 1 }, want: { markdown: "```json\n{\n  \"x\": 1\n}\n```" } },
   ];
   for (const c of cases) await t.test(c.name, () => assert.deepEqual(classifyResult(c.in), c.want));
 });
 
+test("repro choices and arguments", async (t) => {
+  await t.test("one target: only the default", () => {
+    assert.deepEqual(reproChoices(["local"], "local"), [{ label: "local", description: "default target", target: "local" }]);
+  });
+  await t.test("several: default first, then others, then every target", () => {
+    const got = reproChoices(["local", "debian", "h200"], "h200");
+    assert.deepEqual(got.map((c) => c.label), ["h200", "local", "debian", "every target"]);
+    assert.equal(got[3].all, true);
+  });
+  await t.test("arguments", () => {
+    const [def, other, , all] = reproChoices(["local", "debian", "h200"], "h200");
+    assert.deepEqual(reproArgs("file:///t.py", 10, def), { uri: "file:///t.py", line: 10, target: "h200" });
+    assert.deepEqual(reproArgs("file:///t.py", 10, other), { uri: "file:///t.py", line: 10, target: "local" });
+    assert.deepEqual(reproArgs("file:///t.py", 3, all), { uri: "file:///t.py", line: 3, all: true });
+    assert.deepEqual(reproArgs("file:///t.py", 3), { uri: "file:///t.py", line: 3 });
+  });
+});
+
 test("only torchlsp server commands are shown", () => {
   assert.equal(isServerCommand("torchlsp.repro"), true);
+  assert.equal(isServerCommand("torchlsp.gates"), true);
   assert.equal(isServerCommand("torchlsp.ui.repro"), false);
   assert.equal(isServerCommand("editor.action.fix"), false);
 });

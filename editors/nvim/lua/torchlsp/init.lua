@@ -112,31 +112,109 @@ function M.find_root(fname, markers)
   return dir
 end
 
--- Shows a command result: markdown text in a scratch split, a uri opened.
-local function show_result(command, result)
+--- Reports whether a path or URI names a markdown file.
+function M.is_markdown_path(p)
+  return type(p) == "string" and (p:match("%.md$") ~= nil or p:match("%.markdown$") ~= nil)
+end
+
+--- Classifies a workspace/executeCommand result into what to show:
+-- { path = file to open, preview = open it in a split (markdown report),
+--   markdown = text for a scratch buffer, message = one line to echo }.
+-- The server answers with { markdown?, path?, targets?, default? }; a
+-- markdown report that was also written to `path` is shown once, as that
+-- file. Older shapes (a string, MarkupContent, { uri }) are understood;
+-- anything else is shown as JSON so nothing the server says is lost.
+function M.classify_result(result)
   if result == nil or result == vim.NIL then
-    return
+    return {}
   end
-  local text
-  if type(result) == "string" then
-    if result:match("^file://%S+$") then
-      vim.cmd("edit " .. vim.fn.fnameescape(vim.uri_to_fname(result)))
-      return
+  local function text_output(text)
+    local t = vim.trim(text)
+    if t == "" then
+      return {}
     end
-    text = result
-  elseif type(result) == "table" and type(result.uri) == "string" then
-    vim.cmd("edit " .. vim.fn.fnameescape(vim.uri_to_fname(result.uri)))
+    if t:find("\n", 1, true) then
+      return { markdown = text }
+    end
+    return { message = t }
+  end
+  local function json_output()
+    return { markdown = "```json\n" .. vim.fn.json_encode(result) .. "\n```" }
+  end
+  if type(result) == "string" then
+    local s = vim.trim(result)
+    if s:match("^file://%S+$") then
+      return { path = vim.uri_to_fname(s), preview = M.is_markdown_path(s) }
+    end
+    return text_output(result)
+  end
+  if type(result) ~= "table" or vim.tbl_islist(result) and not vim.tbl_isempty(result) then
+    return json_output()
+  end
+  if type(result.uri) == "string" then
+    return { path = vim.uri_to_fname(result.uri), preview = M.is_markdown_path(result.uri) }
+  end
+  if type(result.value) == "string" then
+    return text_output(result.value)
+  end
+  local out, known = {}, false
+  if type(result.path) == "string" and result.path ~= "" then
+    known = true
+    out.path = result.path
+    out.preview = M.is_markdown_path(result.path)
+  end
+  if type(result.markdown) == "string" then
+    known = true
+    -- A markdown file opened in a split already holds the report.
+    if not out.preview then
+      out = vim.tbl_extend("force", out, text_output(result.markdown))
+    end
+  end
+  if type(result.targets) == "table" or type(result.default) == "string" then
+    known = true
+    if not out.markdown and not out.message then
+      local current = (type(result.default) == "string" and result.default ~= "") and ("target " .. result.default)
+        or "no target selected"
+      local names = type(result.targets) == "table" and result.targets or {}
+      out.message = #names > 0 and (current .. " (targets: " .. table.concat(names, ", ") .. ")") or current
+    end
+  end
+  if not known then
+    return json_output()
+  end
+  return out
+end
+
+-- The window showing a file, if any.
+local function window_of(fname)
+  local want = vim.fn.fnamemodify(fname, ":p")
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    local name = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(win))
+    if name ~= "" and vim.fn.fnamemodify(name, ":p") == want then
+      return win
+    end
+  end
+  return nil
+end
+
+-- Opens a file; a markdown report goes to a read-only split so the code
+-- stays in view. A file already on screen gets the focus instead.
+local function open_file(fname, in_split)
+  local win = window_of(fname)
+  if win then
+    vim.api.nvim_set_current_win(win)
     return
-  elseif type(result) == "table" and type(result.value) == "string" then
-    text = result.value
-  elseif type(result) == "table" and type(result.markdown) == "string" then
-    text = result.markdown
+  end
+  if in_split then
+    vim.cmd("botright split " .. vim.fn.fnameescape(fname))
+    vim.bo.readonly = true
+    vim.bo.modifiable = false
   else
-    text = "```json\n" .. vim.fn.json_encode(result) .. "\n```"
+    vim.cmd("edit " .. vim.fn.fnameescape(fname))
   end
-  if vim.trim(text) == "" then
-    return
-  end
+end
+
+local function show_scratch(command, text)
   vim.cmd("botright new")
   local buf = vim.api.nvim_get_current_buf()
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(text, "\n", { plain = true }))
@@ -146,6 +224,21 @@ local function show_result(command, result)
   vim.bo[buf].filetype = "markdown"
   vim.bo[buf].modifiable = false
   pcall(vim.api.nvim_buf_set_name, buf, "torchlsp://" .. command .. "/" .. buf)
+end
+
+-- Shows a command result: the file it names (a report in a split), markdown
+-- in a scratch split, a one-line answer as a message.
+local function show_result(command, result)
+  local out = M.classify_result(result)
+  if out.path then
+    open_file(out.path, out.preview)
+  end
+  if out.markdown then
+    show_scratch(command, out.markdown)
+  end
+  if out.message then
+    notify(out.message)
+  end
 end
 
 local function redraw_status()
@@ -175,6 +268,15 @@ local function make_handlers()
     local per = state.progress[ctx.client_id] or {}
     state.progress[ctx.client_id] = per
     local v = result.value
+    -- Neovim before 0.10 shows no progress of its own: echo it, briefly.
+    local line = vim.trim(("%s %s"):format(v.title or (per[result.token] or {}).title or "", v.message or ""))
+    line = line:gsub("^torchlsp:%s*", "")
+    -- Headless (no UI attached): nobody reads the message area.
+    if line ~= "" and #vim.api.nvim_list_uis() > 0 then
+      vim.schedule(function()
+        vim.api.nvim_echo({ { "torchlsp: " .. line, "Comment" } }, false, {})
+      end)
+    end
     if v.kind == "end" then
       per[result.token] = nil
     else
@@ -194,17 +296,24 @@ local function make_handlers()
     end
     show_result(command, result)
   end
-  if not vim.lsp.handlers["window/showDocument"] then
-    -- Neovim 0.7 lacks this handler.
-    handlers["window/showDocument"] = function(_, result)
-      local fname = vim.uri_to_fname(result.uri)
-      vim.cmd("edit " .. vim.fn.fnameescape(fname))
-      if result.selection then
-        local s = result.selection.start
-        pcall(vim.api.nvim_win_set_cursor, 0, { s.line + 1, s.character })
-      end
+  -- The server opens repro reports with window/showDocument: markdown goes
+  -- to a split beside the code; other files open as Neovim would (0.7 has
+  -- no handler of its own).
+  handlers["window/showDocument"] = function(err, result, ctx, config)
+    if result and not result.external and M.is_markdown_path(result.uri) then
+      open_file(vim.uri_to_fname(result.uri), true)
       return { success = true }
     end
+    local default = vim.lsp.handlers["window/showDocument"]
+    if default then
+      return default(err, result, ctx, config)
+    end
+    open_file(vim.uri_to_fname(result.uri), false)
+    if result.selection then
+      local s = result.selection.start
+      pcall(vim.api.nvim_win_set_cursor, 0, { s.line + 1, s.character })
+    end
+    return { success = true }
   end
   return handlers
 end
@@ -302,19 +411,34 @@ end
 --- Asks the server to switch targets; prompts when name is nil.
 function M.select_target(name)
   if name and name ~= "" then
-    return M.execute(server_commands.select_target, { name })
+    return M.execute(server_commands.select_target, { { target = name } })
   end
   vim.ui.select(M.target_names(), { prompt = "torchlsp target" }, function(choice)
     if choice then
-      M.execute(server_commands.select_target, { choice })
+      M.execute(server_commands.select_target, { { target = choice } })
     end
   end)
 end
 
---- Runs the threaded repro for the call under the cursor.
-function M.repro()
-  local params = vim.lsp.util.make_position_params()
-  return M.execute(server_commands.repro, { { uri = params.textDocument.uri, position = params.position } })
+--- The argument of torchlsp.repro for a buffer line (0-based) and a
+-- target: nil or "" for the default target, "all" for every target.
+function M.repro_args(uri, line, target)
+  local args = { uri = uri, line = line }
+  if target == "all" then
+    args.all = true
+  elseif target and target ~= "" then
+    args.target = target
+  end
+  return args
+end
+
+--- Runs the threaded repro of the torch.compile call at (or above) the
+-- cursor, on `target` (nil: the default; "all": every target). Progress
+-- shows in the statusline and the message area; the report opens in a split.
+function M.repro(target)
+  local bufnr = vim.api.nvim_get_current_buf()
+  local line = vim.api.nvim_win_get_cursor(0)[1] - 1
+  return M.execute(server_commands.repro, { M.repro_args(vim.uri_from_bufnr(bufnr), line, target) }, bufnr)
 end
 
 function M.doctor()
@@ -385,9 +509,17 @@ local function create_commands()
     end,
     desc = "torchlsp: select the target whose torch answers",
   })
-  vim.api.nvim_create_user_command("TorchlspRepro", function()
-    M.repro()
-  end, { desc = "torchlsp: run the threaded repro for the call under the cursor" })
+  vim.api.nvim_create_user_command("TorchlspRepro", function(opts)
+    M.repro(opts.args)
+  end, {
+    nargs = "?",
+    complete = function()
+      local names = M.target_names()
+      table.insert(names, "all")
+      return names
+    end,
+    desc = "torchlsp: run the threaded repro for the call under the cursor ([target|all])",
+  })
   vim.api.nvim_create_user_command("TorchlspDoctor", function()
     M.doctor()
   end, { desc = "torchlsp: check the target, the mirror and the index" })
