@@ -315,6 +315,12 @@ func (e *Engine) status(target, version, state, msg string) {
 	}
 	st := Status{Target: target, TorchVersion: version, State: state, Message: msg}
 	e.mu.Lock()
+	if def, err := e.specLocked(""); err == nil && def.Name != target {
+		// Status bars show the default target; others (a repro on every
+		// target) report through progress instead.
+		e.mu.Unlock()
+		return
+	}
 	if prev := e.lastState[target]; prev == st {
 		e.mu.Unlock()
 		return

@@ -174,3 +174,45 @@ func BenchmarkHoverDebianTorch(b *testing.B) { newBenchEngine(b, debianTarget(b)
 func BenchmarkDefinitionDebianTorch(b *testing.B) {
 	newBenchEngine(b, debianTarget(b)).definitionLoop(b)
 }
+
+// benchWarmRestart measures what a restarted server does before its first
+// answer: a new engine on the cache directories a previous one filled
+// (mirror, index cache, gate catalog) opens the document and answers a
+// definition of nn.Linear. Engine start and shutdown are outside the timer.
+func benchWarmRestart(b *testing.B, target map[string]any) {
+	first := newBenchEngine(b, target)
+	dirs := first.eng.dirs
+	script, err := os.ReadFile(benchScript)
+	if err != nil {
+		b.Fatal(err)
+	}
+	settings, err := json.Marshal(map[string]any{"defaultTarget": "bench", "targets": map[string]any{"bench": target}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := first.positions[0] // nn.Linear
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		eng := New(Options{Dirs: dirs})
+		b.StartTimer()
+		if err := eng.Initialize(ctx, InitializeParams{InitializationOptions: settings}); err != nil {
+			b.Fatal(err)
+		}
+		eng.Initialized(ctx)
+		eng.DidOpen(first.uri, 1, string(script))
+		locs, err := eng.Definition(ctx, first.uri, p)
+		if err != nil || len(locs) != 1 {
+			b.Fatalf("first definition after restart: %v, %v", locs, err)
+		}
+		b.StopTimer()
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_ = eng.Shutdown(sctx)
+		cancel()
+		b.StartTimer()
+	}
+}
+
+func BenchmarkWarmRestartFixture(b *testing.B)     { benchWarmRestart(b, fixtureTarget(b)) }
+func BenchmarkWarmRestartDebianTorch(b *testing.B) { benchWarmRestart(b, debianTarget(b)) }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/torchlsp/torchlsp/server/config"
 	"github.com/torchlsp/torchlsp/server/diagnose"
 	"github.com/torchlsp/torchlsp/server/gates"
 	"github.com/torchlsp/torchlsp/server/pybuf"
@@ -44,7 +45,8 @@ func (e *Engine) reproActions(uri string, d *document, rng Range, c *checked, on
 	if !overlaps(callRange, rng) && !anyOverlaps(related, rng) {
 		return nil
 	}
-	names, def := e.Targets()
+	_, def := e.Targets()
+	names := e.configuredTargets()
 	args := commandArgs{URI: uri, Line: call.Span.Start.Line}
 	actions := []CodeAction{{
 		Title:       fmt.Sprintf("Run threaded repro on %s", def),
@@ -133,7 +135,7 @@ func (e *Engine) Repro(ctx context.Context, req ReproRequest) (*ReproResult, err
 	}
 	names := req.Targets
 	if req.All {
-		names, _ = e.Targets()
+		names = e.configuredTargets()
 	}
 	if len(names) == 0 {
 		names = []string{""}
@@ -317,4 +319,20 @@ func errText(err error) string {
 		return "no result"
 	}
 	return err.Error()
+}
+
+// configuredTargets lists the targets for "every target": the configured
+// ones, and the built-in local target only when it is the default.
+func (e *Engine) configuredTargets() []string {
+	names, def := e.Targets()
+	var out []string
+	for _, n := range names {
+		if n == config.LocalTarget && def != config.LocalTarget {
+			if spec, err := e.Spec(n); err == nil && spec.Python == "python3" && spec.SSH == "" && len(spec.Exec) == 0 {
+				continue // the built-in default, not one the user set up
+			}
+		}
+		out = append(out, n)
+	}
+	return out
 }

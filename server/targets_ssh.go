@@ -24,7 +24,11 @@ type sshWithHops struct{ *sshtarget.Target }
 func (s sshWithHops) CheckHops(ctx context.Context) []remote.HopResult {
 	var out []remote.HopResult
 	for _, h := range s.Hops(ctx) {
-		r := remote.HopResult{Name: "ssh " + h.Name, Addr: h.User + "@" + h.Addr, Latency: h.Latency, Err: h.Err}
+		name := "ssh " + h.Name
+		if h.Jump {
+			name = "ssh jump " + h.Name
+		}
+		r := remote.HopResult{Name: name, Addr: h.User + "@" + h.Addr, Latency: h.Latency, Err: h.Err}
 		var hk *sshtarget.HostKeyError
 		if errors.As(h.Err, &hk) {
 			r.Hint = hk.Hint

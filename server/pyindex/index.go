@@ -204,12 +204,18 @@ func (ix *Index) addFile(rel, stem string, stub bool, info fs.FileInfo) {
 	if name == "" {
 		return // __init__.py at the top of the site dir belongs to no module
 	}
+	// Module names are shared through ix.modules rather than interned:
+	// interning every path costs a weak pointer each, a third of a warm
+	// Open.
+	m := ix.ensureModule(name)
+	if pm, ok := ix.modules[pkg]; ok {
+		pkg = pm.name
+	}
 	f := &fileState{
-		rel: intern(rel), module: intern(name), pkg: intern(pkg), stub: stub,
+		rel: rel, module: m.name, pkg: pkg, stub: stub,
 		size: info.Size(), mtime: info.ModTime().UnixNano(),
 	}
 	ix.files = append(ix.files, f)
-	m := ix.ensureModule(name)
 	m.isPkg = m.isPkg || isPkg
 	if stub {
 		m.pyi = f
@@ -224,12 +230,12 @@ func (ix *Index) ensureModule(name string) *module {
 	if m, ok := ix.modules[name]; ok {
 		return m
 	}
-	m := &module{name: intern(name)}
+	m := &module{name: name}
 	ix.modules[m.name] = m
 	if i := strings.LastIndexByte(name, '.'); i >= 0 {
 		parent := ix.ensureModule(name[:i])
 		parent.isPkg = true
-		ix.children[parent.name] = append(ix.children[parent.name], intern(name[i+1:]))
+		ix.children[parent.name] = append(ix.children[parent.name], name[i+1:])
 	}
 	return m
 }
@@ -283,7 +289,7 @@ func (ix *Index) ModuleNames() []string {
 	return names
 }
 
-// Build parses every file not yet parsed, concurrently (GOMAXPROCS
+// Build parses every file not yet parsed, concurrently (buildWorkers
 // workers), then writes the cache file when anything new was parsed. It
 // blocks until done; run it in a goroutine to build in the background.
 func (ix *Index) Build(ctx context.Context) error {
@@ -390,4 +396,7 @@ func (ix *Index) releaseParser(p *sitter.Parser) {
 // short at four (torch 2.11 in about a second).
 const maxBuildWorkers = 4
 
-func buildWorkers() int { return min(runtime.GOMAXPROCS(0), maxBuildWorkers) }
+// buildWorkers leaves one processor to the requests that arrive while the
+// index builds in the background (on two cores, one worker): a hover that
+// waits behind parsing workers for a processor is what users notice.
+func buildWorkers() int { return min(max(runtime.GOMAXPROCS(0)-1, 1), maxBuildWorkers) }

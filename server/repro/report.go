@@ -129,7 +129,9 @@ func (r Report) Markdown(mapFrame func(targetPath string, line int) (localURL st
 	if r.Workload != "" {
 		fmt.Fprintf(&b, "Workload: %s.\n", cell(r.Workload))
 	}
-	fmt.Fprintf(&b, "\n**%s**\n\n", oneLine(r.Summary()))
+	// The summary names paths such as <torchlsp-stand-in>/…: escape what
+	// Markdown would take for HTML.
+	fmt.Fprintf(&b, "\n**%s**\n\n", strings.NewReplacer("<", "&lt;", ">", "&gt;").Replace(oneLine(r.Summary())))
 
 	b.WriteString("| Variant | Result | Calls | Details |\n|---|---|---|---|\n")
 	for _, v := range r.Variants {
