@@ -47,24 +47,13 @@ func NewClient(t Target, spec Spec) *Client {
 	return &Client{target: t, spec: spec, base: base, cancel: cancel}
 }
 
-// Call runs method on the target's helper; see Helper.Call. A call whose
-// helper turns out to be gone (killed on the target, or its connection
-// lost, which is often noticed only when a request is sent) is tried once
-// more on a fresh helper: every helper method is a query, safe to repeat.
+// Call runs method on the target's helper; see Helper.Call.
 func (c *Client) Call(ctx context.Context, method string, params, result any) error {
 	h, err := c.get(ctx)
 	if err != nil {
 		return err
 	}
-	err = h.Call(ctx, method, params, result)
-	if !errors.Is(err, ErrHelperExited) || ctx.Err() != nil {
-		return err
-	}
-	h2, gerr := c.get(ctx)
-	if gerr != nil || h2 == h {
-		return err
-	}
-	return h2.Call(ctx, method, params, result)
+	return h.Call(ctx, method, params, result)
 }
 
 // Hello returns the handshake of the running helper, starting one if

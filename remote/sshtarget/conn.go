@@ -245,6 +245,7 @@ func isAuthFailure(err error) bool {
 // HopResult is the outcome of connecting to one hop, for `torchlsp doctor`.
 type HopResult struct {
 	Name    string        // the hop as configured: alias or host
+	Jump    bool          // a jump host, not the target host
 	Addr    string        // host:port dialled
 	User    string        // the user logged in as
 	Latency time.Duration // TCP connect, handshake and authentication
@@ -262,14 +263,14 @@ func (t *Target) Hops(ctx context.Context) []HopResult {
 			clients[i].Close()
 		}
 	}()
-	for _, h := range t.hops {
+	for i, h := range t.hops {
 		var prev *ssh.Client
 		if len(clients) > 0 {
 			prev = clients[len(clients)-1]
 		}
 		start := time.Now()
 		client, err := t.dialHop(ctx, prev, h)
-		r := HopResult{Name: h.name, Addr: h.addr, User: h.user, Latency: time.Since(start), Err: err}
+		r := HopResult{Name: h.name, Jump: i < len(t.hops)-1, Addr: h.addr, User: h.user, Latency: time.Since(start), Err: err}
 		results = append(results, r)
 		if err != nil {
 			break

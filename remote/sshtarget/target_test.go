@@ -185,7 +185,8 @@ func TestJumpHostAndExecHop(t *testing.T) {
 				t.Errorf("the jump host forwarded nothing; its log:\n%s", jump.Log())
 			}
 			hops := tg.Hops(context.Background())
-			if len(hops) != 2 || hops[0].Err != nil || hops[1].Err != nil || hops[0].Addr != jump.Addr || hops[1].Latency <= 0 {
+			if len(hops) != 2 || hops[0].Err != nil || hops[1].Err != nil || hops[0].Addr != jump.Addr || hops[1].Latency <= 0 ||
+				!hops[0].Jump || hops[1].Jump {
 				t.Errorf("Hops = %+v", hops)
 			}
 		})
