@@ -8,6 +8,7 @@
 //
 //	lspbench run [flags] -- SERVER COMMAND LINE...   # one session, one JSON line
 //	lspbench report [flags] RESULTS.jsonl...         # markdown tables
+//	lspbench growth -site DIR [-site DIR]...          # index and gate-scan cost per tree
 package main
 
 import (
@@ -39,6 +40,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runCmd(ctx, args[1:], stdout, stderr)
 	case "report":
 		return reportCmd(args[1:], stdout, stderr)
+	case "growth":
+		return growthCmd(ctx, args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "lspbench: unknown command %q\n", args[0])
 	return 2
