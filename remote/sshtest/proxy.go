@@ -4,6 +4,7 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Proxy forwards TCP connections to a target address. Tests use it to cut
@@ -17,6 +18,7 @@ type Proxy struct {
 	cond   *sync.Cond
 	frozen bool
 	closed bool
+	rate   int // bytes per second in each direction; 0 is unlimited
 	conns  map[net.Conn]struct{}
 	wg     sync.WaitGroup
 }
@@ -75,7 +77,7 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 		delete(p.conns, src)
 		p.mu.Unlock()
 	}()
-	buf := make([]byte, 32<<10)
+	buf := make([]byte, 16<<10)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
@@ -83,7 +85,11 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 			for p.frozen && !p.closed {
 				p.cond.Wait()
 			}
+			rate := p.rate
 			p.mu.Unlock()
+			if rate > 0 {
+				time.Sleep(time.Duration(n) * time.Second / time.Duration(rate))
+			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
 			}
@@ -92,6 +98,15 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 			return
 		}
 	}
+}
+
+// Throttle limits each direction of every connection to about
+// bytesPerSecond (0 lifts the limit), so a transfer lasts long enough to
+// be cut in the middle whatever the machine's load.
+func (p *Proxy) Throttle(bytesPerSecond int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rate = bytesPerSecond
 }
 
 // Cut closes every live connection; new ones are still accepted.

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -290,8 +289,9 @@ func exitCode(t *testing.T, done chan error) int {
 	return -1
 }
 
-// TestProcessExitCodes: the binary exits 0 after shutdown+exit, 1 after an
-// exit without shutdown, and ends when its client's process dies.
+// TestProcessExitCodes: the binary exits 0 after shutdown+exit, and 1 after
+// an exit without shutdown or when stdin closes. (A client process that
+// dies is covered by lsp's TestClientProcessDeathEndsServer and test/faults' TestClientVanishes.)
 func TestProcessExitCodes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -325,30 +325,6 @@ func TestProcessExitCodes(t *testing.T) {
 			t.Fatal(err)
 		}
 		_ = c.Close()
-		if code := exitCode(t, done); code != 1 {
-			t.Errorf("exit code %d, want 1", code)
-		}
-	})
-	t.Run("client process dies", func(t *testing.T) {
-		// The stand-in for the editor's process; in its own session, so
-		// signals meant for other tests' process groups cannot reach it.
-		parent := exec.Command("sleep", "600")
-		parent.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		if err := parent.Start(); err != nil {
-			t.Fatal(err)
-		}
-		if err := syscall.Kill(parent.Process.Pid, 0); err != nil {
-			t.Fatalf("the stand-in client process %d is not alive: %v", parent.Process.Pid, err)
-		}
-		c, _, done := process(t, lsptest.Options{ProcessID: parent.Process.Pid})
-		if _, err := c.Handshake(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if err := syscall.Kill(parent.Process.Pid, 0); err != nil {
-			t.Fatalf("after initialize, the stand-in client process %d is not alive: %v", parent.Process.Pid, err)
-		}
-		_ = parent.Process.Kill()
-		_ = parent.Wait()
 		if code := exitCode(t, done); code != 1 {
 			t.Errorf("exit code %d, want 1", code)
 		}
