@@ -351,6 +351,15 @@ func finishTree(tmp string, man Manifest) error {
 	}
 	sort.Sort(sort.Reverse(sort.StringSlice(dirs)))
 	for _, d := range dirs {
+		if d == tmp {
+			// The mirror's own directory stays writable by its owner: the
+			// index cache (index.bin) is written there later. Only the
+			// sources under site/ are read-only.
+			if err := os.Chmod(d, 0o755); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := os.Chmod(d, 0o555); err != nil {
 			return err
 		}

@@ -53,6 +53,9 @@ func treeFiles(t *testing.T, dir string) []string {
 		want := fs.FileMode(0o444)
 		if d.IsDir() {
 			want = 0o555
+			if p == dir && filepath.Base(dir) != siteDirName {
+				want = 0o755 // the mirror's root: writable for the index cache
+			}
 		} else {
 			rel, _ := filepath.Rel(dir, p)
 			files = append(files, filepath.ToSlash(rel))

@@ -54,11 +54,17 @@ func runShell(t testing.TB, shell, line string) []string {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, shell, "-c", line)
 	cmd.Env = append(os.Environ(), "LC_ALL=C.UTF-8")
+	// A scratch directory: a quoting bug that lets `touch pwned` or a glob
+	// run must fail the test, not write into the source tree.
+	cmd.Dir = t.TempDir()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("%s -c %q: %v; stderr: %s", shell, line, err, stderr.String())
+	}
+	if entries, _ := os.ReadDir(cmd.Dir); len(entries) != 0 {
+		t.Fatalf("%s -c %q created %s", shell, line, entries[0].Name())
 	}
 	return decodeArgv(t, out)
 }

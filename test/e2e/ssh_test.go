@@ -403,14 +403,13 @@ func TestSSHCutDuringMirror(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The mirror is a Python process of its own on the target. Freeze
-	// the link as soon as it starts.
-	deadline := time.Now().Add(60 * time.Second)
-	for len(processesWithEnv(t, "TORCHLSP_E2E_MARK="+marker, "torchlsp_mirror")) < 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the mirror process never started on the target")
-		}
-		time.Sleep(2 * time.Millisecond)
+	// Cut once the mirror has reported progress: at the throttled rate
+	// it has seconds left to go.
+	if _, err := s.client.Await(ctx, func(e lsptest.Event) bool {
+		return e.Method == "$/progress" && strings.Contains(string(e.Params), "mirroring") && strings.Contains(string(e.Params), `"percentage":`) &&
+			!strings.Contains(string(e.Params), `"percentage":0`)
+	}); err != nil {
+		t.Fatalf("the mirror never reported progress: %v", err)
 	}
 	r.proxy.Freeze()
 	time.Sleep(200 * time.Millisecond) // let what got through be unpacked
@@ -431,6 +430,12 @@ func TestSSHCutDuringMirror(t *testing.T) {
 	}
 	if err != nil || len(locs) != 1 || !strings.HasSuffix(locs[0].URI, "/site/torch/nn/modules/linear.py") {
 		t.Fatalf("definition after the cut = %+v, %v", locs, err)
+	}
+	// Progress is sent apart from replies: wait for the second load's end.
+	if _, err := s.client.Await(ctx, func(e lsptest.Event) bool {
+		return e.Method == "$/progress" && strings.Contains(string(e.Params), `"kind":"end"`) && strings.Contains(string(e.Params), "mirrored")
+	}); err != nil {
+		t.Fatalf("the second mirror never ended: %v", err)
 	}
 	var failed, ended int
 	for _, p := range s.client.Progresses() {

@@ -1,0 +1,154 @@
+package faults
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/torchlsp/torchlsp/lsp/lsptest"
+	"github.com/torchlsp/torchlsp/server/config"
+	"github.com/torchlsp/torchlsp/server/pyindex"
+)
+
+// smallDisk mounts a tmpfs of the given size (e.g. "2m") and unmounts it
+// when the test ends. It skips the test where mounting is not allowed.
+func smallDisk(t *testing.T, size string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("a size-limited directory needs a tmpfs mount, which needs root")
+	}
+	dir := t.TempDir()
+	out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size+",mode=0755", "tmpfs", dir).CombinedOutput()
+	if err != nil {
+		t.Skipf("cannot mount a tmpfs here (%v: %s): the disk-full faults need one", err, strings.TrimSpace(string(out)))
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			_ = exec.Command("umount", "-l", dir).Run()
+			t.Logf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+	return dir
+}
+
+// usedBytes is what a file system holds now.
+func usedBytes(t *testing.T, dir string) int64 {
+	t.Helper()
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	return int64(st.Blocks-st.Bfree) * st.Bsize
+}
+
+// TestDiskFullDuringMirror gives the cache 2 MiB, far less than Debian's
+// torch: mirroring fails, the user is told that the disk is full, the
+// partial copy is removed, and the server keeps answering.
+func TestDiskFullDuringMirror(t *testing.T) {
+	needPython(t)
+	if out, err := exec.Command(debianPython, "-c", "import importlib.util as u; assert u.find_spec('torch')").CombinedOutput(); err != nil {
+		t.Skipf("Debian's python3-torch is not installed: %s", out)
+	}
+	cache := smallDisk(t, "2m")
+	ws, file, text := workspace(t)
+	dirs := config.Dirs{Config: t.TempDir(), Cache: cache, State: t.TempDir()}
+	s := start(t, sessionOptions{dirs: dirs, ws: ws, settings: targetSettings(t, debianPython, nil)})
+	uri := lsptest.FileURI(file)
+	if err := s.client.DidOpen(uri, "python", text); err != nil {
+		t.Fatal(err)
+	}
+	line, col := at(t, text, "nn.Linear(4, 4)", 0, 3)
+	ctx := testContext(t, 120*time.Second)
+	if _, err := s.client.AwaitMessage(ctx, false, "no space left on device"); err != nil {
+		t.Fatalf("the user was not told that the disk is full: %v", err)
+	}
+	for range 2 { // the second request retries the mirror, and fails alike
+		p, err := s.client.StartHover(uri, line, col)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := p.Wait(ctx)
+		if err != nil {
+			t.Fatalf("hover not answered: %v", err)
+		}
+		if r.Error == nil && string(r.Result) != "null" {
+			t.Fatalf("hover answered from a mirror that cannot exist: %s", r.Result)
+		}
+	}
+	// Nothing half-written stays to fill the disk.
+	deadline := time.Now().Add(10 * time.Second)
+	for usedBytes(t, cache) > 64<<10 {
+		if time.Now().After(deadline) {
+			var left []string
+			_ = filepath.Walk(cache, func(p string, info os.FileInfo, err error) error {
+				if err == nil && !info.IsDir() {
+					left = append(left, p)
+				}
+				return nil
+			})
+			t.Fatalf("%d bytes left in the cache after the failed mirror: %.10q", usedBytes(t, cache), left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.stop()
+}
+
+// TestDiskFullDuringIndexWrite builds an index whose cache file cannot be
+// written: Build reports the failure, every query is still answered from
+// memory, no temporary file is left, and the next Open of the directory
+// (the disk still full) rebuilds rather than trusting anything.
+func TestDiskFullDuringIndexWrite(t *testing.T) {
+	disk := smallDisk(t, "1m")
+	// Fill the disk to the last byte.
+	filler, err := os.Create(filepath.Join(disk, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := make([]byte, 64<<10)
+	for {
+		if _, err := filler.Write(chunk); err != nil {
+			if !strings.Contains(err.Error(), "no space") {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	for {
+		if _, err := filler.Write(chunk[:1]); err != nil {
+			break
+		}
+	}
+	filler.Close()
+
+	site := filepath.Join(repoRoot(t), "testdata", "site")
+	cacheFile := filepath.Join(disk, "index.bin")
+	for round := range 2 {
+		ix, err := pyindex.Open(site, cacheFile)
+		if err != nil {
+			t.Fatalf("round %d: open: %v", round, err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		err = ix.Build(ctx)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), "no space left") {
+			t.Errorf("round %d: Build = %v, want the disk-full error", round, err)
+		}
+		res, err := ix.Resolve("torch.nn.Linear")
+		if err != nil || res.Symbol.File != "torch/nn/modules/linear.py" {
+			t.Fatalf("round %d: Resolve after the failed write = %+v, %v", round, res.Symbol, err)
+		}
+		entries, _ := os.ReadDir(disk)
+		if len(entries) != 1 {
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			t.Fatalf("round %d: the disk holds %v, want only the filler", round, names)
+		}
+	}
+}
