@@ -58,7 +58,10 @@ func (s *session) effective(ctx context.Context, f *gates.Flag, wait time.Durati
 			defer close(st.done)
 			ctx, cancel := context.WithTimeout(s.eng.ctx, s.eng.opts.InspectTimeout)
 			defer cancel()
-			st.cfg, st.err = s.client.EvalConfig(ctx, f.Module)
+			st.err = s.importing(ctx, "torch", func() (err error) {
+				st.cfg, err = s.client.EvalConfig(ctx, f.Module)
+				return err
+			})
 			if st.err != nil {
 				s.mu.Lock()
 				delete(s.effectiveVals, f.Module) // ask again next time

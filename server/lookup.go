@@ -115,7 +115,11 @@ func (e *Engine) resolveUncached(ctx context.Context, s *session, ps *pkgState, 
 func (e *Engine) inspect(ctx context.Context, s *session, t *target) (*target, error) {
 	ctx, cancel := context.WithTimeout(ctx, e.opts.InspectTimeout)
 	defer cancel()
-	insp, err := s.client.Inspect(ctx, t.qualname)
+	var insp remote.Inspection
+	err := s.importing(ctx, topPackage(t.qualname), func() (err error) {
+		insp, err = s.client.Inspect(ctx, t.qualname)
+		return err
+	})
 	if remote.IsRemoteError(err, "AttributeError") || remote.IsRemoteError(err, "ModuleNotFoundError") {
 		// The package is there but this name is not: say so, since code
 		// written for another torch version often uses it.

@@ -23,6 +23,7 @@ type session struct {
 	client *remote.Client
 
 	mu            sync.Mutex
+	imported      map[string]bool // packages the helper has imported
 	pkgs          map[string]*pkgState
 	effectiveVals map[string]*effectiveState // by config module
 }
@@ -304,4 +305,33 @@ func infoOf(m *remote.MirrorTree) remote.PackageInfo {
 		FilesCount: m.Manifest.Files,
 		Bytes:      m.Manifest.Bytes,
 	}
+}
+
+// importing runs a helper call that may import pkg on the target, which
+// takes seconds for torch (6 s on a GPU host): the first such call shows
+// work-done progress, so the wait has a name.
+func (s *session) importing(ctx context.Context, pkg string, call func() error) error {
+	s.mu.Lock()
+	done := s.imported[pkg]
+	s.mu.Unlock()
+	if done {
+		return call()
+	}
+	prog := s.eng.notify.StartProgress(ctx, fmt.Sprintf("torchlsp: importing %s on %s", pkg, s.spec.Name), false)
+	start := time.Now()
+	err := call()
+	if err != nil && !remote.IsRemoteError(err, "") {
+		// The helper or the link failed; a Python exception (a name the
+		// package lacks) still means the import ran.
+		prog.End("failed: " + err.Error())
+		return err
+	}
+	prog.End(fmt.Sprintf("done in %.1f s", time.Since(start).Seconds()))
+	s.mu.Lock()
+	if s.imported == nil {
+		s.imported = map[string]bool{}
+	}
+	s.imported[pkg] = true
+	s.mu.Unlock()
+	return err
 }
