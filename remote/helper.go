@@ -161,6 +161,14 @@ func StartHelper(ctx context.Context, t Target, spec Spec) (*Helper, error) {
 		proc.Kill()
 		cancel()
 		proc.Wait()
+		// The interpreter's last words say why it did not start (no such
+		// file, a syntax error): wait for the stderr reader to take them.
+		t := time.NewTimer(time.Second)
+		select {
+		case <-h.stderrDone:
+		case <-t.C:
+		}
+		t.Stop()
 		return nil, fmt.Errorf("start helper on target %q: %w%s", h.target, res.err, h.stderrTail())
 	}
 	h.hello = res.hello

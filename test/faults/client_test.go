@@ -104,8 +104,11 @@ time.sleep(600)
 	if _, err := proc.Stdout().Read(buf); err != nil || !strings.HasPrefix(string(buf), "ready") {
 		t.Fatalf("program not ready: %q %v", buf, err)
 	}
-	if n := len(processesWith(t, mark)); n != 2 {
-		t.Fatalf("%d processes with the marker, want the program and its child", n)
+	// The child may still be starting when the parent prints "ready".
+	for deadline := time.Now().Add(10 * time.Second); len(processesWith(t, mark)) != 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d processes with the marker, want the program and its child", len(processesWith(t, mark)))
+		}
 	}
 	term, ok := proc.(interface{ Terminate(time.Duration) error })
 	if !ok {
