@@ -191,13 +191,18 @@ func (e *Engine) Repro(ctx context.Context, req ReproRequest) (*ReproResult, err
 }
 
 // reproSpec reads a compile call's settings, and the config assignments
-// in its file, into a repro spec.
+// and patches in its file, into a repro spec.
 func reproSpec(buf *pybuf.Buffer, src []byte, call pybuf.Call, cat *gates.Catalog, threads int) repro.Spec {
 	// Without torch.compile on the target (Debian's torch 1.13), the
 	// stand-in backend shows how the pattern fails.
 	spec := repro.Spec{Threads: threads, StandIn: !cat.HasCompile, CompileInThreads: true}
 	for _, r := range diagnose.FlagRefs(buf, src, cat) {
-		if r.Flag == nil || !r.Write || r.Value == "" || r.Spelling != diagnose.SpellAttribute {
+		switch r.Spelling {
+		case diagnose.SpellAttribute, diagnose.SpellPatchString, diagnose.SpellPatchDict, diagnose.SpellPatchKwarg:
+		default:
+			continue // options keys travel with the call; env vars are the target's
+		}
+		if r.Flag == nil || !r.Write || r.Value == "" {
 			continue
 		}
 		spec.Config = append(spec.Config, repro.ConfigSetting{Module: r.Flag.Module, Key: r.Flag.Key, Value: r.Value})
