@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"strings"
 )
@@ -12,7 +13,11 @@ import (
 // read-only local mirror of the target's sources (same line numbers as on
 // the target). It returns nil for names torchlsp does not answer for.
 func (e *Engine) Definition(ctx context.Context, uri string, pos Position) ([]Location, error) {
-	if ft, _, err := e.flagAt(ctx, uri, pos); err == nil && ft != nil {
+	ft, _, err := e.flagAt(ctx, uri, pos)
+	switch {
+	case err != nil && !errors.Is(err, errCatalog):
+		return nil, err // the target is unreachable: do not try it twice
+	case err == nil && ft != nil:
 		return []Location{flagLocation(ft)}, nil
 	}
 	t, err := e.lookup(ctx, uri, pos)

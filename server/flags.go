@@ -23,6 +23,10 @@ type catalogState struct {
 	err  error
 }
 
+// errCatalog marks a failure to build the flag catalog, as opposed to a
+// failure to reach the target: the former leaves other answers possible.
+var errCatalog = errors.New("config flag catalog")
+
 // effectiveState caches a config module's values as the target's torch
 // computes them (env overrides included). Asking means importing torch on
 // the target, which takes seconds, so it happens once per module, in the
@@ -42,6 +46,9 @@ func (s *session) catalog(ctx context.Context) (*gates.Catalog, *pkgState, error
 	ps.gates.once.Do(func() {
 		cache := filepath.Join(ps.mirror.Root, "gates.bin")
 		ps.gates.cat, ps.gates.err = gates.Open(s.eng.ctx, ps.mirror.SiteDir, cache, gates.Options{})
+		if ps.gates.err != nil {
+			ps.gates.err = fmt.Errorf("%w: %w", errCatalog, ps.gates.err)
+		}
 	})
 	return ps.gates.cat, ps, ps.gates.err
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -14,8 +15,8 @@ import (
 // target answered. It returns nil when torchlsp has nothing to say.
 func (e *Engine) Hover(ctx context.Context, uri string, pos Position) (*Hover, error) {
 	ft, span, err := e.flagAt(ctx, uri, pos)
-	if err != nil && ctx.Err() != nil {
-		return nil, err
+	if err != nil && !errors.Is(err, errCatalog) {
+		return nil, err // the target is unreachable: do not try it twice
 	}
 	if ft != nil {
 		e.withValue(ctx, ft)
