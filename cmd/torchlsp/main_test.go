@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const debianPython = "/usr/bin/python3"
+
+func TestParseFilePos(t *testing.T) {
+	tests := []struct {
+		arg     string
+		want    filePos
+		wantErr bool
+	}{
+		{"train.py:3:7", filePos{"train.py", 3, 7}, false},
+		{"C:/odd:name.py:10:1", filePos{"C:/odd:name.py", 10, 1}, false},
+		{"train.py:3", filePos{}, true},
+		{"train.py:0:1", filePos{}, true},
+		{"train.py:a:1", filePos{}, true},
+	}
+	for _, tt := range tests {
+		got, err := parseFilePos(tt.arg)
+		if (err != nil) != tt.wantErr || (!tt.wantErr && got != tt.want) {
+			t.Errorf("parseFilePos(%q) = %+v, %v", tt.arg, got, err)
+		}
+	}
+}
+
+// cli runs the command line in-process with its own XDG directories, on
+// the torch-shaped fixture through Debian's interpreter.
+func cli(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func setup(t *testing.T) string {
+	t.Helper()
+	if _, err := os.Stat(debianPython); err != nil {
+		t.Skipf("%s is missing: run scripts/setup.sh --test", debianPython)
+	}
+	tmp := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(tmp, "config"))
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(tmp, "cache"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(tmp, "state"))
+	site, err := filepath.Abs(filepath.Join("..", "..", "testdata", "site"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PYTHONPATH", site)
+	ws := filepath.Join(tmp, "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join("..", "..", "test", "e2e", "testdata", "workspace", "train.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "train.py"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fixed := strings.Replace(string(src), `mode="reduce-overhead"`, `mode="max-autotune-no-cudagraphs"`, 1)
+	fixed = strings.Replace(fixed, "inductor_config.triton.cudagraph_trees = False\n", "", 1)
+	if err := os.WriteFile(filepath.Join(ws, "fixed.py"), []byte(fixed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+func TestCommands(t *testing.T) {
+	ws := setup(t)
+	train := filepath.Join(ws, "train.py")
+
+	t.Run("usage errors exit 2", func(t *testing.T) {
+		for _, args := range [][]string{{}, {"bogus"}, {"hover"}, {"definition", "x.py:1"}, {"check", "--format", "xml", ws}} {
+			if code, _, _ := cli(t, args...); code != 2 {
+				t.Errorf("%q exited %d, want 2", args, code)
+			}
+		}
+	})
+
+	t.Run("definition", func(t *testing.T) {
+		code, out, errOut := cli(t, "definition", "--quiet", "--python", debianPython, train+":15:25")
+		if code != 0 || !strings.Contains(out, "/site/torch/nn/modules/linear.py:19:7") || !strings.Contains(out, "on the target: ") {
+			t.Fatalf("definition: %d\n%s\n%s", code, out, errOut)
+		}
+	})
+
+	t.Run("hover", func(t *testing.T) {
+		code, out, errOut := cli(t, "hover", "--quiet", "--python", debianPython, train+":24:22")
+		if code != 0 || !strings.Contains(out, "def compile(") || !strings.Contains(out, "2.99.0+fixture") {
+			t.Fatalf("hover: %d\n%s\n%s", code, out, errOut)
+		}
+	})
+
+	t.Run("check finds the threaded compile and exits 1", func(t *testing.T) {
+		code, out, errOut := cli(t, "check", "--quiet", "--python", debianPython, train)
+		if code != 1 || !strings.Contains(out, "TL001 cudagraphs-in-threads") {
+			t.Fatalf("check: %d\n%s\n%s", code, out, errOut)
+		}
+		code, out, _ = cli(t, "check", "--quiet", "--format", "json", "--python", debianPython, train)
+		var findings []struct{ Code, Severity string }
+		if code != 1 || json.Unmarshal([]byte(out), &findings) != nil || len(findings) == 0 {
+			t.Fatalf("check --format json: %d\n%s", code, out)
+		}
+	})
+
+	t.Run("check is quiet on the fixed twin", func(t *testing.T) {
+		code, out, errOut := cli(t, "check", "--quiet", "--python", debianPython, filepath.Join(ws, "fixed.py"))
+		if code != 0 || strings.Contains(out, "TL001") {
+			t.Fatalf("check fixed: %d\n%s\n%s", code, out, errOut)
+		}
+	})
+
+	t.Run("gates", func(t *testing.T) {
+		code, out, errOut := cli(t, "gates", "--quiet", "--python", debianPython, "triton.cudagraph_trees")
+		if code != 0 || !strings.Contains(out, "torch/_inductor/compile_fx.py:") || !strings.Contains(out, "if config.triton.cudagraph_trees:") {
+			t.Fatalf("gates: %d\n%s\n%s", code, out, errOut)
+		}
+		code, _, errOut = cli(t, "gates", "--quiet", "--python", debianPython, "triton.cudagraph_tree")
+		if code != 1 || !strings.Contains(errOut, "did you mean triton.cudagraph_trees") {
+			t.Fatalf("gates with a typo: %d\n%s", code, errOut)
+		}
+	})
+
+	t.Run("trust", func(t *testing.T) {
+		if err := os.WriteFile(filepath.Join(ws, "torchlsp.toml"), []byte("[targets.x]\npython = \"/usr/bin/python3\"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, out, errOut := cli(t, "trust", ws); code != 0 || !strings.Contains(out, "trusted") {
+			t.Fatalf("trust: %d %s %s", code, out, errOut)
+		}
+		if code, out, _ := cli(t, "trust", "--list"); code != 0 || !strings.Contains(out, filepath.Join(ws, "torchlsp.toml")) {
+			t.Fatalf("trust --list: %d %s", code, out)
+		}
+		if code, _, _ := cli(t, "trust", "--revoke", ws); code != 0 {
+			t.Fatalf("trust --revoke: %d", code)
+		}
+		if code, out, _ := cli(t, "trust", "--list"); code != 0 || strings.Contains(out, "torchlsp.toml") {
+			t.Fatalf("trust --list after revoke: %d %s", code, out)
+		}
+	})
+}
