@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/torchlsp/torchlsp/lsp"
 	"github.com/torchlsp/torchlsp/server"
@@ -41,21 +40,11 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	cwd, err := os.Getwd()
+	ctx, eng, done, err := engineHere(ctx, c, stderr)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	eng, err := newEngine(ctx, c, workspaceOf(cwd+"/."), stderr)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer scancel()
-		_ = eng.Shutdown(sctx)
-	}()
+	defer done()
 
 	type finding struct {
 		File     string   `json:"file"`

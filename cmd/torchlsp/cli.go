@@ -103,6 +103,27 @@ func newEngine(ctx context.Context, c commonFlags, folder string, stderr io.Writ
 	return eng, nil
 }
 
+// engineHere starts an engine for the workspace of the current directory,
+// bounded by the --timeout flag. done shuts it down.
+func engineHere(ctx context.Context, c commonFlags, stderr io.Writer) (context.Context, *server.Engine, func(), error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return ctx, nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	eng, err := newEngine(ctx, c, workspaceOf(cwd+"/."), stderr)
+	if err != nil {
+		cancel()
+		return ctx, nil, nil, err
+	}
+	return ctx, eng, func() {
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer scancel()
+		_ = eng.Shutdown(sctx)
+		cancel()
+	}, nil
+}
+
 // openAt starts an engine for a FILE:LINE:COL argument, opens the file and
 // converts the position to the engine's units.
 func openAt(ctx context.Context, name string, args []string, stderr io.Writer) (*server.Engine, string, server.Position, context.CancelFunc, error) {

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"time"
 )
 
@@ -17,21 +16,11 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	cwd, err := os.Getwd()
+	ctx, eng, done, err := engineHere(ctx, c, stderr)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	eng, err := newEngine(ctx, c, workspaceOf(cwd+"/."), stderr)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer scancel()
-		_ = eng.Shutdown(sctx)
-	}()
+	defer done()
 	steps, err := eng.Doctor(ctx, c.target, *importTorch)
 	if err != nil {
 		return err

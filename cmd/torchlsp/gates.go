@@ -5,8 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"time"
 )
 
 // runGates prints a config flag's definition and every place the target's
@@ -21,20 +19,10 @@ func runGates(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() != 1 {
 		return usageError{fmt.Errorf("want one FLAG, e.g. triton.cudagraph_trees")}
 	}
-	cwd, err := os.Getwd()
+	ctx, eng, done, err := engineHere(ctx, c, stderr)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	eng, err := newEngine(ctx, c, workspaceOf(cwd+"/."), stderr)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer scancel()
-		_ = eng.Shutdown(sctx)
-	}()
+	defer done()
 	return eng.Gates(ctx, c.target, fs.Arg(0), stdout)
 }
