@@ -97,17 +97,6 @@ func (s *session) effective(ctx context.Context, f *gates.Flag, wait time.Durati
 	return v, ok, nil
 }
 
-// flagFor maps a dotted name (torch._inductor.config.triton.cudagraph_trees)
-// to a config flag of the catalog.
-func flagFor(cat *gates.Catalog, qualname string) (*gates.Flag, bool) {
-	for i := strings.LastIndexByte(qualname, '.'); i > 0; i = strings.LastIndexByte(qualname[:i], '.') {
-		if _, ok := cat.Module(qualname[:i]); ok {
-			return cat.Flag(qualname)
-		}
-	}
-	return nil, false
-}
-
 // flagTarget is what hover and definition know about a config flag.
 type flagTarget struct {
 	flag    *gates.Flag
@@ -117,42 +106,6 @@ type flagTarget struct {
 	value   *remote.ConfigValue // the target's effective value, when known
 	pending bool                // the target is still being asked
 	valErr  error
-}
-
-// lookupFlag resolves qualname to a config flag of the default target's
-// torch, or returns nil when it is not one.
-func (e *Engine) lookupFlag(ctx context.Context, qualname string, withValue bool) (*flagTarget, error) {
-	if topPackage(qualname) != "torch" {
-		return nil, nil
-	}
-	s, err := e.session("")
-	if err != nil {
-		return nil, err
-	}
-	cat, ps, err := s.catalog(ctx)
-	if errors.Is(err, ErrNotOnTarget) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	f, ok := flagFor(cat, qualname)
-	if !ok {
-		return nil, nil
-	}
-	ft := &flagTarget{flag: f, cat: cat, pkg: ps, spec: s.spec}
-	if withValue {
-		v, ok, err := s.effective(ctx, f, 1500*time.Millisecond)
-		switch {
-		case err != nil:
-			ft.valErr = err
-		case ok:
-			ft.value = &v
-		default:
-			ft.pending = true
-		}
-	}
-	return ft, nil
 }
 
 // renderFlagHover writes a config flag's hover: its definition, what the

@@ -35,25 +35,17 @@ func (e *Engine) Hover(ctx context.Context, uri string, pos Position) (*Hover, e
 	if md == "" {
 		md = renderHover(t)
 	}
-	h := &Hover{Markdown: md}
-	if t.ref.Span != (pybuf.Span{}) && !t.ref.AfterDot {
-		r := Range{
-			Start: Position{Line: t.ref.Span.Start.Line, Column: t.ref.Span.Start.Col},
-			End:   Position{Line: t.ref.Span.End.Line, Column: t.ref.Span.End.Col},
-		}
-		h.Range = &r
-	}
-	return h, nil
+	// The range is this request's name: a cached target carries none.
+	return &Hover{Markdown: md, Range: refRange(ref)}, nil
 }
 
+// refRange is the span of the name hovered, or nil right after a dot.
 func refRange(ref pybuf.Ref) *Range {
 	if ref.Span == (pybuf.Span{}) || ref.AfterDot {
 		return nil
 	}
-	return &Range{
-		Start: Position{Line: ref.Span.Start.Line, Column: ref.Span.Start.Col},
-		End:   Position{Line: ref.Span.End.Line, Column: ref.Span.End.Col},
-	}
+	r := spanRange(ref.Span)
+	return &r
 }
 
 // renderHover writes the hover's Markdown.

@@ -4,7 +4,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -215,24 +214,6 @@ func lineText(t testing.TB, path string, line int) string {
 	return lines[line]
 }
 
-// lineOf returns the 0-based line of a file's first line containing substr.
-func lineOf(t testing.TB, path, substr string) int {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for i := 0; sc.Scan(); i++ {
-		if strings.Contains(sc.Text(), substr) {
-			return i
-		}
-	}
-	t.Fatalf("%s has no line containing %q", path, substr)
-	return -1
-}
 
 // pythonLine asks the real interpreter for the def/class line (1-based,
 // decorators skipped) of qualname; env adds to the environment.
