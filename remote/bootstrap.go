@@ -28,17 +28,25 @@ func pythonOf(spec Spec) string {
 }
 
 // bootstrapCommand is the command that runs an embedded program named name.
-// -u keeps the streams unbuffered; -B keeps the target free of .pyc files.
-// -I is not used: it would drop the user's PYTHONPATH and user site.
 func bootstrapCommand(spec Spec, name string) Command {
+	return ProgramCommand(pythonOf(spec), spec.Env, name)
+}
+
+// ProgramCommand starts python so that it runs a program sent on its stdin
+// with SendProgram; name is the program's file name in tracebacks. Scripts
+// never travel in argv. -u keeps the streams unbuffered; -B keeps the
+// target free of .pyc files. -I is not used: it would drop the user's
+// PYTHONPATH and user site.
+func ProgramCommand(python string, env map[string]string, name string) Command {
 	return Command{
-		Argv: []string{pythonOf(spec), "-u", "-B", "-c", bootstrapCode, name},
-		Env:  spec.Env,
+		Argv: []string{python, "-u", "-B", "-c", bootstrapCode, name},
+		Env:  env,
 	}
 }
 
-// sendProgram writes the program, framed as the bootstrap expects.
-func sendProgram(w io.Writer, source []byte) error {
+// SendProgram writes a program to a ProgramCommand's stdin, framed as its
+// bootstrap expects; whatever is written after it is the program's input.
+func SendProgram(w io.Writer, source []byte) error {
 	head := strconv.Itoa(len(source)) + "\n"
 	if _, err := io.WriteString(w, head); err != nil {
 		return fmt.Errorf("send program: %w", err)

@@ -132,7 +132,7 @@ func StartHelper(ctx context.Context, t Target, spec Spec) (*Helper, error) {
 	out := bufio.NewReaderSize(proc.Stdout(), 64<<10)
 	got := make(chan helloResult, 1)
 	go func() {
-		if err := sendProgram(h.stdin, helperSource); err != nil {
+		if err := SendProgram(h.stdin, helperSource); err != nil {
 			got <- helloResult{err: err}
 			return
 		}

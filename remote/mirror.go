@@ -483,7 +483,7 @@ func fetchTree(ctx context.Context, t Target, spec Spec, info PackageInfo, comp 
 	sendErr := make(chan error, 1)
 	go func() {
 		in := proc.Stdin()
-		err := sendProgram(in, mirrorSource)
+		err := SendProgram(in, mirrorSource)
 		if err == nil {
 			_, err = in.Write(append(params, '\n'))
 		}

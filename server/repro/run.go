@@ -26,12 +26,6 @@ const (
 	maxLineBytes    = 1 << 20
 )
 
-// bootstrapCode reads a length line and that many bytes of program source
-// from stdin and runs it, as remote's helper bootstrap does: the script
-// travels on stdin, never in argv.
-const bootstrapCode = "import sys;n=int(sys.stdin.buffer.readline());" +
-	"exec(compile(sys.stdin.buffer.read(n),sys.argv[1],'exec'),{'__name__':'__torchlsp__'})"
-
 // Event is one line a variant printed, or a status line from the runner.
 type Event struct {
 	Target  string
@@ -249,10 +243,7 @@ func runVariant(ctx context.Context, t remote.Target, python string, env map[str
 	// ends it, SIGTERM first where the target can.
 	startCtx, stopStart := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopStart()
-	proc, err := t.Start(startCtx, remote.Command{
-		Argv: []string{python, "-u", "-B", "-c", bootstrapCode, "torchlsp-repro-" + v.Name + ".py"},
-		Env:  env,
-	})
+	proc, err := t.Start(startCtx, remote.ProgramCommand(python, env, "torchlsp-repro-"+v.Name+".py"))
 	if err != nil {
 		res.Failure = startFailurePrefix + err.Error()
 		status("%s", res.Failure)
@@ -268,8 +259,7 @@ func runVariant(ctx context.Context, t remote.Target, python string, env map[str
 	go func() {
 		defer close(sent)
 		w := proc.Stdin()
-		head := strconv.Itoa(len(v.Script)) + "\n"
-		_, sendErr = io.WriteString(w, head+v.Script)
+		sendErr = remote.SendProgram(w, []byte(v.Script))
 		w.Close()
 	}()
 

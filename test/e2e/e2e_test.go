@@ -214,7 +214,6 @@ func lineText(t testing.TB, path string, line int) string {
 	return lines[line]
 }
 
-
 // pythonLine asks the real interpreter for the def/class line (1-based,
 // decorators skipped) of qualname; env adds to the environment.
 func pythonLine(t testing.TB, env []string, module, attr string) (string, int) {
