@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/torchlsp/torchlsp/server/config"
 	"github.com/torchlsp/torchlsp/server/diagnose"
 	"github.com/torchlsp/torchlsp/server/gates"
 	"github.com/torchlsp/torchlsp/server/pybuf"
@@ -329,15 +328,11 @@ func errText(err error) string {
 // configuredTargets lists the targets for "every target": the configured
 // ones, and the built-in local target only when it is the default.
 func (e *Engine) configuredTargets() []string {
-	names, def := e.Targets()
-	var out []string
-	for _, n := range names {
-		if n == config.LocalTarget && def != config.LocalTarget {
-			if spec, err := e.Spec(n); err == nil && spec.Python == "python3" && spec.SSH == "" && len(spec.Exec) == 0 {
-				continue // the built-in default, not one the user set up
-			}
-		}
-		out = append(out, n)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r := e.resolved
+	if e.opts.Target != "" {
+		r.Default = e.opts.Target
 	}
-	return out
+	return r.Configured()
 }

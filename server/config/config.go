@@ -154,13 +154,16 @@ type Resolved struct {
 	Default string
 	Targets map[string]remote.Spec
 	Sources []string // where each setting came from, for `doctor`
+	// Builtin is set while the local target is the built-in one, which no
+	// layer defined.
+	Builtin bool
 }
 
 // Merge combines layers: later layers override earlier ones target by
 // target, and a later default wins. The built-in "local" target is always
 // present unless a layer redefines it.
 func Merge(layers ...Layer) (Resolved, error) {
-	r := Resolved{Default: LocalTarget, Targets: map[string]remote.Spec{}}
+	r := Resolved{Default: LocalTarget, Targets: map[string]remote.Spec{}, Builtin: true}
 	r.Targets[LocalTarget] = Complete(remote.Spec{Name: LocalTarget})
 	for _, l := range layers {
 		if l.File.Default == "" && len(l.File.Targets) == 0 {
@@ -168,6 +171,9 @@ func Merge(layers ...Layer) (Resolved, error) {
 		}
 		r.Sources = append(r.Sources, l.Source)
 		for name, t := range l.File.Targets {
+			if name == LocalTarget {
+				r.Builtin = false
+			}
 			r.Targets[name] = Complete(remote.Spec{
 				Name:     name,
 				Python:   t.Python,
@@ -209,6 +215,19 @@ func (r Resolved) Target(name string) (remote.Spec, error) {
 		return remote.Spec{}, fmt.Errorf("no target %q (targets: %s)", name, strings.Join(sortedKeys(r.Targets), ", "))
 	}
 	return s, nil
+}
+
+// Configured lists the targets the user set up, sorted: the built-in local
+// target only when it is the default.
+func (r Resolved) Configured() []string {
+	var out []string
+	for _, n := range r.Names() {
+		if n == LocalTarget && r.Builtin && r.Default != LocalTarget {
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // Names lists the targets, sorted.

@@ -106,6 +106,12 @@ func TestMerge(t *testing.T) {
 	if _, err := Merge(Layer{Source: "x", File: File{Default: "nope"}}); err == nil || !strings.Contains(err.Error(), `"nope" is not defined`) {
 		t.Errorf("undefined default: %v", err)
 	}
+	if got := r.Configured(); len(got) != 2 || got[0] != "gpu" || got[1] != "local" {
+		t.Errorf("configured with local as default: %v", got)
+	}
+	if r, _ := Merge(user, ws); len(r.Configured()) != 1 || r.Configured()[0] != "gpu" {
+		t.Errorf("the built-in local target counted as configured: %v", r.Configured())
+	}
 	r, _ = Merge()
 	local, _ := r.Target("")
 	if local.Name != "local" || local.Python != "python3" || !local.IsLocal() {
