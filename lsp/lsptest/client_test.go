@@ -132,3 +132,25 @@ func TestAwaitEnds(t *testing.T) {
 		t.Error("Wait after the connection ended succeeded")
 	}
 }
+
+func TestFind(t *testing.T) {
+	text := "import torch\nx = \"Größe 𝛼\"; y = torch.nn\ntorch.nn\n"
+	tests := []struct {
+		needle     string
+		n, off     int
+		line, char uint32
+		wantErr    bool
+	}{
+		{"torch", 0, 0, 0, 7, false},
+		{"torch.nn", 0, 6, 1, 26, false}, // ö and ß are one unit each, 𝛼 two
+		{"torch.nn", 1, 0, 2, 0, false},
+		{"missing", 0, 0, 0, 0, true},
+		{"torch", 5, 0, 0, 0, true},
+	}
+	for _, tt := range tests {
+		line, char, err := Find(text, tt.needle, tt.n, tt.off)
+		if (err != nil) != tt.wantErr || (!tt.wantErr && (line != tt.line || char != tt.char)) {
+			t.Errorf("Find(%q, %d, %d) = %d:%d, %v; want %d:%d", tt.needle, tt.n, tt.off, line, char, err, tt.line, tt.char)
+		}
+	}
+}

@@ -15,7 +15,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf16"
 
 	"github.com/torchlsp/torchlsp/lsp"
 	"github.com/torchlsp/torchlsp/lsp/lsptest"
@@ -174,20 +173,11 @@ func (s *session) shutdown() {
 // LSP position (UTF-16 columns) of the byte offset off within it.
 func at(t testing.TB, text, needle string, n, off int) (uint32, uint32) {
 	t.Helper()
-	idx := -1
-	for i, from := 0, 0; i <= n; i++ {
-		j := strings.Index(text[from:], needle)
-		if j < 0 {
-			t.Fatalf("needle %q occurrence %d not found", needle, n)
-		}
-		idx = from + j
-		from = idx + 1
+	line, col, err := lsptest.Find(text, needle, n, off)
+	if err != nil {
+		t.Fatal(err)
 	}
-	idx += off
-	line := strings.Count(text[:idx], "\n")
-	lineStart := strings.LastIndex(text[:idx], "\n") + 1
-	col := len(utf16.Encode([]rune(text[lineStart:idx])))
-	return uint32(line), uint32(col)
+	return line, col
 }
 
 // uriPath returns the local path of a file URI.

@@ -195,26 +195,11 @@ func (s *session) stop() {
 // occurrence of needle in text.
 func at(t testing.TB, text, needle string, n, off int) (uint32, uint32) {
 	t.Helper()
-	idx, from := -1, 0
-	for i := 0; i <= n; i++ {
-		j := strings.Index(text[from:], needle)
-		if j < 0 {
-			t.Fatalf("needle %q occurrence %d not found", needle, n)
-		}
-		idx = from + j
-		from = idx + 1
+	line, col, err := lsptest.Find(text, needle, n, off)
+	if err != nil {
+		t.Fatal(err)
 	}
-	idx += off
-	line := strings.Count(text[:idx], "\n")
-	lineStart := strings.LastIndex(text[:idx], "\n") + 1
-	col := 0
-	for _, r := range text[lineStart:idx] {
-		col++
-		if r > 0xffff {
-			col++
-		}
-	}
-	return uint32(line), uint32(col)
+	return line, col
 }
 
 // processesWith returns the pids of live processes whose environment holds

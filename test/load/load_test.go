@@ -24,7 +24,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-	"unicode/utf16"
 
 	"github.com/torchlsp/torchlsp/lsp"
 	"github.com/torchlsp/torchlsp/lsp/lsptest"
@@ -83,14 +82,12 @@ var queries = []query{
 // position returns the LSP position (UTF-16) of byte off within the first
 // occurrence of needle.
 func position(t testing.TB, text, needle string, off int) (uint32, uint32) {
-	i := strings.Index(text, needle)
-	if i < 0 {
-		t.Fatalf("needle %q not in the workspace file", needle)
+	t.Helper()
+	line, col, err := lsptest.Find(text, needle, 0, off)
+	if err != nil {
+		t.Fatal(err)
 	}
-	i += off
-	line := strings.Count(text[:i], "\n")
-	start := strings.LastIndex(text[:i], "\n") + 1
-	return uint32(line), uint32(len(utf16.Encode([]rune(text[start:i]))))
+	return line, col
 }
 
 // result are the figures of one run.
