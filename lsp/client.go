@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/torchlsp/torchlsp/server"
+	"github.com/torchlsp/torchlsp/server/source"
 )
 
 // clientCaps is the part of the client's capabilities the server acts on.
@@ -23,13 +24,18 @@ type clientCaps struct {
 	plainTextHover   bool // the client cannot render markdown hovers
 }
 
+// snapshots finds the open documents' texts, to convert positions in them.
+type snapshots interface {
+	Snapshot(uri string) *server.Snapshot
+	SnapshotByPath(path string) *server.Snapshot
+}
+
 // Client is the server's handle on the connected editor. It implements
-// server.Notifier, and offers the server-to-client calls the engine may
-// need later (diagnostics, showDocument). It is safe for concurrent use.
+// server.Notifier. It is safe for concurrent use.
 type Client struct {
 	conn  jsonrpc2.Conn
 	log   *zap.Logger
-	docs  *documents
+	docs  snapshots
 	files *fileMappers
 
 	ctx   context.Context // ends with the connection
@@ -37,7 +43,7 @@ type Client struct {
 	caps  atomic.Pointer[clientCaps]
 
 	seq      atomic.Int64
-	mu       sync.Mutex
+	mu       sync.Mutex           // guards progress and closed
 	progress map[string]*workDone // by token
 	closed   bool                 // no more progress workers
 	wg       sync.WaitGroup       // progress workers
@@ -45,7 +51,7 @@ type Client struct {
 
 var _ server.Notifier = (*Client)(nil)
 
-func newClient(ctx context.Context, conn jsonrpc2.Conn, log *zap.Logger, docs *documents, files *fileMappers) *Client {
+func newClient(ctx context.Context, conn jsonrpc2.Conn, log *zap.Logger, docs snapshots, files *fileMappers) *Client {
 	c := &Client{
 		conn: conn, log: log, docs: docs, files: files,
 		ctx: ctx, ready: make(chan struct{}), progress: make(map[string]*workDone),
@@ -55,6 +61,13 @@ func newClient(ctx context.Context, conn jsonrpc2.Conn, log *zap.Logger, docs *d
 }
 
 func (c *Client) capabilities() clientCaps { return *c.caps.Load() }
+
+// Capabilities says what the editor shows: diagnostics and the status item
+// always (a client that does not know torchlsp/status ignores it), and
+// documents when it offered window/showDocument.
+func (c *Client) Capabilities() server.Capabilities {
+	return server.Capabilities{Status: true, Diagnostics: true, ShowDocument: c.capabilities().showDocument}
+}
 
 // notify sends a notification, even when the caller's context is already
 // cancelled: what the engine has to say should not be lost with it.
@@ -76,35 +89,25 @@ func (c *Client) LogMessage(ctx context.Context, typ server.MessageType, msg str
 	_ = c.notify(ctx, "window/logMessage", &protocol.LogMessageParams{Type: protocol.MessageType(typ), Message: msg})
 }
 
-// PublishDiagnostics replaces the diagnostics shown for the document uri.
-// Ranges are converted against the open document's text, or the file's
-// content on disk when it is not open. version is omitted when 0.
-func (c *Client) PublishDiagnostics(ctx context.Context, docURI string, version int32, diags []server.Diagnostic) error {
-	m, err := c.mapperFor(docURI)
-	if err != nil && len(diags) > 0 {
-		return fmt.Errorf("publishing diagnostics for %s: %w", docURI, err)
-	}
+// PublishDiagnostics replaces the diagnostics shown for a document, with
+// ranges converted against the very version they were computed on.
+func (c *Client) PublishDiagnostics(ctx context.Context, doc *server.Snapshot, diags []server.Diagnostic) error {
 	out := make([]protocol.Diagnostic, 0, len(diags))
 	for _, d := range diags {
-		pd, err := c.convertDiagnostic(m, d)
+		pd, err := c.convertDiagnostic(doc.Mapper(), d)
 		if err != nil {
-			return fmt.Errorf("publishing diagnostics for %s: %w", docURI, err)
+			return fmt.Errorf("publishing diagnostics for %s: %w", doc.URI(), err)
 		}
 		out = append(out, pd)
 	}
 	return c.notify(ctx, "textDocument/publishDiagnostics", &protocol.PublishDiagnosticsParams{
-		URI: protocol.DocumentURI(docURI), Version: uint32(max(version, 0)), Diagnostics: out,
+		URI: protocol.DocumentURI(doc.URI()), Version: uint32(max(doc.Version(), 0)), Diagnostics: out,
 	})
 }
 
-var (
-	_ server.DiagnosticsPublisher = (*Client)(nil)
-	_ server.DocumentShower       = (*Client)(nil)
-)
-
 // convertDiagnostic converts a diagnostic of the document m maps.
-func (c *Client) convertDiagnostic(m *Mapper, d server.Diagnostic) (protocol.Diagnostic, error) {
-	r, err := m.ToLSPRange(d.Range)
+func (c *Client) convertDiagnostic(m *source.Mapper, d server.Diagnostic) (protocol.Diagnostic, error) {
+	r, err := toLSPRange(m, d.Range)
 	if err != nil {
 		return protocol.Diagnostic{}, err
 	}
@@ -126,12 +129,12 @@ func (c *Client) convertDiagnostic(m *Mapper, d server.Diagnostic) (protocol.Dia
 
 // documentLocation converts a range of an open document (or a file) to
 // LSP units.
-func (c *Client) documentLocation(docURI string, r server.Range) (protocol.Location, error) {
+func (c *Client) documentLocation(_ context.Context, docURI string, r server.Range) (protocol.Location, error) {
 	m, err := c.mapperFor(docURI)
 	if err != nil {
 		return protocol.Location{}, err
 	}
-	lr, err := m.ToLSPRange(r)
+	lr, err := toLSPRange(m, r)
 	if err != nil {
 		return protocol.Location{}, err
 	}
@@ -144,7 +147,7 @@ func (c *Client) lspLocation(loc server.Location) (protocol.Location, error) {
 	if err != nil {
 		return protocol.Location{}, err
 	}
-	r, err := m.ToLSPRange(loc.Range)
+	r, err := toLSPRange(m, loc.Range)
 	if err != nil {
 		return protocol.Location{}, err
 	}
@@ -169,7 +172,7 @@ func (c *Client) ShowDocument(ctx context.Context, loc server.Location, takeFocu
 	}
 	p := showDocumentParams{URI: string(uri.File(loc.Path)), TakeFocus: takeFocus}
 	if m, err := c.files.get(loc.Path); err == nil {
-		if r, err := m.ToLSPRange(loc.Range); err == nil {
+		if r, err := toLSPRange(m, loc.Range); err == nil {
 			p.Selection = &r
 		}
 	}
@@ -194,11 +197,11 @@ func (c *Client) Refresh(ctx context.Context, method string) error {
 
 // mapperFor returns a Mapper for a document: the open version if any,
 // else the file on disk.
-func (c *Client) mapperFor(docURI string) (*Mapper, error) {
-	if doc := c.docs.get(docURI); doc != nil {
-		return doc.mapper, nil
+func (c *Client) mapperFor(docURI string) (*source.Mapper, error) {
+	if doc := c.docs.Snapshot(docURI); doc != nil {
+		return doc.Mapper(), nil
 	}
-	path, ok := filePath(docURI)
+	path, ok := source.FilePath(docURI)
 	if !ok {
 		return nil, fmt.Errorf("document %s is not open", docURI)
 	}
@@ -207,9 +210,9 @@ func (c *Client) mapperFor(docURI string) (*Mapper, error) {
 
 // mapperForPath returns a Mapper for a local file: the open document's
 // text when the editor has it open (it may be unsaved), else the file.
-func (c *Client) mapperForPath(path string) (*Mapper, error) {
-	if doc := c.docs.getPath(path); doc != nil {
-		return doc.mapper, nil
+func (c *Client) mapperForPath(path string) (*source.Mapper, error) {
+	if doc := c.docs.SnapshotByPath(path); doc != nil {
+		return doc.Mapper(), nil
 	}
 	return c.files.get(path)
 }

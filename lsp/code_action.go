@@ -40,22 +40,22 @@ func (s *lspServer) codeAction(_ context.Context, raw json.RawMessage) (callRunn
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
-	m, err := s.client.mapperFor(p.TextDocument.URI)
+	doc, err := s.snapshot(p.TextDocument.URI)
 	if err != nil {
-		return nil, invalidParams("%v", err)
+		return nil, err
 	}
-	rng, err := m.FromLSPRange(p.Range)
+	rng, err := fromLSPRange(doc.Mapper(), p.Range)
 	if err != nil {
 		return nil, invalidParams("%s: %v", p.TextDocument.URI, err)
 	}
 	return func(ctx context.Context) (any, error) {
-		actions, err := s.engine.CodeActions(ctx, p.TextDocument.URI, rng, p.Context.Only)
+		actions, err := s.engine.CodeActions(ctx, doc, rng, p.Context.Only)
 		if err != nil {
 			return nil, err
 		}
 		out := make([]codeAction, 0, len(actions))
 		for _, a := range actions {
-			ca, err := s.convertAction(m, a)
+			ca, err := s.convertAction(doc, a)
 			if err != nil {
 				s.client.LogMessage(ctx, server.MessageWarning, fmt.Sprintf("code action %q dropped: %v", a.Title, err))
 				continue
@@ -66,17 +66,22 @@ func (s *lspServer) codeAction(_ context.Context, raw json.RawMessage) (callRunn
 	}, nil
 }
 
-func (s *lspServer) convertAction(m *Mapper, a server.CodeAction) (codeAction, error) {
+// convertAction converts an action computed on doc; its edits of doc are
+// converted against doc's text, which is the version they were made for.
+func (s *lspServer) convertAction(doc *server.Snapshot, a server.CodeAction) (codeAction, error) {
 	ca := codeAction{Title: a.Title, Kind: a.Kind, IsPreferred: a.Preferred}
 	if len(a.Edits) > 0 {
 		ca.Edit = &workspaceEdit{Changes: map[string][]protocol.TextEdit{}}
 		for docURI, edits := range a.Edits {
-			em, err := s.client.mapperFor(docURI)
-			if err != nil {
-				return ca, err
+			em := doc.Mapper()
+			if docURI != doc.URI() {
+				var err error
+				if em, err = s.client.mapperFor(docURI); err != nil {
+					return ca, err
+				}
 			}
 			for _, e := range edits {
-				r, err := em.ToLSPRange(e.Range)
+				r, err := toLSPRange(em, e.Range)
 				if err != nil {
 					return ca, err
 				}
@@ -85,7 +90,7 @@ func (s *lspServer) convertAction(m *Mapper, a server.CodeAction) (codeAction, e
 		}
 	}
 	for _, d := range a.Diagnostics {
-		if pd, err := s.client.convertDiagnostic(m, d); err == nil {
+		if pd, err := s.client.convertDiagnostic(doc.Mapper(), d); err == nil {
 			ca.Diagnostics = append(ca.Diagnostics, pd)
 		}
 	}

@@ -12,12 +12,12 @@ import (
 )
 
 func (s *lspServer) definition(_ context.Context, raw json.RawMessage) (callRunner, error) {
-	docURI, _, pos, err := s.position(raw)
+	doc, pos, err := s.position(raw)
 	if err != nil {
 		return nil, err
 	}
 	return func(ctx context.Context) (any, error) {
-		locs, err := s.engine.Definition(ctx, docURI, pos)
+		locs, err := s.engine.Definition(ctx, doc, pos)
 		if err != nil || len(locs) == 0 {
 			return nil, err
 		}
@@ -37,7 +37,7 @@ func (s *lspServer) location(loc server.Location) protocol.Location {
 	m, err := s.client.mapperForPath(loc.Path)
 	if err == nil {
 		var r protocol.Range
-		if r, err = m.ToLSPRange(loc.Range); err == nil {
+		if r, err = toLSPRange(m, loc.Range); err == nil {
 			out.Range = r
 			return out
 		}

@@ -6,39 +6,6 @@ import (
 	"testing"
 )
 
-func TestFilePath(t *testing.T) {
-	tests := []struct {
-		uri    string
-		want   string
-		wantOK bool
-	}{
-		{"file:///home/u/a.py", "/home/u/a.py", true},
-		{"file:///home/u/my%20file.py", "/home/u/my file.py", true},
-		{"file:///home/u/gr%C3%B6%C3%9Fe.py", "/home/u/größe.py", true},
-		{"untitled:Untitled-1", "", false},
-		{"vscode-notebook-cell:/a.ipynb#x", "", false},
-		{"", "", false},
-		{"::::", "", false},
-		{"file:///%zz", "/%zz", true},
-		{"file://", "", true},
-	}
-	for _, tt := range tests {
-		got, ok := filePath(tt.uri)
-		if ok != tt.wantOK || (ok && tt.want != "" && got != tt.want) {
-			t.Errorf("filePath(%q) = %q, %v; want %q, %v", tt.uri, got, ok, tt.want, tt.wantOK)
-		}
-	}
-}
-
-func FuzzFilePath(f *testing.F) {
-	for _, s := range []string{"file:///a/b.py", "untitled:x", "file://host/share/x", "file:///c%3A/x", "%"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, u string) {
-		filePath(u) // must not panic, unlike uri.URI.Filename
-	})
-}
-
 func TestFileMappers(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a.py")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/torchlsp/torchlsp/server"
+	"github.com/torchlsp/torchlsp/server/source"
 )
 
 // Engine is what the language server needs from the editor-independent
@@ -30,21 +31,29 @@ type Engine interface {
 	// when the client sent none, which keeps the last settings but asks
 	// the engine to read its configuration files again.
 	DidChangeConfiguration(ctx context.Context, settings json.RawMessage)
-	DidOpen(ctx context.Context, uri string, version int32, text string)
-	// DidChange delivers the full new text: incremental edits have
-	// already been applied.
-	DidChange(ctx context.Context, uri string, version int32, text string)
+	// DidOpen records a document and returns its first snapshot.
+	DidOpen(ctx context.Context, uri string, version int32, text string) *server.Snapshot
+	// DidChange applies a didChange's edits and returns the new
+	// snapshot; an error means the edits do not fit the text.
+	DidChange(ctx context.Context, uri string, version int32, changes []source.Change) (*server.Snapshot, error)
 	DidClose(ctx context.Context, uri string)
 	DidSave(ctx context.Context, uri string)
+	// Snapshot returns an open document's latest snapshot, or nil;
+	// SnapshotByPath the same by local file path.
+	Snapshot(uri string) *server.Snapshot
+	SnapshotByPath(path string) *server.Snapshot
+	// Requests get the snapshot their positions were converted against,
+	// taken on the read loop, and answer for that version alone.
+	//
 	// Hover returns nil, nil when there is nothing to show.
-	Hover(ctx context.Context, uri string, pos server.Position) (*server.Hover, error)
-	Definition(ctx context.Context, uri string, pos server.Position) ([]server.Location, error)
+	Hover(ctx context.Context, doc *server.Snapshot, pos server.Position) (*server.Hover, error)
+	Definition(ctx context.Context, doc *server.Snapshot, pos server.Position) ([]server.Location, error)
 	// References lists the places that use the thing at pos: for a torch
 	// config flag, every place torch reads it and every use in open
 	// documents.
-	References(ctx context.Context, uri string, pos server.Position, includeDeclaration bool) ([]server.Location, error)
+	References(ctx context.Context, doc *server.Snapshot, pos server.Position, includeDeclaration bool) ([]server.Location, error)
 	// CodeActions offers quick fixes and commands for a range.
-	CodeActions(ctx context.Context, uri string, rng server.Range, only []string) ([]server.CodeAction, error)
+	CodeActions(ctx context.Context, doc *server.Snapshot, rng server.Range, only []string) ([]server.CodeAction, error)
 	// Commands names the commands ExecuteCommand runs.
 	Commands() []string
 	// ExecuteCommand runs a command a code action or the user asked for.

@@ -10,21 +10,22 @@ import (
 
 	"github.com/torchlsp/torchlsp/lsp"
 	"github.com/torchlsp/torchlsp/server"
+	"github.com/torchlsp/torchlsp/server/source"
 )
 
 // testEngine is a real in-memory Engine: it keeps the texts it is given
-// and answers hovers from them. Tests inject faults through hoverFunc.
+// in the engine's document store and answers hovers from the snapshot a
+// request carries. Tests inject faults through hoverFunc.
 type testEngine struct {
-	mu       sync.Mutex
-	texts    map[string]string
-	versions map[string]int32
+	docs     *source.Store
+	mu       sync.Mutex // guards settings, params and notifier
 	settings []string
 	params   lsp.InitializeParams
 	notifier server.Notifier
 
 	initErr        error
-	hoverFunc      func(ctx context.Context, uri string, pos server.Position) (*server.Hover, error)
-	definitionFunc func(ctx context.Context, uri string, pos server.Position) ([]server.Location, error)
+	hoverFunc      func(ctx context.Context, doc *server.Snapshot, pos server.Position) (*server.Hover, error)
+	definitionFunc func(ctx context.Context, doc *server.Snapshot, pos server.Position) ([]server.Location, error)
 	onInitialized  func(ctx context.Context, n server.Notifier)
 
 	initialized chan struct{}
@@ -34,7 +35,7 @@ type testEngine struct {
 
 func newTestEngine() *testEngine {
 	return &testEngine{
-		texts: make(map[string]string), versions: make(map[string]int32),
+		docs:        source.NewStore(0, nil),
 		initialized: make(chan struct{}), configured: make(chan string, 16),
 	}
 }
@@ -64,47 +65,43 @@ func (e *testEngine) DidChangeConfiguration(_ context.Context, settings json.Raw
 	e.configured <- string(settings)
 }
 
-func (e *testEngine) DidOpen(_ context.Context, uri string, version int32, text string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.texts[uri], e.versions[uri] = text, version
+func (e *testEngine) DidOpen(_ context.Context, uri string, version int32, text string) *server.Snapshot {
+	doc, _ := e.docs.Open(uri, version, text)
+	return doc
 }
 
-func (e *testEngine) DidChange(_ context.Context, uri string, version int32, text string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.texts[uri], e.versions[uri] = text, version
+func (e *testEngine) DidChange(_ context.Context, uri string, version int32, changes []source.Change) (*server.Snapshot, error) {
+	return e.docs.Change(uri, version, changes)
 }
 
-func (e *testEngine) DidClose(_ context.Context, uri string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	delete(e.texts, uri)
-}
+func (e *testEngine) DidClose(_ context.Context, uri string) { e.docs.Close(uri) }
 
 func (e *testEngine) DidSave(context.Context, string) {}
 
+func (e *testEngine) Snapshot(uri string) *server.Snapshot { return e.docs.Get(uri) }
+
+func (e *testEngine) SnapshotByPath(path string) *server.Snapshot { return e.docs.ByPath(path) }
+
+// text returns the latest text and version of an open document.
 func (e *testEngine) text(uri string) (string, int32, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	t, ok := e.texts[uri]
-	return t, e.versions[uri], ok
+	doc := e.docs.Get(uri)
+	if doc == nil {
+		return "", 0, false
+	}
+	return doc.Text(), doc.Version(), true
 }
 
-// Hover describes the word at pos in the engine's copy of the text, with
-// its range: enough to check positions end to end.
-func (e *testEngine) Hover(ctx context.Context, uri string, pos server.Position) (*server.Hover, error) {
+// Hover describes the word at pos in the request's snapshot, with its
+// range and the snapshot's version: enough to check positions end to end.
+func (e *testEngine) Hover(ctx context.Context, doc *server.Snapshot, pos server.Position) (*server.Hover, error) {
 	if e.hoverFunc != nil {
-		return e.hoverFunc(ctx, uri, pos)
+		return e.hoverFunc(ctx, doc, pos)
 	}
-	return e.wordHover(uri, pos)
+	return wordHover(doc, pos)
 }
 
-func (e *testEngine) wordHover(uri string, pos server.Position) (*server.Hover, error) {
-	text, version, ok := e.text(uri)
-	if !ok {
-		return nil, fmt.Errorf("%s is not open", uri)
-	}
+func wordHover(doc *server.Snapshot, pos server.Position) (*server.Hover, error) {
+	text, version := doc.Text(), doc.Version()
 	lines := strings.Split(text, "\n")
 	if pos.Line >= len(lines) {
 		return nil, fmt.Errorf("line %d past end", pos.Line)
@@ -132,18 +129,18 @@ func isWordByte(c byte) bool {
 	return c == '_' || c >= 0x80 || ('0' <= c && c <= '9') || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')
 }
 
-func (e *testEngine) Definition(ctx context.Context, uri string, pos server.Position) ([]server.Location, error) {
+func (e *testEngine) Definition(ctx context.Context, doc *server.Snapshot, pos server.Position) ([]server.Location, error) {
 	if e.definitionFunc != nil {
-		return e.definitionFunc(ctx, uri, pos)
+		return e.definitionFunc(ctx, doc, pos)
 	}
 	return nil, nil
 }
 
-func (e *testEngine) References(context.Context, string, server.Position, bool) ([]server.Location, error) {
+func (e *testEngine) References(context.Context, *server.Snapshot, server.Position, bool) ([]server.Location, error) {
 	return nil, nil
 }
 
-func (e *testEngine) CodeActions(context.Context, string, server.Range, []string) ([]server.CodeAction, error) {
+func (e *testEngine) CodeActions(context.Context, *server.Snapshot, server.Range, []string) ([]server.CodeAction, error) {
 	return nil, nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 	"go.uber.org/zap"
+
+	"github.com/torchlsp/torchlsp/server/source"
 )
 
 // initializeParams is the part of initialize's params the server reads.
@@ -69,13 +71,13 @@ func (s *lspServer) initialize(ctx context.Context, reply replyFunc, raw json.Ra
 	if p.ProcessID != nil && *p.ProcessID > 0 {
 		ip.ClientProcessID = *p.ProcessID
 	}
-	if dir, ok := filePath(p.RootURI); ok {
+	if dir, ok := source.FilePath(p.RootURI); ok {
 		ip.RootDir = dir
 	} else if p.RootURI == "" && p.RootPath != "" {
 		ip.RootDir = p.RootPath
 	}
 	for _, f := range p.WorkspaceFolders {
-		if dir, ok := filePath(f.URI); ok {
+		if dir, ok := source.FilePath(f.URI); ok {
 			ip.WorkspaceFolders = append(ip.WorkspaceFolders, dir)
 		}
 	}

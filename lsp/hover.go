@@ -15,31 +15,42 @@ type textDocumentPositionParams struct {
 	Position     protocol.Position      `json:"position"`
 }
 
-// position decodes a text document position request and converts its
-// position against the document as it is now, on the read loop.
-func (s *lspServer) position(raw json.RawMessage) (string, *Mapper, server.Position, error) {
+// position decodes a text document position request, takes the
+// document's snapshot and converts the position against it, on the read
+// loop: the request then answers for that version alone, whatever edits
+// arrive while it runs.
+func (s *lspServer) position(raw json.RawMessage) (*server.Snapshot, server.Position, error) {
 	var p textDocumentPositionParams
 	if err := decodeParams(raw, &p); err != nil {
-		return "", nil, server.Position{}, err
+		return nil, server.Position{}, err
 	}
-	m, err := s.client.mapperFor(p.TextDocument.URI)
+	doc, err := s.snapshot(p.TextDocument.URI)
 	if err != nil {
-		return "", nil, server.Position{}, invalidParams("%v", err)
+		return nil, server.Position{}, err
 	}
-	pos, err := m.FromLSP(p.Position)
+	pos, err := fromLSP(doc.Mapper(), p.Position)
 	if err != nil {
-		return "", nil, server.Position{}, invalidParams("%s: %v", p.TextDocument.URI, err)
+		return nil, server.Position{}, invalidParams("%s: %v", p.TextDocument.URI, err)
 	}
-	return p.TextDocument.URI, m, pos, nil
+	return doc, pos, nil
+}
+
+// snapshot returns an open document's latest snapshot.
+func (s *lspServer) snapshot(docURI string) (*server.Snapshot, error) {
+	doc := s.engine.Snapshot(docURI)
+	if doc == nil {
+		return nil, invalidParams("document %s is not open", docURI)
+	}
+	return doc, nil
 }
 
 func (s *lspServer) hover(_ context.Context, raw json.RawMessage) (callRunner, error) {
-	docURI, m, pos, err := s.position(raw)
+	doc, pos, err := s.position(raw)
 	if err != nil {
 		return nil, err
 	}
 	return func(ctx context.Context) (any, error) {
-		h, err := s.engine.Hover(ctx, docURI, pos)
+		h, err := s.engine.Hover(ctx, doc, pos)
 		if err != nil || h == nil {
 			return nil, err
 		}
@@ -49,9 +60,9 @@ func (s *lspServer) hover(_ context.Context, raw json.RawMessage) (callRunner, e
 		}
 		out := &protocol.Hover{Contents: protocol.MarkupContent{Kind: kind, Value: h.Markdown}}
 		if h.Range != nil {
-			r, err := m.ToLSPRange(*h.Range)
+			r, err := toLSPRange(doc.Mapper(), *h.Range)
 			if err != nil {
-				s.log.Warn("hover range outside document", zap.String("uri", docURI), zap.Error(err))
+				s.log.Warn("hover range outside document", zap.String("uri", doc.URI()), zap.Error(err))
 			} else {
 				out.Range = &r
 			}

@@ -17,7 +17,6 @@ import (
 	"github.com/torchlsp/torchlsp/lsp"
 	"github.com/torchlsp/torchlsp/lsp/lsptest"
 	"github.com/torchlsp/torchlsp/remote"
-	"github.com/torchlsp/torchlsp/remote/sshtarget"
 	"github.com/torchlsp/torchlsp/server"
 	"github.com/torchlsp/torchlsp/server/config"
 )
@@ -165,16 +164,7 @@ func FuzzMethodParams(f *testing.F) {
 // programs or reach other hosts.
 func startFuzzServer(f *testing.F, ws string, settings json.RawMessage) *lsptest.Client {
 	dirs := config.Dirs{Config: f.TempDir(), Cache: f.TempDir(), State: f.TempDir()}
-	open := server.TargetOpener(sshtarget.Options{ConfigFile: "none", AgentSocket: "none"})
-	eng := server.New(server.Options{
-		Dirs: dirs,
-		OpenTarget: func(spec remote.Spec) (remote.Target, error) {
-			if !spec.IsLocal() || len(spec.Exec) > 0 || spec.Python != fuzzPython {
-				return nil, errors.New("fuzzing runs only the local fixture interpreter")
-			}
-			return open(spec)
-		},
-	})
+	eng := server.New(server.Options{Dirs: dirs, Opener: fixtureOnly{}})
 	srvConn, cliConn := net.Pipe()
 	done := make(chan struct{})
 	go func() {
@@ -198,4 +188,14 @@ func startFuzzServer(f *testing.F, ws string, settings json.RawMessage) *lsptest
 		f.Fatalf("handshake: %v", err)
 	}
 	return c
+}
+
+// fixtureOnly opens only the local fixture interpreter.
+type fixtureOnly struct{ remote.LocalOpener }
+
+func (o fixtureOnly) Open(spec remote.Spec) (remote.Target, error) {
+	if !spec.IsLocal() || len(spec.Exec) > 0 || spec.Python != fuzzPython {
+		return nil, errors.New("fuzzing runs only the local fixture interpreter")
+	}
+	return o.LocalOpener.Open(spec)
 }

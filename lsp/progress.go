@@ -14,15 +14,6 @@ import (
 // createTimeout bounds the wait for the client to accept a progress token.
 const createTimeout = 30 * time.Second
 
-// Progress is the work-done progress that Client.StartProgress returns.
-// Besides server.Progress it reports cancellation by the user: Cancelled
-// is closed when the user presses the cancel button of a cancellable
-// progress (window/workDoneProgress/cancel).
-type Progress interface {
-	server.Progress
-	Cancelled() <-chan struct{}
-}
-
 // workDone sends one unit of progress. Report and End never block: a
 // worker goroutine creates the token, sends begin, then the latest report
 // (intermediate ones are coalesced) and end, in order. That keeps callers

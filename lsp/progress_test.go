@@ -79,7 +79,7 @@ func TestProgressCancel(t *testing.T) {
 	eng.onInitialized = func(ctx context.Context, n server.Notifier) {
 		p := n.StartProgress(ctx, "Mirroring", true)
 		go func() {
-			<-p.(lsp.Progress).Cancelled()
+			<-p.Cancelled()
 			p.End("cancelled")
 			close(cancelled)
 		}()
@@ -172,7 +172,7 @@ func TestDiagnosticsAndShowDocument(t *testing.T) {
 	if _, err := c.Hover(ctx, u, 0, 0); err != nil { // the open is applied
 		t.Fatal(err)
 	}
-	err := client.PublishDiagnostics(ctx, u, 1, []server.Diagnostic{{
+	err := client.PublishDiagnostics(ctx, eng.Snapshot(u), []server.Diagnostic{{
 		Range:    server.Range{Start: server.Position{Line: 0, Column: 13}, End: server.Position{Line: 0, Column: 14}},
 		Severity: server.SeverityWarning, Source: "torchlsp", Message: "y is undefined",
 	}})

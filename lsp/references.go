@@ -15,7 +15,7 @@ type referenceParams struct {
 }
 
 func (s *lspServer) references(_ context.Context, raw json.RawMessage) (callRunner, error) {
-	docURI, _, pos, err := s.position(raw)
+	doc, pos, err := s.position(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -24,14 +24,14 @@ func (s *lspServer) references(_ context.Context, raw json.RawMessage) (callRunn
 		return nil, err
 	}
 	return func(ctx context.Context) (any, error) {
-		locs, err := s.engine.References(ctx, docURI, pos, p.Context.IncludeDeclaration)
+		locs, err := s.engine.References(ctx, doc, pos, p.Context.IncludeDeclaration)
 		if err != nil || len(locs) == 0 {
 			return nil, err
 		}
 		out := make([]protocol.Location, 0, len(locs))
 		for _, loc := range locs {
 			if loc.URI != "" {
-				if l, err := s.client.documentLocation(loc.URI, loc.Range); err == nil {
+				if l, err := s.client.documentLocation(ctx, loc.URI, loc.Range); err == nil {
 					out = append(out, l)
 					continue
 				}

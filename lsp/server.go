@@ -80,7 +80,6 @@ type lspServer struct {
 
 	conn   jsonrpc2.Conn
 	client *Client
-	docs   *documents
 
 	ctx    context.Context // ends with the connection; parent of every request
 	cancel context.CancelFunc
@@ -128,7 +127,6 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, engine Engine, opts Opti
 		engine:     engine,
 		opts:       opts,
 		log:        opts.Logger,
-		docs:       newDocuments(),
 		sem:        make(chan struct{}, opts.MaxConcurrentRequests),
 		inflight:   make(map[jsonrpc2.ID]*inflight),
 		exited:     make(chan struct{}),
@@ -139,7 +137,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, engine Engine, opts Opti
 	s.exitCode.Store(1)
 
 	s.conn = jsonrpc2.NewConn(newFrameStream(rwc, s.log))
-	s.client = newClient(s.ctx, s.conn, s.log, s.docs, newFileMappers(64))
+	s.client = newClient(s.ctx, s.conn, s.log, engine, newFileMappers(64))
 	s.conn.Go(s.ctx, s.handle)
 
 	select {

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -180,8 +181,8 @@ func TestSlowRequestDoesNotBlockOthers(t *testing.T) {
 	ctx := testContext(t)
 	eng := newTestEngine()
 	entered, release := make(chan struct{}), make(chan struct{})
-	eng.hoverFunc = func(ctx context.Context, uri string, pos server.Position) (*server.Hover, error) {
-		if strings.HasSuffix(uri, "slow.py") {
+	eng.hoverFunc = func(ctx context.Context, doc *server.Snapshot, pos server.Position) (*server.Hover, error) {
+		if strings.HasSuffix(doc.URI(), "slow.py") {
 			close(entered)
 			<-release
 			return &server.Hover{Markdown: "slow"}, nil
@@ -214,7 +215,7 @@ func TestCancelRequest(t *testing.T) {
 	ctx := testContext(t)
 	eng := newTestEngine()
 	entered := make(chan struct{}, 2)
-	eng.hoverFunc = func(ctx context.Context, uri string, pos server.Position) (*server.Hover, error) {
+	eng.hoverFunc = func(ctx context.Context, doc *server.Snapshot, pos server.Position) (*server.Hover, error) {
 		entered <- struct{}{}
 		<-ctx.Done()
 		return nil, ctx.Err()
@@ -261,7 +262,7 @@ func TestCancelWhileQueued(t *testing.T) {
 	ctx := testContext(t)
 	eng := newTestEngine()
 	entered, release := make(chan struct{}), make(chan struct{})
-	eng.hoverFunc = func(ctx context.Context, uri string, pos server.Position) (*server.Hover, error) {
+	eng.hoverFunc = func(ctx context.Context, doc *server.Snapshot, pos server.Position) (*server.Hover, error) {
 		close(entered)
 		<-release
 		return nil, nil
@@ -285,7 +286,7 @@ func TestCancelWhileQueued(t *testing.T) {
 func TestPanicIsAnsweredAndServerLives(t *testing.T) {
 	ctx := testContext(t)
 	eng := newTestEngine()
-	eng.hoverFunc = func(ctx context.Context, uri string, pos server.Position) (*server.Hover, error) {
+	eng.hoverFunc = func(ctx context.Context, doc *server.Snapshot, pos server.Position) (*server.Hover, error) {
 		if pos.Column == 0 {
 			panic("boom at column 0")
 		}
@@ -463,7 +464,7 @@ func TestDefinition(t *testing.T) {
 	if err := writeFile(target, "# Größe 😀\nclass triton:\n    cudagraph_trees = True\n"); err != nil {
 		t.Fatal(err)
 	}
-	eng.definitionFunc = func(ctx context.Context, uri string, pos server.Position) ([]server.Location, error) {
+	eng.definitionFunc = func(ctx context.Context, doc *server.Snapshot, pos server.Position) ([]server.Location, error) {
 		return []server.Location{
 			{Path: target, Range: server.Range{Start: server.Position{Line: 0, Column: 10}, End: server.Position{Line: 0, Column: 14}}}, // the emoji
 			{Path: target, Range: server.Range{Start: server.Position{Line: 2, Column: 4}, End: server.Position{Line: 2, Column: 19}}},
@@ -547,5 +548,57 @@ func TestServeContextCancel(t *testing.T) {
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("Serve after cancel = %v, want context.Canceled", err)
+	}
+}
+
+// A request converted against version N and delayed past didChange N+1
+// answers for N: its position, its text and its range all come from the
+// one snapshot it took on the read loop.
+func TestRequestAnswersForItsVersion(t *testing.T) {
+	ctx := testContext(t)
+	eng := newTestEngine()
+	entered, release := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	eng.hoverFunc = func(ctx context.Context, doc *server.Snapshot, pos server.Position) (*server.Hover, error) {
+		if calls.Add(1) == 1 {
+			close(entered)
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		return wordHover(doc, pos)
+	}
+	c, _ := startInitialized(t, ctx, eng, lsptest.Options{})
+	const u = "file:///w/race.py"
+	c.DidOpen(u, "python", "alpha beta\n")
+	held, err := c.StartHover(u, 0, 7) // inside "beta" of version 1
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	// Version 2 puts two surrogate pairs before the words: the same UTF-16
+	// position now names "alpha", and byte and UTF-16 columns differ.
+	c.DidChange(u, 2, lsptest.Change{Text: "😀😀 alpha beta\n"})
+	// A request after the change is dispatched after the change is applied.
+	h2, err := c.Hover(ctx, u, 0, 7)
+	if err != nil || h2 == nil || h2.Contents.Value != "`alpha` v2" {
+		t.Fatalf("hover on version 2 = %+v, %v; want alpha at v2", h2, err)
+	}
+	if doc := eng.Snapshot(u); doc == nil || doc.Version() != 2 {
+		t.Fatalf("latest snapshot = %+v, want version 2", doc)
+	}
+	close(release)
+	var h1 lsptest.Hover
+	if err := held.Decode(ctx, &h1); err != nil {
+		t.Fatal(err)
+	}
+	if h1.Contents.Value != "`beta` v1" {
+		t.Errorf("held hover = %q, want the word of version 1", h1.Contents.Value)
+	}
+	want := lsptest.Range{Start: lsptest.Position{Line: 0, Character: 6}, End: lsptest.Position{Line: 0, Character: 10}}
+	if h1.Range == nil || *h1.Range != want {
+		t.Errorf("held hover range = %+v, want %+v (mapped with version 1's text)", h1.Range, want)
 	}
 }

@@ -9,8 +9,6 @@ import (
 // statusMethod is torchlsp's own notification for editors' status bars.
 const statusMethod = "torchlsp/status"
 
-var _ server.StatusNotifier = (*Client)(nil)
-
 // Status tells the editor a target's state (torchlsp/status). Clients that
 // do not know the method ignore it, as the spec asks of notifications.
 func (c *Client) Status(ctx context.Context, s server.Status) {

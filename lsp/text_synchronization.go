@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/torchlsp/torchlsp/server"
+	"github.com/torchlsp/torchlsp/server/source"
 )
 
 type textDocumentIdentifier struct {
@@ -24,7 +25,7 @@ type versionedTextDocumentIdentifier struct {
 // whole-document change (no range) would read as an insertion at 0:0.
 type didChangeParams struct {
 	TextDocument   versionedTextDocumentIdentifier `json:"textDocument"`
-	ContentChanges []ContentChange                 `json:"contentChanges"`
+	ContentChanges []source.Change                 `json:"contentChanges"`
 }
 
 func (s *lspServer) didOpen(ctx context.Context, raw json.RawMessage) error {
@@ -39,7 +40,6 @@ func (s *lspServer) didOpen(ctx context.Context, raw json.RawMessage) error {
 		return err
 	}
 	td := p.TextDocument
-	s.docs.open(td.URI, td.Version, td.Text)
 	s.engine.DidOpen(ctx, td.URI, td.Version, td.Text)
 	return nil
 }
@@ -49,15 +49,13 @@ func (s *lspServer) didChange(ctx context.Context, raw json.RawMessage) error {
 	if err := decodeParams(raw, &p); err != nil {
 		return err
 	}
-	doc, err := s.docs.change(p.TextDocument.URI, p.TextDocument.Version, p.ContentChanges)
-	if err != nil {
+	if _, err := s.engine.DidChange(ctx, p.TextDocument.URI, p.TextDocument.Version, p.ContentChanges); err != nil {
 		// The editor and server now disagree on the text; say so rather
 		// than answer from a stale copy silently.
 		s.client.LogMessage(ctx, server.MessageError, fmt.Sprintf("torchlsp lost track of %s: %v; reopen the file", p.TextDocument.URI, err))
 		s.log.Error("applying change", zap.Error(err))
 		return err
 	}
-	s.engine.DidChange(ctx, doc.uri, doc.version, doc.mapper.Text())
 	return nil
 }
 
@@ -68,7 +66,6 @@ func (s *lspServer) didClose(ctx context.Context, raw json.RawMessage) error {
 	if err := decodeParams(raw, &p); err != nil {
 		return err
 	}
-	s.docs.close(p.TextDocument.URI)
 	s.engine.DidClose(ctx, p.TextDocument.URI)
 	return nil
 }

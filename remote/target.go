@@ -6,6 +6,7 @@ package remote
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"time"
 )
@@ -80,3 +81,35 @@ func startResident(ctx context.Context, t Target, cmd Command) (Process, error) 
 	}
 	return t.Start(ctx, cmd)
 }
+
+// HopChecker is implemented by targets that reach the interpreter through
+// several hops (ssh, jump hosts) and can test them one by one.
+type HopChecker interface {
+	CheckHops(ctx context.Context) []HopResult
+}
+
+// Opener makes the targets specs describe. The engine is handed one, so
+// it never needs to know how a target is reached.
+type Opener interface {
+	// Open makes the target a spec describes.
+	Open(spec Spec) (Target, error)
+	// SpecFor makes a spec from a target name that is itself an address
+	// (such as ssh://user@host:port); ok is false for names it does not
+	// read, which are then looked up in the configuration.
+	SpecFor(name string) (spec Spec, ok bool, err error)
+}
+
+// LocalOpener opens every spec as a local target and reads no addresses;
+// specs that need another transport are refused.
+type LocalOpener struct{}
+
+// Open implements Opener.
+func (LocalOpener) Open(spec Spec) (Target, error) {
+	if !spec.IsLocal() {
+		return nil, fmt.Errorf("target %s: only local targets can be opened here", spec.Name)
+	}
+	return NewLocal(spec), nil
+}
+
+// SpecFor implements Opener.
+func (LocalOpener) SpecFor(string) (Spec, bool, error) { return Spec{}, false, nil }

@@ -1,19 +1,22 @@
 package server
 
-import "context"
+import (
+	"context"
+
+	"github.com/torchlsp/torchlsp/server/source"
+)
 
 // Position is a place in a text document: 0-based line, and 0-based column
-// counted in UTF-8 bytes within the line. Conversion from editor units
-// (UTF-16 code units, characters) happens at the edges, in lsp/ and cmd/.
-type Position struct {
-	Line   int
-	Column int
-}
+// counted in UTF-8 bytes within the line. Editor units (UTF-16 code units,
+// characters) convert to it in one place, source.Mapper.
+type Position = source.Position
 
 // Range is a half-open span of a document.
-type Range struct {
-	Start, End Position
-}
+type Range = source.Range
+
+// Snapshot is one version of one open document; every request works on
+// the snapshot it was given.
+type Snapshot = source.Snapshot
 
 // Location is a place in a file on this machine. For torch sources it is a
 // file in the read-only local mirror, and TargetPath names the same file on
@@ -42,7 +45,9 @@ const (
 )
 
 // Notifier carries what the engine has to say to the user, whichever
-// front end (editor or command line) drives it.
+// front end (editor or command line) drives it. Every capability is a
+// method; Capabilities says which of them reach a person, so the engine
+// skips work nobody would see. Embed NopNotifier to implement only some.
 type Notifier interface {
 	// ShowMessage shows a message a person should read.
 	ShowMessage(ctx context.Context, typ MessageType, msg string)
@@ -50,12 +55,32 @@ type Notifier interface {
 	LogMessage(ctx context.Context, typ MessageType, msg string)
 	// StartProgress begins a unit of work-done progress.
 	StartProgress(ctx context.Context, title string, cancellable bool) Progress
+	// Status shows a target's state (the torchlsp/status notification).
+	Status(ctx context.Context, s Status)
+	// PublishDiagnostics replaces the diagnostics of a document; ranges
+	// are in the snapshot's text. A nil diags clears them.
+	PublishDiagnostics(ctx context.Context, doc *Snapshot, diags []Diagnostic) error
+	// ShowDocument opens a file in the editor (window/showDocument) and
+	// reports whether it did.
+	ShowDocument(ctx context.Context, loc Location, takeFocus bool) (bool, error)
+	// Capabilities says which of the calls above reach the user.
+	Capabilities() Capabilities
+}
+
+// Capabilities are what a front end can show.
+type Capabilities struct {
+	Status       bool // a status item for the default target
+	Diagnostics  bool // diagnostics in open documents
+	ShowDocument bool // opening a file in the editor
 }
 
 // Progress reports one unit of work. Percent is 0..100, or -1 when unknown.
 type Progress interface {
 	Report(message string, percent int)
 	End(message string)
+	// Cancelled is closed when the user cancels the work; nil when the
+	// progress was not cancellable or the front end cannot cancel.
+	Cancelled() <-chan struct{}
 }
 
 // InitializeParams is what the engine needs from an editor's initialize
@@ -75,11 +100,6 @@ type Status struct {
 	TorchVersion string `json:"torchVersion,omitempty"`
 	State        string `json:"state"` // connecting, indexing, ready, error
 	Message      string `json:"message,omitempty"`
-}
-
-// StatusNotifier is implemented by notifiers that can show target status.
-type StatusNotifier interface {
-	Status(ctx context.Context, s Status)
 }
 
 // Severity grades a diagnostic, as in LSP.
@@ -131,22 +151,4 @@ type CodeAction struct {
 	Edits       map[string][]TextEdit // by document URI
 	Command     *Command
 	Preferred   bool
-}
-
-// DiagnosticsPublisher is implemented by notifiers that can show
-// diagnostics (an editor).
-type DiagnosticsPublisher interface {
-	PublishDiagnostics(ctx context.Context, uri string, version int32, diags []Diagnostic) error
-}
-
-// DocumentShower is implemented by notifiers that can open a document in
-// the editor (window/showDocument).
-type DocumentShower interface {
-	ShowDocument(ctx context.Context, loc Location, takeFocus bool) (bool, error)
-}
-
-// CancellableProgress is progress the user can cancel.
-type CancellableProgress interface {
-	Progress
-	Cancelled() <-chan struct{}
 }

@@ -111,10 +111,9 @@ func (e *Engine) selectTarget(ctx context.Context, args commandArgs) (any, error
 	if _, err := e.Spec(args.Target); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	e.opts.Target = args.Target
-	e.mu.Unlock()
+	e.cfg.selectTarget(args.Target)
 	e.Initialized(ctx)
+	e.republishDiagnostics()
 	e.notify.ShowMessage(ctx, MessageInfo, fmt.Sprintf("torchlsp: target %s", args.Target))
 	return CommandResult{Targets: names, Default: args.Target}, nil
 }
@@ -131,8 +130,8 @@ func (e *Engine) openMirror(ctx context.Context, args commandArgs) (any, error) 
 		return nil, err
 	}
 	path := ps.mirror.SiteDir + "/torch/__init__.py"
-	if shower, ok := e.notify.get().(DocumentShower); ok {
-		_, _ = shower.ShowDocument(ctx, Location{Path: path}, true)
+	if e.notify.Capabilities().ShowDocument {
+		_, _ = e.notify.ShowDocument(ctx, Location{Path: path}, true)
 	}
 	return CommandResult{
 		Path:     path,

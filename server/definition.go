@@ -12,15 +12,15 @@ import (
 // Definition returns where the torch object at pos is defined, in the
 // read-only local mirror of the target's sources (same line numbers as on
 // the target). It returns nil for names torchlsp does not answer for.
-func (e *Engine) Definition(ctx context.Context, uri string, pos Position) ([]Location, error) {
-	ft, _, err := e.flagAt(ctx, uri, pos)
+func (e *Engine) Definition(ctx context.Context, doc *Snapshot, pos Position) ([]Location, error) {
+	ft, _, err := e.flagAt(ctx, doc, pos)
 	switch {
 	case err != nil && !errors.Is(err, errCatalog):
 		return nil, err // the target is unreachable: do not try it twice
 	case err == nil && ft != nil:
 		return []Location{flagLocation(ft)}, nil
 	}
-	t, err := e.lookup(ctx, uri, pos)
+	t, err := e.lookup(ctx, doc, pos)
 	if err != nil || t == nil || t.localPath == "" {
 		return nil, err
 	}

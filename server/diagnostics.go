@@ -8,41 +8,47 @@ import (
 	"strings"
 	"time"
 
+	"github.com/torchlsp/torchlsp/remote"
 	"github.com/torchlsp/torchlsp/server/diagnose"
+	"github.com/torchlsp/torchlsp/server/gates"
 	"github.com/torchlsp/torchlsp/server/pybuf"
 )
 
 // diagnosticsDelay lets a burst of keystrokes settle before checking.
 const diagnosticsDelay = 150 * time.Millisecond
 
-// checked is a document's diagnostics for one version, kept for code
-// actions.
+// checked is a snapshot's diagnostics for one target's torch, kept on the
+// snapshot for code actions.
 type checked struct {
-	version int32
-	diags   []Diagnostic
-	fixes   [][]diagnose.Fix // parallel to diags
+	diags []Diagnostic
+	fixes [][]diagnose.Fix // parallel to diags
+}
+
+// checkKey memoizes a snapshot's diagnostics per flag catalog (one per
+// mirrored torch) and target (whose env the rules read).
+type checkKey struct {
+	cat    *gates.Catalog
+	target string
 }
 
 // Diagnostics checks a document against the target's torch: config flags,
 // compile modes and options, and the threading hazards they create. It
 // returns nil for documents that do not use torch.
-func (e *Engine) Diagnostics(ctx context.Context, uri string) ([]Diagnostic, error) {
-	c, err := e.check(ctx, uri)
+func (e *Engine) Diagnostics(ctx context.Context, doc *Snapshot) ([]Diagnostic, error) {
+	c, err := e.check(ctx, doc)
 	if err != nil || c == nil {
 		return nil, err
 	}
 	return c.diags, nil
 }
 
-func (e *Engine) check(ctx context.Context, uri string) (*checked, error) {
-	d := e.doc(uri)
-	if d == nil {
+// check computes a snapshot's diagnostics, once per snapshot and target.
+func (e *Engine) check(ctx context.Context, doc *Snapshot) (*checked, error) {
+	if doc == nil {
 		return nil, nil
 	}
-	buf, version := d.buffer(e.parsers)
-	text, _ := d.snapshot()
-	if !usesTorch(buf) {
-		return &checked{version: version}, nil
+	if doc.TooLarge() || !usesTorch(doc.Buffer()) {
+		return &checked{}, nil
 	}
 	s, err := e.session("")
 	if err != nil {
@@ -50,13 +56,19 @@ func (e *Engine) check(ctx context.Context, uri string) (*checked, error) {
 	}
 	cat, ps, err := s.catalog(ctx)
 	if errors.Is(err, ErrNotOnTarget) {
-		return &checked{version: version}, nil
+		return &checked{}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	found := diagnose.Check(buf, text, cat, diagnose.Options{SiteDir: ps.mirror.SiteDir, Env: s.spec.Env})
-	c := &checked{version: version}
+	return doc.Memo(checkKey{cat, s.spec.Name}, func() any {
+		return checkWith(doc, cat, ps, s.spec)
+	}).(*checked), nil
+}
+
+func checkWith(doc *Snapshot, cat *gates.Catalog, ps *pkgState, spec remote.Spec) *checked {
+	found := diagnose.Check(doc.Buffer(), []byte(doc.Text()), cat, diagnose.Options{SiteDir: ps.mirror.SiteDir, Env: spec.Env})
+	c := &checked{}
 	for _, fd := range found {
 		diag := Diagnostic{
 			Range:    spanRange(fd.Span),
@@ -76,12 +88,7 @@ func (e *Engine) check(ctx context.Context, uri string) (*checked, error) {
 		c.diags = append(c.diags, diag)
 		c.fixes = append(c.fixes, fd.Fixes)
 	}
-	d.mu.Lock()
-	if d.version == version {
-		d.checked = c
-	}
-	d.mu.Unlock()
-	return c, nil
+	return c
 }
 
 // usesTorch reports whether a buffer imports torch at all; others get no
@@ -107,61 +114,59 @@ func severityOf(s diagnose.Severity) Severity {
 	return SeverityHint
 }
 
-// scheduleDiagnostics checks a document shortly after it changed and
-// publishes the result, if the client can show diagnostics.
-func (e *Engine) scheduleDiagnostics(uri string) {
-	pub, ok := e.notify.get().(DiagnosticsPublisher)
-	if !ok {
+// scheduleDiagnostics checks a snapshot shortly after it was made and
+// publishes the result, if the front end shows diagnostics and the
+// snapshot is still the document's latest by then.
+func (e *Engine) scheduleDiagnostics(doc *Snapshot) {
+	if doc == nil || !e.notify.Capabilities().Diagnostics {
 		return
 	}
-	d := e.doc(uri)
-	if d == nil {
-		return
-	}
-	d.mu.Lock()
-	if d.timer != nil {
-		d.timer.Stop()
-	}
-	version := d.version
-	d.timer = time.AfterFunc(diagnosticsDelay, func() {
-		e.goBackground(func() {
-			ctx, cancel := context.WithTimeout(e.ctx, 5*time.Minute)
-			defer cancel()
-			c, err := e.check(ctx, uri)
-			if err != nil {
-				if e.ctx.Err() == nil {
-					e.notify.LogMessage(ctx, MessageWarning, fmt.Sprintf("diagnostics for %s: %v", uri, err))
-				}
-				return
-			}
-			if c == nil || c.version != version || e.doc(uri) != d {
-				return // a newer version is on its way
-			}
-			diags := append(append([]Diagnostic(nil), c.diags...), e.reproNotesFor(uri)...)
-			if err := pub.PublishDiagnostics(ctx, uri, version, diags); err != nil && e.ctx.Err() == nil {
-				e.notify.LogMessage(ctx, MessageWarning, err.Error())
-			}
-		})
+	time.AfterFunc(diagnosticsDelay, func() {
+		if !e.docs.IsCurrent(doc) {
+			return // a newer version has its own run
+		}
+		e.bg.Go(func() { e.publishDiagnostics(doc) })
 	})
-	d.mu.Unlock()
+}
+
+// publishDiagnostics checks a snapshot and publishes the result, unless a
+// newer version arrived meanwhile.
+func (e *Engine) publishDiagnostics(doc *Snapshot) {
+	ctx, cancel := context.WithTimeout(e.bg.ctx, 5*time.Minute)
+	defer cancel()
+	c, err := e.check(ctx, doc)
+	if err != nil {
+		if !e.bg.Done() {
+			e.notify.LogMessage(ctx, MessageWarning, fmt.Sprintf("diagnostics for %s: %v", doc.URI(), err))
+		}
+		return
+	}
+	if c == nil || !e.docs.IsCurrent(doc) {
+		return
+	}
+	diags := append(append([]Diagnostic(nil), c.diags...), e.reproNotesFor(doc.URI())...)
+	if err := e.notify.PublishDiagnostics(ctx, doc, diags); err != nil && !e.bg.Done() {
+		e.notify.LogMessage(ctx, MessageWarning, err.Error())
+	}
+}
+
+// republishDiagnostics checks every open document again and publishes the
+// results: the target, its torch, trust or the connection changed.
+func (e *Engine) republishDiagnostics() {
+	if !e.notify.Capabilities().Diagnostics {
+		return
+	}
+	for _, doc := range e.docs.All() {
+		e.bg.Go(func() { e.publishDiagnostics(doc) })
+	}
 }
 
 // CodeActions offers the quick fixes of the diagnostics at rng, and the
 // repro commands on torch.compile calls and threading diagnostics.
-func (e *Engine) CodeActions(ctx context.Context, uri string, rng Range, only []string) ([]CodeAction, error) {
-	d := e.doc(uri)
-	if d == nil {
-		return nil, nil
-	}
-	d.mu.Lock()
-	c := d.checked
-	current := c != nil && c.version == d.version
-	d.mu.Unlock()
-	if !current {
-		var err error
-		if c, err = e.check(ctx, uri); err != nil || c == nil {
-			return nil, err
-		}
+func (e *Engine) CodeActions(ctx context.Context, doc *Snapshot, rng Range, only []string) ([]CodeAction, error) {
+	c, err := e.check(ctx, doc)
+	if err != nil || c == nil {
+		return nil, err
 	}
 	var actions []CodeAction
 	wantQuickFix := kindWanted(only, "quickfix")
@@ -178,12 +183,12 @@ func (e *Engine) CodeActions(ctx context.Context, uri string, rng Range, only []
 				Title:       fix.Title,
 				Kind:        "quickfix",
 				Diagnostics: []Diagnostic{diag},
-				Edits:       map[string][]TextEdit{uri: edits},
+				Edits:       map[string][]TextEdit{doc.URI(): edits},
 				Preferred:   fix.Preferred,
 			})
 		}
 	}
-	actions = append(actions, e.reproActions(uri, d, rng, c, only)...)
+	actions = append(actions, e.reproActions(doc, rng, c, only)...)
 	return actions, nil
 }
 

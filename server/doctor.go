@@ -19,12 +19,6 @@ type CheckStep struct {
 	Hint    string // what to do about a failure
 }
 
-// HopChecker is implemented by targets that reach the interpreter through
-// several hops (ssh, jump hosts) and can test them one by one.
-type HopChecker interface {
-	CheckHops(ctx context.Context) []remote.HopResult
-}
-
 // Doctor checks a target step by step: each hop, the interpreter, the
 // helper's round trip, the packages and their mirrors. It stops at the
 // first step that fails, since later ones depend on it. Env values are not
@@ -37,9 +31,7 @@ func (e *Engine) Doctor(ctx context.Context, name string, importTorch bool) ([]C
 	var steps []CheckStep
 	add := func(st CheckStep) bool { steps = append(steps, st); return st.OK }
 
-	e.mu.Lock()
-	sources := append([]string(nil), e.resolved.Sources...)
-	e.mu.Unlock()
+	sources := e.cfg.sources()
 	if len(sources) == 0 {
 		sources = []string{"built-in defaults"}
 	}
@@ -54,7 +46,7 @@ func (e *Engine) Doctor(ctx context.Context, name string, importTorch bool) ([]C
 	}
 	add(CheckStep{Name: "config", OK: true, Detail: fmt.Sprintf("target %s (%s) from %s", s.spec.Name, desc, strings.Join(sources, ", "))})
 
-	if hc, ok := s.target.(HopChecker); ok {
+	if hc, ok := s.target.(remote.HopChecker); ok {
 		for _, h := range hc.CheckHops(ctx) {
 			st := CheckStep{Name: "hop " + h.Name, OK: h.Err == nil, Latency: h.Latency, Detail: h.Addr}
 			if h.Err != nil {
@@ -101,7 +93,7 @@ func (e *Engine) Doctor(ctx context.Context, name string, importTorch bool) ([]C
 		}
 		add(CheckStep{Name: "package " + pkg, OK: true, Latency: time.Since(t0),
 			Detail: fmt.Sprintf("%s %s at %s (%d files, %.1f MB)", pkg, info.Version, info.Location, info.FilesCount, float64(info.Bytes)/1e6)})
-		m, err := remote.LookupMirror(e.dirs.Cache, s.spec, pkg)
+		m, err := remote.LookupMirror(e.opts.Dirs.Cache, s.spec, pkg)
 		switch {
 		case err == nil && m != nil && m.Manifest.Version == info.Version:
 			add(CheckStep{Name: "mirror " + pkg, OK: true, Detail: m.Root})

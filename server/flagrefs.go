@@ -15,12 +15,11 @@ import (
 // chain, options key, patch key, env var). It consults the target's flag
 // catalog only when the position could name one, so hovering the user's
 // own names never waits for torch to be mirrored.
-func (e *Engine) flagAt(ctx context.Context, uri string, pos Position) (*flagTarget, pybuf.Span, error) {
-	d := e.doc(uri)
-	if d == nil {
+func (e *Engine) flagAt(ctx context.Context, doc *Snapshot, pos Position) (*flagTarget, pybuf.Span, error) {
+	if doc == nil {
 		return nil, pybuf.Span{}, nil
 	}
-	buf, _ := d.buffer(e.parsers)
+	buf := doc.Buffer()
 	p := pybuf.Pos{Line: pos.Line, Col: pos.Column}
 	ref, refOK := buf.RefAt(p)
 	_, _, strOK := buf.StringAt(p)
@@ -38,8 +37,7 @@ func (e *Engine) flagAt(ctx context.Context, uri string, pos Position) (*flagTar
 	if err != nil {
 		return nil, pybuf.Span{}, err
 	}
-	_, _, refs := d.flagRefs(e.parsers, cat)
-	fr, ok := flagRefAt(refs, p)
+	fr, ok := flagRefAt(doc.FlagRefs(cat), p)
 	if !ok {
 		return nil, pybuf.Span{}, nil
 	}
@@ -111,8 +109,8 @@ func siteLocations(ft *flagTarget) []Location {
 
 // References lists, for a config flag, its definition (when asked), every
 // place the target's torch reads it, and its uses in open documents.
-func (e *Engine) References(ctx context.Context, uri string, pos Position, includeDecl bool) ([]Location, error) {
-	ft, _, err := e.flagAt(ctx, uri, pos)
+func (e *Engine) References(ctx context.Context, doc *Snapshot, pos Position, includeDecl bool) ([]Location, error) {
+	ft, _, err := e.flagAt(ctx, doc, pos)
 	if err != nil || ft == nil {
 		return nil, err
 	}
@@ -127,20 +125,13 @@ func (e *Engine) References(ctx context.Context, uri string, pos Position, inclu
 
 // workspaceUses finds a flag's uses in the open documents.
 func (e *Engine) workspaceUses(cat *gates.Catalog, f *gates.Flag) []Location {
-	e.mu.Lock()
-	docs := make([]*document, 0, len(e.docs))
-	for _, d := range e.docs {
-		docs = append(docs, d)
-	}
-	e.mu.Unlock()
 	var out []Location
-	for _, d := range docs {
-		_, _, refs := d.flagRefs(e.parsers, cat)
-		for _, r := range refs {
+	for _, d := range e.docs.All() {
+		for _, r := range d.FlagRefs(cat) {
 			if r.Flag != f {
 				continue
 			}
-			out = append(out, Location{URI: d.uri, Path: d.path, Range: spanRange(r.Span)})
+			out = append(out, Location{URI: d.URI(), Path: d.Path(), Range: spanRange(r.Span)})
 		}
 	}
 	return out

@@ -45,7 +45,7 @@ func (s *session) catalog(ctx context.Context) (*gates.Catalog, *pkgState, error
 	}
 	ps.gates.once.Do(func() {
 		cache := filepath.Join(ps.mirror.Root, "gates.bin")
-		ps.gates.cat, ps.gates.err = gates.Open(s.eng.ctx, ps.mirror.SiteDir, cache, gates.Options{})
+		ps.gates.cat, ps.gates.err = gates.Open(s.env.bg.ctx, ps.mirror.SiteDir, cache, gates.Options{})
 		if ps.gates.err != nil {
 			ps.gates.err = fmt.Errorf("%w: %w", errCatalog, ps.gates.err)
 		}
@@ -61,9 +61,9 @@ func (s *session) effective(ctx context.Context, f *gates.Flag, wait time.Durati
 	if !ok {
 		st = &effectiveState{done: make(chan struct{})}
 		s.effectiveVals[f.Module] = st
-		started := s.eng.goBackground(func() {
+		started := s.env.bg.Go(func() {
 			defer close(st.done)
-			ctx, cancel := context.WithTimeout(s.eng.ctx, s.eng.opts.InspectTimeout)
+			ctx, cancel := context.WithTimeout(s.env.bg.ctx, s.env.inspectTimeout)
 			defer cancel()
 			st.err = s.importing(ctx, "torch", func() (err error) {
 				st.cfg, err = s.client.EvalConfig(ctx, f.Module)

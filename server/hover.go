@@ -13,8 +13,8 @@ import (
 // Hover describes the torch object at pos: its signature, the summary of
 // its docstring, where it is defined on the target, and which torch and
 // target answered. It returns nil when torchlsp has nothing to say.
-func (e *Engine) Hover(ctx context.Context, uri string, pos Position) (*Hover, error) {
-	ft, span, err := e.flagAt(ctx, uri, pos)
+func (e *Engine) Hover(ctx context.Context, doc *Snapshot, pos Position) (*Hover, error) {
+	ft, span, err := e.flagAt(ctx, doc, pos)
 	if err != nil && !errors.Is(err, errCatalog) {
 		return nil, err // the target is unreachable: do not try it twice
 	}
@@ -23,7 +23,7 @@ func (e *Engine) Hover(ctx context.Context, uri string, pos Position) (*Hover, e
 		r := spanRange(span)
 		return &Hover{Markdown: renderFlagHover(ft), Range: &r}, nil
 	}
-	ref, ok := e.refAt(uri, pos)
+	ref, ok := refAt(doc, pos)
 	if !ok {
 		return nil, nil
 	}

@@ -47,6 +47,7 @@ var benchQueries = [][2]string{
 type benchEngine struct {
 	eng       *Engine
 	uri       string
+	doc       *Snapshot
 	positions []Position
 }
 
@@ -80,7 +81,7 @@ func newBenchEngine(b *testing.B, target map[string]any) *benchEngine {
 	}
 	eng.Initialized(ctx)
 	be := &benchEngine{eng: eng, uri: "file://" + filepath.Join(root, "train.py")}
-	eng.DidOpen(be.uri, 1, string(script))
+	be.doc = eng.DidOpen(ctx, be.uri, 1, string(script))
 	text := string(script)
 	for _, q := range benchQueries {
 		at := strings.Index(text, q[0])
@@ -107,14 +108,14 @@ func newBenchEngine(b *testing.B, target map[string]any) *benchEngine {
 	}
 	answered := 0
 	for _, p := range be.positions {
-		h, err := eng.Hover(ctx, be.uri, p)
+		h, err := eng.Hover(ctx, be.doc, p)
 		if err != nil {
 			b.Fatalf("hover at %v: %v", p, err)
 		}
 		if h != nil {
 			answered++
 		}
-		if _, err := eng.Definition(ctx, be.uri, p); err != nil {
+		if _, err := eng.Definition(ctx, be.doc, p); err != nil {
 			b.Fatalf("definition at %v: %v", p, err)
 		}
 	}
@@ -144,7 +145,7 @@ func (be *benchEngine) hoverLoop(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, p := range be.positions {
-			if _, err := be.eng.Hover(ctx, be.uri, p); err != nil {
+			if _, err := be.eng.Hover(ctx, be.doc, p); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -157,7 +158,7 @@ func (be *benchEngine) definitionLoop(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, p := range be.positions {
-			if _, err := be.eng.Definition(ctx, be.uri, p); err != nil {
+			if _, err := be.eng.Definition(ctx, be.doc, p); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -181,7 +182,7 @@ func BenchmarkDefinitionDebianTorch(b *testing.B) {
 // definition of nn.Linear. Engine start and shutdown are outside the timer.
 func benchWarmRestart(b *testing.B, target map[string]any) {
 	first := newBenchEngine(b, target)
-	dirs := first.eng.dirs
+	dirs := first.eng.opts.Dirs
 	script, err := os.ReadFile(benchScript)
 	if err != nil {
 		b.Fatal(err)
@@ -201,8 +202,8 @@ func benchWarmRestart(b *testing.B, target map[string]any) {
 			b.Fatal(err)
 		}
 		eng.Initialized(ctx)
-		eng.DidOpen(first.uri, 1, string(script))
-		locs, err := eng.Definition(ctx, first.uri, p)
+		doc := eng.DidOpen(ctx, first.uri, 1, string(script))
+		locs, err := eng.Definition(ctx, doc, p)
 		if err != nil || len(locs) != 1 {
 			b.Fatalf("first definition after restart: %v, %v", locs, err)
 		}

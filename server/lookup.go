@@ -42,22 +42,20 @@ var refZero pybuf.Ref
 // lookup resolves the name at pos in a document. It returns (nil, nil) when
 // torchlsp has nothing to say: the user's own names, the standard library,
 // packages the target does not have.
-func (e *Engine) lookup(ctx context.Context, uri string, pos Position) (*target, error) {
-	ref, ok := e.refAt(uri, pos)
+func (e *Engine) lookup(ctx context.Context, doc *Snapshot, pos Position) (*target, error) {
+	ref, ok := refAt(doc, pos)
 	if !ok {
 		return nil, nil
 	}
 	return e.resolve(ctx, ref.Qualname, ref)
 }
 
-// refAt returns the alias-resolved name at pos in an open document.
-func (e *Engine) refAt(uri string, pos Position) (pybuf.Ref, bool) {
-	d := e.doc(uri)
-	if d == nil {
+// refAt returns the alias-resolved name at pos in a document.
+func refAt(doc *Snapshot, pos Position) (pybuf.Ref, bool) {
+	if doc == nil {
 		return pybuf.Ref{}, false
 	}
-	buf, _ := d.buffer(e.parsers)
-	ref, ok := buf.RefAt(pybuf.Pos{Line: pos.Line, Col: pos.Column})
+	ref, ok := doc.Buffer().RefAt(pybuf.Pos{Line: pos.Line, Col: pos.Column})
 	if !ok || ref.Qualname == "" || ref.Kind == pybuf.KindKeyword {
 		return pybuf.Ref{}, false
 	}

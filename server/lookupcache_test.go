@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/torchlsp/torchlsp/server/source"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,13 +64,13 @@ func TestLookupCacheKeepsRangesPerReference(t *testing.T) {
 	eng := fixtureEngine(t)
 	text := "import torch\nfrom torch import nn\n\na = nn.Linear(4, 4)\nb = torch.nn.Linear(2, 2)\nc = nn.Linear\n"
 	uri := "file:///work/cache_test.py"
-	eng.DidOpen(uri, 1, text)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	doc := eng.DidOpen(ctx, uri, 1, text)
 
 	var first string
 	for i, p := range []Position{posOf(t, text, "Linear", 0, 1), posOf(t, text, "Linear", 1, 1), posOf(t, text, "Linear", 2, 3)} {
-		h, err := eng.Hover(ctx, uri, p)
+		h, err := eng.Hover(ctx, doc, p)
 		if err != nil || h == nil {
 			t.Fatalf("hover %d at %v: %v, %v", i, p, h, err)
 		}
@@ -84,7 +85,7 @@ func TestLookupCacheKeepsRangesPerReference(t *testing.T) {
 		if h.Range == nil || h.Range.Start.Line != p.Line {
 			t.Errorf("hover %d range = %+v, want one on line %d", i, h.Range, p.Line)
 		}
-		locs, err := eng.Definition(ctx, uri, p)
+		locs, err := eng.Definition(ctx, doc, p)
 		if err != nil || len(locs) != 1 || !strings.HasSuffix(locs[0].Path, "torch/nn/modules/linear.py") {
 			t.Errorf("definition %d = %+v, %v", i, locs, err)
 		}
@@ -112,9 +113,9 @@ func TestFlagRefsFollowEdits(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	eng.DidOpen(uri, 1, before)
+	doc := eng.DidOpen(ctx, uri, 1, before)
 	isFlag := func(text string, p Position) bool {
-		h, err := eng.Hover(ctx, uri, p)
+		h, err := eng.Hover(ctx, doc, p)
 		if err != nil {
 			t.Fatalf("hover at %v: %v", p, err)
 		}
@@ -124,7 +125,10 @@ func TestFlagRefsFollowEdits(t *testing.T) {
 	if !isFlag(before, old) {
 		t.Fatal("no flag hover before the edit")
 	}
-	eng.DidChange(uri, 2, after)
+	doc, err := eng.DidChange(ctx, uri, 2, []source.Change{{Text: after}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if isFlag(after, old) {
 		t.Errorf("line %d still hovers as the flag after the edit moved it", old.Line)
 	}

@@ -25,12 +25,11 @@ var reproCodes = map[string]bool{
 
 // reproActions offers "Run threaded repro" on a torch.compile call at rng
 // and on the threading diagnostics.
-func (e *Engine) reproActions(uri string, d *document, rng Range, c *checked, only []string) []CodeAction {
+func (e *Engine) reproActions(doc *Snapshot, rng Range, c *checked, only []string) []CodeAction {
 	if !kindWanted(only, "source") && !kindWanted(only, "quickfix") {
 		return nil
 	}
-	buf, _ := d.buffer(e.parsers)
-	call, ok := compileCallNear(buf, rng.Start.Line)
+	call, ok := compileCallNear(doc.Buffer(), rng.Start.Line)
 	if !ok {
 		return nil
 	}
@@ -45,8 +44,8 @@ func (e *Engine) reproActions(uri string, d *document, rng Range, c *checked, on
 		return nil
 	}
 	_, def := e.Targets()
-	names := e.configuredTargets()
-	args := commandArgs{URI: uri, Line: call.Span.Start.Line}
+	names := e.cfg.configured()
+	args := commandArgs{URI: doc.URI(), Line: call.Span.Start.Line}
 	actions := []CodeAction{{
 		Title:       fmt.Sprintf("Run threaded repro on %s", def),
 		Kind:        "quickfix",
@@ -95,7 +94,7 @@ func compileCallNear(buf *pybuf.Buffer, line int) (pybuf.Call, bool) {
 
 // ReproRequest asks for threaded repro runs of a compile call.
 type ReproRequest struct {
-	URI     string
+	Doc     *Snapshot
 	Line    int      // 0-based line of (or after) the torch.compile call
 	Targets []string // empty: the default target
 	All     bool     // every configured target
@@ -115,26 +114,24 @@ type ReproResult struct {
 // target, and reports what happened, with torch frames linked to the
 // mirror.
 func (e *Engine) Repro(ctx context.Context, req ReproRequest) (*ReproResult, error) {
-	d := e.doc(req.URI)
-	if d == nil {
-		return nil, fmt.Errorf("repro: %s is not open", req.URI)
+	doc := req.Doc
+	if doc == nil {
+		return nil, errors.New("repro: the document is not open")
 	}
-	buf, _ := d.buffer(e.parsers)
-	text, _ := d.snapshot()
-	call, ok := compileCallNear(buf, req.Line)
+	call, ok := compileCallNear(doc.Buffer(), req.Line)
 	if !ok {
 		return nil, fmt.Errorf("repro: no torch.compile call at or before line %d", req.Line+1)
 	}
-	workspace := e.folderOf(d.path)
-	if workspace == "" && d.path != "" {
-		workspace = filepath.Dir(d.path)
+	workspace := e.folderOf(doc.Path())
+	if workspace == "" && doc.Path() != "" {
+		workspace = filepath.Dir(doc.Path())
 	}
 	if workspace == "" {
 		return nil, errors.New("repro: the file is not in a workspace folder, where the run's files are kept")
 	}
 	names := req.Targets
 	if req.All {
-		names = e.configuredTargets()
+		names = e.cfg.configured()
 	}
 	if len(names) == 0 {
 		names = []string{""}
@@ -155,7 +152,7 @@ func (e *Engine) Repro(ctx context.Context, req ReproRequest) (*ReproResult, err
 			errs = append(errs, fmt.Errorf("target %s: %w", s.spec.Name, err))
 			continue
 		}
-		spec := reproSpec(buf, text, call, cat, req.Threads)
+		spec := reproSpec(doc.FlagRefs(cat), call, cat, req.Threads)
 		variants, err := repro.Generate(spec)
 		if err != nil {
 			return nil, fmt.Errorf("repro: %w", err)
@@ -185,17 +182,17 @@ func (e *Engine) Repro(ctx context.Context, req ReproRequest) (*ReproResult, err
 		b.WriteString(r.Markdown(mapFrame))
 	}
 	res := &ReproResult{Reports: reports, Markdown: b.String()}
-	e.noteRepro(req.URI, call, reports)
+	e.noteRepro(doc.URI(), call, reports)
 	return res, errors.Join(errs...)
 }
 
 // reproSpec reads a compile call's settings, and the config assignments
 // and patches in its file, into a repro spec.
-func reproSpec(buf *pybuf.Buffer, src []byte, call pybuf.Call, cat *gates.Catalog, threads int) repro.Spec {
+func reproSpec(refs []diagnose.FlagRef, call pybuf.Call, cat *gates.Catalog, threads int) repro.Spec {
 	// Without torch.compile on the target (Debian's torch 1.13), the
 	// stand-in backend shows how the pattern fails.
 	spec := repro.Spec{Threads: threads, StandIn: !cat.HasCompile, CompileInThreads: true}
-	for _, r := range diagnose.FlagRefs(buf, src, cat) {
+	for _, r := range refs {
 		switch r.Spelling {
 		case diagnose.SpellAttribute, diagnose.SpellPatchString, diagnose.SpellPatchDict, diagnose.SpellPatchKwarg:
 		default:
@@ -232,7 +229,7 @@ func reproSpec(buf *pybuf.Buffer, src []byte, call pybuf.Call, cat *gates.Catalo
 // reproNotes keeps the last repro summary of each compile call, shown as a
 // diagnostic on it.
 type reproNotes struct {
-	mu    sync.Mutex
+	mu    sync.Mutex              // guards notes
 	notes map[string][]Diagnostic // by document URI
 }
 
@@ -262,7 +259,7 @@ func (e *Engine) noteRepro(uri string, call pybuf.Call, reports []repro.Report) 
 	}
 	e.repros.notes[uri] = []Diagnostic{diag}
 	e.repros.mu.Unlock()
-	e.scheduleDiagnostics(uri)
+	e.scheduleDiagnostics(e.docs.Get(uri))
 }
 
 func (e *Engine) reproNotesFor(uri string) []Diagnostic {
@@ -277,16 +274,16 @@ func (e *Engine) reproCommand(ctx context.Context, args commandArgs) (any, error
 	prog := e.notify.StartProgress(ctx, "torchlsp: threaded repro", true)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if cp, ok := prog.(CancellableProgress); ok {
+	if cancelled := prog.Cancelled(); cancelled != nil {
 		go func() {
 			select {
-			case <-cp.Cancelled():
+			case <-cancelled:
 				cancel()
 			case <-ctx.Done():
 			}
 		}()
 	}
-	req := ReproRequest{URI: args.URI, Line: args.Line, All: args.All}
+	req := ReproRequest{Doc: e.docs.Get(args.URI), Line: args.Line, All: args.All}
 	if args.Target != "" {
 		req.Targets = []string{args.Target}
 	}
@@ -306,8 +303,8 @@ func (e *Engine) reproCommand(ctx context.Context, args commandArgs) (any, error
 	for _, r := range res.Reports {
 		if r.Dir != "" {
 			out.Path = filepath.Join(r.Dir, "report.md")
-			if shower, ok := e.notify.get().(DocumentShower); ok {
-				_, _ = shower.ShowDocument(ctx, Location{Path: out.Path}, true)
+			if e.notify.Capabilities().ShowDocument {
+				_, _ = e.notify.ShowDocument(ctx, Location{Path: out.Path}, true)
 			}
 			break
 		}
@@ -323,16 +320,4 @@ func errText(err error) string {
 		return "no result"
 	}
 	return err.Error()
-}
-
-// configuredTargets lists the targets for "every target": the configured
-// ones, and the built-in local target only when it is the default.
-func (e *Engine) configuredTargets() []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	r := e.resolved
-	if e.opts.Target != "" {
-		r.Default = e.opts.Target
-	}
-	return r.Configured()
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/torchlsp/torchlsp/server/gates"
-	"github.com/torchlsp/torchlsp/server/pybuf"
+	"github.com/torchlsp/torchlsp/server/source"
 )
 
 // TestReproSpec reads a compile call's settings and the config changes of
@@ -29,12 +29,12 @@ def f(x):
 g = torch.compile(f, mode="reduce-overhead", backend="inductor", fullgraph=True, dynamic=False,
                   options={"triton.cudagraphs": False})
 `)
-	buf := pybuf.Parse(src)
-	call, ok := compileCallNear(buf, 11)
+	doc, _ := source.NewStore(0, nil).Open("file:///w/t.py", 1, string(src))
+	call, ok := compileCallNear(doc.Buffer(), 11)
 	if !ok {
 		t.Fatal("no compile call found")
 	}
-	spec := reproSpec(buf, src, call, cat, 3)
+	spec := reproSpec(doc.FlagRefs(cat), call, cat, 3)
 	if spec.Mode != "reduce-overhead" || spec.Backend != "inductor" || !spec.Fullgraph || spec.Dynamic == nil || *spec.Dynamic || spec.Threads != 3 {
 		t.Errorf("call settings: %+v", spec)
 	}

@@ -17,7 +17,7 @@ import (
 // helper, and the mirrored, indexed packages. Packages load in the
 // background; a query waits only for the package it needs.
 type session struct {
-	eng    *Engine
+	env    sessionEnv
 	spec   remote.Spec
 	target remote.Target
 	client *remote.Client
@@ -48,20 +48,30 @@ type pkgState struct {
 // or is not a third-party package torchlsp answers for.
 var ErrNotOnTarget = errors.New("not on the target")
 
-func newSession(eng *Engine, spec remote.Spec) (*session, error) {
-	t, err := eng.openTarget(spec)
-	if err != nil {
-		return nil, fmt.Errorf("target %q: %w", spec.Name, err)
-	}
+// sessionEnv is what a session needs from the engine that owns it.
+type sessionEnv struct {
+	bg     *background // runs loads and checks; its context is the engine's lifetime
+	notify Notifier
+	// status reports a target's state for the status item.
+	status         func(target, version, state, msg string)
+	cacheDir       string // mirrors live under it
+	connectTimeout time.Duration
+	inspectTimeout time.Duration
+	// validateCache makes a cached mirror wait for the target's word
+	// that it is current (one-shot command-line runs).
+	validateCache bool
+}
+
+func newSession(env sessionEnv, spec remote.Spec, t remote.Target) *session {
 	return &session{
-		eng:    eng,
+		env:    env,
 		spec:   spec,
 		target: t,
 		client: remote.NewClient(t, spec),
 		pkgs:   map[string]*pkgState{},
 
 		effectiveVals: map[string]*effectiveState{},
-	}, nil
+	}
 }
 
 func (s *session) close() error {
@@ -89,14 +99,14 @@ func (s *session) startLoad(name string, fresh bool) *pkgState {
 	}
 	ps := &pkgState{name: name, fresh: fresh, done: make(chan struct{})}
 	s.pkgs[name] = ps
-	started := s.eng.goBackground(func() {
+	started := s.env.bg.Go(func() {
 		defer close(ps.done)
 		start := time.Now()
-		ps.err = s.load(s.eng.ctx, ps)
+		ps.err = s.load(s.env.bg.ctx, ps)
 		ps.loaded = time.Since(start)
-		if ps.err != nil && !errors.Is(ps.err, ErrNotOnTarget) && s.eng.ctx.Err() == nil {
-			s.eng.notify.ShowMessage(s.eng.ctx, MessageError, fmt.Sprintf("torchlsp: target %s: %v", s.spec.Name, ps.err))
-			s.eng.status(s.spec.Name, "", "error", ps.err.Error())
+		if ps.err != nil && !errors.Is(ps.err, ErrNotOnTarget) && s.env.bg.ctx.Err() == nil {
+			s.env.notify.ShowMessage(s.env.bg.ctx, MessageError, fmt.Sprintf("torchlsp: target %s: %v", s.spec.Name, ps.err))
+			s.env.status(s.spec.Name, "", "error", ps.err.Error())
 		}
 	})
 	if !started {
@@ -131,23 +141,23 @@ func (s *session) pkg(ctx context.Context, name string) (*pkgState, error) {
 // located on the target and mirrored. The index opens lazily and builds in
 // the background.
 func (s *session) load(ctx context.Context, ps *pkgState) error {
-	cacheRoot := s.eng.dirs.Cache
+	cacheRoot := s.env.cacheDir
 	cached, err := remote.LookupMirror(cacheRoot, s.spec, ps.name)
 	if err != nil || ps.fresh {
 		cached = nil
 	}
-	if cached != nil && !s.eng.opts.ValidateCache {
+	if cached != nil && !s.env.validateCache {
 		// Answer from the cache at once; check the target in the
 		// background.
 		if err := s.use(ps, cached, infoOf(cached)); err != nil {
 			return err
 		}
-		s.eng.goBackground(func() { s.revalidate(ctx, ps) })
+		s.env.bg.Go(func() { s.revalidate(ctx, ps) })
 		return nil
 	}
 
-	s.eng.status(s.spec.Name, "", "connecting", "")
-	prog := s.eng.notify.StartProgress(ctx, fmt.Sprintf("torchlsp: %s on %s", ps.name, s.spec.Name), false)
+	s.env.status(s.spec.Name, "", "connecting", "")
+	prog := s.env.notify.StartProgress(ctx, fmt.Sprintf("torchlsp: %s on %s", ps.name, s.spec.Name), false)
 	fail := func(err error) error {
 		if ctx.Err() != nil {
 			prog.End("cancelled")
@@ -181,7 +191,7 @@ func (s *session) use(ps *pkgState, m *remote.MirrorTree, info remote.PackageInf
 	if err := s.openIndex(ps); err != nil {
 		return err
 	}
-	s.eng.status(s.spec.Name, info.Version, "ready", "")
+	s.env.status(s.spec.Name, info.Version, "ready", "")
 	return nil
 }
 
@@ -193,7 +203,7 @@ func sameInstall(a, b remote.PackageInfo) bool {
 
 // locate asks the helper where a package is installed.
 func (s *session) locate(ctx context.Context, name string) (remote.PackageInfo, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.eng.opts.ConnectTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.env.connectTimeout)
 	defer cancel()
 	info, err := s.client.PackageInfo(ctx, name)
 	if remote.IsRemoteError(err, "ModuleNotFoundError") || (err == nil && info.Location == "") {
@@ -223,9 +233,9 @@ func (s *session) answersFor(name string, info remote.PackageInfo) bool {
 
 func (s *session) mirror(ctx context.Context, info remote.PackageInfo, prog Progress) (*remote.MirrorTree, error) {
 	prog.Report(fmt.Sprintf("mirroring %s %s (%d files)", info.Name, info.Version, info.FilesCount), 0)
-	s.eng.status(s.spec.Name, info.Version, "indexing", "mirroring")
+	s.env.status(s.spec.Name, info.Version, "indexing", "mirroring")
 	var last int
-	return remote.Mirror(ctx, s.target, s.spec, info, s.eng.dirs.Cache, func(done, total int64) {
+	return remote.Mirror(ctx, s.target, s.spec, info, s.env.cacheDir, func(done, total int64) {
 		if total <= 0 {
 			return
 		}
@@ -244,9 +254,9 @@ func (s *session) openIndex(ps *pkgState) error {
 		return fmt.Errorf("index %s: %w", ps.name, err)
 	}
 	ps.index = ix
-	s.eng.goBackground(func() {
-		if err := ix.Build(s.eng.ctx); err != nil && s.eng.ctx.Err() == nil {
-			s.eng.notify.LogMessage(s.eng.ctx, MessageWarning, fmt.Sprintf("index %s: %v", ps.name, err))
+	s.env.bg.Go(func() {
+		if err := ix.Build(s.env.bg.ctx); err != nil && s.env.bg.ctx.Err() == nil {
+			s.env.notify.LogMessage(s.env.bg.ctx, MessageWarning, fmt.Sprintf("index %s: %v", ps.name, err))
 		}
 	})
 	return nil
@@ -258,22 +268,22 @@ func (s *session) revalidate(ctx context.Context, ps *pkgState) {
 	info, err := s.locate(ctx, ps.name)
 	if err != nil {
 		if ctx.Err() == nil {
-			s.eng.notify.LogMessage(ctx, MessageWarning, fmt.Sprintf("target %s: using the cached mirror of %s %s: %v", s.spec.Name, ps.name, ps.info.Version, err))
+			s.env.notify.LogMessage(ctx, MessageWarning, fmt.Sprintf("target %s: using the cached mirror of %s %s: %v", s.spec.Name, ps.name, ps.info.Version, err))
 		}
 		return
 	}
 	if sameInstall(info, ps.info) {
 		return
 	}
-	s.eng.notify.ShowMessage(ctx, MessageInfo, fmt.Sprintf("torchlsp: %s on %s changed from %s to %s; mirroring again", ps.name, s.spec.Name, ps.info.Version, info.Version))
+	s.env.notify.ShowMessage(ctx, MessageInfo, fmt.Sprintf("torchlsp: %s on %s changed from %s to %s; mirroring again", ps.name, s.spec.Name, ps.info.Version, info.Version))
 	// Queries keep using the old mirror until the new one is ready.
 	next := &pkgState{name: ps.name, fresh: true, done: make(chan struct{})}
-	s.eng.goBackground(func() {
+	s.env.bg.Go(func() {
 		defer close(next.done)
 		next.err = s.load(ctx, next)
 		if next.err != nil {
 			if ctx.Err() == nil {
-				s.eng.notify.ShowMessage(ctx, MessageError, fmt.Sprintf("torchlsp: target %s: %v", s.spec.Name, next.err))
+				s.env.notify.ShowMessage(ctx, MessageError, fmt.Sprintf("torchlsp: target %s: %v", s.spec.Name, next.err))
 			}
 			return
 		}
@@ -317,7 +327,7 @@ func (s *session) importing(ctx context.Context, pkg string, call func() error) 
 	if done {
 		return call()
 	}
-	prog := s.eng.notify.StartProgress(ctx, fmt.Sprintf("torchlsp: importing %s on %s", pkg, s.spec.Name), false)
+	prog := s.env.notify.StartProgress(ctx, fmt.Sprintf("torchlsp: importing %s on %s", pkg, s.spec.Name), false)
 	start := time.Now()
 	err := call()
 	if err != nil && !remote.IsRemoteError(err, "") {

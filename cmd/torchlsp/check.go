@@ -13,8 +13,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/torchlsp/torchlsp/lsp"
 	"github.com/torchlsp/torchlsp/server"
+	"github.com/torchlsp/torchlsp/server/source"
 )
 
 // errFindings makes `check` exit 1 without another message.
@@ -63,14 +63,14 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		abs, _ := filepath.Abs(path)
-		uri := "file://" + abs
-		eng.DidOpen(uri, 1, string(text))
-		diags, err := eng.Diagnostics(ctx, uri)
-		eng.DidClose(uri)
+		uri := source.FileURI(abs)
+		doc := eng.DidOpen(ctx, uri, 1, string(text))
+		diags, err := eng.Diagnostics(ctx, doc)
+		eng.DidClose(ctx, uri)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		m := lsp.NewMapper(string(text))
+		m := doc.Mapper()
 		for _, d := range diags {
 			line, col, err := m.ToCharColumn(d.Range.Start)
 			if err != nil {

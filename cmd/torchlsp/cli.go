@@ -12,9 +12,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/torchlsp/torchlsp/lsp"
+	"github.com/torchlsp/torchlsp/remote/sshtarget"
 	"github.com/torchlsp/torchlsp/server"
 	"github.com/torchlsp/torchlsp/server/config"
+	"github.com/torchlsp/torchlsp/server/source"
 )
 
 // commonFlags are the flags every engine-backed command takes.
@@ -87,6 +88,7 @@ func newEngine(ctx context.Context, c commonFlags, folder string, stderr io.Writ
 	}
 	eng := server.New(server.Options{
 		Dirs:     dirs,
+		Opener:   sshtarget.Opener{},
 		Notifier: &cliNotifier{w: stderr, quiet: c.quiet},
 		Target:   c.target,
 		Python:   c.python,
@@ -126,41 +128,40 @@ func engineHere(ctx context.Context, c commonFlags, stderr io.Writer) (context.C
 
 // openAt starts an engine for a FILE:LINE:COL argument, opens the file and
 // converts the position to the engine's units.
-func openAt(ctx context.Context, name string, args []string, stderr io.Writer) (*server.Engine, string, server.Position, context.CancelFunc, error) {
+func openAt(ctx context.Context, name string, args []string, stderr io.Writer) (*server.Engine, *server.Snapshot, server.Position, context.CancelFunc, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	var c commonFlags
 	c.register(fs)
 	if err := parseFlags(fs, args); err != nil {
-		return nil, "", server.Position{}, nil, err
+		return nil, nil, server.Position{}, nil, err
 	}
 	if fs.NArg() != 1 {
-		return nil, "", server.Position{}, nil, usageError{fmt.Errorf("want one FILE:LINE:COL argument")}
+		return nil, nil, server.Position{}, nil, usageError{fmt.Errorf("want one FILE:LINE:COL argument")}
 	}
 	fp, err := parseFilePos(fs.Arg(0))
 	if err != nil {
-		return nil, "", server.Position{}, nil, err
+		return nil, nil, server.Position{}, nil, err
 	}
 	abs, err := filepath.Abs(fp.path)
 	if err != nil {
-		return nil, "", server.Position{}, nil, err
+		return nil, nil, server.Position{}, nil, err
 	}
 	text, err := os.ReadFile(abs)
 	if err != nil {
-		return nil, "", server.Position{}, nil, err
+		return nil, nil, server.Position{}, nil, err
 	}
-	pos, err := lsp.NewMapper(string(text)).FromCharColumn(fp.line, fp.col)
+	pos, err := source.NewMapper(string(text)).FromCharColumn(fp.line, fp.col)
 	if err != nil {
-		return nil, "", server.Position{}, nil, fmt.Errorf("%s: %w", fs.Arg(0), err)
+		return nil, nil, server.Position{}, nil, fmt.Errorf("%s: %w", fs.Arg(0), err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	eng, err := newEngine(ctx, c, workspaceOf(abs), stderr)
 	if err != nil {
 		cancel()
-		return nil, "", server.Position{}, nil, err
+		return nil, nil, server.Position{}, nil, err
 	}
-	uri := "file://" + abs
-	eng.DidOpen(uri, 1, string(text))
-	return eng, uri, pos, func() {
+	doc := eng.DidOpen(ctx, source.FileURI(abs), 1, string(text))
+	return eng, doc, pos, func() {
 		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer scancel()
 		_ = eng.Shutdown(sctx)
@@ -169,12 +170,12 @@ func openAt(ctx context.Context, name string, args []string, stderr io.Writer) (
 }
 
 func runHover(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	eng, uri, pos, done, err := openAt(ctx, "hover", args, stderr)
+	eng, doc, pos, done, err := openAt(ctx, "hover", args, stderr)
 	if err != nil {
 		return err
 	}
 	defer done()
-	h, err := eng.Hover(ctx, uri, pos)
+	h, err := eng.Hover(ctx, doc, pos)
 	if err != nil {
 		return err
 	}
@@ -186,12 +187,12 @@ func runHover(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 func runDefinition(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	eng, uri, pos, done, err := openAt(ctx, "definition", args, stderr)
+	eng, doc, pos, done, err := openAt(ctx, "definition", args, stderr)
 	if err != nil {
 		return err
 	}
 	defer done()
-	locs, err := eng.Definition(ctx, uri, pos)
+	locs, err := eng.Definition(ctx, doc, pos)
 	if err != nil {
 		return err
 	}
@@ -200,7 +201,7 @@ func runDefinition(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	for _, l := range locs {
 		text, _ := os.ReadFile(l.Path)
-		line, col, err := lsp.NewMapper(string(text)).ToCharColumn(l.Range.Start)
+		line, col, err := source.NewMapper(string(text)).ToCharColumn(l.Range.Start)
 		if err != nil {
 			line, col = l.Range.Start.Line+1, l.Range.Start.Column+1
 		}
@@ -258,9 +259,11 @@ func runTrust(args []string, stdout io.Writer) error {
 	return nil
 }
 
-// cliNotifier prints the engine's messages and progress on stderr.
+// cliNotifier prints the engine's messages and progress on stderr. It has
+// no status item, diagnostics or documents to show.
 type cliNotifier struct {
-	mu    sync.Mutex
+	server.NopNotifier
+	mu    sync.Mutex // orders writes to w
 	w     io.Writer
 	quiet bool
 }
@@ -285,6 +288,7 @@ func (n *cliNotifier) StartProgress(_ context.Context, title string, _ bool) ser
 }
 
 type cliProgress struct {
+	server.NopProgress
 	n       *cliNotifier
 	title   string
 	lastPct int

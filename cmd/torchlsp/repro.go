@@ -13,6 +13,7 @@ import (
 
 	"github.com/torchlsp/torchlsp/server"
 	"github.com/torchlsp/torchlsp/server/repro"
+	"github.com/torchlsp/torchlsp/server/source"
 )
 
 // targetList collects repeated --target flags.
@@ -63,9 +64,8 @@ func runRepro(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		defer scancel()
 		_ = eng.Shutdown(sctx)
 	}()
-	uri := "file://" + abs
-	eng.DidOpen(uri, 1, string(text))
-	req := server.ReproRequest{URI: uri, Line: line - 1, Targets: targets, All: *all, Threads: *threads}
+	doc := eng.DidOpen(ctx, source.FileURI(abs), 1, string(text))
+	req := server.ReproRequest{Doc: doc, Line: line - 1, Targets: targets, All: *all, Threads: *threads}
 	req.Sink = func(ev repro.Event) {
 		if *verbose || ev.Stream == "status" {
 			fmt.Fprintf(stderr, "[%s %s] %s\n", ev.Target, ev.Variant, ev.Line)

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/torchlsp/torchlsp/lsp"
+	"github.com/torchlsp/torchlsp/remote/sshtarget"
 	"github.com/torchlsp/torchlsp/server"
 	"github.com/torchlsp/torchlsp/server/config"
 )
@@ -35,7 +36,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "torchlsp serve: %v\n", err)
 		return 1
 	}
-	eng := server.New(server.Options{Dirs: dirs, Target: *target, Python: *python})
+	eng := server.New(server.Options{Dirs: dirs, Target: *target, Python: *python, Opener: sshtarget.Opener{}})
 	code, err := lsp.Serve(ctx, stdioConn{stdin, stdout}, lsp.NewEngine(eng), lsp.Options{Logger: logger, Version: version})
 	if err != nil {
 		logger.Error("server ended", zap.Error(err))

@@ -19,6 +19,7 @@ import (
 	"github.com/torchlsp/torchlsp/lsp"
 	"github.com/torchlsp/torchlsp/lsp/lsptest"
 	"github.com/torchlsp/torchlsp/remote"
+	"github.com/torchlsp/torchlsp/remote/sshtarget"
 	"github.com/torchlsp/torchlsp/server"
 	"github.com/torchlsp/torchlsp/server/config"
 )
@@ -89,9 +90,9 @@ type sessionOptions struct {
 	ws       string       // workspace folder; the e2e workspace when empty
 	settings json.RawMessage
 	client   lsptest.Options
-	// openTarget, when set, replaces server.Options.OpenTarget (SSH tests
+	// opener, when set, replaces the default server.Options.Opener (SSH tests
 	// inject known_hosts, keys and keepalives through it).
-	openTarget func(remote.Spec) (remote.Target, error)
+	opener remote.Opener
 }
 
 func start(t testing.TB, o sessionOptions) *session {
@@ -106,7 +107,11 @@ func start(t testing.TB, o sessionOptions) *session {
 		ws = filepath.Join(repoRoot(t), "test", "e2e", "testdata", "workspace")
 	}
 	serverConn, clientConn := net.Pipe()
-	eng := server.New(server.Options{Dirs: dirs, OpenTarget: o.openTarget})
+	opener := o.opener
+	if opener == nil {
+		opener = sshtarget.Opener{}
+	}
+	eng := server.New(server.Options{Dirs: dirs, Opener: opener})
 	s := &session{t: t, dirs: dirs, ws: ws, done: make(chan serveResult, 1)}
 	go func() {
 		code, err := lsp.Serve(context.Background(), serverConn, lsp.NewEngine(eng), lsp.Options{Version: "e2e"})

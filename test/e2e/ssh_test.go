@@ -21,7 +21,6 @@ import (
 	"github.com/torchlsp/torchlsp/remote"
 	"github.com/torchlsp/torchlsp/remote/sshtarget"
 	"github.com/torchlsp/torchlsp/remote/sshtest"
-	"github.com/torchlsp/torchlsp/server"
 	"github.com/torchlsp/torchlsp/server/pyindex"
 )
 
@@ -83,7 +82,7 @@ func (r *sshRig) settings(env map[string]string) json.RawMessage {
 
 func (r *sshRig) start(settings json.RawMessage, opts sshtarget.Options) *session {
 	r.t.Helper()
-	return start(r.t, sessionOptions{settings: settings, openTarget: server.TargetOpener(opts)})
+	return start(r.t, sessionOptions{settings: settings, opener: sshtarget.Opener{Options: opts}})
 }
 
 // localSettings targets the same interpreter on this machine, under the

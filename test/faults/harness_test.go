@@ -20,6 +20,7 @@ import (
 
 	"github.com/torchlsp/torchlsp/lsp"
 	"github.com/torchlsp/torchlsp/lsp/lsptest"
+	"github.com/torchlsp/torchlsp/remote/sshtarget"
 	"github.com/torchlsp/torchlsp/server"
 	"github.com/torchlsp/torchlsp/server/config"
 )
@@ -151,7 +152,7 @@ func start(t testing.TB, o sessionOptions) *session {
 		o.logger = zap.NewNop()
 	}
 	serverConn, clientConn := net.Pipe()
-	eng := server.New(server.Options{Dirs: o.dirs})
+	eng := server.New(server.Options{Dirs: o.dirs, Opener: sshtarget.Opener{}})
 	s := &session{t: t, dirs: o.dirs, done: make(chan int, 1)}
 	go func() {
 		code, _ := lsp.Serve(context.Background(), serverConn, lsp.NewEngine(eng), lsp.Options{Version: "faults", Logger: o.logger})

@@ -28,6 +28,7 @@ import (
 	"github.com/torchlsp/torchlsp/lsp"
 	"github.com/torchlsp/torchlsp/lsp/lsptest"
 	"github.com/torchlsp/torchlsp/remote"
+	"github.com/torchlsp/torchlsp/remote/sshtarget"
 	"github.com/torchlsp/torchlsp/server"
 	"github.com/torchlsp/torchlsp/server/config"
 )
@@ -144,7 +145,7 @@ func TestLoad(t *testing.T) {
 	})
 
 	serverConn, clientConn := net.Pipe()
-	eng := server.New(server.Options{Dirs: dirs})
+	eng := server.New(server.Options{Dirs: dirs, Opener: sshtarget.Opener{}})
 	served := make(chan struct{})
 	go func() {
 		defer close(served)

@@ -1,14 +1,10 @@
-package lsp
+package source
 
 import (
 	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
-
-	"go.lsp.dev/protocol"
-
-	"github.com/torchlsp/torchlsp/server"
 )
 
 // ErrLineOutOfRange reports a position whose line lies past the end of the
@@ -80,53 +76,53 @@ func (m *Mapper) checkLine(line int) error {
 	return nil
 }
 
-// FromLSP converts an LSP position to a byte-column position.
-func (m *Mapper) FromLSP(p protocol.Position) (server.Position, error) {
+// FromUTF16 converts a UTF-16 position to a byte-column position.
+func (m *Mapper) FromUTF16(p UTF16) (Position, error) {
 	line := int(p.Line)
 	if err := m.checkLine(line); err != nil {
-		return server.Position{}, err
+		return Position{}, err
 	}
 	start, end := m.lineBounds(line)
-	return server.Position{Line: line, Column: utf16ToByte(m.text[start:end], int(p.Character), m.ascii)}, nil
+	return Position{Line: line, Column: utf16ToByte(m.text[start:end], int(p.Character), m.ascii)}, nil
 }
 
-// ToLSP converts a byte-column position to an LSP position.
-func (m *Mapper) ToLSP(p server.Position) (protocol.Position, error) {
+// ToUTF16 converts a byte-column position to a UTF-16 position.
+func (m *Mapper) ToUTF16(p Position) (UTF16, error) {
 	if err := m.checkLine(p.Line); err != nil {
-		return protocol.Position{}, err
+		return UTF16{}, err
 	}
 	start, end := m.lineBounds(p.Line)
-	return protocol.Position{Line: uint32(p.Line), Character: uint32(byteToUTF16(m.text[start:end], p.Column, m.ascii))}, nil
+	return UTF16{Line: uint32(p.Line), Character: uint32(byteToUTF16(m.text[start:end], p.Column, m.ascii))}, nil
 }
 
-// FromLSPRange converts an LSP range to a byte-column range.
-func (m *Mapper) FromLSPRange(r protocol.Range) (server.Range, error) {
-	start, err := m.FromLSP(r.Start)
+// FromUTF16Range converts a UTF-16 range to a byte-column range.
+func (m *Mapper) FromUTF16Range(r UTF16Range) (Range, error) {
+	start, err := m.FromUTF16(r.Start)
 	if err != nil {
-		return server.Range{}, fmt.Errorf("range start: %w", err)
+		return Range{}, fmt.Errorf("range start: %w", err)
 	}
-	end, err := m.FromLSP(r.End)
+	end, err := m.FromUTF16(r.End)
 	if err != nil {
-		return server.Range{}, fmt.Errorf("range end: %w", err)
+		return Range{}, fmt.Errorf("range end: %w", err)
 	}
-	return server.Range{Start: start, End: end}, nil
+	return Range{Start: start, End: end}, nil
 }
 
-// ToLSPRange converts a byte-column range to an LSP range.
-func (m *Mapper) ToLSPRange(r server.Range) (protocol.Range, error) {
-	start, err := m.ToLSP(r.Start)
+// ToUTF16Range converts a byte-column range to a UTF-16 range.
+func (m *Mapper) ToUTF16Range(r Range) (UTF16Range, error) {
+	start, err := m.ToUTF16(r.Start)
 	if err != nil {
-		return protocol.Range{}, fmt.Errorf("range start: %w", err)
+		return UTF16Range{}, fmt.Errorf("range start: %w", err)
 	}
-	end, err := m.ToLSP(r.End)
+	end, err := m.ToUTF16(r.End)
 	if err != nil {
-		return protocol.Range{}, fmt.Errorf("range end: %w", err)
+		return UTF16Range{}, fmt.Errorf("range end: %w", err)
 	}
-	return protocol.Range{Start: start, End: end}, nil
+	return UTF16Range{Start: start, End: end}, nil
 }
 
 // Offset converts a byte-column position to a byte offset in the text.
-func (m *Mapper) Offset(p server.Position) (int, error) {
+func (m *Mapper) Offset(p Position) (int, error) {
 	if err := m.checkLine(p.Line); err != nil {
 		return 0, err
 	}
@@ -134,15 +130,15 @@ func (m *Mapper) Offset(p server.Position) (int, error) {
 	return start + clampToRune(m.text[start:end], p.Column), nil
 }
 
-// lspOffset converts an LSP position to a byte offset. When atEOFLine is
+// utf16Offset converts a UTF-16 position to a byte offset. When atEOFLine is
 // set, the line just past the last one (character 0) names the end of the
 // text: some clients express "to the end of the document" that way in
 // edits.
-func (m *Mapper) lspOffset(p protocol.Position, atEOFLine bool) (int, error) {
+func (m *Mapper) utf16Offset(p UTF16, atEOFLine bool) (int, error) {
 	if atEOFLine && int(p.Line) == len(m.lines) {
 		return len(m.text), nil
 	}
-	pos, err := m.FromLSP(p)
+	pos, err := m.FromUTF16(p)
 	if err != nil {
 		return 0, err
 	}
@@ -152,7 +148,7 @@ func (m *Mapper) lspOffset(p protocol.Position, atEOFLine bool) (int, error) {
 // PositionAt converts a byte offset to a byte-column position. Offsets
 // outside the text are clamped to it, offsets inside a line break to the
 // line's end, and offsets inside a character to its start.
-func (m *Mapper) PositionAt(offset int) server.Position {
+func (m *Mapper) PositionAt(offset int) Position {
 	offset = max(0, min(offset, len(m.text)))
 	// The last line starting at or before offset.
 	lo, hi := 0, len(m.lines)-1
@@ -165,36 +161,36 @@ func (m *Mapper) PositionAt(offset int) server.Position {
 		}
 	}
 	start, end := m.lineBounds(lo)
-	return server.Position{Line: lo, Column: clampToRune(m.text[start:end], offset-start)}
+	return Position{Line: lo, Column: clampToRune(m.text[start:end], offset-start)}
 }
 
 // FromCharColumn converts a 1-based line and 1-based column counted in
 // characters (Unicode code points), as the command line shows them, to a
 // byte-column position. Columns past the end of the line are clamped.
-func (m *Mapper) FromCharColumn(line, col int) (server.Position, error) {
+func (m *Mapper) FromCharColumn(line, col int) (Position, error) {
 	if col < 1 {
-		return server.Position{}, fmt.Errorf("column %d: columns start at 1", col)
+		return Position{}, fmt.Errorf("column %d: columns start at 1", col)
 	}
 	if err := m.checkLine(line - 1); err != nil {
-		return server.Position{}, err
+		return Position{}, err
 	}
 	start, end := m.lineBounds(line - 1)
 	s := m.text[start:end]
 	chars := col - 1
 	if m.ascii {
-		return server.Position{Line: line - 1, Column: min(chars, len(s))}, nil
+		return Position{Line: line - 1, Column: min(chars, len(s))}, nil
 	}
 	i := 0
 	for n := 0; n < chars && i < len(s); n++ {
 		_, size := utf8.DecodeRuneInString(s[i:])
 		i += size
 	}
-	return server.Position{Line: line - 1, Column: i}, nil
+	return Position{Line: line - 1, Column: i}, nil
 }
 
 // ToCharColumn converts a byte-column position to a 1-based line and
 // 1-based character column.
-func (m *Mapper) ToCharColumn(p server.Position) (line, col int, err error) {
+func (m *Mapper) ToCharColumn(p Position) (line, col int, err error) {
 	if err := m.checkLine(p.Line); err != nil {
 		return 0, 0, err
 	}
@@ -272,28 +268,28 @@ func clampToRune(s string, b int) int {
 	return b
 }
 
-// ContentChange is one edit of a document, as LSP sends it in didChange.
+// Change is one edit of a document, as LSP sends it in didChange.
 // A nil Range replaces the whole text.
-type ContentChange struct {
-	Range *protocol.Range `json:"range,omitempty"`
-	Text  string          `json:"text"`
+type Change struct {
+	Range *UTF16Range `json:"range,omitempty"`
+	Text  string      `json:"text"`
 }
 
 // ApplyChanges applies LSP content changes in order to text and returns the
 // new text. Each change's range is interpreted against the text as left by
 // the changes before it.
-func ApplyChanges(text string, changes []ContentChange) (string, error) {
+func ApplyChanges(text string, changes []Change) (string, error) {
 	for i, c := range changes {
 		if c.Range == nil {
 			text = c.Text
 			continue
 		}
 		m := NewMapper(text)
-		start, err := m.lspOffset(c.Range.Start, true)
+		start, err := m.utf16Offset(c.Range.Start, true)
 		if err != nil {
 			return "", fmt.Errorf("change %d: start: %w", i, err)
 		}
-		end, err := m.lspOffset(c.Range.End, true)
+		end, err := m.utf16Offset(c.Range.End, true)
 		if err != nil {
 			return "", fmt.Errorf("change %d: end: %w", i, err)
 		}

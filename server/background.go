@@ -1,0 +1,64 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/sourcegraph/conc"
+)
+
+// errShutDown fails work asked of an engine that is shutting down.
+var errShutDown = errors.New("torchlsp is shutting down")
+
+// background runs the engine's work that outlives a request (mirroring,
+// indexing, diagnostics) under one context that Shutdown cancels.
+type background struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     conc.WaitGroup
+
+	mu     sync.Mutex // guards closed, and orders Go against Wait
+	closed bool
+}
+
+func newBackground() *background {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &background{ctx: ctx, cancel: cancel}
+}
+
+// Go runs f unless the group is shutting down (a WaitGroup must not grow
+// while it is waited on); it reports whether f was started.
+func (b *background) Go(f func()) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return false
+	}
+	b.wg.Go(f)
+	return true
+}
+
+// Done reports whether the group is shutting down.
+func (b *background) Done() bool { return b.ctx.Err() != nil }
+
+// stop cancels the work and refuses more.
+func (b *background) stop() {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	b.cancel()
+}
+
+// wait waits for the work to end, until ctx does.
+func (b *background) wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { b.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("shutdown: background work still running: %w", ctx.Err())
+	}
+}

@@ -1,0 +1,187 @@
+package server
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/torchlsp/torchlsp/remote"
+	"github.com/torchlsp/torchlsp/server/config"
+)
+
+// workspaceConfig is what the engine knows of the workspace and its
+// configuration: the folders, the editor's settings, the merged
+// configuration, and the target the user picked.
+type workspaceConfig struct {
+	python string        // the command line's --python; fixed
+	opener remote.Opener // reads target names that are addresses
+
+	mu       sync.Mutex // guards the fields below
+	folders  []string
+	editor   config.Layer // settings sent by the editor
+	resolved config.Resolved
+	confErr  error
+	selected string // --target or Select Target; "" is the configured default
+}
+
+func newWorkspaceConfig(selected, python string, opener remote.Opener) *workspaceConfig {
+	c := &workspaceConfig{python: python, opener: opener, selected: selected}
+	c.resolved, _ = config.Merge()
+	return c
+}
+
+func (c *workspaceConfig) setFolders(folders []string) {
+	c.mu.Lock()
+	c.folders = append([]string(nil), folders...)
+	c.mu.Unlock()
+}
+
+func (c *workspaceConfig) setEditorSettings(raw []byte) error {
+	f, err := config.ParseJSON(raw, "editor settings")
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.editor = config.Layer{Source: "editor settings", File: f}
+	c.mu.Unlock()
+	return nil
+}
+
+// inputs returns what a configuration is resolved from.
+func (c *workspaceConfig) inputs() (folders []string, editor config.Layer) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.folders, c.editor
+}
+
+func (c *workspaceConfig) setResolved(r config.Resolved, err error) {
+	c.mu.Lock()
+	c.resolved, c.confErr = r, err
+	c.mu.Unlock()
+}
+
+// sources names the files and settings the configuration came from.
+func (c *workspaceConfig) sources() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.resolved.Sources...)
+}
+
+// selectTarget makes a target the default for this engine's lifetime.
+func (c *workspaceConfig) selectTarget(name string) {
+	c.mu.Lock()
+	c.selected = name
+	c.mu.Unlock()
+}
+
+// spec returns the spec of the named target (the default if empty), with
+// the command line's overrides applied.
+func (c *workspaceConfig) spec(name string) (remote.Spec, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.specLocked(name)
+}
+
+// specLocked is spec with c.mu held.
+func (c *workspaceConfig) specLocked(name string) (remote.Spec, error) {
+	if name == "" {
+		name = c.selected
+	}
+	if spec, ok, err := c.opener.SpecFor(name); ok {
+		if err != nil {
+			return remote.Spec{}, err
+		}
+		if c.python != "" {
+			spec.Python = c.python
+		}
+		return config.Complete(spec), nil
+	}
+	spec, err := c.resolved.Target(name)
+	if err != nil {
+		return spec, err
+	}
+	if c.python != "" && (name == "" || name == c.selected || name == c.resolved.Default) {
+		spec.Python = c.python
+	}
+	return spec, nil
+}
+
+// isDefault reports whether a target name is the current default's.
+func (c *workspaceConfig) isDefault(target string) bool {
+	def, err := c.spec("")
+	return err == nil && def.Name == target
+}
+
+// targets lists the configured targets and the default.
+func (c *workspaceConfig) targets() (names []string, def string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	def = c.resolved.Default
+	if c.selected != "" {
+		def = c.selected
+	}
+	return c.resolved.Names(), def
+}
+
+// configured lists the targets for "every target": the configured ones,
+// and the built-in local target only when it is the default.
+func (c *workspaceConfig) configured() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.resolved
+	if c.selected != "" {
+		r.Default = c.selected
+	}
+	return r.Configured()
+}
+
+// sessionSet holds one session per target, by name.
+type sessionSet struct {
+	mu     sync.Mutex // guards byName
+	byName map[string]*session
+}
+
+// get returns the target's session, making it with open on first use.
+func (ss *sessionSet) get(spec remote.Spec, open func() (*session, error)) (*session, error) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if s, ok := ss.byName[spec.Name]; ok {
+		return s, nil
+	}
+	s, err := open()
+	if err != nil {
+		return nil, err
+	}
+	ss.byName[spec.Name] = s
+	return s, nil
+}
+
+// dropStale removes the sessions whose target's spec is gone or changed,
+// and returns them for closing.
+func (ss *sessionSet) dropStale(specOf func(string) (remote.Spec, error)) []*session {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	var stale []*session
+	for name, s := range ss.byName {
+		if spec, err := specOf(name); err != nil || !sameSpec(spec, s.spec) {
+			stale = append(stale, s)
+			delete(ss.byName, name)
+		}
+	}
+	return stale
+}
+
+// drain removes every session and returns them for closing.
+func (ss *sessionSet) drain() []*session {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	out := make([]*session, 0, len(ss.byName))
+	for _, s := range ss.byName {
+		out = append(out, s)
+	}
+	ss.byName = map[string]*session{}
+	return out
+}
+
+func sameSpec(a, b remote.Spec) bool {
+	return fmt.Sprint(a) == fmt.Sprint(b)
+}
