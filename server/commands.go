@@ -111,9 +111,12 @@ func (e *Engine) selectTarget(ctx context.Context, args commandArgs) (any, error
 	if _, err := e.Spec(args.Target); err != nil {
 		return nil, err
 	}
+	before, _ := e.cfg.spec("")
 	e.cfg.selectTarget(args.Target)
+	if after, err := e.cfg.spec(""); err == nil && !sameSpec(before, after) {
+		e.defaultChanged(after.Name)
+	}
 	e.Initialized(ctx)
-	e.republishDiagnostics()
 	e.notify.ShowMessage(ctx, MessageInfo, fmt.Sprintf("torchlsp: target %s", args.Target))
 	return CommandResult{Targets: names, Default: args.Target}, nil
 }

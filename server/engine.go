@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/torchlsp/torchlsp/remote"
@@ -67,6 +68,9 @@ type Engine struct {
 	sessions *sessionSet
 	statuses *statusBoard
 	repros   reproNotes
+	// started is set by Initialized: from then on the front end hears of
+	// changes to the default target.
+	started atomic.Bool
 }
 
 // New creates an engine. Call Initialize before queries.
@@ -131,6 +135,7 @@ func (e *Engine) Initialize(ctx context.Context, p InitializeParams) error {
 // Initialized starts work that may talk to the client: the default
 // target's eager packages.
 func (e *Engine) Initialized(ctx context.Context) {
+	e.started.Store(true)
 	if s, err := e.session(""); err == nil {
 		s.eager()
 	} else {
@@ -181,11 +186,25 @@ func (e *Engine) Reconfigure(ctx context.Context) error {
 	if err != nil {
 		e.notify.ShowMessage(ctx, MessageError, "torchlsp: "+err.Error())
 	}
+	before, beforeErr := e.cfg.spec("")
 	e.cfg.setResolved(resolved, err)
 	for _, s := range e.sessions.dropStale(e.cfg.spec) {
 		_ = s.close()
 	}
+	if after, afterErr := e.cfg.spec(""); afterErr == nil && (beforeErr != nil || !sameSpec(before, after)) {
+		e.defaultChanged(after.Name)
+	}
 	return err
+}
+
+// defaultChanged follows a new default target (or a changed one): the
+// status item shows it, and every open document is checked against it.
+func (e *Engine) defaultChanged(target string) {
+	if !e.started.Load() {
+		return // initialize has not been answered yet
+	}
+	e.statuses.defaultChanged(target)
+	e.republishDiagnostics()
 }
 
 // Targets lists the configured targets and the default.

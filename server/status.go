@@ -5,41 +5,56 @@ import (
 	"sync"
 )
 
-// statusBoard tells the front end the default target's state, once per
-// change. Other targets (a repro on every target) report through progress.
+// statusBoard keeps every target's last state and shows the default
+// target's on the front end's status item, once per change. Other targets
+// (a repro on every target) report through progress.
 type statusBoard struct {
 	ctx       context.Context // the engine's lifetime
 	notify    Notifier
 	isDefault func(target string) bool
 
-	mu   sync.Mutex // guards last
-	last map[string]Status
+	mu    sync.Mutex // guards last and shown
+	last  map[string]Status
+	shown Status // what the status item shows now
 }
 
-// report records a target's state and shows it if it changed.
+// report records a target's state and shows it if it is the default's and
+// it changed. An empty version keeps the one known.
 func (b *statusBoard) report(target, version, state, msg string) {
-	if !b.notify.Capabilities().Status || !b.isDefault(target) {
-		return
-	}
 	st := Status{Target: target, TorchVersion: version, State: state, Message: msg}
 	b.mu.Lock()
-	prev := b.last[target]
 	if version == "" {
-		st.TorchVersion = prev.TorchVersion
-	}
-	if prev == st {
-		b.mu.Unlock()
-		return
+		st.TorchVersion = b.last[target].TorchVersion
 	}
 	b.last[target] = st
 	b.mu.Unlock()
-	b.notify.Status(b.ctx, st)
+	if b.isDefault(target) {
+		b.show(st)
+	}
 }
 
-// forget drops what was shown for a target, so its next state is shown
-// even when equal (the default target changed back to it).
-func (b *statusBoard) forget(target string) {
+// defaultChanged shows the new default target's last known state, or
+// "connecting" when it has none yet.
+func (b *statusBoard) defaultChanged(target string) {
 	b.mu.Lock()
-	delete(b.last, target)
+	st, ok := b.last[target]
 	b.mu.Unlock()
+	if !ok {
+		st = Status{Target: target, State: "connecting"}
+	}
+	b.show(st)
+}
+
+func (b *statusBoard) show(st Status) {
+	if !b.notify.Capabilities().Status {
+		return
+	}
+	b.mu.Lock()
+	if b.shown == st {
+		b.mu.Unlock()
+		return
+	}
+	b.shown = st
+	b.mu.Unlock()
+	b.notify.Status(b.ctx, st)
 }
