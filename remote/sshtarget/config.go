@@ -116,7 +116,7 @@ func (c *SSHConfig) parse(r io.Reader, name, home string, outer []condition, dep
 func parseMatch(args []string) (condition, error) {
 	var cond condition
 	if len(args) == 0 {
-		return cond, fmt.Errorf("Match without criteria")
+		return cond, fmt.Errorf("ssh_config: Match without criteria")
 	}
 	for i := 0; i < len(args); i++ {
 		crit := strings.ToLower(args[i])
@@ -129,7 +129,7 @@ func parseMatch(args []string) (condition, error) {
 			continue
 		}
 		if i+1 >= len(args) {
-			return cond, fmt.Errorf("Match %s needs an argument", crit)
+			return cond, fmt.Errorf("ssh_config: Match %s needs an argument", crit)
 		}
 		i++
 		pats := strings.Split(args[i], ",")
