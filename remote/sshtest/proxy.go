@@ -1,6 +1,7 @@
 package sshtest
 
 import (
+	"fmt"
 	"net"
 	"sync"
 	"testing"
@@ -8,35 +9,65 @@ import (
 )
 
 // Proxy forwards TCP connections to a target address. Tests use it to cut
-// links mid-stream (Cut) or to make them silently dead (Freeze).
+// links mid-stream (Cut), to make them silently dead (Freeze), and to give
+// them the delay and bandwidth of a real network (SetLink): the kernel's
+// netem is not available on these machines, so the link is modelled here.
 type Proxy struct {
 	Addr   string
 	target string
 	ln     net.Listener
 
-	mu     sync.Mutex
+	mu     sync.Mutex // guards the fields below; cond waits on it
 	cond   *sync.Cond
 	frozen bool
 	closed bool
-	rate   int // bytes per second in each direction; 0 is unlimited
+	link   Link
 	conns  map[net.Conn]struct{}
 	wg     sync.WaitGroup
 }
+
+// Link is the shape of a network path, the same in each direction.
+type Link struct {
+	// Delay is the one-way latency added to every byte (a round trip
+	// costs twice this).
+	Delay time.Duration
+	// Rate caps each direction in bytes per second; 0 is unlimited.
+	Rate int
+}
+
+// WAN is a laptop-to-datacenter link: 25 ms each way (50 ms round trip)
+// and 100 Mbit/s.
+var WAN = Link{Delay: 25 * time.Millisecond, Rate: 100e6 / 8}
+
+// maxInFlight bounds the bytes a direction holds while they are delayed;
+// past it the relay stops reading, and TCP's flow control pushes back.
+const maxInFlight = 8 << 20
 
 // NewProxy listens on a free loopback port and forwards to target until
 // the test ends.
 func NewProxy(t testing.TB, target string) *Proxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := Listen("127.0.0.1:0", target)
 	if err != nil {
 		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// Listen starts a relay on addr that forwards every connection to target;
+// Close stops it. Programs that are not tests (the benchmark driver) use it
+// to put a WAN link in front of a server.
+func Listen(addr, target string) (*Proxy, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("relay to %s: %w", target, err)
 	}
 	p := &Proxy{Addr: ln.Addr().String(), target: target, ln: ln, conns: map[net.Conn]struct{}{}}
 	p.cond = sync.NewCond(&p.mu)
 	p.wg.Add(1)
 	go p.accept()
-	t.Cleanup(p.Close)
-	return p
+	return p, nil
 }
 
 func (p *Proxy) accept() {
@@ -66,31 +97,67 @@ func (p *Proxy) accept() {
 	}
 }
 
-// pipe copies src to dst, holding data back while the proxy is frozen.
+// chunk is data read from one side, due on the other at a time.
+type chunk struct {
+	data []byte
+	due  time.Time
+}
+
+// pipe copies src to dst through the link: each chunk leaves once the ones
+// before it have left at the link's rate, and arrives Delay later, so the
+// link carries a full bandwidth-delay product in flight as a real one does.
+// Data is held back while the proxy is frozen.
 func (p *Proxy) pipe(dst, src net.Conn) {
 	defer p.wg.Done()
-	defer func() {
+	closeBoth := func() {
 		dst.Close()
 		src.Close()
 		p.mu.Lock()
 		delete(p.conns, dst)
 		delete(p.conns, src)
 		p.mu.Unlock()
-	}()
-	buf := make([]byte, 16<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
+	}
+	defer closeBoth()
+	queue := make(chan chunk, maxInFlight/(16<<10))
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		defer closeBoth() // a failed write ends the reader too
+		for c := range queue {
+			if wait := time.Until(c.due); wait > 0 {
+				time.Sleep(wait)
+			}
 			p.mu.Lock()
 			for p.frozen && !p.closed {
 				p.cond.Wait()
 			}
-			rate := p.rate
 			p.mu.Unlock()
-			if rate > 0 {
-				time.Sleep(time.Duration(n) * time.Second / time.Duration(rate))
+			if _, err := dst.Write(c.data); err != nil {
+				return
 			}
-			if _, werr := dst.Write(buf[:n]); werr != nil {
+		}
+	}()
+	defer func() { close(queue); <-writerDone }()
+	var departed time.Time // when the last chunk finished leaving
+	for {
+		buf := make([]byte, 16<<10)
+		n, err := src.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			link := p.link
+			p.mu.Unlock()
+			now := time.Now()
+			leave := now
+			if link.Rate > 0 {
+				if departed.After(leave) {
+					leave = departed
+				}
+				leave = leave.Add(time.Duration(n) * time.Second / time.Duration(link.Rate))
+				departed = leave
+			}
+			select {
+			case queue <- chunk{data: buf[:n], due: leave.Add(link.Delay)}:
+			case <-writerDone:
 				return
 			}
 		}
@@ -100,13 +167,21 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 	}
 }
 
+// SetLink gives every connection, live and new, the link's delay and
+// rate; the zero Link forwards as fast as loopback does.
+func (p *Proxy) SetLink(l Link) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.link = l
+}
+
 // Throttle limits each direction of every connection to about
 // bytesPerSecond (0 lifts the limit), so a transfer lasts long enough to
 // be cut in the middle whatever the machine's load.
 func (p *Proxy) Throttle(bytesPerSecond int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.rate = bytesPerSecond
+	p.link.Rate = bytesPerSecond
 }
 
 // Cut closes every live connection; new ones are still accepted.
