@@ -20,10 +20,15 @@ func BenchmarkBuildTorch211(b *testing.B) {
 	if site == "" {
 		b.Skip("TORCHLSP_TORCH211_SITE not set")
 	}
-	if _, err := os.Stat(filepath.Join(site, "torch", "__init__.py")); err != nil {
+	// Open walks the directory itself, not a link to it.
+	real, err := filepath.EvalSymlinks(site)
+	if err != nil {
+		b.Skipf("TORCHLSP_TORCH211_SITE: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(real, "torch", "__init__.py")); err != nil {
 		b.Skipf("no torch under %s: %v", site, err)
 	}
-	benchBuild(b, site)
+	benchBuild(b, real)
 }
 
 func benchBuild(b *testing.B, site string) {
@@ -36,6 +41,9 @@ func benchBuild(b *testing.B, site string) {
 		}
 		if err := ix.Build(context.Background()); err != nil {
 			b.Fatal(err)
+		}
+		if ix.Stats().Parsed == 0 {
+			b.Fatalf("nothing parsed under %s", site)
 		}
 		b.StopTimer()
 		runtime.GC()
