@@ -4,172 +4,7 @@ package syntax
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdbool.h>
-
-// Declarations from the tree-sitter runtime (v0.25 ABI) that
-// github.com/tree-sitter/go-tree-sitter compiles into the binary.
-typedef struct TSParser TSParser;
-typedef struct TSTree TSTree;
-typedef struct TSLanguage TSLanguage;
-typedef struct { uint32_t row, column; } TSPoint;
-typedef struct { TSPoint start_point, end_point; uint32_t start_byte, end_byte; } TSRange;
-typedef struct { uint32_t context[4]; const void *id; const TSTree *tree; } TSNode;
-typedef struct { const void *tree; const void *id; uint32_t context[3]; } TSTreeCursor;
-typedef enum { TSInputEncodingUTF8 = 0 } TSInputEncoding;
-typedef uint32_t (*DecodeFunction)(const uint8_t *string, uint32_t length, int32_t *code_point);
-typedef struct {
-	void *payload;
-	const char *(*read)(void *payload, uint32_t byte_index, TSPoint position, uint32_t *bytes_read);
-	TSInputEncoding encoding;
-	DecodeFunction decode;
-} TSInput;
-typedef struct { void *payload; uint32_t current_byte_offset; bool has_error; } TSParseState;
-typedef struct { void *payload; bool (*progress_callback)(TSParseState *state); } TSParseOptions;
-
-extern void ts_set_allocator(void *(*)(size_t), void *(*)(size_t, size_t), void *(*)(void *, size_t), void (*)(void *));
-extern void *(*ts_current_malloc)(size_t);
-extern TSParser *ts_parser_new(void);
-extern void ts_parser_delete(TSParser *);
-extern bool ts_parser_set_language(TSParser *, const TSLanguage *);
-extern bool ts_parser_set_included_ranges(TSParser *, const TSRange *, uint32_t);
-extern void ts_parser_reset(TSParser *);
-extern TSTree *ts_parser_parse_with_options(TSParser *, const TSTree *, TSInput, TSParseOptions);
-extern void ts_tree_delete(TSTree *);
-extern TSNode ts_tree_root_node(const TSTree *);
-extern uint32_t ts_node_descendant_count(TSNode);
-extern bool ts_node_has_error(TSNode);
-extern bool ts_node_is_named(TSNode);
-extern bool ts_node_is_missing(TSNode);
-extern uint16_t ts_node_symbol(TSNode);
-extern uint32_t ts_node_start_byte(TSNode);
-extern uint32_t ts_node_end_byte(TSNode);
-extern TSPoint ts_node_start_point(TSNode);
-extern TSPoint ts_node_end_point(TSNode);
-extern TSTreeCursor ts_tree_cursor_new(TSNode);
-extern void ts_tree_cursor_delete(TSTreeCursor *);
-extern TSNode ts_tree_cursor_current_node(const TSTreeCursor *);
-extern uint16_t ts_tree_cursor_current_field_id(const TSTreeCursor *);
-extern bool ts_tree_cursor_goto_first_child(TSTreeCursor *);
-extern bool ts_tree_cursor_goto_next_sibling(TSTreeCursor *);
-extern bool ts_tree_cursor_goto_parent(TSTreeCursor *);
-
-// One node of a flattened tree; Node mirrors it in Go.
-typedef struct {
-	uint32_t start, end;
-	uint32_t start_row, start_col, end_row, end_col;
-	int32_t parent, first, next;
-	uint8_t kind, field, flags, pad;
-} syntax_node;
-
-enum { SYNTAX_MISSING = 1, SYNTAX_IN_ERROR = 2 };
-
-// syntax_use_libc makes the runtime allocate with libc directly.
-static void syntax_use_libc(void) { ts_set_allocator(malloc, calloc, realloc, free); }
-static bool syntax_allocator_is_libc(void) { return ts_current_malloc == malloc; }
-
-static TSParser *syntax_parser_new(const void *lang) {
-	TSParser *p = ts_parser_new();
-	if (p && !ts_parser_set_language(p, (const TSLanguage *)lang)) {
-		ts_parser_delete(p);
-		return NULL;
-	}
-	return p;
-}
-
-// The text is read in place: one chunk, the rest of the buffer.
-typedef struct { const char *src; uint32_t len; } syntax_input;
-
-static const char *syntax_read(void *payload, uint32_t byte, TSPoint pos, uint32_t *n) {
-	const syntax_input *in = payload;
-	if (byte >= in->len) {
-		*n = 0;
-		return "";
-	}
-	*n = in->len - byte;
-	return in->src + byte;
-}
-
-// A parse stops when *cancel holds its generation: Go stores it there
-// (atomically, in Go memory) when the parse's context ends.
-typedef struct { const uint64_t *cancel; uint64_t gen; } syntax_progress;
-
-static bool syntax_cancelled(TSParseState *st) {
-	const syntax_progress *p = st->payload;
-	return __atomic_load_n(p->cancel, __ATOMIC_RELAXED) == p->gen;
-}
-
-// syntax_parse parses src, only the given ranges of it when n > 0. With
-// cancel set it can be stopped; a stopped parse returns NULL.
-static TSTree *syntax_parse(TSParser *p, const char *src, uint32_t len, const TSRange *ranges, uint32_t n,
-                            const uint64_t *cancel, uint64_t gen, uint32_t *count, bool *err) {
-	if (!ts_parser_set_included_ranges(p, ranges, n)) return NULL;
-	syntax_input in = {len ? src : "", len};
-	TSInput input = {&in, syntax_read, TSInputEncodingUTF8, NULL};
-	syntax_progress pr = {cancel, gen};
-	TSParseOptions opts = {&pr, cancel ? syntax_cancelled : NULL};
-	TSTree *t = ts_parser_parse_with_options(p, NULL, input, opts);
-	if (n) ts_parser_set_included_ranges(p, NULL, 0);
-	if (!t) {
-		ts_parser_reset(p); // a stopped parse would resume otherwise
-		return NULL;
-	}
-	TSNode root = ts_tree_root_node(t);
-	*count = ts_node_descendant_count(root);
-	*err = ts_node_has_error(root);
-	return t;
-}
-
-// syntax_flatten writes the named nodes of t in pre-order into out (room
-// for cap, the tree's descendant count) and returns how many it wrote. A
-// named node under anonymous ones hangs from its nearest named ancestor.
-// last and stack are scratch of cap entries each.
-static uint32_t syntax_flatten(TSTree *t, syntax_node *out, int32_t *last, int32_t *stack, uint32_t cap,
-                               const uint8_t *kinds, uint32_t nkinds, const uint8_t *fields, uint32_t nfields) {
-	TSTreeCursor c = ts_tree_cursor_new(ts_tree_root_node(t));
-	uint32_t n = 0, depth = 0;
-	int32_t anc = -1;
-	for (;;) {
-		TSNode node = ts_tree_cursor_current_node(&c);
-		int32_t cur = -1;
-		if (ts_node_is_named(node) && n < cap) {
-			cur = (int32_t)n++;
-			syntax_node *g = &out[cur];
-			uint16_t sym = ts_node_symbol(node);
-			uint16_t fid = ts_tree_cursor_current_field_id(&c);
-			TSPoint s = ts_node_start_point(node), e = ts_node_end_point(node);
-			g->start = ts_node_start_byte(node);
-			g->end = ts_node_end_byte(node);
-			g->start_row = s.row;
-			g->start_col = s.column;
-			g->end_row = e.row;
-			g->end_col = e.column;
-			g->kind = sym < nkinds ? kinds[sym] : (sym == UINT16_MAX ? 1 : 0); // 1: KindError
-			g->field = fid < nfields ? fields[fid] : 0;
-			g->flags = ts_node_is_missing(node) ? SYNTAX_MISSING : 0;
-			g->pad = 0;
-			g->parent = anc;
-			g->first = -1;
-			g->next = -1;
-			last[cur] = -1;
-			if (anc >= 0) {
-				if (out[anc].kind == 1 || (out[anc].flags & SYNTAX_IN_ERROR)) g->flags |= SYNTAX_IN_ERROR;
-				if (last[anc] >= 0) out[last[anc]].next = cur; else out[anc].first = cur;
-				last[anc] = cur;
-			}
-		}
-		if (ts_tree_cursor_goto_first_child(&c)) {
-			stack[depth++] = anc;
-			if (cur >= 0) anc = cur;
-			continue;
-		}
-		while (!ts_tree_cursor_goto_next_sibling(&c)) {
-			if (depth == 0 || !ts_tree_cursor_goto_parent(&c)) goto done;
-			anc = stack[--depth];
-		}
-	}
-done:
-	ts_tree_cursor_delete(&c);
-	return n;
-}
+#include "syntax.h"
 */
 import "C"
 
@@ -179,7 +14,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync/atomic"
+	"runtime/cgo"
 	"unsafe"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
@@ -250,10 +85,8 @@ func loadGrammar() *grammar {
 // without Close is freed by the garbage collector.
 type Parser struct {
 	ts      *C.TSParser
-	gen     uint64         // generation of the latest cancellable parse
-	cancel  *atomic.Uint64 // the generation to stop; a context's AfterFunc stores it
-	scratch []Node         // flatten output, reused while small
-	links   []int32        // flatten's last-child and ancestor stacks
+	scratch []Node  // flatten output, reused while small
+	links   []int32 // flatten's last-child and ancestor stacks
 	cleanup runtime.Cleanup
 }
 
@@ -263,7 +96,7 @@ func NewParser() (*Parser, error) {
 	if ts == nil {
 		return nil, errors.New("syntax: tree-sitter parser for Python: grammar rejected")
 	}
-	p := &Parser{ts: ts, cancel: new(atomic.Uint64)}
+	p := &Parser{ts: ts}
 	p.cleanup = runtime.AddCleanup(p, func(ts *C.TSParser) { C.ts_parser_delete(ts) }, ts)
 	return p, nil
 }
@@ -335,14 +168,11 @@ func (p *Parser) parse(ctx context.Context, src []byte, ranges []Range) (_ *Tree
 			}
 		}
 	}
-	var cancel *C.uint64_t
+	var handle C.uintptr_t // 0: not cancellable
 	if ctx != nil && ctx.Done() != nil {
-		// A late AfterFunc stores an old generation, which stops nothing.
-		p.gen++
-		gen, flag := p.gen, p.cancel
-		cancel = (*C.uint64_t)(unsafe.Pointer(flag))
-		stop := context.AfterFunc(ctx, func() { flag.Store(gen) })
-		defer stop()
+		h := cgo.NewHandle(ctx)
+		defer h.Delete()
+		handle = C.uintptr_t(h)
 	}
 	var text *C.char
 	if len(src) > 0 {
@@ -351,7 +181,7 @@ func (p *Parser) parse(ctx context.Context, src []byte, ranges []Range) (_ *Tree
 	var count C.uint32_t
 	var hasErr C.bool
 	ct := C.syntax_parse(p.ts, text, C.uint32_t(len(src)), cr, C.uint32_t(len(ranges)),
-		cancel, C.uint64_t(p.gen), &count, &hasErr)
+		handle, &count, &hasErr)
 	if ctx != nil {
 		if err := ctx.Err(); err != nil {
 			if ct != nil {

@@ -248,17 +248,21 @@ func TestParseRanges(t *testing.T) {
 	}
 }
 
-// doneCancels is a context that cancels itself as soon as a parse asks for
-// its Done channel: the cancellation arrives while tree-sitter runs.
-type doneCancels struct {
+// giveUp is a context that reports itself done from its n-th Err call
+// on: the answer changes while tree-sitter runs.
+type giveUp struct {
 	context.Context
-	cancel context.CancelFunc
-	once   sync.Once
+	n     int
+	calls int
 }
 
-func (c *doneCancels) Done() <-chan struct{} {
-	c.once.Do(c.cancel)
-	return c.Context.Done()
+func (c *giveUp) Done() <-chan struct{} { return make(chan struct{}) }
+
+func (c *giveUp) Err() error {
+	if c.calls++; c.calls >= c.n {
+		return context.Canceled
+	}
+	return nil
 }
 
 func TestParseContext(t *testing.T) {
@@ -276,14 +280,16 @@ func TestParseContext(t *testing.T) {
 		t.Errorf("cancelled before: err = %v", err)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	dc := &doneCancels{Context: ctx, cancel: cancel}
-	tree, stopped, err := p.parse(dc, big, nil)
+	gu := &giveUp{Context: context.Background(), n: 3}
+	tree, stopped, err := p.parse(gu, big, nil)
 	if err == nil || tree != nil {
 		t.Errorf("cancelled during the parse: tree %v, err %v", tree != nil, err)
 	}
 	if !stopped {
 		t.Error("tree-sitter ran to the end: the progress callback did not stop it")
+	}
+	if gu.calls != 4 {
+		t.Errorf("the context was asked %d times, want 4 (three polls, the third stops it, then the check after)", gu.calls)
 	}
 
 	// The parser recovers: the next parses are whole and right.
@@ -296,7 +302,7 @@ func TestParseContext(t *testing.T) {
 		if tree, err := p.ParseContext(ctx, []byte("x = 1\n")); err != nil || tree.HasError() {
 			t.Fatalf("cancellable parse after a cancel: err %v", err)
 		}
-		cancel() // a late AfterFunc must not stop the next parse
+		cancel()
 	}
 }
 

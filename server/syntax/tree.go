@@ -75,6 +75,10 @@ func (t *Tree) Root() int32 {
 // HasError reports whether tree-sitter found syntax errors.
 func (t *Tree) HasError() bool { return t.hasError }
 
+// Nodes is the tree's nodes, for analyses that index them in hot loops;
+// the slice is the tree's own: read it, never write it.
+func (t *Tree) Nodes() []Node { return t.nodes }
+
 // Node returns node n; the pointer is into the tree, read-only.
 func (t *Tree) Node(n int32) *Node { return &t.nodes[n] }
 
