@@ -5,6 +5,7 @@ import (
 
 	"github.com/torchlsp/torchlsp/server/gates"
 	"github.com/torchlsp/torchlsp/server/pybuf"
+	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
 // callInfo is one call of the buffer.
@@ -26,7 +27,7 @@ type kwarg struct {
 
 func (c *callInfo) keyword(name string, t *tree) (kwarg, bool) {
 	for _, kw := range c.kwargs {
-		if t.text(kw.name) == name {
+		if t.Text(kw.name) == name {
 			return kw, true
 		}
 	}
@@ -72,11 +73,10 @@ type analysis struct {
 	quals   map[uint32]string
 }
 
-func analyze(buf *pybuf.Buffer, src []byte, cat *gates.Catalog) (*analysis, error) {
-	t, err := parseTree(src)
-	if err != nil {
-		return nil, err
-	}
+// analyze reads the tree buf was analysed from: one parse per version of
+// the buffer serves pybuf and every check.
+func analyze(buf *pybuf.Buffer, cat *gates.Catalog) *analysis {
+	t := newTree(buf.Tree(), buf.Lines())
 	a := &analysis{
 		t: t, buf: buf, cat: cat,
 		isModule:   map[string]bool{},
@@ -96,30 +96,30 @@ func analyze(buf *pybuf.Buffer, src []byte, cat *gates.Catalog) (*analysis, erro
 		}
 	}
 	sort.Slice(a.modules, func(i, j int) bool { return len(a.modules[i]) > len(a.modules[j]) })
-	if len(t.nodes) == 0 {
-		return a, nil
+	if t.Len() == 0 {
+		return a
 	}
 	a.walk()
-	return a, nil
+	return a
 }
 
 // qual resolves the identifier n through the buffer's imports and aliases.
 func (a *analysis) qual(n int32) string {
-	nd := a.t.nodes[n]
-	if q, ok := a.quals[nd.start]; ok {
+	start, sp := a.t.Node(n).Start, a.t.StartPos(n)
+	if q, ok := a.quals[start]; ok {
 		return q
 	}
 	q := ""
-	if r, ok := a.buf.RefAt(nd.sp); ok && r.Span.Start == nd.sp {
+	if r, ok := a.buf.RefAt(sp); ok && r.Span.Start == sp {
 		q = r.Qualname
 	}
-	a.quals[nd.start] = q
+	a.quals[start] = q
 	return q
 }
 
 // chainQual resolves a dotted chain expression, or returns "".
 func (a *analysis) chainQual(n int32) string {
-	ch := a.t.chain(a.t.unwrap(n))
+	ch := a.t.Chain(a.t.Unwrap(n))
 	if ch == nil {
 		return ""
 	}
@@ -128,34 +128,34 @@ func (a *analysis) chainQual(n int32) string {
 
 func (a *analysis) walk() {
 	t := a.t
-	for i := range t.nodes {
+	for i := range t.Len() {
 		n := int32(i)
-		switch t.nodes[n].kind {
-		case "call":
+		switch t.Kind(n) {
+		case syntax.KindCall:
 			a.addCall(n)
-		case "function_definition":
-			if name := t.child(n, "name"); name >= 0 {
-				a.funcs[t.text(name)] = append(a.funcs[t.text(name)], n)
+		case syntax.KindFunctionDefinition:
+			if name := t.Child(n, syntax.FieldName); name >= 0 {
+				a.funcs[t.Text(name)] = append(a.funcs[t.Text(name)], n)
 			}
-		case "attribute":
-			p := t.nodes[n].parent
-			if p >= 0 && t.nodes[p].kind == "attribute" && t.nodes[n].field == "object" {
+		case syntax.KindAttribute:
+			p := t.Parent(n)
+			if p >= 0 && t.Kind(p) == syntax.KindAttribute && t.Field(n) == syntax.FieldObject {
 				continue // not the outermost
 			}
 			if a.cat != nil {
 				a.attributeRef(n)
 			}
-		case "subscript":
+		case syntax.KindSubscript:
 			if a.cat != nil {
 				a.subscriptEnvRef(n)
 			}
-		case "import_statement", "import_from_statement":
-			if a.torchAt < 0 && t.nodes[n].parent == 0 && a.importsTorch(n) {
-				a.torchAt = t.nodes[n].sp.Line
+		case syntax.KindImportStatement, syntax.KindImportFromStatement:
+			if a.torchAt < 0 && t.Parent(n) == 0 && a.importsTorch(n) {
+				a.torchAt = t.StartPos(n).Line
 			}
-		case "class_definition":
+		case syntax.KindClassDefinition:
 			a.threadSubclass(n)
-		case "decorator":
+		case syntax.KindDecorator:
 			a.decorator(n)
 		}
 	}
@@ -168,15 +168,15 @@ func (a *analysis) walk() {
 // its submodules.
 func (a *analysis) importsTorch(n int32) bool {
 	t := a.t
-	if mn := t.child(n, "module_name"); mn >= 0 {
-		return isTorchModule(t.text(mn))
+	if mn := t.Child(n, syntax.FieldModuleName); mn >= 0 {
+		return isTorchModule(t.Text(mn))
 	}
-	for _, c := range t.children(n) {
+	for _, c := range t.CodeChildren(n) {
 		name := c
-		if t.nodes[c].kind == "aliased_import" {
-			name = t.child(c, "name")
+		if t.Kind(c) == syntax.KindAliasedImport {
+			name = t.Child(c, syntax.FieldName)
 		}
-		if name >= 0 && isTorchModule(t.text(name)) {
+		if name >= 0 && isTorchModule(t.Text(name)) {
 			return true
 		}
 	}
@@ -189,30 +189,30 @@ func isTorchModule(m string) bool {
 
 func (a *analysis) addCall(n int32) {
 	t := a.t
-	callee := t.child(n, "function")
+	callee := t.Child(n, syntax.FieldFunction)
 	if callee < 0 {
 		return
 	}
 	c := &callInfo{node: n, calleeNode: callee, argList: -1,
-		fn: t.enclosing(n, "function_definition")}
-	c.callee = t.lastName(callee)
-	if ch := t.chain(callee); ch != nil {
+		fn: t.fnOf[n]}
+	c.callee = t.LastName(callee)
+	if ch := t.Chain(callee); ch != nil {
 		c.qual = a.qual(ch[len(ch)-1])
 	}
-	if args := t.child(n, "arguments"); args >= 0 && t.nodes[args].kind == "argument_list" {
+	if args := t.Child(n, syntax.FieldArguments); args >= 0 && t.Kind(args) == syntax.KindArgumentList {
 		c.argList = args
-		for _, arg := range t.children(args) {
-			switch t.nodes[arg].kind {
-			case "keyword_argument":
-				name, val := t.child(arg, "name"), t.child(arg, "value")
+		for _, arg := range t.CodeChildren(args) {
+			switch t.Kind(arg) {
+			case syntax.KindKeywordArgument:
+				name, val := t.Child(arg, syntax.FieldName), t.Child(arg, syntax.FieldValue)
 				if name >= 0 && val >= 0 {
 					c.kwargs = append(c.kwargs, kwarg{node: arg, name: name, value: val})
 				}
-			case "dictionary_splat":
-				if cs := t.children(arg); len(cs) == 1 && t.nodes[t.unwrap(cs[0])].kind == "dictionary" {
-					c.dictSplats = append(c.dictSplats, t.unwrap(cs[0]))
+			case syntax.KindDictionarySplat:
+				if cs := t.CodeChildren(arg); len(cs) == 1 && t.Kind(t.Unwrap(cs[0])) == syntax.KindDictionary {
+					c.dictSplats = append(c.dictSplats, t.Unwrap(cs[0]))
 				}
-			case "list_splat":
+			case syntax.KindListSplat:
 			default:
 				c.args = append(c.args, arg)
 			}
@@ -231,7 +231,7 @@ func (a *analysis) classifyCall(c *callInfo) {
 		case c.callee == "patch" && a.isModule[a.patchModule(c)]:
 			a.patchRefs(c, a.patchModule(c))
 		case c.qual == "" && (c.callee == "getattr" || c.callee == "setattr" ||
-			c.callee == "hasattr" || c.callee == "delattr") && t.nodes[c.calleeNode].kind == "identifier":
+			c.callee == "hasattr" || c.callee == "delattr") && t.Kind(c.calleeNode) == syntax.KindIdentifier:
 			a.getattrRef(c)
 		default:
 			a.envCallRefs(c)
@@ -255,23 +255,23 @@ func (a *analysis) compileCall(c *callInfo) {
 	s := &compileSite{node: c.node, call: c, fn: c.fn, modeNode: -1, optionsNode: -1}
 	if kw, ok := c.keyword("mode", t); ok {
 		s.modeKw, s.modeNode = kw, kw.value
-		s.mode, _ = t.stringValue(kw.value)
+		s.mode, _ = t.PlainString(kw.value)
 	}
 	if kw, ok := c.keyword("options", t); ok {
 		s.optionsKw, s.optionsNode = kw, kw.value
-		if d := t.unwrap(kw.value); t.nodes[d].kind == "dictionary" && a.isModule[inductorConfig] {
+		if d := t.Unwrap(kw.value); t.Kind(d) == syntax.KindDictionary && a.isModule[inductorConfig] {
 			a.dictRefs(c.node, inductorConfig, d, SpellOptionsKey)
 		}
 	}
 	// What the result is bound to: x = torch.compile(f), or the function
 	// a decorator call decorates.
-	p := t.nodes[c.node].parent
+	p := t.Parent(c.node)
 	switch {
-	case p >= 0 && t.nodes[p].kind == "assignment" && t.nodes[c.node].field == "right":
-		if l := t.child(p, "left"); l >= 0 {
-			s.target = t.lastName(l)
+	case p >= 0 && t.Kind(p) == syntax.KindAssignment && t.Field(c.node) == syntax.FieldRight:
+		if l := t.Child(p, syntax.FieldLeft); l >= 0 {
+			s.target = t.LastName(l)
 		}
-	case p >= 0 && t.nodes[p].kind == "decorator":
+	case p >= 0 && t.Kind(p) == syntax.KindDecorator:
 		s.target = a.decorated(p)
 	}
 	a.sites = append(a.sites, s)
@@ -280,15 +280,15 @@ func (a *analysis) compileCall(c *callInfo) {
 // decorator handles a bare @torch.compile (no call).
 func (a *analysis) decorator(n int32) {
 	t := a.t
-	cs := t.children(n)
-	if len(cs) != 1 || t.nodes[cs[0]].kind == "call" {
+	cs := t.CodeChildren(n)
+	if len(cs) != 1 || t.Kind(cs[0]) == syntax.KindCall {
 		return
 	}
 	if a.chainQual(cs[0]) != "torch.compile" {
 		return
 	}
 	a.sites = append(a.sites, &compileSite{
-		node: cs[0], fn: t.enclosing(n, "function_definition"),
+		node: cs[0], fn: t.fnOf[n],
 		target: a.decorated(n), modeNode: -1, optionsNode: -1,
 	})
 }
@@ -296,13 +296,13 @@ func (a *analysis) decorator(n int32) {
 // decorated returns the name of the function a decorator decorates.
 func (a *analysis) decorated(dec int32) string {
 	t := a.t
-	dd := t.nodes[dec].parent
-	if dd < 0 || t.nodes[dd].kind != "decorated_definition" {
+	dd := t.Parent(dec)
+	if dd < 0 || t.Kind(dd) != syntax.KindDecoratedDefinition {
 		return ""
 	}
-	if def := t.child(dd, "definition"); def >= 0 {
-		if name := t.child(def, "name"); name >= 0 {
-			return t.text(name)
+	if def := t.Child(dd, syntax.FieldDefinition); def >= 0 {
+		if name := t.Child(def, syntax.FieldName); name >= 0 {
+			return t.Text(name)
 		}
 	}
 	return ""
@@ -323,15 +323,15 @@ func (a *analysis) threadCall(c *callInfo) {
 	t := a.t
 	if executorTypes[c.qual] {
 		// ex = ThreadPoolExecutor(...) or with ThreadPoolExecutor() as ex.
-		p := t.nodes[c.node].parent
+		p := t.Parent(c.node)
 		switch {
-		case p >= 0 && t.nodes[p].kind == "assignment" && t.nodes[c.node].field == "right":
-			if l := t.child(p, "left"); l >= 0 {
-				a.execs[t.text(l)] = true
+		case p >= 0 && t.Kind(p) == syntax.KindAssignment && t.Field(c.node) == syntax.FieldRight:
+			if l := t.Child(p, syntax.FieldLeft); l >= 0 {
+				a.execs[t.Text(l)] = true
 			}
-		case p >= 0 && t.nodes[p].kind == "as_pattern":
-			if al := t.child(p, "alias"); al >= 0 {
-				a.execs[t.text(al)] = true
+		case p >= 0 && t.Kind(p) == syntax.KindAsPattern:
+			if al := t.Child(p, syntax.FieldAlias); al >= 0 {
+				a.execs[t.Text(al)] = true
 			}
 		}
 	}
@@ -356,13 +356,13 @@ func (a *analysis) threadCall(c *callInfo) {
 	}
 	switch c.callee {
 	case "submit", "map", "apply_async", "apply", "imap", "imap_unordered", "starmap":
-		obj := t.child(c.calleeNode, "object")
+		obj := t.Child(c.calleeNode, syntax.FieldObject)
 		if obj < 0 || len(c.args) == 0 {
 			return
 		}
-		recv := t.unwrap(obj)
-		if a.execs[t.text(recv)] || t.nodes[recv].kind == "call" && executorTypes[a.chainQual(t.child(recv, "function"))] {
-			start(t.text(recv)+"."+c.callee, c.args[0])
+		recv := t.Unwrap(obj)
+		if a.execs[t.Text(recv)] || t.Kind(recv) == syntax.KindCall && executorTypes[a.chainQual(t.Child(recv, syntax.FieldFunction))] {
+			start(t.Text(recv)+"."+c.callee, c.args[0])
 		}
 	case "run_in_executor":
 		if len(c.args) >= 2 { // loop.run_in_executor(executor or None, fn, ...)
@@ -374,11 +374,11 @@ func (a *analysis) threadCall(c *callInfo) {
 // threadSubclass records the run method of a threading.Thread subclass.
 func (a *analysis) threadSubclass(n int32) {
 	t := a.t
-	sup := t.child(n, "superclasses")
+	sup := t.Child(n, syntax.FieldSuperclasses)
 	if sup < 0 {
 		return
 	}
-	for _, b := range t.children(sup) {
+	for _, b := range t.CodeChildren(sup) {
 		if a.chainQual(b) == "threading.Thread" {
 			a.starts = append(a.starts, threadStart{node: n, how: "threading.Thread subclass", targets: []string{"run"}, within: n})
 			return
@@ -390,25 +390,25 @@ func (a *analysis) threadSubclass(n int32) {
 // runs: f, obj.method, lambda: f(x), functools.partial(f, ...).
 func (a *analysis) targetNames(n int32) []string {
 	t := a.t
-	n = t.unwrap(n)
-	switch t.nodes[n].kind {
-	case "identifier", "attribute":
-		if name := t.lastName(n); name != "" {
+	n = t.Unwrap(n)
+	switch t.Kind(n) {
+	case syntax.KindIdentifier, syntax.KindAttribute:
+		if name := t.LastName(n); name != "" {
 			return []string{name}
 		}
-	case "lambda":
-		body := t.child(n, "body")
+	case syntax.KindLambda:
+		body := t.Child(n, syntax.FieldBody)
 		var out []string
 		for _, c := range a.calls {
-			if body >= 0 && t.nodes[c.node].start >= t.nodes[body].start && t.nodes[c.node].end <= t.nodes[body].end {
+			if body >= 0 && t.Node(c.node).Start >= t.Node(body).Start && t.Node(c.node).End <= t.Node(body).End {
 				out = append(out, c.callee)
 			}
 		}
 		return out
-	case "call":
-		if a.chainQual(t.child(n, "function")) == "functools.partial" {
-			if args := t.child(n, "arguments"); args >= 0 {
-				if cs := t.children(args); len(cs) > 0 {
+	case syntax.KindCall:
+		if a.chainQual(t.Child(n, syntax.FieldFunction)) == "functools.partial" {
+			if args := t.Child(n, syntax.FieldArguments); args >= 0 {
+				if cs := t.CodeChildren(args); len(cs) > 0 {
 					return a.targetNames(cs[0])
 				}
 			}
@@ -452,7 +452,7 @@ func (a *analysis) threadReach() reach {
 					}
 				}
 				for _, def := range a.funcs[name] {
-					if depth == 0 && st.within >= 0 && a.t.enclosing(def, "class_definition") != st.within {
+					if depth == 0 && st.within >= 0 && a.t.clsOf[def] != st.within {
 						continue // another class's run
 					}
 					if _, ok := r.funcs[def]; !ok {
@@ -480,9 +480,9 @@ func (a *analysis) threadReach() reach {
 func (a *analysis) callsWithin(def int32) []*callInfo {
 	t := a.t
 	var out []*callInfo
-	s, e := t.nodes[def].start, t.nodes[def].end
-	i := sort.Search(len(a.calls), func(i int) bool { return t.nodes[a.calls[i].node].start >= s })
-	for ; i < len(a.calls) && t.nodes[a.calls[i].node].start < e; i++ {
+	s, e := t.Node(def).Start, t.Node(def).End
+	i := sort.Search(len(a.calls), func(i int) bool { return t.Node(a.calls[i].node).Start >= s })
+	for ; i < len(a.calls) && t.Node(a.calls[i].node).Start < e; i++ {
 		out = append(out, a.calls[i])
 	}
 	return out

@@ -17,6 +17,7 @@ import (
 
 	"github.com/torchlsp/torchlsp/server/gates"
 	"github.com/torchlsp/torchlsp/server/pybuf"
+	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
 // Severity of a diagnostic, as LSP ranks them.
@@ -94,16 +95,14 @@ const (
 	keyTrees       = "triton.cudagraph_trees"
 )
 
-// Check runs every check on the buffer. src is the text buf was parsed
-// from; cat is the target's catalog. The result is sorted by position.
+// Check runs every check on the buffer, reading the syntax tree buf was
+// analysed from (no second parse). src is the text buf was parsed from;
+// cat is the target's catalog. The result is sorted by position.
 func Check(buf *pybuf.Buffer, src []byte, cat *gates.Catalog, opts Options) []Diagnostic {
 	if buf == nil || cat == nil {
 		return nil
 	}
-	a, err := analyze(buf, src, cat)
-	if err != nil {
-		return nil
-	}
+	a := analyze(buf, cat)
 	c := &checker{a: a, t: a.t, cat: cat, opts: opts, files: newSiteFiles(opts.SiteDir)}
 	if !cat.HasCompile {
 		c.noCompile()
@@ -158,9 +157,9 @@ func (c *checker) noCompile() {
 // siteSpan is the callee of a compile site (torch.compile).
 func (c *checker) siteSpan(s *compileSite) pybuf.Span {
 	if s.call != nil {
-		return c.t.span(s.call.calleeNode)
+		return c.t.Span(s.call.calleeNode)
 	}
-	return c.t.span(s.node)
+	return c.t.Span(s.node)
 }
 
 // compileArgs checks mode strings and mode with options together.
@@ -176,7 +175,7 @@ func (c *checker) compileArgs() {
 			t.literalKind(s.modeNode) == "none" || t.literalKind(s.optionsNode) == "none" {
 			continue
 		}
-		d := Diagnostic{Code: CodeModeAndOptions, Severity: SeverityError, Span: t.span(s.optionsKw.node)}
+		d := Diagnostic{Code: CodeModeAndOptions, Severity: SeverityError, Span: t.Span(s.optionsKw.node)}
 		const init = "torch/__init__.py"
 		raise := c.files.find(init, 0, "Either mode or options can be specified")
 		switch {
@@ -210,15 +209,15 @@ func (c *checker) compileArgs() {
 func (c *checker) foldModeFix(s *compileSite) (Fix, bool) {
 	t := c.t
 	flags, ok := c.cat.Modes[s.mode]
-	dict := t.unwrap(s.optionsNode)
-	if !ok || t.nodes[dict].kind != "dictionary" || s.call == nil {
+	dict := t.Unwrap(s.optionsNode)
+	if !ok || t.Kind(dict) != syntax.KindDictionary || s.call == nil {
 		return Fix{}, false
 	}
 	have := map[string]bool{}
 	entries := 0
-	for _, p := range t.children(dict) {
+	for _, p := range t.CodeChildren(dict) {
 		entries++
-		if k, ok := t.stringValue(t.child(p, "key")); ok {
+		if k, ok := t.PlainString(t.Child(p, syntax.FieldKey)); ok {
 			have[k] = true
 		}
 	}
@@ -234,7 +233,7 @@ func (c *checker) foldModeFix(s *compileSite) (Fix, bool) {
 		if entries > 0 {
 			text += ", "
 		}
-		at := t.nodes[dict].sp
+		at := t.StartPos(dict)
 		at.Col++ // after "{"
 		edits = append(edits, Edit{Span: pybuf.Span{Start: at, End: at}, NewText: text})
 	}
@@ -245,25 +244,25 @@ func (c *checker) foldModeFix(s *compileSite) (Fix, bool) {
 // deleteArg deletes one argument of a call with its separating comma.
 func (c *checker) deleteArg(call *callInfo, arg int32) Edit {
 	t := c.t
-	args := t.children(call.argList)
+	args := t.CodeChildren(call.argList)
 	for i, x := range args {
 		if x != arg {
 			continue
 		}
 		switch {
 		case i > 0:
-			return Edit{Span: pybuf.Span{Start: t.nodes[args[i-1]].ep, End: t.nodes[x].ep}}
+			return Edit{Span: pybuf.Span{Start: t.EndPos(args[i-1]), End: t.EndPos(x)}}
 		case i+1 < len(args):
-			return Edit{Span: pybuf.Span{Start: t.nodes[x].sp, End: t.nodes[args[i+1]].sp}}
+			return Edit{Span: pybuf.Span{Start: t.StartPos(x), End: t.StartPos(args[i+1])}}
 		}
 	}
-	return Edit{Span: t.span(arg)}
+	return Edit{Span: t.Span(arg)}
 }
 
 func (c *checker) unknownMode(s *compileSite) {
 	modes := sortedKeys(c.cat.Modes)
 	d := Diagnostic{
-		Code: CodeUnknownFlag, Severity: SeverityError, Span: c.t.contentSpan(s.modeNode),
+		Code: CodeUnknownFlag, Severity: SeverityError, Span: c.t.ContentSpan(s.modeNode),
 		Message: fmt.Sprintf("%q is not a torch.compile mode in %s (the target's); its modes are %s",
 			s.mode, c.torchName(), strings.Join(modes, ", ")),
 	}
@@ -304,7 +303,7 @@ func (c *checker) cudagraphs(s *compileSite) cudagraphState {
 		if r.call == s.node && r.Spelling == SpellOptionsKey && r.Key == keyCudagraphs {
 			switch r.Value {
 			case "True":
-				return cudagraphState{on: true, kind: "options", why: `options={"triton.cudagraphs": True}`, span: c.t.span(r.valueNode), ref: r}
+				return cudagraphState{on: true, kind: "options", why: `options={"triton.cudagraphs": True}`, span: c.t.Span(r.valueNode), ref: r}
 			default:
 				return cudagraphState{}
 			}
@@ -313,7 +312,7 @@ func (c *checker) cudagraphs(s *compileSite) cudagraphState {
 	if s.mode != "" {
 		if v, ok := c.cat.Modes[s.mode][keyCudagraphs]; ok {
 			if v == "True" {
-				return cudagraphState{on: true, kind: "mode", why: fmt.Sprintf("mode=%q", s.mode), span: c.t.span(s.modeNode)}
+				return cudagraphState{on: true, kind: "mode", why: fmt.Sprintf("mode=%q", s.mode), span: c.t.Span(s.modeNode)}
 			}
 			return cudagraphState{}
 		}
@@ -347,7 +346,7 @@ func (c *checker) envValue(r *FlagRef) string {
 	if r.valueNode < 0 {
 		return ""
 	}
-	v, _ := c.t.stringValue(r.valueNode)
+	v, _ := c.t.PlainString(r.valueNode)
 	return v
 }
 
@@ -402,14 +401,14 @@ func (c *checker) threads() {
 		c.add(Diagnostic{
 			Code: CodeConfigInThread, Severity: SeverityWarning, Span: r.Span,
 			Message: fmt.Sprintf("%s.%s is process-wide: changing it here, in code run by %s (line %d), changes it for every thread, and a patch's restore races with the other threads; set it once before starting threads",
-				r.Module, r.Key, st.how, c.t.nodes[st.node].sp.Line+1),
+				r.Module, r.Key, st.how, c.t.StartPos(st.node).Line+1),
 		})
 	}
 }
 
 func (c *checker) cudagraphsInThreads(s *compileSite, st threadStart, cg cudagraphState) {
 	d := Diagnostic{Code: CodeCudagraphsInThreads, Severity: SeverityError, Span: cg.span}
-	startLine := c.t.nodes[st.node].sp.Line + 1
+	startLine := c.t.StartPos(st.node).Line + 1
 	off := c.treesOff(s)
 	treeGates := c.conditionSites(keyTrees)
 	const trees = "torch/_inductor/cudagraph_trees.py"
@@ -485,7 +484,7 @@ func (c *checker) cudagraphsOffFixes(s *compileSite, cg cudagraphState) []Fix {
 	case "mode":
 		if no := s.mode + "-no-cudagraphs"; c.modeWithoutCudagraphs(no) {
 			fixes = append(fixes, Fix{Title: fmt.Sprintf("Use mode=%q", no), Preferred: true,
-				Edits: []Edit{{Span: t.contentSpan(s.modeNode), NewText: no}}})
+				Edits: []Edit{{Span: t.ContentSpan(s.modeNode), NewText: no}}})
 		}
 		if s.optionsNode < 0 {
 			flags := map[string]string{}
@@ -500,7 +499,7 @@ func (c *checker) cudagraphsOffFixes(s *compileSite, cg cudagraphState) []Fix {
 			fixes = append(fixes, Fix{
 				Title:     fmt.Sprintf("Replace mode=%q with its options, CUDA graphs off", s.mode),
 				Preferred: len(fixes) == 0,
-				Edits:     []Edit{{Span: t.span(s.modeKw.node), NewText: "options={" + strings.Join(parts, ", ") + "}"}},
+				Edits:     []Edit{{Span: t.Span(s.modeKw.node), NewText: "options={" + strings.Join(parts, ", ") + "}"}},
 			})
 		}
 	default: // turned on outside the call: turn it off for this call
@@ -508,14 +507,14 @@ func (c *checker) cudagraphsOffFixes(s *compileSite, cg cudagraphState) []Fix {
 		switch {
 		case s.modeNode >= 0 || s.optionsNode >= 0:
 		case s.call == nil: // bare @torch.compile
-			end := t.nodes[s.node].ep
+			end := t.EndPos(s.node)
 			fixes = append(fixes, Fix{Title: "Compile without CUDA graphs", Preferred: true,
 				Edits: []Edit{{Span: pybuf.Span{Start: end, End: end}, NewText: "(" + opt + ")"}}})
 		case s.call.argList >= 0:
-			end := t.nodes[s.call.argList].ep
+			end := t.EndPos(s.call.argList)
 			end.Col-- // before ")"
 			text := opt
-			if len(t.children(s.call.argList)) > 0 {
+			if len(t.CodeChildren(s.call.argList)) > 0 {
 				text = ", " + opt
 			}
 			fixes = append(fixes, Fix{Title: "Compile without CUDA graphs", Preferred: true,
@@ -550,7 +549,7 @@ func (c *checker) treesOffInThreads(hot []*compileSite, rc reach) {
 		d := Diagnostic{
 			Code: CodeTreesOffInThreads, Severity: SeverityError, Span: r.Span,
 			Message: fmt.Sprintf("with cudagraph_trees off, compiled code that threads run with CUDA graphs (%s, line %d) uses legacy CUDA graphs, which share static input and output buffers between threads: results can be wrong; turn CUDA graphs off instead",
-				st.how, c.t.nodes[st.node].sp.Line+1),
+				st.how, c.t.StartPos(st.node).Line+1),
 			Related: []Related{c.flagRelated(r.Flag, "triton.cudagraph_trees is defined here")},
 		}
 		for i, g := range c.conditionSites(keyTrees) {

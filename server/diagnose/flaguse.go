@@ -98,7 +98,7 @@ func (c *checker) flagType(r *FlagRef) {
 		return
 	}
 	d := Diagnostic{
-		Code: CodeFlagType, Severity: SeverityWarning, Span: t.span(r.valueNode),
+		Code: CodeFlagType, Severity: SeverityWarning, Span: t.Span(r.valueNode),
 		Message: fmt.Sprintf("%s.%s is %s in %s, but %s is %s", r.Module, r.Key, r.Flag.Type, c.torchName(), r.Value, article(lit)),
 		Related: []Related{c.flagRelated(r.Flag, fmt.Sprintf("%s: %s = %s", r.Key, r.Flag.Type, r.Flag.Default))},
 	}
@@ -106,7 +106,7 @@ func (c *checker) flagType(r *FlagRef) {
 		d.Message += ": torch stores it as given, and any non-empty string, even \"0\", counts as true"
 	}
 	if lit == "str" {
-		s, _ := t.stringValue(r.valueNode)
+		s, _ := t.PlainString(r.valueNode)
 		if text, ok := convertLiteral(s, allowed); ok {
 			d.Fixes = append(d.Fixes, Fix{Title: "Change to " + text, Preferred: true,
 				Edits: []Edit{{Span: d.Span, NewText: text}}})
@@ -269,15 +269,15 @@ func (c *checker) envAfterImport() {
 func (c *checker) moveAboveImport(r *FlagRef) (Fix, bool) {
 	t := c.t
 	st := r.stmt
-	if st < 0 || t.nodes[st].sp.Line != t.nodes[st].ep.Line || t.nodes[st].sp.Col != 0 {
+	if st < 0 || t.StartPos(st).Line != t.EndPos(st).Line || t.StartPos(st).Col != 0 {
 		return Fix{}, false
 	}
-	line := t.nodes[st].sp.Line
-	if text := c.line(line); strings.TrimSpace(text) != strings.TrimSpace(t.text(st)) {
+	line := t.StartPos(st).Line
+	if text := c.line(line); strings.TrimSpace(text) != strings.TrimSpace(t.Text(st)) {
 		return Fix{}, false // shares its line with another statement
 	}
 	// The head name (os, or whatever imports it) must be imported earlier.
-	head := strings.FieldsFunc(t.text(st), func(r rune) bool {
+	head := strings.FieldsFunc(t.Text(st), func(r rune) bool {
 		return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
 	})
 	if len(head) == 0 {

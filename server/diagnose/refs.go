@@ -6,6 +6,7 @@ import (
 
 	"github.com/torchlsp/torchlsp/server/gates"
 	"github.com/torchlsp/torchlsp/server/pybuf"
+	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
 // Spelling says how user code names a config flag.
@@ -81,11 +82,10 @@ var configModuleAPI = map[string]bool{
 // the target's torch are included with a nil Flag. src must be the text
 // buf was parsed from.
 func FlagRefs(buf *pybuf.Buffer, src []byte, cat *gates.Catalog) []FlagRef {
-	a, err := analyze(buf, src, cat)
-	if err != nil {
+	if buf == nil {
 		return nil
 	}
-	return a.exportedRefs()
+	return analyze(buf, cat).exportedRefs()
 }
 
 // FlagAt returns the flag reference whose span holds pos (or ends at it),
@@ -141,7 +141,7 @@ func (a *analysis) lookupFlag(mod, key string) *gates.Flag {
 // attributeRef records the flag an outermost dotted chain names.
 func (a *analysis) attributeRef(n int32) {
 	t := a.t
-	parts := t.chain(n)
+	parts := t.Chain(n)
 	if len(parts) < 2 {
 		return
 	}
@@ -175,7 +175,7 @@ func (a *analysis) attributeRef(n int32) {
 			return
 		}
 		id := partOf(i)
-		node := t.nodes[id].parent // the attribute node ending at this component
+		node := t.Parent(id) // the attribute node ending at this component
 		if f == nil && (i != len(comps)-1 || a.isCallee(node)) {
 			// Calls and deeper chains on an unknown name are more likely
 			// helpers the config module imports than flags.
@@ -183,18 +183,18 @@ func (a *analysis) attributeRef(n int32) {
 		}
 		r := FlagRef{
 			Flag: f, Module: mod, Key: key, Spelling: SpellAttribute,
-			Span:      pybuf.Span{Start: t.nodes[partOf(firstWritten)].sp, End: t.nodes[id].ep},
+			Span:      pybuf.Span{Start: t.StartPos(partOf(firstWritten)), End: t.EndPos(id)},
 			valueNode: -1, call: -1,
 		}
 		if firstWritten > 0 {
 			r.KeyPrefix = strings.Join(comps[:firstWritten], ".") + "."
 		}
-		if p := t.nodes[node].parent; p >= 0 && t.nodes[node].field == "left" {
-			switch t.nodes[p].kind {
-			case "assignment", "augmented_assignment":
+		if p := t.Parent(node); p >= 0 && t.Field(node) == syntax.FieldLeft {
+			switch t.Kind(p) {
+			case syntax.KindAssignment, syntax.KindAugmentedAssignment:
 				r.Write = true
-				if v := t.child(p, "right"); v >= 0 {
-					r.Value, r.valueNode = t.text(v), v
+				if v := t.Child(p, syntax.FieldRight); v >= 0 {
+					r.Value, r.valueNode = t.Text(v), v
 				}
 			}
 		}
@@ -204,20 +204,20 @@ func (a *analysis) attributeRef(n int32) {
 }
 
 func (a *analysis) isCallee(n int32) bool {
-	p := a.t.nodes[n].parent
-	return p >= 0 && a.t.nodes[p].kind == "call" && a.t.nodes[n].field == "function"
+	p := a.t.Parent(n)
+	return p >= 0 && a.t.Kind(p) == syntax.KindCall && a.t.Field(n) == syntax.FieldFunction
 }
 
 func (a *analysis) addRef(r FlagRef, at int32) {
 	t := a.t
-	r.stmt = t.statementOf(at)
-	r.fn = t.enclosing(at, "function_definition")
+	r.stmt = t.stmt[at]
+	r.fn = t.fnOf[at]
 	if r.call >= 0 {
 		// @config.patch(...) changes the config while the function it
 		// decorates runs: count it as inside that function.
-		if p := t.nodes[r.call].parent; p >= 0 && t.nodes[p].kind == "decorator" {
-			if dd := t.nodes[p].parent; dd >= 0 && t.nodes[dd].kind == "decorated_definition" {
-				if def := t.child(dd, "definition"); def >= 0 && t.nodes[def].kind == "function_definition" {
+		if p := t.Parent(r.call); p >= 0 && t.Kind(p) == syntax.KindDecorator {
+			if dd := t.Parent(p); dd >= 0 && t.Kind(dd) == syntax.KindDecoratedDefinition {
+				if def := t.Child(dd, syntax.FieldDefinition); def >= 0 && t.Kind(def) == syntax.KindFunctionDefinition {
 					r.fn = def
 				}
 			}
@@ -231,10 +231,10 @@ func (a *analysis) keyRef(call int32, mod string, keyNode int32, key string, sp 
 	t := a.t
 	r := FlagRef{
 		Flag: a.lookupFlag(mod, key), Module: mod, Key: key, Spelling: sp,
-		Span: t.contentSpan(keyNode), Write: sp != SpellGetattr, valueNode: -1, call: call,
+		Span: t.ContentSpan(keyNode), Write: sp != SpellGetattr, valueNode: -1, call: call,
 	}
 	if value >= 0 {
-		r.Value, r.valueNode, r.Write = t.text(value), value, true
+		r.Value, r.valueNode, r.Write = t.Text(value), value, true
 	}
 	a.addRef(r, keyNode)
 }
@@ -244,18 +244,18 @@ func (a *analysis) patchRefs(c *callInfo, mod string) {
 	t := a.t
 	args := c.args
 	if len(args) >= 1 {
-		if key, ok := t.stringValue(args[0]); ok {
+		if key, ok := t.PlainString(args[0]); ok {
 			v := int32(-1)
 			if len(args) >= 2 {
 				v = args[1]
 			}
 			a.keyRef(c.node, mod, args[0], key, SpellPatchString, v)
-		} else if d := t.unwrap(args[0]); t.nodes[d].kind == "dictionary" {
+		} else if d := t.Unwrap(args[0]); t.Kind(d) == syntax.KindDictionary {
 			a.dictRefs(c.node, mod, d, SpellPatchDict)
 		}
 	}
 	for _, kw := range c.kwargs {
-		a.keyRef(c.node, mod, kw.name, t.text(kw.name), SpellPatchKwarg, kw.value)
+		a.keyRef(c.node, mod, kw.name, t.Text(kw.name), SpellPatchKwarg, kw.value)
 	}
 	for _, d := range c.dictSplats {
 		a.dictRefs(c.node, mod, d, SpellPatchDict)
@@ -265,12 +265,12 @@ func (a *analysis) patchRefs(c *callInfo, mod string) {
 // dictRefs records the string keys of a dict display as flag keys.
 func (a *analysis) dictRefs(call int32, mod string, d int32, sp Spelling) {
 	t := a.t
-	for _, p := range t.children(d) {
-		if t.nodes[p].kind != "pair" {
+	for _, p := range t.CodeChildren(d) {
+		if t.Kind(p) != syntax.KindPair {
 			continue
 		}
-		k, v := t.child(p, "key"), t.child(p, "value")
-		if key, ok := t.stringValue(k); ok && v >= 0 {
+		k, v := t.Child(p, syntax.FieldKey), t.Child(p, syntax.FieldValue)
+		if key, ok := t.PlainString(k); ok && v >= 0 {
 			a.keyRef(call, mod, k, key, sp, v)
 		}
 	}
@@ -282,7 +282,7 @@ func (a *analysis) getattrRef(c *callInfo) {
 	if len(c.args) < 2 {
 		return
 	}
-	obj := t.chain(t.unwrap(c.args[0]))
+	obj := t.Chain(t.Unwrap(c.args[0]))
 	if obj == nil {
 		return
 	}
@@ -295,7 +295,7 @@ func (a *analysis) getattrRef(c *callInfo) {
 	} else {
 		return
 	}
-	name, ok := t.stringValue(c.args[1])
+	name, ok := t.PlainString(c.args[1])
 	if !ok {
 		return
 	}
@@ -305,7 +305,7 @@ func (a *analysis) getattrRef(c *callInfo) {
 	}
 	r := FlagRef{
 		Flag: a.lookupFlag(mod, key), Module: mod, Key: key, KeyPrefix: prefix,
-		Span: t.contentSpan(c.args[1]), Spelling: SpellGetattr, valueNode: -1, call: c.node,
+		Span: t.ContentSpan(c.args[1]), Spelling: SpellGetattr, valueNode: -1, call: c.node,
 	}
 	switch c.callee {
 	case "hasattr":
@@ -315,7 +315,7 @@ func (a *analysis) getattrRef(c *callInfo) {
 	case "setattr":
 		r.Write = true
 		if len(c.args) >= 3 {
-			r.Value, r.valueNode = t.text(c.args[2]), c.args[2]
+			r.Value, r.valueNode = t.Text(c.args[2]), c.args[2]
 		}
 	case "delattr":
 		r.Write = true
@@ -335,17 +335,17 @@ func (a *analysis) envCallRefs(c *callInfo) {
 	t := a.t
 	if c.qual == "os.environ.update" {
 		for _, arg := range c.args {
-			if d := t.unwrap(arg); t.nodes[d].kind == "dictionary" {
-				for _, p := range t.children(d) {
-					k, v := t.child(p, "key"), t.child(p, "value")
-					if name, ok := t.stringValue(k); ok && t.nodes[p].kind == "pair" {
+			if d := t.Unwrap(arg); t.Kind(d) == syntax.KindDictionary {
+				for _, p := range t.CodeChildren(d) {
+					k, v := t.Child(p, syntax.FieldKey), t.Child(p, syntax.FieldValue)
+					if name, ok := t.PlainString(k); ok && t.Kind(p) == syntax.KindPair {
 						a.envRef(k, name, true, v)
 					}
 				}
 			}
 		}
 		for _, kw := range c.kwargs {
-			a.envRef(kw.name, t.text(kw.name), true, kw.value)
+			a.envRef(kw.name, t.Text(kw.name), true, kw.value)
 		}
 		return
 	}
@@ -361,7 +361,7 @@ func (a *analysis) envCallRefs(c *callInfo) {
 	if len(c.args) == 0 {
 		return
 	}
-	name, ok := t.stringValue(c.args[0])
+	name, ok := t.PlainString(c.args[0])
 	if !ok {
 		return
 	}
@@ -375,26 +375,26 @@ func (a *analysis) envCallRefs(c *callInfo) {
 // subscriptEnvRef records os.environ["NAME"], read or written.
 func (a *analysis) subscriptEnvRef(n int32) {
 	t := a.t
-	val, sub := t.child(n, "value"), t.child(n, "subscript")
+	val, sub := t.Child(n, syntax.FieldValue), t.Child(n, syntax.FieldSubscript)
 	if val < 0 || sub < 0 {
 		return
 	}
-	ch := t.chain(val)
+	ch := t.Chain(val)
 	if ch == nil || a.qual(ch[len(ch)-1]) != "os.environ" {
 		return
 	}
-	name, ok := t.stringValue(sub)
+	name, ok := t.PlainString(sub)
 	if !ok {
 		return
 	}
 	write, v := false, int32(-1)
-	if p := t.nodes[n].parent; p >= 0 {
-		switch t.nodes[p].kind {
-		case "assignment", "augmented_assignment":
-			if t.nodes[n].field == "left" {
-				write, v = true, t.child(p, "right")
+	if p := t.Parent(n); p >= 0 {
+		switch t.Kind(p) {
+		case syntax.KindAssignment, syntax.KindAugmentedAssignment:
+			if t.Field(n) == syntax.FieldLeft {
+				write, v = true, t.Child(p, syntax.FieldRight)
 			}
-		case "delete_statement":
+		case syntax.KindDeleteStatement:
 			write = true
 		}
 	}
@@ -406,10 +406,10 @@ func (a *analysis) envRef(nameNode int32, name string, write bool, value int32) 
 	for _, f := range flags {
 		r := FlagRef{
 			Flag: f, Module: f.Module, Key: f.Key, Spelling: SpellEnvVar, EnvVar: name,
-			Span: a.t.contentSpan(nameNode), Write: write, valueNode: -1, call: -1,
+			Span: a.t.ContentSpan(nameNode), Write: write, valueNode: -1, call: -1,
 		}
 		if value >= 0 {
-			r.Value, r.valueNode = a.t.text(value), value
+			r.Value, r.valueNode = a.t.Text(value), value
 		}
 		a.addRef(r, nameNode)
 	}

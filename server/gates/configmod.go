@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+
+	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
 var installMarker = []byte("install_config_module")
@@ -27,24 +29,23 @@ var typingModules = map[string]bool{"typing": true, "typing_extensions": true, "
 // objects and the Config class, turning config-typed values and Config(...)
 // into entries and nested classes into sub-configs.
 type configModuleParser struct {
-	s        *src
+	s        *syntax.Tree
 	mod      *Module
 	file     string
 	typeFlag map[string]bool // names bound to TYPE_CHECKING (false at run time)
-	funcs    map[string]*node
+	funcs    map[string]int32
 }
 
 // parseConfigModule returns the module if the tree is a config module.
-func parseConfigModule(p *parser, b []byte, file, modName string) *Module {
-	tree := p.parse(b)
-	if tree == nil {
+func parseConfigModule(p *syntax.Parser, b []byte, file, modName string) *Module {
+	s := p.Parse(b)
+	root := s.Root()
+	if root < 0 {
 		return nil
 	}
-	root := tree.Root()
-	s := &src{b: b}
 	cp := &configModuleParser{s: s, mod: &Module{Name: modName, File: file}, file: file,
-		typeFlag: map[string]bool{"TYPE_CHECKING": true}, funcs: map[string]*node{}}
-	stmts := childrenOf(root)
+		typeFlag: map[string]bool{"TYPE_CHECKING": true}, funcs: map[string]int32{}}
+	stmts := s.ChildList(root)
 	installers := installerNames(s, stmts)
 	installed := false
 	for _, st := range stmts {
@@ -56,9 +57,9 @@ func parseConfigModule(p *parser, b []byte, file, modName string) *Module {
 		return nil
 	}
 	for _, st := range stmts {
-		if st.Kind() == "function_definition" {
-			if n := st.ChildByFieldName("name"); n != nil {
-				cp.funcs[s.text(n)] = st
+		if s.Kind(st) == syntax.KindFunctionDefinition {
+			if n := s.Child(st, syntax.FieldName); n >= 0 {
+				cp.funcs[s.Text(n)] = st
 			}
 		}
 	}
@@ -68,21 +69,21 @@ func parseConfigModule(p *parser, b []byte, file, modName string) *Module {
 
 // installerNames lists the names install_config_module is bound to by the
 // module's top-level imports (itself, and any "as" alias).
-func installerNames(s *src, stmts []*node) map[string]bool {
+func installerNames(s *syntax.Tree, stmts []int32) map[string]bool {
 	names := map[string]bool{}
 	for _, st := range stmts {
-		if st.Kind() != "import_from_statement" {
+		if s.Kind(st) != syntax.KindImportFromStatement {
 			continue
 		}
-		for _, c := range childrenOf(st) {
-			switch c.Kind() {
-			case "dotted_name":
-				if s.text(c) == "install_config_module" {
+		for c := range s.Children(st) {
+			switch s.Kind(c) {
+			case syntax.KindDottedName:
+				if s.Text(c) == "install_config_module" {
 					names["install_config_module"] = true
 				}
-			case "aliased_import":
-				if n, a := c.ChildByFieldName("name"), c.ChildByFieldName("alias"); n != nil && a != nil && s.text(n) == "install_config_module" {
-					names[s.text(a)] = true
+			case syntax.KindAliasedImport:
+				if n, a := s.Child(c, syntax.FieldName), s.Child(c, syntax.FieldAlias); n >= 0 && a >= 0 && s.Text(n) == "install_config_module" {
+					names[s.Text(a)] = true
 				}
 			}
 		}
@@ -93,23 +94,24 @@ func installerNames(s *src, stmts []*node) map[string]bool {
 // isInstallCall reports a module-level `install_config_module(sys.modules[__name__])`
 // call, under the imported name or an alias, or through a module attribute
 // (torch.utils._config_module.install_config_module(...)).
-func (cp *configModuleParser) isInstallCall(st *node, installers map[string]bool) bool {
-	if st.Kind() != "expression_statement" || st.NamedChildCount() != 1 {
+func (cp *configModuleParser) isInstallCall(st int32, installers map[string]bool) bool {
+	s := cp.s
+	if s.Kind(st) != syntax.KindExpressionStatement || s.ChildCount(st) != 1 {
 		return false
 	}
-	call := st.NamedChild(0)
-	if call.Kind() != "call" {
+	call := s.NthChild(st, 0)
+	if s.Kind(call) != syntax.KindCall {
 		return false
 	}
-	fn := call.ChildByFieldName("function")
-	args := call.ChildByFieldName("arguments")
-	if fn == nil || args == nil {
+	fn := s.Child(call, syntax.FieldFunction)
+	args := s.Child(call, syntax.FieldArguments)
+	if fn < 0 || args < 0 {
 		return false
 	}
-	if name := cp.s.text(fn); !installers[name] && !strings.HasSuffix(name, ".install_config_module") {
+	if name := cp.s.Text(fn); !installers[name] && !strings.HasSuffix(name, ".install_config_module") {
 		return false
 	}
-	return strings.Join(strings.Fields(cp.s.text(args)), "") == "(sys.modules[__name__])"
+	return strings.Join(strings.Fields(cp.s.Text(args)), "") == "(sys.modules[__name__])"
 }
 
 // entry is one name's final binding in a namespace being visited.
@@ -122,7 +124,7 @@ type entry struct {
 // visitBlock adds the entries of one namespace (the module or a class body)
 // in first-binding order, each name judged by its final binding, as vars()
 // shows the namespace once it has run.
-func (cp *configModuleParser) visitBlock(stmts []*node, prefix string) {
+func (cp *configModuleParser) visitBlock(stmts []int32, prefix string) {
 	order := []string{}
 	final := map[string]*entry{}
 	bind := func(e *entry) {
@@ -132,8 +134,8 @@ func (cp *configModuleParser) visitBlock(stmts []*node, prefix string) {
 		final[e.name] = e
 	}
 	unbind := func(name string) { delete(final, name) }
-	var walk func(stmts []*node)
-	walk = func(stmts []*node) {
+	var walk func(stmts []int32)
+	walk = func(stmts []int32) {
 		for i, st := range stmts {
 			cp.statement(st, stmts, i, prefix, bind, unbind, walk)
 		}
@@ -150,39 +152,37 @@ func (cp *configModuleParser) visitBlock(stmts []*node, prefix string) {
 	}
 }
 
-func (cp *configModuleParser) statement(st *node, sibs []*node, idx int, prefix string,
-	bind func(*entry), unbind func(string), walk func([]*node)) {
+func (cp *configModuleParser) statement(st int32, sibs []int32, idx int, prefix string,
+	bind func(*entry), unbind func(string), walk func([]int32)) {
 	s := cp.s
-	switch st.Kind() {
-	case "import_statement":
+	switch s.Kind(st) {
+	case syntax.KindImportStatement:
 		// import a.b binds a module; import a.b as c binds a module.
-		for _, c := range childrenOf(st) {
+		for c := range s.Children(st) {
 			name := c
-			if c.Kind() == "aliased_import" {
-				name = c.ChildByFieldName("alias")
-			} else if c.Kind() == "dotted_name" && c.NamedChildCount() > 0 {
-				name = c.NamedChild(0)
+			if s.Kind(c) == syntax.KindAliasedImport {
+				name = s.Child(c, syntax.FieldAlias)
+			} else if s.Kind(c) == syntax.KindDottedName && s.ChildCount(c) > 0 {
+				name = s.NthChild(c, 0)
 			}
-			if name != nil {
-				bind(&entry{name: s.text(name)}) // a module: skipped
+			if name >= 0 {
+				bind(&entry{name: s.Text(name)}) // a module: skipped
 			}
 		}
-	case "import_from_statement":
-		mod := ""
-		if m := st.ChildByFieldName("module_name"); m != nil {
-			mod = s.text(m)
-		}
-		for _, c := range childrenOf(st) {
-			if c == nil || c.StartByte() == st.ChildByFieldName("module_name").StartByte() {
+	case syntax.KindImportFromStatement:
+		m := s.Child(st, syntax.FieldModuleName)
+		mod := s.Text(m)
+		for c := range s.Children(st) {
+			if c == m {
 				continue
 			}
 			var orig, name string
-			switch c.Kind() {
-			case "aliased_import":
-				orig = s.text(c.ChildByFieldName("name"))
-				name = s.text(c.ChildByFieldName("alias"))
-			case "dotted_name":
-				orig, name = s.text(c), s.text(c)
+			switch s.Kind(c) {
+			case syntax.KindAliasedImport:
+				orig = s.Text(s.Child(c, syntax.FieldName))
+				name = s.Text(s.Child(c, syntax.FieldAlias))
+			case syntax.KindDottedName:
+				orig, name = s.Text(c), s.Text(c)
 			default:
 				continue
 			}
@@ -196,77 +196,77 @@ func (cp *configModuleParser) statement(st *node, sibs []*node, idx int, prefix 
 			// are all skipped (a foreign class would make install fail).
 			bind(&entry{name: name})
 		}
-	case "future_import_statement":
-	case "function_definition":
-		if n := st.ChildByFieldName("name"); n != nil {
-			bind(&entry{name: s.text(n)})
+	case syntax.KindFutureImportStatement:
+	case syntax.KindFunctionDefinition:
+		if n := s.Child(st, syntax.FieldName); n >= 0 {
+			bind(&entry{name: s.Text(n)})
 		}
-	case "decorated_definition":
-		d := st.ChildByFieldName("definition")
-		if d == nil {
+	case syntax.KindDecoratedDefinition:
+		d := s.Child(st, syntax.FieldDefinition)
+		if d < 0 {
 			return
 		}
-		if d.Kind() == "class_definition" {
+		if s.Kind(d) == syntax.KindClassDefinition {
 			cp.classDef(d, st, prefix, bind)
 			return
 		}
-		if n := d.ChildByFieldName("name"); n != nil {
-			bind(&entry{name: s.text(n)}) // a function (or a wrapper install would reject)
+		if n := s.Child(d, syntax.FieldName); n >= 0 {
+			bind(&entry{name: s.Text(n)}) // a function (or a wrapper install would reject)
 		}
-	case "class_definition":
-		cp.classDef(st, nil, prefix, bind)
-	case "expression_statement":
+	case syntax.KindClassDefinition:
+		cp.classDef(st, -1, prefix, bind)
+	case syntax.KindExpressionStatement:
 		cp.walrusBindings(st, prefix, bind)
-		if st.NamedChildCount() != 1 {
+		if s.ChildCount(st) != 1 {
 			return
 		}
-		e := st.NamedChild(0)
-		if e.Kind() != "assignment" {
+		e := s.NthChild(st, 0)
+		if s.Kind(e) != syntax.KindAssignment {
 			return
 		}
 		cp.assignment(e, st, sibs, idx, prefix, bind)
-	case "if_statement":
-		cond := st.ChildByFieldName("condition")
-		typeChecking := cond != nil && cond.Kind() == "identifier" && cp.typeFlag[s.text(cond)]
+	case syntax.KindIfStatement:
+		cond := s.Child(st, syntax.FieldCondition)
+		typeChecking := cond >= 0 && s.Kind(cond) == syntax.KindIdentifier && cp.typeFlag[s.Text(cond)]
 		if !typeChecking {
-			if b := st.ChildByFieldName("consequence"); b != nil {
-				walk(childrenOf(b))
+			if b := s.Child(st, syntax.FieldConsequence); b >= 0 {
+				walk(s.ChildList(b))
 			}
 		}
-		for _, alt := range childrenOf(st) {
-			switch alt.Kind() {
-			case "elif_clause":
-				if b := alt.ChildByFieldName("consequence"); b != nil {
-					walk(childrenOf(b))
+		for alt := range s.Children(st) {
+			switch s.Kind(alt) {
+			case syntax.KindElifClause:
+				if b := s.Child(alt, syntax.FieldConsequence); b >= 0 {
+					walk(s.ChildList(b))
 				}
-			case "else_clause":
-				if b := alt.ChildByFieldName("body"); b != nil {
-					walk(childrenOf(b))
+			case syntax.KindElseClause:
+				if b := s.Child(alt, syntax.FieldBody); b >= 0 {
+					walk(s.ChildList(b))
 				}
 			}
 		}
-	case "try_statement", "with_statement":
-		for _, c := range childrenOf(st) {
-			switch c.Kind() {
-			case "block":
-				walk(childrenOf(c))
-			case "except_clause", "else_clause", "finally_clause":
-				for _, cc := range childrenOf(c) {
-					if cc.Kind() == "block" {
-						walk(childrenOf(cc))
+	case syntax.KindTryStatement, syntax.KindWithStatement:
+		for c := range s.Children(st) {
+			switch s.Kind(c) {
+			case syntax.KindBlock:
+				walk(s.ChildList(c))
+			case syntax.KindExceptClause, syntax.KindElseClause, syntax.KindFinallyClause:
+				for cc := range s.Children(c) {
+					if s.Kind(cc) == syntax.KindBlock {
+						walk(s.ChildList(cc))
 					}
 				}
 			}
 		}
-	case "delete_statement":
-		for _, c := range childrenOf(st) {
-			targets := []*node{c}
-			if c.Kind() == "expression_list" {
-				targets = childrenOf(c)
+	case syntax.KindDeleteStatement:
+		for c := range s.Children(st) {
+			targets := []int32{c}
+			if s.Kind(c) == syntax.KindExpressionList {
+				targets = s.ChildList(c)
 			}
 			for _, t := range targets {
-				if t.Kind() == "identifier" {
-					unbind(s.text(t))
+				if s.Kind(t) == syntax.KindIdentifier {
+					unbind(s.Text(t))
 				}
 			}
 		}
@@ -276,32 +276,32 @@ func (cp *configModuleParser) statement(st *node, sibs []*node, idx int, prefix 
 // classDef visits a nested class as a sub-config. A decorator
 // inherit_fields_from(base) copies base's public fields that the class does
 // not define itself, as torch.utils._config_module.inherit_fields_from does.
-func (cp *configModuleParser) classDef(cls, decorated *node, prefix string, bind func(*entry)) {
+func (cp *configModuleParser) classDef(cls, decorated int32, prefix string, bind func(*entry)) {
 	s := cp.s
-	n := cls.ChildByFieldName("name")
-	body := cls.ChildByFieldName("body")
-	if n == nil || body == nil {
+	n := s.Child(cls, syntax.FieldName)
+	body := s.Child(cls, syntax.FieldBody)
+	if n < 0 || body < 0 {
 		return
 	}
-	name := s.text(n)
+	name := s.Text(n)
 	sub := prefix + name
 	cp.mod.SubConfigs = append(cp.mod.SubConfigs, sub)
 	first := len(cp.mod.Flags)
-	cp.visitBlock(childrenOf(body), sub+".")
-	if decorated != nil {
-		for _, dec := range childrenOf(decorated) {
-			if dec.Kind() != "decorator" || dec.NamedChildCount() != 1 {
+	cp.visitBlock(s.ChildList(body), sub+".")
+	if decorated >= 0 {
+		for dec := range s.Children(decorated) {
+			if s.Kind(dec) != syntax.KindDecorator || s.ChildCount(dec) != 1 {
 				continue
 			}
-			call := dec.NamedChild(0)
-			if call.Kind() != "call" {
+			call := s.NthChild(dec, 0)
+			if s.Kind(call) != syntax.KindCall {
 				continue
 			}
-			fn, args := call.ChildByFieldName("function"), call.ChildByFieldName("arguments")
-			if fn == nil || args == nil || !strings.HasSuffix(s.text(fn), "inherit_fields_from") || args.NamedChildCount() != 1 {
+			fn, args := s.Child(call, syntax.FieldFunction), s.Child(call, syntax.FieldArguments)
+			if fn < 0 || args < 0 || !strings.HasSuffix(s.Text(fn), "inherit_fields_from") || s.ChildCount(args) != 1 {
 				continue
 			}
-			cp.inherit(prefix+s.text(args.NamedChild(0)), sub, first)
+			cp.inherit(prefix+s.Text(s.NthChild(args, 0)), sub, first)
 		}
 	}
 	bind(&entry{name: name, class: sub})
@@ -333,19 +333,20 @@ func (cp *configModuleParser) inherit(base, sub string, first int) {
 
 // walrusBindings binds names assigned by := in a module- or class-level
 // statement (outside lambdas): they land in the namespace too.
-func (cp *configModuleParser) walrusBindings(n *node, prefix string, bind func(*entry)) {
-	for _, c := range childrenOf(n) {
-		switch c.Kind() {
-		case "lambda", "function_definition", "class_definition":
+func (cp *configModuleParser) walrusBindings(n int32, prefix string, bind func(*entry)) {
+	s := cp.s
+	for c := range s.Children(n) {
+		switch s.Kind(c) {
+		case syntax.KindLambda, syntax.KindFunctionDefinition, syntax.KindClassDefinition:
 			continue
-		case "named_expression":
-			if name := c.ChildByFieldName("name"); name != nil {
-				v := c.ChildByFieldName("value")
+		case syntax.KindNamedExpression:
+			if name := s.Child(c, syntax.FieldName); name >= 0 {
+				v := s.Child(c, syntax.FieldValue)
 				def := ""
-				if v != nil {
-					def = cp.s.text(v)
+				if v >= 0 {
+					def = cp.s.Text(v)
 				}
-				bind(&entry{name: cp.s.text(name), flag: cp.newFlag(prefix, cp.s.text(name), name, def, "", false)})
+				bind(&entry{name: cp.s.Text(name), flag: cp.newFlag(prefix, cp.s.Text(name), name, def, "", false)})
 			}
 		}
 		cp.walrusBindings(c, prefix, bind)
@@ -353,28 +354,28 @@ func (cp *configModuleParser) walrusBindings(n *node, prefix string, bind func(*
 }
 
 // assignment records `name[: T] = value` (chained and tuple targets too).
-func (cp *configModuleParser) assignment(a, stmt *node, sibs []*node, idx int, prefix string, bind func(*entry)) {
+func (cp *configModuleParser) assignment(a, stmt int32, sibs []int32, idx int, prefix string, bind func(*entry)) {
 	s := cp.s
-	var targets []*node
-	var typ *node
+	var targets []int32
+	typ := int32(-1)
 	value := a
-	for value != nil && value.Kind() == "assignment" {
-		targets = append(targets, value.ChildByFieldName("left"))
-		if t := value.ChildByFieldName("type"); t != nil {
+	for value >= 0 && s.Kind(value) == syntax.KindAssignment {
+		targets = append(targets, s.Child(value, syntax.FieldLeft))
+		if t := s.Child(value, syntax.FieldType); t >= 0 {
 			typ = t
 		}
-		value = value.ChildByFieldName("right")
+		value = s.Child(value, syntax.FieldRight)
 	}
-	if value == nil {
+	if value < 0 {
 		return // annotation only: no binding at run time
 	}
 	for _, t := range targets {
-		if t == nil {
+		if t < 0 {
 			continue
 		}
-		if t.Kind() == "identifier" {
-			name := s.text(t)
-			if value.Kind() == "lambda" || value.Kind() == "yield" {
+		if s.Kind(t) == syntax.KindIdentifier {
+			name := s.Text(t)
+			if s.Kind(value) == syntax.KindLambda || s.Kind(value) == syntax.KindYield {
 				bind(&entry{name: name})
 				continue
 			}
@@ -383,62 +384,63 @@ func (cp *configModuleParser) assignment(a, stmt *node, sibs []*node, idx int, p
 			bind(&entry{name: name, flag: f})
 			continue
 		}
-		if t.Kind() == "pattern_list" || t.Kind() == "tuple_pattern" {
-			for _, c := range childrenOf(t) {
-				if c.Kind() == "identifier" {
-					f := cp.newFlag(prefix, s.text(c), c, s.text(value), "", false)
-					bind(&entry{name: s.text(c), flag: f})
+		if s.Kind(t) == syntax.KindPatternList || s.Kind(t) == syntax.KindTuplePattern {
+			for c := range s.Children(t) {
+				if s.Kind(c) == syntax.KindIdentifier {
+					f := cp.newFlag(prefix, s.Text(c), c, s.Text(value), "", false)
+					bind(&entry{name: s.Text(c), flag: f})
 				}
 			}
 		}
 	}
 }
 
-func (cp *configModuleParser) newFlag(prefix, name string, at *node, def, typ string, isConfig bool) *Flag {
+func (cp *configModuleParser) newFlag(prefix, name string, at int32, def, typ string, isConfig bool) *Flag {
+	s := cp.s
 	return &Flag{Module: cp.mod.Name, Key: prefix + name, File: cp.file,
-		Line: at.Row() + cp.s.lineBase, Col: at.Col(), Default: oneLine(def), Type: typ, IsConfig: isConfig}
+		Line: int(s.Node(at).StartRow), Col: int(s.Node(at).StartCol), Default: oneLine(def), Type: typ, IsConfig: isConfig}
 }
 
 // flagFromValue builds the entry for `name[: typ] = value`.
-func (cp *configModuleParser) flagFromValue(prefix, name string, at, value, typ *node) *Flag {
+func (cp *configModuleParser) flagFromValue(prefix, name string, at, value, typ int32) *Flag {
 	s := cp.s
-	f := cp.newFlag(prefix, name, at, s.text(value), "", false)
-	if typ != nil {
-		f.Type = oneLine(s.text(typ))
+	f := cp.newFlag(prefix, name, at, s.Text(value), "", false)
+	if typ >= 0 {
+		f.Type = oneLine(s.Text(typ))
 	}
-	if value.Kind() == "call" && isConfigCall(s, value) {
+	if s.Kind(value) == syntax.KindCall && isConfigCall(s, value) {
 		f.IsConfig = true
 		f.Default = ""
-		args := value.ChildByFieldName("arguments")
+		args := s.Child(value, syntax.FieldArguments)
 		pos := 0
-		for _, arg := range childrenOf(args) {
-			if arg.Kind() == "comment" {
+		for arg := range s.Children(args) {
+			if s.Kind(arg) == syntax.KindComment {
 				continue
 			}
-			if arg.Kind() != "keyword_argument" {
+			if s.Kind(arg) != syntax.KindKeywordArgument {
 				if pos == 0 {
-					f.Default = oneLine(s.text(arg))
+					f.Default = oneLine(s.Text(arg))
 					cp.collectEnv(arg, f, 0)
 				}
 				pos++
 				continue
 			}
-			k := s.text(arg.ChildByFieldName("name"))
-			v := arg.ChildByFieldName("value")
-			if v == nil {
+			k := s.Text(s.Child(arg, syntax.FieldName))
+			v := s.Child(arg, syntax.FieldValue)
+			if v < 0 {
 				continue
 			}
 			switch k {
 			case "default":
-				f.Default = oneLine(s.text(v))
+				f.Default = oneLine(s.Text(v))
 				cp.collectEnv(v, f, 0)
 			case "justknob":
-				f.Justknob, _ = s.stringValue(v)
+				f.Justknob, _ = s.PlainString(v)
 			case "alias":
-				f.Alias, _ = s.stringValue(v)
+				f.Alias, _ = s.PlainString(v)
 			case "value_type":
 				if f.Type == "" {
-					f.Type = oneLine(s.text(v))
+					f.Type = oneLine(s.Text(v))
 				}
 			case "env_name_default":
 				f.EnvDefault = appendUnique(f.EnvDefault, cp.stringList(v)...)
@@ -447,85 +449,86 @@ func (cp *configModuleParser) flagFromValue(prefix, name string, at, value, typ 
 			}
 		}
 		if f.Type == "" && f.Default != "" {
-			if d := defaultNode(s, value); d != nil {
-				f.Type = literalType(d)
+			if d := defaultNode(s, value); d >= 0 {
+				f.Type = literalType(s, d)
 			}
 		}
 		return f
 	}
 	if f.Type == "" {
-		f.Type = literalType(value)
+		f.Type = literalType(s, value)
 	}
 	cp.collectEnv(value, f, 0)
 	return f
 }
 
-func defaultNode(s *src, call *node) *node {
-	args := call.ChildByFieldName("arguments")
-	for i, arg := range childrenOf(args) {
-		if arg.Kind() == "keyword_argument" {
-			if s.text(arg.ChildByFieldName("name")) == "default" {
-				return arg.ChildByFieldName("value")
+func defaultNode(s *syntax.Tree, call int32) int32 {
+	args := s.Child(call, syntax.FieldArguments)
+	for i, arg := range s.ChildList(args) {
+		if s.Kind(arg) == syntax.KindKeywordArgument {
+			if s.Text(s.Child(arg, syntax.FieldName)) == "default" {
+				return s.Child(arg, syntax.FieldValue)
 			}
-		} else if i == 0 && arg.Kind() != "comment" {
+		} else if i == 0 && s.Kind(arg) != syntax.KindComment {
 			return arg
 		}
 	}
-	return nil
+	return -1
 }
 
-func isConfigCall(s *src, call *node) bool {
-	fn := call.ChildByFieldName("function")
-	if fn == nil {
+func isConfigCall(s *syntax.Tree, call int32) bool {
+	fn := s.Child(call, syntax.FieldFunction)
+	if fn < 0 {
 		return false
 	}
-	t := s.text(fn)
+	t := s.Text(fn)
 	return t == "Config" || strings.HasSuffix(t, ".Config")
 }
 
 // literalType infers a Python type name from a literal.
-func literalType(n *node) string {
-	switch n.Kind() {
-	case "true", "false":
+func literalType(s *syntax.Tree, n int32) string {
+	switch s.Kind(n) {
+	case syntax.KindTrue, syntax.KindFalse:
 		return "bool"
-	case "integer":
+	case syntax.KindInteger:
 		return "int"
-	case "float":
+	case syntax.KindFloat:
 		return "float"
-	case "string", "concatenated_string":
+	case syntax.KindString, syntax.KindConcatenatedString:
 		return "str"
-	case "none":
+	case syntax.KindNone:
 		return "None"
-	case "list", "list_comprehension":
+	case syntax.KindList, syntax.KindListComprehension:
 		return "list"
-	case "dictionary", "dictionary_comprehension":
+	case syntax.KindDictionary, syntax.KindDictionaryComprehension:
 		return "dict"
-	case "set", "set_comprehension":
+	case syntax.KindSet, syntax.KindSetComprehension:
 		return "set"
-	case "tuple":
+	case syntax.KindTuple:
 		return "tuple"
-	case "comparison_operator", "not_operator":
+	case syntax.KindComparisonOperator, syntax.KindNotOperator:
 		return "bool"
-	case "parenthesized_expression":
-		if n.NamedChildCount() == 1 {
-			return literalType(n.NamedChild(0))
+	case syntax.KindParenthesizedExpression:
+		if s.ChildCount(n) == 1 {
+			return literalType(s, s.NthChild(n, 0))
 		}
-	case "unary_operator":
-		if n.NamedChildCount() == 1 {
-			return literalType(n.NamedChild(0))
+	case syntax.KindUnaryOperator:
+		if s.ChildCount(n) == 1 {
+			return literalType(s, s.NthChild(n, 0))
 		}
 	}
 	return ""
 }
 
-func (cp *configModuleParser) stringList(v *node) []string {
-	if str, ok := cp.s.stringValue(v); ok {
+func (cp *configModuleParser) stringList(v int32) []string {
+	s := cp.s
+	if str, ok := s.PlainString(v); ok {
 		return []string{str}
 	}
 	var out []string
-	if v.Kind() == "list" || v.Kind() == "tuple" {
-		for _, c := range childrenOf(v) {
-			if str, ok := cp.s.stringValue(c); ok {
+	if s.Kind(v) == syntax.KindList || s.Kind(v) == syntax.KindTuple {
+		for c := range s.Children(v) {
+			if str, ok := cp.s.PlainString(c); ok {
 				out = append(out, str)
 			}
 		}
@@ -537,35 +540,35 @@ func (cp *configModuleParser) stringList(v *node) []string {
 // matching envNameRE passed to a call whose function name mentions "env"
 // (os.environ.get, os.getenv, get_tristate_env...), os.environ["X"], and,
 // one level deep, the same inside a no-argument helper defined in the module.
-func (cp *configModuleParser) collectEnv(n *node, f *Flag, depth int) {
+func (cp *configModuleParser) collectEnv(n int32, f *Flag, depth int) {
 	s := cp.s
-	switch n.Kind() {
-	case "call":
-		fn := n.ChildByFieldName("function")
-		args := n.ChildByFieldName("arguments")
-		if fn != nil && args != nil {
-			name := s.text(fn)
+	switch s.Kind(n) {
+	case syntax.KindCall:
+		fn := s.Child(n, syntax.FieldFunction)
+		args := s.Child(n, syntax.FieldArguments)
+		if fn >= 0 && args >= 0 {
+			name := s.Text(fn)
 			if strings.Contains(strings.ToLower(name), "env") {
-				for _, a := range childrenOf(args) {
-					if str, ok := s.stringValue(a); ok && envNameRE.MatchString(str) {
+				for a := range s.Children(args) {
+					if str, ok := s.PlainString(a); ok && envNameRE.MatchString(str) {
 						f.EnvDefault = appendUnique(f.EnvDefault, str)
 					}
 				}
 			}
-			if body, ok := cp.funcs[name]; ok && depth == 0 && args.NamedChildCount() == 0 {
+			if body, ok := cp.funcs[name]; ok && depth == 0 && s.ChildCount(args) == 0 {
 				cp.collectEnv(body, f, depth+1)
 			}
 		}
-	case "subscript":
-		if v := n.ChildByFieldName("value"); v != nil && strings.HasSuffix(s.text(v), "environ") {
-			if sub := n.ChildByFieldName("subscript"); sub != nil {
-				if str, ok := s.stringValue(sub); ok && envNameRE.MatchString(str) {
+	case syntax.KindSubscript:
+		if v := s.Child(n, syntax.FieldValue); v >= 0 && strings.HasSuffix(s.Text(v), "environ") {
+			if sub := s.Child(n, syntax.FieldSubscript); sub >= 0 {
+				if str, ok := s.PlainString(sub); ok && envNameRE.MatchString(str) {
 					f.EnvDefault = appendUnique(f.EnvDefault, str)
 				}
 			}
 		}
 	}
-	for _, c := range childrenOf(n) {
+	for c := range s.Children(n) {
 		cp.collectEnv(c, f, depth)
 	}
 }
@@ -588,9 +591,10 @@ outer:
 // last line, else a string statement right after it (attribute docstring).
 // Comments are read from the text: tree-sitter may hang a comment that
 // opens a block outside that block.
-func (cp *configModuleParser) docFor(stmt *node, sibs []*node, idx int) string {
-	b := cp.s.b
-	start := int(stmt.StartByte())
+func (cp *configModuleParser) docFor(stmt int32, sibs []int32, idx int) string {
+	s := cp.s
+	b := cp.s.Src()
+	start := int(s.Start(stmt))
 	for start > 0 && b[start-1] != '\n' {
 		start--
 	}
@@ -614,7 +618,7 @@ func (cp *configModuleParser) docFor(stmt *node, sibs []*node, idx int) string {
 		}
 		return strings.Join(above, "\n")
 	}
-	end := int(stmt.EndByte())
+	end := int(s.End(stmt))
 	eol := end
 	for eol < len(b) && b[eol] != '\n' {
 		eol++
@@ -624,8 +628,8 @@ func (cp *configModuleParser) docFor(stmt *node, sibs []*node, idx int) string {
 	}
 	if idx+1 < len(sibs) {
 		next := sibs[idx+1]
-		if next.Kind() == "expression_statement" && next.NamedChildCount() == 1 {
-			if str, ok := cp.s.stringValue(next.NamedChild(0)); ok {
+		if s.Kind(next) == syntax.KindExpressionStatement && s.ChildCount(next) == 1 {
+			if str, ok := cp.s.PlainString(s.NthChild(next, 0)); ok {
 				return strings.TrimSpace(str)
 			}
 		}

@@ -1,67 +1,68 @@
 package gates
 
+import "github.com/torchlsp/torchlsp/server/syntax"
+
 // parseModes reads list_mode_options in torch/_inductor/__init__.py: the
 // dict literal of mode → {flag: value} inside it. A mode whose value is a
 // name refers to a module-level dict literal in the same file.
-func parseModes(parser *parser, b []byte) map[string]map[string]string {
-	tree := parser.parse(b)
-	if tree == nil {
+func parseModes(parser *syntax.Parser, b []byte) map[string]map[string]string {
+	s := parser.Parse(b)
+	root := s.Root()
+	if root < 0 {
 		return nil
 	}
-	s := &src{b: b}
-	root := tree.Root()
-	globals := map[string]*node{}
-	var fn *node
-	for _, st := range childrenOf(root) {
+	globals := map[string]int32{}
+	fn := int32(-1)
+	for st := range s.Children(root) {
 		def := st
-		if st.Kind() == "decorated_definition" {
-			def = st.ChildByFieldName("definition")
+		if s.Kind(st) == syntax.KindDecoratedDefinition {
+			def = s.Child(st, syntax.FieldDefinition)
 		}
-		if def != nil && def.Kind() == "function_definition" {
-			if n := def.ChildByFieldName("name"); n != nil && s.text(n) == "list_mode_options" {
+		if def >= 0 && s.Kind(def) == syntax.KindFunctionDefinition {
+			if n := s.Child(def, syntax.FieldName); n >= 0 && s.Text(n) == "list_mode_options" {
 				fn = def
 			}
 		}
-		if st.Kind() == "expression_statement" && st.NamedChildCount() == 1 {
-			if a := st.NamedChild(0); a.Kind() == "assignment" {
-				l, r := a.ChildByFieldName("left"), a.ChildByFieldName("right")
-				if l != nil && r != nil && l.Kind() == "identifier" && r.Kind() == "dictionary" {
-					globals[s.text(l)] = r
+		if s.Kind(st) == syntax.KindExpressionStatement && s.ChildCount(st) == 1 {
+			if a := s.NthChild(st, 0); s.Kind(a) == syntax.KindAssignment {
+				l, r := s.Child(a, syntax.FieldLeft), s.Child(a, syntax.FieldRight)
+				if l >= 0 && r >= 0 && s.Kind(l) == syntax.KindIdentifier && s.Kind(r) == syntax.KindDictionary {
+					globals[s.Text(l)] = r
 				}
 			}
 		}
 	}
-	if fn == nil {
+	if fn < 0 {
 		return nil
 	}
 	var modes map[string]map[string]string
-	var find func(n *node)
-	find = func(n *node) {
+	var find func(n int32)
+	find = func(n int32) {
 		if modes != nil {
 			return
 		}
-		if n.Kind() == "dictionary" && isModeDict(s, n) {
+		if s.Kind(n) == syntax.KindDictionary && isModeDict(s, n) {
 			modes = map[string]map[string]string{}
-			for _, pr := range childrenOf(n) {
-				if pr.Kind() != "pair" {
+			for pr := range s.Children(n) {
+				if s.Kind(pr) != syntax.KindPair {
 					continue
 				}
-				k, ok := s.stringValue(pr.ChildByFieldName("key"))
-				v := pr.ChildByFieldName("value")
-				if !ok || v == nil {
+				k, ok := s.PlainString(s.Child(pr, syntax.FieldKey))
+				v := s.Child(pr, syntax.FieldValue)
+				if !ok || v < 0 {
 					continue
 				}
-				if v.Kind() == "identifier" {
-					v = globals[s.text(v)]
+				if s.Kind(v) == syntax.KindIdentifier {
+					v = globals[s.Text(v)]
 				}
 				flags := map[string]string{}
-				if v != nil && v.Kind() == "dictionary" {
-					for _, fp := range childrenOf(v) {
-						if fp.Kind() != "pair" {
+				if v >= 0 && s.Kind(v) == syntax.KindDictionary {
+					for fp := range s.Children(v) {
+						if s.Kind(fp) != syntax.KindPair {
 							continue
 						}
-						if fk, ok := s.stringValue(fp.ChildByFieldName("key")); ok {
-							flags[fk] = oneLine(s.text(fp.ChildByFieldName("value")))
+						if fk, ok := s.PlainString(s.Child(fp, syntax.FieldKey)); ok {
+							flags[fk] = oneLine(s.Text(s.Child(fp, syntax.FieldValue)))
 						}
 					}
 				}
@@ -69,7 +70,7 @@ func parseModes(parser *parser, b []byte) map[string]map[string]string {
 			}
 			return
 		}
-		for _, c := range childrenOf(n) {
+		for c := range s.Children(n) {
 			find(c)
 		}
 	}
@@ -78,10 +79,10 @@ func parseModes(parser *parser, b []byte) map[string]map[string]string {
 }
 
 // isModeDict recognizes the mode table by its "default" key.
-func isModeDict(s *src, n *node) bool {
-	for _, pr := range childrenOf(n) {
-		if pr.Kind() == "pair" {
-			if k, ok := s.stringValue(pr.ChildByFieldName("key")); ok && k == "default" {
+func isModeDict(s *syntax.Tree, n int32) bool {
+	for pr := range s.Children(n) {
+		if s.Kind(pr) == syntax.KindPair {
+			if k, ok := s.PlainString(s.Child(pr, syntax.FieldKey)); ok && k == "default" {
 				return true
 			}
 		}

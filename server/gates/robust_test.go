@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
 func TestTopLevelPieces(t *testing.T) {
@@ -95,10 +97,9 @@ func FuzzScanSites(f *testing.F) {
 	f.Add([]byte("from torch._inductor import config\nif config.debug:\n    '''\nx = 1\n"))
 	f.Add([]byte("import torch\nf\"{config.debug}\"\nconfig = 1\n"))
 	f.Add([]byte("\x00\xff config ((( '''"))
-	g := newGrammar()
 	ix := fuzzIndex()
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p, err := newParser(g)
+		p, err := syntax.NewParser()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,8 +109,8 @@ func FuzzScanSites(f *testing.F) {
 		// Agreement is promised for real Python: UTF-8 that parses. With a
 		// syntax error in a skipped piece the whole-file parse recovers
 		// differently, and a stray non-UTF-8 byte can glue onto a name.
-		tr := p.parse(b)
-		if !utf8.Valid(b) || tr.hasError || !splitterAgrees(b, tr) {
+		tr := p.Parse(b)
+		if !utf8.Valid(b) || tr.HasError() || !splitterAgrees(b, tr) {
 			return
 		}
 		sortSites(pieces)
@@ -129,9 +130,8 @@ func FuzzConfigModule(f *testing.F) {
 	f.Add(b)
 	f.Add(b[:len(b)/3])
 	f.Add([]byte("import sys\nclass a:\n  @x\n  class b: pass\ninstall_config_module(sys.modules[__name__])\n"))
-	g := newGrammar()
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p, err := newParser(g)
+		p, err := syntax.NewParser()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,11 +157,14 @@ func sortSites(m map[string][]Site) {
 // tree-sitter starts a top-level statement. Tree-sitter accepts some text
 // Python rejects (an import continued on the next line without brackets);
 // there the two may disagree, and piece-wise results are not promised.
-func splitterAgrees(b []byte, t *tree) bool {
+func splitterAgrees(b []byte, t *syntax.Tree) bool {
 	starts := map[int]bool{}
-	for _, c := range t.Root().NamedChildren() {
-		if c.Kind() != "comment" {
-			starts[int(c.StartByte())] = true
+	if t.Root() < 0 {
+		return false
+	}
+	for c := range t.Children(t.Root()) {
+		if t.Kind(c) != syntax.KindComment {
+			starts[t.Start(c)] = true
 		}
 	}
 	for _, pc := range topLevelPieces(b) {

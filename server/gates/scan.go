@@ -15,6 +15,8 @@ import (
 	"sync"
 
 	"github.com/sourcegraph/conc/pool"
+
+	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
 // Options tunes a scan.
@@ -83,7 +85,7 @@ func moduleName(rel string) string {
 // worker is what one scanning goroutine owns: a parser and a read buffer
 // reused from file to file (nothing the catalog keeps points into it).
 type worker struct {
-	p   *parser
+	p   *syntax.Parser
 	buf []byte
 }
 
@@ -120,13 +122,13 @@ func (w *worker) read(path string) ([]byte, error) {
 // workerPool hands each goroutine its own worker.
 type workerPool chan *worker
 
-func newWorkerPool(g *grammar, n int) (workerPool, error) {
+func newWorkerPool(n int) (workerPool, error) {
 	wp := make(workerPool, n)
 	for i := 0; i < n; i++ {
-		p, err := newParser(g)
+		p, err := syntax.NewParser()
 		if err != nil {
 			wp.close()
-			return nil, err
+			return nil, fmt.Errorf("gates: %w", err)
 		}
 		wp <- &worker{p: p}
 	}
@@ -147,7 +149,7 @@ func scanFiles(ctx context.Context, siteDir string, files []torchFile, opts Opti
 		// time and cost memory.
 		workers = min(runtime.GOMAXPROCS(0), 4)
 	}
-	workersPool, err := newWorkerPool(newGrammar(), workers)
+	workersPool, err := newWorkerPool(workers)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +252,7 @@ func scanFiles(ctx context.Context, siteDir string, files []torchFile, opts Opti
 
 // safeScanSites is scanSites that turns a fault on one file into a skipped
 // file rather than a failed scan.
-func safeScanSites(p *parser, ix *flagIndex, rel string, b []byte, pieces bool) (sites map[string][]Site, ok bool) {
+func safeScanSites(p *syntax.Parser, ix *flagIndex, rel string, b []byte, pieces bool) (sites map[string][]Site, ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			sites, ok = nil, false
@@ -264,30 +266,25 @@ func safeScanSites(p *parser, ix *flagIndex, rel string, b []byte, pieces bool) 
 // naming a config module, then those naming a module-level alias of one,
 // until no new alias appears. A piece that does not parse cleanly sends the
 // whole file through the parser instead.
-func scanSites(p *parser, ix *flagIndex, rel string, b []byte, pieces bool) map[string][]Site {
-	type parsed struct {
-		t *tree
-		s *src
-	}
-	var trees []parsed
+func scanSites(p *syntax.Parser, ix *flagIndex, rel string, b []byte, pieces bool) map[string][]Site {
+	var trees []*syntax.Tree
 	fs := newFileSites(ix, rel)
 	whole := func() {
 		fs = newFileSites(ix, rel)
-		s := &src{b: b}
-		t := p.parse(b)
-		trees = []parsed{{t, s}}
-		if r := t.Root(); r != nil {
+		s := p.Parse(b)
+		trees = []*syntax.Tree{s}
+		if r := s.Root(); r >= 0 {
 			fs.collectBindings(s, r, fs.module)
 		}
 	}
 	if !pieces {
 		whole()
-	} else if !scanPieces(p, ix, fs, b, func(t *tree, s *src) { trees = append(trees, parsed{t, s}) }) {
+	} else if !scanPieces(p, ix, fs, b, func(s *syntax.Tree) { trees = append(trees, s) }) {
 		whole()
 	}
-	for _, t := range trees {
-		if r := t.t.Root(); r != nil {
-			fs.collectSites(t.s, r, fs.module)
+	for _, s := range trees {
+		if r := s.Root(); r >= 0 {
+			fs.collectSites(s, r, fs.module)
 		}
 	}
 	return fs.sites
@@ -309,7 +306,7 @@ type unit struct {
 // place (tree-sitter's included ranges), so positions stay true; all trees
 // share one set of scopes. false means a piece did not parse cleanly and
 // the caller should parse all of b.
-func scanPieces(p *parser, ix *flagIndex, fs *fileSites, b []byte, keep func(*tree, *src)) bool {
+func scanPieces(p *syntax.Parser, ix *flagIndex, fs *fileSites, b []byte, keep func(*syntax.Tree)) bool {
 	var units []unit
 	for _, pc := range topLevelPieces(b) {
 		u := unit{piece: pc, members: []piece{pc}}
@@ -330,19 +327,15 @@ func scanPieces(p *parser, ix *flagIndex, fs *fileSites, b []byte, keep func(*tr
 	for w := range ix.lastNames {
 		triggers[w] = true
 	}
-	lines := newLineIndex(b)
-	s := &src{b: b}
+	lines := syntax.NewLines(b)
 	for {
-		var spans []span
+		var spans []syntax.Range
 		add := func(pc piece) {
-			if n := len(spans); n > 0 && spans[n-1].end == pc.start {
-				spans[n-1].end = pc.end
-				spans[n-1].endRow, spans[n-1].endCol = lines.point(pc.end)
+			if n := len(spans); n > 0 && spans[n-1].End == pc.start {
+				spans[n-1] = lines.Range(spans[n-1].Start, pc.end)
 				return
 			}
-			sr, sc := lines.point(pc.start)
-			er, ec := lines.point(pc.end)
-			spans = append(spans, span{start: pc.start, end: pc.end, startRow: sr, startCol: sc, endRow: er, endCol: ec})
+			spans = append(spans, lines.Range(pc.start, pc.end))
 		}
 		for k := range units {
 			u := &units[k]
@@ -377,12 +370,12 @@ func scanPieces(p *parser, ix *flagIndex, fs *fileSites, b []byte, keep func(*tr
 		if len(spans) == 0 {
 			return true
 		}
-		t := p.parseSpans(b, spans)
-		if t.hasError {
+		s := p.ParseRanges(b, spans)
+		if s.HasError() {
 			return false
 		}
-		keep(t, s)
-		if r := t.Root(); r != nil {
+		keep(s)
+		if r := s.Root(); r >= 0 {
 			fs.collectBindings(s, r, fs.module)
 		}
 		grew := false
@@ -405,24 +398,6 @@ func scanPieces(p *parser, ix *flagIndex, fs *fileSites, b []byte, keep func(*tr
 	}
 }
 
-// lineIndex maps byte offsets to line and column.
-type lineIndex []int // start offset of each line
-
-func newLineIndex(b []byte) lineIndex {
-	li := lineIndex{0}
-	for i, c := range b {
-		if c == '\n' {
-			li = append(li, i+1)
-		}
-	}
-	return li
-}
-
-func (li lineIndex) point(off int) (row, col int) {
-	row = sort.SearchInts(li, off+1) - 1
-	return row, off - li[row]
-}
-
 var versionRE = regexp.MustCompile(`(?m)^__version__\s*=\s*['"]([^'"]+)['"]`)
 
 func readVersion(siteDir string) string {
@@ -437,7 +412,7 @@ func readVersion(siteDir string) string {
 }
 
 // readCompileInfo fills HasCompile, Modes and CompileOptions.
-func readCompileInfo(siteDir string, cat *Catalog, p *parser) error {
+func readCompileInfo(siteDir string, cat *Catalog, p *syntax.Parser) error {
 	initPy, err := os.ReadFile(filepath.Join(siteDir, "torch", "__init__.py"))
 	if err != nil {
 		return fmt.Errorf("gates: read torch/__init__.py: %w", err)

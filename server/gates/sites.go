@@ -2,6 +2,8 @@ package gates
 
 import (
 	"strings"
+
+	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
 // flagIndex is what site resolution needs to know about the catalog.
@@ -54,9 +56,9 @@ const (
 type binding struct {
 	kind  bindingKind
 	tgt   target
-	expr  *node
+	expr  int32
 	scope *scope
-	s     *src
+	s     *syntax.Tree // the tree expr is in
 }
 
 type scope struct {
@@ -70,17 +72,23 @@ func newScope(parent *scope, class bool) *scope {
 	return &scope{parent: parent, class: class, binds: map[string][]*binding{}}
 }
 
+// nodeKey names a node among the trees of one file's pieces.
+type nodeKey struct {
+	t *syntax.Tree
+	n int32
+}
+
 // fileSites resolves the gate sites of one file.
 type fileSites struct {
 	ix       *flagIndex
 	file     string
 	pkg      string // package used for relative imports
 	module   *scope
-	scopes   map[*node]*scope  // function/class/lambda node → scope
-	classAt  map[uint]*scope   // class start byte → scope
-	aliasy   map[string]bool   // names bound somewhere by import or expression
-	sites    map[string][]Site // full flag key → sites
-	seen     map[siteAt]bool   // sites recorded, to drop repeats
+	scopes   map[nodeKey]*scope // function/class/lambda node → scope
+	classAt  map[int]*scope     // class start byte → scope
+	aliasy   map[string]bool    // names bound somewhere by import or expression
+	sites    map[string][]Site  // full flag key → sites
+	seen     map[siteAt]bool    // sites recorded, to drop repeats
 	visiting map[*binding]bool
 }
 
@@ -89,7 +97,7 @@ func newFileSites(ix *flagIndex, file string) *fileSites {
 	parts := strings.Split(mod, "/")
 	pkgParts := parts[:len(parts)-1]
 	return &fileSites{ix: ix, file: file, pkg: strings.Join(pkgParts, "."), module: newScope(nil, false),
-		scopes: map[*node]*scope{}, classAt: map[uint]*scope{}, aliasy: map[string]bool{"torch": true}, sites: map[string][]Site{}, seen: map[siteAt]bool{}, visiting: map[*binding]bool{}}
+		scopes: map[nodeKey]*scope{}, classAt: map[int]*scope{}, aliasy: map[string]bool{"torch": true}, sites: map[string][]Site{}, seen: map[siteAt]bool{}, visiting: map[*binding]bool{}}
 }
 
 // classScopes lists the scopes of class bodies.
@@ -109,75 +117,75 @@ func (fs *fileSites) bind(sc *scope, name string, b *binding) {
 }
 
 // collectBindings is the first walk: it records what each scope binds.
-func (fs *fileSites) collectBindings(s *src, n *node, sc *scope) {
-	switch n.Kind() {
-	case "function_definition", "lambda":
-		if n.Kind() == "function_definition" {
-			if name := n.ChildByFieldName("name"); name != nil {
-				fs.bind(sc, s.text(name), &binding{kind: bindOther})
+func (fs *fileSites) collectBindings(s *syntax.Tree, n int32, sc *scope) {
+	switch s.Kind(n) {
+	case syntax.KindFunctionDefinition, syntax.KindLambda:
+		if s.Kind(n) == syntax.KindFunctionDefinition {
+			if name := s.Child(n, syntax.FieldName); name >= 0 {
+				fs.bind(sc, s.Text(name), &binding{kind: bindOther})
 			}
 		}
 		inner := newScope(sc, false)
-		fs.scopes[n] = inner
-		if params := n.ChildByFieldName("parameters"); params != nil {
-			for _, p := range childrenOf(params) {
-				if name := paramName(s, p); name != nil {
-					fs.bind(inner, s.text(name), &binding{kind: bindOther})
+		fs.scopes[nodeKey{s, n}] = inner
+		if params := s.Child(n, syntax.FieldParameters); params >= 0 {
+			for p := range s.Children(params) {
+				if name := paramName(s, p); name >= 0 {
+					fs.bind(inner, s.Text(name), &binding{kind: bindOther})
 				}
 				// Defaults are evaluated in the enclosing scope.
-				if d := p.ChildByFieldName("value"); d != nil {
+				if d := s.Child(p, syntax.FieldValue); d >= 0 {
 					fs.collectBindings(s, d, sc)
 				}
 			}
 		}
-		if body := n.ChildByFieldName("body"); body != nil {
+		if body := s.Child(n, syntax.FieldBody); body >= 0 {
 			fs.collectBindings(s, body, inner)
 		}
 		return
-	case "class_definition":
-		if name := n.ChildByFieldName("name"); name != nil {
-			fs.bind(sc, s.text(name), &binding{kind: bindOther})
+	case syntax.KindClassDefinition:
+		if name := s.Child(n, syntax.FieldName); name >= 0 {
+			fs.bind(sc, s.Text(name), &binding{kind: bindOther})
 		}
 		// A class split across trees (members parsed in different rounds)
 		// keeps one scope, found by its position.
-		inner := fs.classAt[n.StartByte()]
+		inner := fs.classAt[s.Start(n)]
 		if inner == nil {
 			inner = newScope(sc, true)
-			fs.classAt[n.StartByte()] = inner
+			fs.classAt[s.Start(n)] = inner
 		}
-		fs.scopes[n] = inner
-		if body := n.ChildByFieldName("body"); body != nil {
+		fs.scopes[nodeKey{s, n}] = inner
+		if body := s.Child(n, syntax.FieldBody); body >= 0 {
 			fs.collectBindings(s, body, inner)
 		}
 		return
-	case "import_statement":
-		for _, c := range childrenOf(n) {
-			switch c.Kind() {
-			case "dotted_name":
-				parts := strings.Split(s.text(c), ".")
+	case syntax.KindImportStatement:
+		for c := range s.Children(n) {
+			switch s.Kind(c) {
+			case syntax.KindDottedName:
+				parts := strings.Split(s.Text(c), ".")
 				fs.bind(sc, parts[0], &binding{kind: bindTarget, tgt: fs.moduleTarget(parts[0])})
-			case "aliased_import":
-				path := oneLine(s.text(c.ChildByFieldName("name")))
-				fs.bind(sc, s.text(c.ChildByFieldName("alias")), &binding{kind: bindTarget, tgt: fs.moduleTarget(path)})
+			case syntax.KindAliasedImport:
+				path := oneLine(s.Text(s.Child(c, syntax.FieldName)))
+				fs.bind(sc, s.Text(s.Child(c, syntax.FieldAlias)), &binding{kind: bindTarget, tgt: fs.moduleTarget(path)})
 			}
 		}
 		return
-	case "import_from_statement":
-		mn := n.ChildByFieldName("module_name")
-		if mn == nil {
+	case syntax.KindImportFromStatement:
+		mn := s.Child(n, syntax.FieldModuleName)
+		if mn < 0 {
 			return
 		}
 		base := fs.absModule(s, mn)
-		for _, c := range childrenOf(n) {
+		for c := range s.Children(n) {
 			if c == mn {
 				continue
 			}
 			var orig, name string
-			switch c.Kind() {
-			case "aliased_import":
-				orig, name = s.text(c.ChildByFieldName("name")), s.text(c.ChildByFieldName("alias"))
-			case "dotted_name":
-				orig, name = s.text(c), s.text(c)
+			switch s.Kind(c) {
+			case syntax.KindAliasedImport:
+				orig, name = s.Text(s.Child(c, syntax.FieldName)), s.Text(s.Child(c, syntax.FieldAlias))
+			case syntax.KindDottedName:
+				orig, name = s.Text(c), s.Text(c)
 			default:
 				continue
 			}
@@ -192,92 +200,92 @@ func (fs *fileSites) collectBindings(s *src, n *node, sc *scope) {
 			}
 		}
 		return
-	case "assignment", "augmented_assignment":
-		left, right := n.ChildByFieldName("left"), n.ChildByFieldName("right")
-		if left != nil && left.Kind() == "identifier" {
-			if right != nil && n.Kind() == "assignment" && (right.Kind() == "identifier" || right.Kind() == "attribute") {
-				fs.bind(sc, s.text(left), &binding{kind: bindExpr, expr: right, scope: sc, s: s})
+	case syntax.KindAssignment, syntax.KindAugmentedAssignment:
+		left, right := s.Child(n, syntax.FieldLeft), s.Child(n, syntax.FieldRight)
+		if left >= 0 && s.Kind(left) == syntax.KindIdentifier {
+			if right >= 0 && s.Kind(n) == syntax.KindAssignment && (s.Kind(right) == syntax.KindIdentifier || s.Kind(right) == syntax.KindAttribute) {
+				fs.bind(sc, s.Text(left), &binding{kind: bindExpr, expr: right, scope: sc, s: s})
 			} else {
-				fs.bind(sc, s.text(left), &binding{kind: bindOther})
+				fs.bind(sc, s.Text(left), &binding{kind: bindOther})
 			}
-		} else if left != nil {
+		} else if left >= 0 {
 			fs.bindTargets(s, left, sc)
 		}
-		if right != nil {
+		if right >= 0 {
 			fs.collectBindings(s, right, sc)
 		}
 		return
-	case "for_statement", "for_in_clause":
-		if left := n.ChildByFieldName("left"); left != nil {
+	case syntax.KindForStatement, syntax.KindForInClause:
+		if left := s.Child(n, syntax.FieldLeft); left >= 0 {
 			fs.bindTargets(s, left, sc)
 		}
-	case "with_item":
-		if v := n.ChildByFieldName("value"); v != nil && v.Kind() == "as_pattern" {
-			if t := v.ChildByFieldName("alias"); t != nil {
+	case syntax.KindWithItem:
+		if v := s.Child(n, syntax.FieldValue); v >= 0 && s.Kind(v) == syntax.KindAsPattern {
+			if t := s.Child(v, syntax.FieldAlias); t >= 0 {
 				fs.bindTargets(s, t, sc)
 			}
 		}
-	case "as_pattern_target":
+	case syntax.KindAsPatternTarget:
 		fs.bindTargets(s, n, sc)
-	case "except_clause":
-		for _, c := range childrenOf(n) {
-			if c.Kind() == "as_pattern" {
-				if t := c.ChildByFieldName("alias"); t != nil {
+	case syntax.KindExceptClause:
+		for c := range s.Children(n) {
+			if s.Kind(c) == syntax.KindAsPattern {
+				if t := s.Child(c, syntax.FieldAlias); t >= 0 {
 					fs.bindTargets(s, t, sc)
 				}
 			}
 		}
-	case "named_expression":
-		if name := n.ChildByFieldName("name"); name != nil {
-			fs.bind(sc, s.text(name), &binding{kind: bindOther})
+	case syntax.KindNamedExpression:
+		if name := s.Child(n, syntax.FieldName); name >= 0 {
+			fs.bind(sc, s.Text(name), &binding{kind: bindOther})
 		}
-	case "global_statement":
+	case syntax.KindGlobalStatement:
 		if sc.globals == nil {
 			sc.globals = map[string]bool{}
 		}
-		for _, c := range childrenOf(n) {
-			sc.globals[s.text(c)] = true
+		for c := range s.Children(n) {
+			sc.globals[s.Text(c)] = true
 		}
 	}
-	for _, c := range childrenOf(n) {
+	for c := range s.Children(n) {
 		fs.collectBindings(s, c, sc)
 	}
 }
 
-func paramName(s *src, p *node) *node {
-	switch p.Kind() {
-	case "identifier":
+func paramName(s *syntax.Tree, p int32) int32 {
+	switch s.Kind(p) {
+	case syntax.KindIdentifier:
 		return p
-	case "typed_parameter", "list_splat_pattern", "dictionary_splat_pattern":
-		for _, c := range childrenOf(p) {
-			if c.Kind() == "identifier" {
+	case syntax.KindTypedParameter, syntax.KindListSplatPattern, syntax.KindDictionarySplatPattern:
+		for c := range s.Children(p) {
+			if s.Kind(c) == syntax.KindIdentifier {
 				return c
 			}
 		}
-	case "default_parameter", "typed_default_parameter":
-		return p.ChildByFieldName("name")
+	case syntax.KindDefaultParameter, syntax.KindTypedDefaultParameter:
+		return s.Child(p, syntax.FieldName)
 	}
-	return nil
+	return -1
 }
 
 // bindTargets binds every plain name in an assignment target as "other".
-func (fs *fileSites) bindTargets(s *src, t *node, sc *scope) {
-	switch t.Kind() {
-	case "identifier":
-		fs.bind(sc, s.text(t), &binding{kind: bindOther})
-	case "pattern_list", "tuple_pattern", "list_pattern", "tuple", "list", "expression_list", "as_pattern_target", "list_splat_pattern", "parenthesized_expression":
-		for _, c := range childrenOf(t) {
+func (fs *fileSites) bindTargets(s *syntax.Tree, t int32, sc *scope) {
+	switch s.Kind(t) {
+	case syntax.KindIdentifier:
+		fs.bind(sc, s.Text(t), &binding{kind: bindOther})
+	case syntax.KindPatternList, syntax.KindTuplePattern, syntax.KindListPattern, syntax.KindTuple, syntax.KindList, syntax.KindExpressionList, syntax.KindAsPatternTarget, syntax.KindListSplatPattern, syntax.KindParenthesizedExpression:
+		for c := range s.Children(t) {
 			fs.bindTargets(s, c, sc)
 		}
 	}
 }
 
 // absModule resolves a from-import's module name (relative ones against the file's package).
-func (fs *fileSites) absModule(s *src, mn *node) string {
-	if mn.Kind() != "relative_import" {
-		return oneLine(s.text(mn))
+func (fs *fileSites) absModule(s *syntax.Tree, mn int32) string {
+	if s.Kind(mn) != syntax.KindRelativeImport {
+		return oneLine(s.Text(mn))
 	}
-	t := s.text(mn)
+	t := s.Text(mn)
 	dots := 0
 	for dots < len(t) && t[dots] == '.' {
 		dots++
@@ -378,7 +386,7 @@ func (fs *fileSites) resolveBinding(b *binding) (target, bool) {
 		}
 		fs.visiting[b] = true
 		defer delete(fs.visiting, b)
-		parts, ok := b.s.dottedChain(b.expr)
+		parts, ok := dottedChain(b.s, b.expr)
 		if !ok || !fs.aliasy[parts[0]] {
 			return target{}, false
 		}
@@ -397,8 +405,8 @@ func (fs *fileSites) resolveBinding(b *binding) (target, bool) {
 }
 
 // resolveNode resolves an expression to a target.
-func (fs *fileSites) resolveNode(s *src, n *node, sc *scope) (target, bool) {
-	parts, ok := s.dottedChain(n)
+func (fs *fileSites) resolveNode(s *syntax.Tree, n int32, sc *scope) (target, bool) {
+	parts, ok := dottedChain(s, n)
 	if !ok || !fs.aliasy[parts[0]] {
 		return target{}, false
 	}
@@ -410,43 +418,43 @@ func (fs *fileSites) resolveNode(s *src, n *node, sc *scope) (target, bool) {
 }
 
 // collectSites is the second walk: it finds reads, writes, patches and getattrs.
-func (fs *fileSites) collectSites(s *src, n *node, sc *scope) {
-	switch n.Kind() {
-	case "function_definition", "lambda", "class_definition":
-		inner := fs.scopes[n]
+func (fs *fileSites) collectSites(s *syntax.Tree, n int32, sc *scope) {
+	switch s.Kind(n) {
+	case syntax.KindFunctionDefinition, syntax.KindLambda, syntax.KindClassDefinition:
+		inner := fs.scopes[nodeKey{s, n}]
 		if inner == nil {
 			inner = sc
 		}
-		for _, c := range childrenOf(n) {
-			if c.Kind() == "block" || c.Kind() == "expression" {
+		for c := range s.Children(n) {
+			if s.Kind(c) == syntax.KindBlock {
 				fs.collectSites(s, c, inner)
-			} else if n.Kind() == "lambda" && c.Kind() != "lambda_parameters" {
+			} else if s.Kind(n) == syntax.KindLambda && s.Kind(c) != syntax.KindLambdaParameters {
 				fs.collectSites(s, c, inner)
 			} else {
 				fs.collectSites(s, c, sc)
 			}
 		}
 		return
-	case "attribute":
-		if p := n.Parent(); p != nil && p.Kind() == "attribute" {
-			if o := p.ChildByFieldName("object"); o != nil && o == n {
+	case syntax.KindAttribute:
+		if p := s.Parent(n); p >= 0 && s.Kind(p) == syntax.KindAttribute {
+			if o := s.Child(p, syntax.FieldObject); o >= 0 && o == n {
 				break // not the outermost attribute of the chain
 			}
 		}
 		if fs.attributeSite(s, n, sc) {
 			return
 		}
-	case "call":
+	case syntax.KindCall:
 		fs.callSite(s, n, sc)
 	}
-	for _, c := range childrenOf(n) {
+	for c := range s.Children(n) {
 		fs.collectSites(s, c, sc)
 	}
 }
 
 // attributeSite records a flag read or write made by an attribute chain.
-func (fs *fileSites) attributeSite(s *src, n *node, sc *scope) bool {
-	parts, ok := s.dottedChain(n)
+func (fs *fileSites) attributeSite(s *syntax.Tree, n int32, sc *scope) bool {
+	parts, ok := dottedChain(s, n)
 	if !ok || !fs.aliasy[parts[0]] {
 		return false
 	}
@@ -458,7 +466,7 @@ func (fs *fileSites) attributeSite(s *src, n *node, sc *scope) bool {
 		}
 		if key, isFlag := t.flagKey(); isFlag {
 			kind := KindRead
-			if i == len(parts)-1 && isAssignTarget(n) {
+			if i == len(parts)-1 && isAssignTarget(s, n) {
 				kind = KindWrite
 			}
 			fs.add(s, t.path, key, n, kind)
@@ -468,14 +476,14 @@ func (fs *fileSites) attributeSite(s *src, n *node, sc *scope) bool {
 	return ok
 }
 
-func isAssignTarget(n *node) bool {
+func isAssignTarget(s *syntax.Tree, n int32) bool {
 	cur := n
-	for p := n.Parent(); p != nil; cur, p = p, p.Parent() {
-		switch p.Kind() {
-		case "assignment", "augmented_assignment":
-			l := p.ChildByFieldName("left")
-			return l != nil && l == cur
-		case "pattern_list", "tuple_pattern", "list_pattern":
+	for p := s.Parent(n); p >= 0; cur, p = p, s.Parent(p) {
+		switch s.Kind(p) {
+		case syntax.KindAssignment, syntax.KindAugmentedAssignment:
+			l := s.Child(p, syntax.FieldLeft)
+			return l >= 0 && l == cur
+		case syntax.KindPatternList, syntax.KindTuplePattern, syntax.KindListPattern:
 			continue
 		default:
 			return false
@@ -485,16 +493,16 @@ func isAssignTarget(n *node) bool {
 }
 
 // callSite handles getattr/hasattr/setattr, config.patch and patch.object.
-func (fs *fileSites) callSite(s *src, n *node, sc *scope) {
-	fn := n.ChildByFieldName("function")
-	args := n.ChildByFieldName("arguments")
-	if fn == nil || args == nil || args.Kind() != "argument_list" {
+func (fs *fileSites) callSite(s *syntax.Tree, n int32, sc *scope) {
+	fn := s.Child(n, syntax.FieldFunction)
+	args := s.Child(n, syntax.FieldArguments)
+	if fn < 0 || args < 0 || s.Kind(args) != syntax.KindArgumentList {
 		return
 	}
-	fnText := s.text(fn)
-	var argv []*node
-	for _, a := range childrenOf(args) {
-		if a.Kind() != "comment" {
+	fnText := s.Text(fn)
+	var argv []int32
+	for a := range s.Children(args) {
+		if s.Kind(a) != syntax.KindComment {
 			argv = append(argv, a)
 		}
 	}
@@ -506,7 +514,7 @@ func (fs *fileSites) callSite(s *src, n *node, sc *scope) {
 		if !ok || !t.config || t.member != "" {
 			return
 		}
-		name, ok := s.stringValue(argv[1])
+		name, ok := s.PlainString(argv[1])
 		if !ok {
 			return
 		}
@@ -529,30 +537,30 @@ func (fs *fileSites) callSite(s *src, n *node, sc *scope) {
 	if !ok || !t.config || t.member != "patch" {
 		return
 	}
-	patchKey := func(key string, at *node) {
+	patchKey := func(key string, at int32) {
 		if fs.ix.keys[t.path][key] {
 			fs.add(s, t.path, key, at, KindPatch)
 		}
 	}
 	for i, a := range argv {
 		switch {
-		case a.Kind() == "keyword_argument":
-			if name := a.ChildByFieldName("name"); name != nil {
-				patchKey(s.text(name), name)
+		case s.Kind(a) == syntax.KindKeywordArgument:
+			if name := s.Child(a, syntax.FieldName); name >= 0 {
+				patchKey(s.Text(name), name)
 			}
-		case i == 0 && a.Kind() == "dictionary":
-			for _, pr := range childrenOf(a) {
-				if pr.Kind() != "pair" {
+		case i == 0 && s.Kind(a) == syntax.KindDictionary:
+			for pr := range s.Children(a) {
+				if s.Kind(pr) != syntax.KindPair {
 					continue
 				}
-				if k := pr.ChildByFieldName("key"); k != nil {
-					if key, ok := s.stringValue(k); ok {
+				if k := s.Child(pr, syntax.FieldKey); k >= 0 {
+					if key, ok := s.PlainString(k); ok {
 						patchKey(key, k)
 					}
 				}
 			}
 		case i == 0:
-			if key, ok := s.stringValue(a); ok {
+			if key, ok := s.PlainString(a); ok {
 				patchKey(key, a)
 			}
 		}
@@ -566,13 +574,13 @@ type siteAt struct {
 }
 
 // add records one site for module mod's key at node n.
-func (fs *fileSites) add(s *src, mod, key string, n *node, kind SiteKind) {
-	site := Site{File: fs.file, Line: n.Row() + s.lineBase, Col: n.Col(), Kind: kind,
-		Text: lineText(s.b, int(n.StartByte()))}
+func (fs *fileSites) add(s *syntax.Tree, mod, key string, n int32, kind SiteKind) {
+	site := Site{File: fs.file, Line: int(s.Node(n).StartRow), Col: int(s.Node(n).StartCol), Kind: kind,
+		Text: lineText(s.Src(), int(s.Start(n)))}
 	if kind == KindRead || kind == KindGetattr {
-		if cond := conditionOf(n); cond != nil {
+		if cond := conditionOf(s, n); cond >= 0 {
 			site.InCondition = true
-			site.Condition = oneLine(s.text(cond))
+			site.Condition = oneLine(s.Text(cond))
 			if len(site.Condition) > 240 {
 				site.Condition = site.Condition[:240] + "…"
 			}
@@ -601,33 +609,33 @@ func lineText(b []byte, off int) string {
 }
 
 // conditionOf returns the condition expression n decides, if any.
-func conditionOf(n *node) *node {
+func conditionOf(s *syntax.Tree, n int32) int32 {
 	cur := n
-	for p := n.Parent(); p != nil; cur, p = p, p.Parent() {
-		switch p.Kind() {
-		case "if_statement", "elif_clause", "while_statement":
-			if c := p.ChildByFieldName("condition"); c != nil && c == cur {
+	for p := s.Parent(n); p >= 0; cur, p = p, s.Parent(p) {
+		switch s.Kind(p) {
+		case syntax.KindIfStatement, syntax.KindElifClause, syntax.KindWhileStatement:
+			if c := s.Child(p, syntax.FieldCondition); c >= 0 && c == cur {
 				return c
 			}
-			return nil
-		case "conditional_expression":
-			if p.NamedChildCount() >= 2 && p.NamedChild(1) == cur {
+			return -1
+		case syntax.KindConditionalExpression:
+			if s.ChildCount(p) >= 2 && s.NthChild(p, 1) == cur {
 				return cur
 			}
-			return nil
-		case "assert_statement":
-			if p.NamedChildCount() >= 1 && p.NamedChild(0) == cur {
+			return -1
+		case syntax.KindAssertStatement:
+			if s.ChildCount(p) >= 1 && s.NthChild(p, 0) == cur {
 				return cur
 			}
-			return nil
-		case "if_clause":
+			return -1
+		case syntax.KindIfClause:
 			return cur
-		case "boolean_operator", "not_operator", "parenthesized_expression", "comparison_operator",
-			"call", "argument_list", "attribute", "subscript", "binary_operator", "unary_operator", "keyword_argument":
+		case syntax.KindBooleanOperator, syntax.KindNotOperator, syntax.KindParenthesizedExpression, syntax.KindComparisonOperator,
+			syntax.KindCall, syntax.KindArgumentList, syntax.KindAttribute, syntax.KindSubscript, syntax.KindBinaryOperator, syntax.KindUnaryOperator, syntax.KindKeywordArgument:
 			continue
 		default:
-			return nil
+			return -1
 		}
 	}
-	return nil
+	return -1
 }

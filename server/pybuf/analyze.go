@@ -3,14 +3,16 @@ package pybuf
 import (
 	"sort"
 	"strings"
+
+	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
 // scope is a block that binds names.
 type scope struct {
-	kind       ScopeKind
+	Kind       ScopeKind
 	name       string
-	start, end int
-	parent     int32
+	Start, End int
+	Parent     int32
 	names      map[string][]int32 // name -> bindings, in source order
 	globals    map[string]bool    // names declared global here
 	nonlocals  map[string]bool    // names declared nonlocal here
@@ -30,7 +32,7 @@ type binding struct {
 	scope     int32
 	at        int   // offset from which the binding is visible
 	node      int32 // the identifier bound
-	kind      bindKind
+	Kind      bindKind
 	write     bool   // an assignment, for, with or except target
 	qual      string // bindImport: qualified name; empty for relative imports
 	rhs       int32  // bindAlias: the chain
@@ -54,7 +56,7 @@ type walker struct {
 }
 
 func analyze(b *Buffer) {
-	b.scopes = append(b.scopes, scope{kind: ScopeModule, end: len(b.src), parent: -1})
+	b.scopes = append(b.scopes, scope{Kind: ScopeModule, End: len(b.src), Parent: -1})
 	if len(b.nodes) == 0 {
 		b.errors = true
 		return
@@ -62,7 +64,7 @@ func analyze(b *Buffer) {
 	w := walker{b: b, tryBody: -1, handlerOf: -1}
 	w.visit(0, 0)
 	sort.SliceStable(b.idents, func(i, j int) bool {
-		return b.nodes[b.idents[i].node].start < b.nodes[b.idents[j].node].start
+		return b.nodes[b.idents[i].node].Start < b.nodes[b.idents[j].node].Start
 	})
 	for i := range b.scopes {
 		for _, binds := range b.scopes[i].names {
@@ -70,10 +72,10 @@ func analyze(b *Buffer) {
 		}
 	}
 	sort.SliceStable(b.strs, func(i, j int) bool {
-		return b.nodes[b.strs[i]].start < b.nodes[b.strs[j]].start
+		return b.nodes[b.strs[i]].Start < b.nodes[b.strs[j]].Start
 	})
 	for i := range b.nodes {
-		if n := &b.nodes[i]; n.kind == kError || n.start == n.end {
+		if n := &b.nodes[i]; n.Kind == syntax.KindError || n.Start == n.End {
 			b.errors = true
 			break
 		}
@@ -81,109 +83,109 @@ func analyze(b *Buffer) {
 }
 
 func (w *walker) newScope(kind ScopeKind, name string, start, end int, parent int32) int32 {
-	w.b.scopes = append(w.b.scopes, scope{kind: kind, name: name, start: start, end: end, parent: parent})
+	w.b.scopes = append(w.b.scopes, scope{Kind: kind, name: name, Start: start, End: end, Parent: parent})
 	return int32(len(w.b.scopes) - 1)
 }
 
 func (w *walker) visitChildren(n, s int32) {
 	b := w.b
-	for c := b.nodes[n].firstChild; c >= 0; c = b.nodes[c].nextSibling {
+	for c := b.nodes[n].FirstChild; c >= 0; c = b.nodes[c].NextSibling {
 		w.visit(c, s)
 	}
 }
 
 func (w *walker) visit(n, s int32) {
 	b := w.b
-	switch b.nodes[n].kind {
-	case kIdentifier:
+	switch b.nodes[n].Kind {
+	case syntax.KindIdentifier:
 		b.idents = append(b.idents, ident{node: n, scope: s, bind: -1})
 		return
-	case kImportStatement, kImportFromStatement:
+	case syntax.KindImportStatement, syntax.KindImportFromStatement:
 		w.importStmt(n, s)
 		return
-	case kFutureImportStatement:
+	case syntax.KindFutureImportStatement:
 		w.recordIdents(n, s)
 		return
-	case kFunctionDefinition:
+	case syntax.KindFunctionDefinition:
 		w.function(n, s)
 		return
-	case kClassDefinition:
+	case syntax.KindClassDefinition:
 		w.class(n, s)
 		return
-	case kLambda:
+	case syntax.KindLambda:
 		w.lambda(n, s)
 		return
-	case kListComprehension, kDictComprehension, kSetComprehension, kGeneratorExpression:
+	case syntax.KindListComprehension, syntax.KindDictionaryComprehension, syntax.KindSetComprehension, syntax.KindGeneratorExpression:
 		w.comprehension(n, s)
 		return
-	case kAssignment:
+	case syntax.KindAssignment:
 		w.assignment(n, s)
 		return
-	case kAugmentedAssignment:
-		for c := b.nodes[n].firstChild; c >= 0; c = b.nodes[c].nextSibling {
-			if b.nodes[c].field == fLeft {
-				w.bindTargets(c, s, int(b.nodes[n].end), true)
+	case syntax.KindAugmentedAssignment:
+		for c := b.nodes[n].FirstChild; c >= 0; c = b.nodes[c].NextSibling {
+			if b.nodes[c].Field == syntax.FieldLeft {
+				w.bindTargets(c, s, int(b.nodes[n].End), true)
 			} else {
 				w.visit(c, s)
 			}
 		}
 		return
-	case kNamedExpression:
+	case syntax.KindNamedExpression:
 		w.walrus(n, s)
 		return
-	case kForStatement:
-		at := int(b.nodes[n].end)
-		if r := b.child(n, fRight); r >= 0 {
-			at = int(b.nodes[r].end)
+	case syntax.KindForStatement:
+		at := int(b.nodes[n].End)
+		if r := b.child(n, syntax.FieldRight); r >= 0 {
+			at = int(b.nodes[r].End)
 		}
-		for c := b.nodes[n].firstChild; c >= 0; c = b.nodes[c].nextSibling {
-			if b.nodes[c].field == fLeft {
+		for c := b.nodes[n].FirstChild; c >= 0; c = b.nodes[c].NextSibling {
+			if b.nodes[c].Field == syntax.FieldLeft {
 				w.bindTargets(c, s, at, true)
 			} else {
 				w.visit(c, s)
 			}
 		}
 		return
-	case kAsPattern:
-		for c := b.nodes[n].firstChild; c >= 0; c = b.nodes[c].nextSibling {
-			if b.nodes[c].field == fAlias {
-				w.bindTargets(c, s, int(b.nodes[n].end), true)
+	case syntax.KindAsPattern:
+		for c := b.nodes[n].FirstChild; c >= 0; c = b.nodes[c].NextSibling {
+			if b.nodes[c].Field == syntax.FieldAlias {
+				w.bindTargets(c, s, int(b.nodes[n].End), true)
 			} else {
 				w.visit(c, s)
 			}
 		}
 		return
-	case kExceptClause, kExceptGroupClause:
-		for c := b.nodes[n].firstChild; c >= 0; c = b.nodes[c].nextSibling {
-			if b.nodes[c].field == fAlias {
-				w.bindTargets(c, s, int(b.nodes[c].end), true)
+	case syntax.KindExceptClause, syntax.KindExceptGroupClause:
+		for c := b.nodes[n].FirstChild; c >= 0; c = b.nodes[c].NextSibling {
+			if b.nodes[c].Field == syntax.FieldAlias {
+				w.bindTargets(c, s, int(b.nodes[c].End), true)
 			} else {
 				w.visit(c, s)
 			}
 		}
 		return
-	case kTryStatement:
+	case syntax.KindTryStatement:
 		saveBody, saveHandler := w.tryBody, w.handlerOf
-		for c := b.nodes[n].firstChild; c >= 0; c = b.nodes[c].nextSibling {
+		for c := b.nodes[n].FirstChild; c >= 0; c = b.nodes[c].NextSibling {
 			switch {
-			case b.nodes[c].field == fBody:
+			case b.nodes[c].Field == syntax.FieldBody:
 				w.tryBody = n
-			case b.nodes[c].kind == kExceptClause || b.nodes[c].kind == kExceptGroupClause:
+			case b.nodes[c].Kind == syntax.KindExceptClause || b.nodes[c].Kind == syntax.KindExceptGroupClause:
 				w.handlerOf = n
 			}
 			w.visit(c, s)
 			w.tryBody, w.handlerOf = saveBody, saveHandler
 		}
 		return
-	case kGlobalStatement, kNonlocalStatement:
+	case syntax.KindGlobalStatement, syntax.KindNonlocalStatement:
 		sc := &b.scopes[s]
-		for c := b.nodes[n].firstChild; c >= 0; c = b.nodes[c].nextSibling {
-			if b.nodes[c].kind != kIdentifier {
+		for c := b.nodes[n].FirstChild; c >= 0; c = b.nodes[c].NextSibling {
+			if b.nodes[c].Kind != syntax.KindIdentifier {
 				continue
 			}
-			if sc.kind != ScopeModule {
+			if sc.Kind != ScopeModule {
 				m := &sc.globals
-				if b.nodes[n].kind == kNonlocalStatement {
+				if b.nodes[n].Kind == syntax.KindNonlocalStatement {
 					m = &sc.nonlocals
 				}
 				if *m == nil {
@@ -194,9 +196,9 @@ func (w *walker) visit(n, s int32) {
 			b.idents = append(b.idents, ident{node: c, scope: s, bind: -1})
 		}
 		return
-	case kCall:
+	case syntax.KindCall:
 		b.calls = append(b.calls, n)
-	case kString:
+	case syntax.KindString:
 		b.strs = append(b.strs, n)
 	}
 	w.visitChildren(n, s)
@@ -210,8 +212,8 @@ func (w *walker) bindScope(name string, s int32) int32 {
 		return 0
 	}
 	if sc.nonlocals[name] {
-		for p := sc.parent; p > 0; p = w.b.scopes[p].parent {
-			if k := w.b.scopes[p].kind; k == ScopeFunction || k == ScopeLambda {
+		for p := sc.Parent; p > 0; p = w.b.scopes[p].Parent {
+			if k := w.b.scopes[p].Kind; k == ScopeFunction || k == ScopeLambda {
 				if len(w.b.scopes[p].names[name]) > 0 {
 					return p
 				}
@@ -227,7 +229,7 @@ func (w *walker) bind(id, s int32, at int, bk bindKind, write bool) *binding {
 	name := b.text(id)
 	target := w.bindScope(name, s)
 	b.binds = append(b.binds, binding{
-		name: name, scope: target, at: at, node: id, kind: bk, write: write,
+		name: name, scope: target, at: at, node: id, Kind: bk, write: write,
 		rhs: -1, rhsScope: -1, tryBody: w.tryBody, handlerOf: w.handlerOf,
 	})
 	bi := int32(len(b.binds) - 1)
@@ -244,12 +246,12 @@ func (w *walker) bind(id, s int32, at int, bk bindKind, write bool) *binding {
 // own value; attributes and subscripts in it are visited as reads.
 func (w *walker) bindTargets(t, s int32, at int, write bool) {
 	b := w.b
-	switch b.nodes[t].kind {
-	case kIdentifier:
+	switch b.nodes[t].Kind {
+	case syntax.KindIdentifier:
 		w.bind(t, s, at, bindOther, write)
-	case kPatternList, kTuplePattern, kListPattern, kTuple, kList, kParenthesizedExpression,
-		kListSplatPattern, kListSplat, kAsPatternTarget, kExpressionList, kDictionarySplatPattern:
-		for c := b.nodes[t].firstChild; c >= 0; c = b.nodes[c].nextSibling {
+	case syntax.KindPatternList, syntax.KindTuplePattern, syntax.KindListPattern, syntax.KindTuple, syntax.KindList, syntax.KindParenthesizedExpression,
+		syntax.KindListSplatPattern, syntax.KindListSplat, syntax.KindAsPatternTarget, syntax.KindExpressionList, syntax.KindDictionarySplatPattern:
+		for c := b.nodes[t].FirstChild; c >= 0; c = b.nodes[c].NextSibling {
 			w.bindTargets(c, s, at, write)
 		}
 	default:
@@ -260,14 +262,14 @@ func (w *walker) bindTargets(t, s int32, at int, write bool) {
 // isChain reports whether n is a name or a dotted chain of names.
 func (b *Buffer) isChain(n int32) bool {
 	for {
-		switch b.nodes[n].kind {
-		case kIdentifier:
-			return b.nodes[n].start < b.nodes[n].end
-		case kAttribute:
-			if b.child(n, fAttribute) < 0 {
+		switch b.nodes[n].Kind {
+		case syntax.KindIdentifier:
+			return b.nodes[n].Start < b.nodes[n].End
+		case syntax.KindAttribute:
+			if b.child(n, syntax.FieldAttribute) < 0 {
 				return false
 			}
-			n = b.child(n, fObject)
+			n = b.child(n, syntax.FieldObject)
 			if n < 0 {
 				return false
 			}
@@ -279,16 +281,16 @@ func (b *Buffer) isChain(n int32) bool {
 
 func (w *walker) assignment(n, s int32) {
 	b := w.b
-	left, right := b.child(n, fLeft), b.child(n, fRight)
-	at := int(b.nodes[n].end)
+	left, right := b.child(n, syntax.FieldLeft), b.child(n, syntax.FieldRight)
+	at := int(b.nodes[n].End)
 	value := right
-	for value >= 0 && b.nodes[value].kind == kAssignment { // a = b = torch.nn
-		value = b.child(value, fRight)
+	for value >= 0 && b.nodes[value].Kind == syntax.KindAssignment { // a = b = torch.nn
+		value = b.child(value, syntax.FieldRight)
 	}
 	if left >= 0 {
 		w.bindAssigned(left, value, s, at)
 	}
-	for c := b.nodes[n].firstChild; c >= 0; c = b.nodes[c].nextSibling {
+	for c := b.nodes[n].FirstChild; c >= 0; c = b.nodes[c].NextSibling {
 		if c != left {
 			w.visit(c, s)
 		}
@@ -299,12 +301,12 @@ func (w *walker) assignment(n, s int32) {
 // becomes an alias; "a, b = x.y, z" pairs up.
 func (w *walker) bindAssigned(target, value, s int32, at int) {
 	b := w.b
-	if value >= 0 && b.nodes[target].kind == kIdentifier && b.isChain(value) {
+	if value >= 0 && b.nodes[target].Kind == syntax.KindIdentifier && b.isChain(value) {
 		bd := w.bind(target, s, at, bindAlias, true)
 		bd.rhs, bd.rhsScope = value, s
 		return
 	}
-	if value >= 0 && isSequence(b.nodes[target].kind) && isSequence(b.nodes[value].kind) {
+	if value >= 0 && isSequence(b.nodes[target].Kind) && isSequence(b.nodes[value].Kind) {
 		ts, vs := b.childrenOf(target), b.childrenOf(value)
 		if len(ts) == len(vs) {
 			for i := range ts {
@@ -316,9 +318,9 @@ func (w *walker) bindAssigned(target, value, s int32, at int) {
 	w.bindTargets(target, s, at, true)
 }
 
-func isSequence(k kindID) bool {
+func isSequence(k syntax.Kind) bool {
 	switch k {
-	case kPatternList, kTuplePattern, kListPattern, kExpressionList, kTuple, kList:
+	case syntax.KindPatternList, syntax.KindTuplePattern, syntax.KindListPattern, syntax.KindExpressionList, syntax.KindTuple, syntax.KindList:
 		return true
 	}
 	return false
@@ -327,8 +329,8 @@ func isSequence(k kindID) bool {
 // childrenOf lists the children of n other than comments.
 func (b *Buffer) childrenOf(n int32) []int32 {
 	var out []int32
-	for c := b.nodes[n].firstChild; c >= 0; c = b.nodes[c].nextSibling {
-		if b.nodes[c].kind != kComment {
+	for c := b.nodes[n].FirstChild; c >= 0; c = b.nodes[c].NextSibling {
+		if b.nodes[c].Kind != syntax.KindComment {
 			out = append(out, c)
 		}
 	}
@@ -340,21 +342,21 @@ func (b *Buffer) childrenOf(n int32) []int32 {
 func (w *walker) walrus(n, s int32) {
 	b := w.b
 	target := s
-	for b.scopes[target].kind == ScopeComprehension && b.scopes[target].parent >= 0 {
-		target = b.scopes[target].parent
+	for b.scopes[target].Kind == ScopeComprehension && b.scopes[target].Parent >= 0 {
+		target = b.scopes[target].Parent
 	}
-	name, value := b.child(n, fName), b.child(n, fValue)
+	name, value := b.child(n, syntax.FieldName), b.child(n, syntax.FieldValue)
 	if value >= 0 {
 		w.visit(value, s)
 	}
-	if name < 0 || b.nodes[name].kind != kIdentifier {
+	if name < 0 || b.nodes[name].Kind != syntax.KindIdentifier {
 		return
 	}
 	if value >= 0 && b.isChain(value) {
-		bd := w.bind(name, target, int(b.nodes[n].end), bindAlias, true)
+		bd := w.bind(name, target, int(b.nodes[n].End), bindAlias, true)
 		bd.rhs, bd.rhsScope = value, s
 	} else {
-		w.bind(name, target, int(b.nodes[n].end), bindOther, true)
+		w.bind(name, target, int(b.nodes[n].End), bindOther, true)
 	}
 	// The identifier is looked up from where it appears.
 	b.idents[len(b.idents)-1].scope = s
@@ -362,25 +364,25 @@ func (w *walker) walrus(n, s int32) {
 
 func (w *walker) function(n, s int32) {
 	b := w.b
-	name, params := b.child(n, fName), b.child(n, fParameters)
-	start := int(b.nodes[n].start)
+	name, params := b.child(n, syntax.FieldName), b.child(n, syntax.FieldParameters)
+	start := int(b.nodes[n].Start)
 	if params >= 0 {
-		start = int(b.nodes[params].start)
+		start = int(b.nodes[params].Start)
 	}
 	fname := ""
 	if name >= 0 {
 		fname = b.text(name)
 	}
-	fs := w.newScope(ScopeFunction, fname, start, int(b.nodes[n].end), s)
-	for c := b.nodes[n].firstChild; c >= 0; c = b.nodes[c].nextSibling {
-		switch b.nodes[c].field {
-		case fName:
-			if b.nodes[c].kind == kIdentifier {
-				w.bind(c, s, int(b.nodes[n].start), bindOther, false)
+	fs := w.newScope(ScopeFunction, fname, start, int(b.nodes[n].End), s)
+	for c := b.nodes[n].FirstChild; c >= 0; c = b.nodes[c].NextSibling {
+		switch b.nodes[c].Field {
+		case syntax.FieldName:
+			if b.nodes[c].Kind == syntax.KindIdentifier {
+				w.bind(c, s, int(b.nodes[n].Start), bindOther, false)
 			}
-		case fParameters:
+		case syntax.FieldParameters:
 			w.parameters(c, s, fs)
-		case fReturnType, fTypeParameters:
+		case syntax.FieldReturnType, syntax.FieldTypeParameters:
 			w.visit(c, s)
 		default:
 			w.visit(c, fs)
@@ -390,9 +392,9 @@ func (w *walker) function(n, s int32) {
 
 func (w *walker) lambda(n, s int32) {
 	b := w.b
-	ls := w.newScope(ScopeLambda, "", int(b.nodes[n].start), int(b.nodes[n].end), s)
-	for c := b.nodes[n].firstChild; c >= 0; c = b.nodes[c].nextSibling {
-		if b.nodes[c].field == fParameters {
+	ls := w.newScope(ScopeLambda, "", int(b.nodes[n].Start), int(b.nodes[n].End), s)
+	for c := b.nodes[n].FirstChild; c >= 0; c = b.nodes[c].NextSibling {
+		if b.nodes[c].Field == syntax.FieldParameters {
 			w.parameters(c, s, ls)
 		} else {
 			w.visit(c, ls)
@@ -404,53 +406,53 @@ func (w *walker) lambda(n, s int32) {
 // are evaluated in the enclosing scope s.
 func (w *walker) parameters(n, s, fs int32) {
 	b := w.b
-	at := b.scopes[fs].start
+	at := b.scopes[fs].Start
 	var param func(c int32)
 	param = func(c int32) {
-		switch b.nodes[c].kind {
-		case kIdentifier:
+		switch b.nodes[c].Kind {
+		case syntax.KindIdentifier:
 			w.bind(c, fs, at, bindOther, false)
-		case kTypedParameter, kDefaultParameter, kTypedDefaultParameter:
-			for d := b.nodes[c].firstChild; d >= 0; d = b.nodes[d].nextSibling {
-				switch b.nodes[d].field {
-				case fType, fValue:
+		case syntax.KindTypedParameter, syntax.KindDefaultParameter, syntax.KindTypedDefaultParameter:
+			for d := b.nodes[c].FirstChild; d >= 0; d = b.nodes[d].NextSibling {
+				switch b.nodes[d].Field {
+				case syntax.FieldType, syntax.FieldValue:
 					w.visit(d, s)
 				default:
 					param(d)
 				}
 			}
-		case kListSplatPattern, kDictionarySplatPattern, kTuplePattern:
-			for d := b.nodes[c].firstChild; d >= 0; d = b.nodes[d].nextSibling {
+		case syntax.KindListSplatPattern, syntax.KindDictionarySplatPattern, syntax.KindTuplePattern:
+			for d := b.nodes[c].FirstChild; d >= 0; d = b.nodes[d].NextSibling {
 				param(d)
 			}
 		default:
 			w.visit(c, fs)
 		}
 	}
-	for c := b.nodes[n].firstChild; c >= 0; c = b.nodes[c].nextSibling {
+	for c := b.nodes[n].FirstChild; c >= 0; c = b.nodes[c].NextSibling {
 		param(c)
 	}
 }
 
 func (w *walker) class(n, s int32) {
 	b := w.b
-	name, body := b.child(n, fName), b.child(n, fBody)
+	name, body := b.child(n, syntax.FieldName), b.child(n, syntax.FieldBody)
 	cname := ""
 	if name >= 0 {
 		cname = b.text(name)
 	}
-	start := int(b.nodes[n].end)
+	start := int(b.nodes[n].End)
 	if body >= 0 {
-		start = int(b.nodes[body].start)
+		start = int(b.nodes[body].Start)
 	}
-	cs := w.newScope(ScopeClass, cname, start, int(b.nodes[n].end), s)
-	for c := b.nodes[n].firstChild; c >= 0; c = b.nodes[c].nextSibling {
-		switch b.nodes[c].field {
-		case fName:
-			if b.nodes[c].kind == kIdentifier {
-				w.bind(c, s, int(b.nodes[n].start), bindOther, false)
+	cs := w.newScope(ScopeClass, cname, start, int(b.nodes[n].End), s)
+	for c := b.nodes[n].FirstChild; c >= 0; c = b.nodes[c].NextSibling {
+		switch b.nodes[c].Field {
+		case syntax.FieldName:
+			if b.nodes[c].Kind == syntax.KindIdentifier {
+				w.bind(c, s, int(b.nodes[n].Start), bindOther, false)
 			}
-		case fBody:
+		case syntax.FieldBody:
 			w.visit(c, cs)
 		default:
 			w.visit(c, s)
@@ -462,18 +464,18 @@ func (w *walker) class(n, s int32) {
 // iterable is evaluated in the enclosing scope, as in Python.
 func (w *walker) comprehension(n, s int32) {
 	b := w.b
-	cs := w.newScope(ScopeComprehension, "", int(b.nodes[n].start), int(b.nodes[n].end), s)
+	cs := w.newScope(ScopeComprehension, "", int(b.nodes[n].Start), int(b.nodes[n].End), s)
 	first := true
-	for c := b.nodes[n].firstChild; c >= 0; c = b.nodes[c].nextSibling {
-		if b.nodes[c].kind != kForInClause {
+	for c := b.nodes[n].FirstChild; c >= 0; c = b.nodes[c].NextSibling {
+		if b.nodes[c].Kind != syntax.KindForInClause {
 			w.visit(c, cs)
 			continue
 		}
-		for d := b.nodes[c].firstChild; d >= 0; d = b.nodes[d].nextSibling {
+		for d := b.nodes[c].FirstChild; d >= 0; d = b.nodes[d].NextSibling {
 			switch {
-			case b.nodes[d].field == fLeft:
-				w.bindTargets(d, cs, b.scopes[cs].start, true)
-			case first && b.nodes[d].field == fRight:
+			case b.nodes[d].Field == syntax.FieldLeft:
+				w.bindTargets(d, cs, b.scopes[cs].Start, true)
+			case first && b.nodes[d].Field == syntax.FieldRight:
 				w.visit(d, s)
 			default:
 				w.visit(d, cs)
@@ -487,8 +489,8 @@ func (w *walker) comprehension(n, s int32) {
 // comments between them.
 func (b *Buffer) dotted(n int32, upTo int32) string {
 	var sb strings.Builder
-	for c := b.nodes[n].firstChild; c >= 0; c = b.nodes[c].nextSibling {
-		if b.nodes[c].kind != kIdentifier {
+	for c := b.nodes[n].FirstChild; c >= 0; c = b.nodes[c].NextSibling {
+		if b.nodes[c].Kind != syntax.KindIdentifier {
 			continue
 		}
 		if sb.Len() > 0 {
@@ -505,11 +507,11 @@ func (b *Buffer) dotted(n int32, upTo int32) string {
 // fromModule returns the module of a from-import: its dotted name, and
 // whether it is relative.
 func (b *Buffer) fromModule(stmt int32) (module string, relative bool) {
-	m := b.child(stmt, fModuleName)
+	m := b.child(stmt, syntax.FieldModuleName)
 	if m < 0 {
 		return "", false
 	}
-	if b.nodes[m].kind == kRelativeImport {
+	if b.nodes[m].Kind == syntax.KindRelativeImport {
 		return strings.Join(strings.Fields(b.text(m)), ""), true
 	}
 	return b.dotted(m, -1), false
@@ -517,15 +519,15 @@ func (b *Buffer) fromModule(stmt int32) (module string, relative bool) {
 
 func (w *walker) importStmt(n, s int32) {
 	b := w.b
-	from := b.nodes[n].kind == kImportFromStatement
+	from := b.nodes[n].Kind == syntax.KindImportFromStatement
 	module, relative := "", false
 	if from {
 		module, relative = b.fromModule(n)
 	}
-	at := int(b.nodes[n].end)
+	at := int(b.nodes[n].End)
 	bound := map[int32]bool{}
-	for c := b.nodes[n].firstChild; c >= 0; c = b.nodes[c].nextSibling {
-		if b.nodes[c].kind == kWildcardImport {
+	for c := b.nodes[n].FirstChild; c >= 0; c = b.nodes[c].NextSibling {
+		if b.nodes[c].Kind == syntax.KindWildcardImport {
 			qual := module
 			if relative {
 				qual = ""
@@ -533,19 +535,19 @@ func (w *walker) importStmt(n, s int32) {
 			b.imps = append(b.imps, w.importRecord("*", qual, module, relative, c, n, s))
 			continue
 		}
-		if b.nodes[c].field != fName {
+		if b.nodes[c].Field != syntax.FieldName {
 			continue
 		}
 		var nameNode, local int32 = -1, -1
-		switch b.nodes[c].kind {
-		case kDottedName:
+		switch b.nodes[c].Kind {
+		case syntax.KindDottedName:
 			nameNode = c
-			local = b.firstOfKind(c, kIdentifier)
-		case kAliasedImport:
-			nameNode = b.child(c, fName)
-			local = b.child(c, fAlias)
+			local = b.firstOfKind(c, syntax.KindIdentifier)
+		case syntax.KindAliasedImport:
+			nameNode = b.child(c, syntax.FieldName)
+			local = b.child(c, syntax.FieldAlias)
 		}
-		if nameNode < 0 || local < 0 || b.nodes[local].kind != kIdentifier {
+		if nameNode < 0 || local < 0 || b.nodes[local].Kind != syntax.KindIdentifier {
 			continue
 		}
 		full := b.dotted(nameNode, -1)
@@ -554,7 +556,7 @@ func (w *walker) importStmt(n, s int32) {
 		case from && relative:
 		case from:
 			qual = module + "." + full
-		case b.nodes[c].kind == kAliasedImport:
+		case b.nodes[c].Kind == syntax.KindAliasedImport:
 			qual = full
 		default: // import a.b.c binds a
 			qual = b.text(local)
@@ -575,13 +577,13 @@ func (w *walker) importStmt(n, s int32) {
 // recordIdents records the identifiers under n, but for those in skip.
 func (w *walker) recordIdents(n, s int32, skip ...map[int32]bool) {
 	b := w.b
-	if b.nodes[n].kind == kIdentifier {
+	if b.nodes[n].Kind == syntax.KindIdentifier {
 		if len(skip) == 0 || !skip[0][n] {
 			b.idents = append(b.idents, ident{node: n, scope: s, bind: -1})
 		}
 		return
 	}
-	for c := b.nodes[n].firstChild; c >= 0; c = b.nodes[c].nextSibling {
+	for c := b.nodes[n].FirstChild; c >= 0; c = b.nodes[c].NextSibling {
 		w.recordIdents(c, s, skip...)
 	}
 }
@@ -592,7 +594,7 @@ func (w *walker) importRecord(name, qual, module string, relative bool, nameNode
 	return Import{
 		Name: name, Qualname: qual, Module: module, Relative: relative,
 		NameSpan: b.span(nameNode), Stmt: b.span(stmt),
-		Scope:       Scope{Kind: sc.kind, Name: sc.name, Span: b.spanOf(sc.start, sc.end)},
+		Scope:       Scope{Kind: sc.Kind, Name: sc.name, Span: b.spanOf(sc.Start, sc.End)},
 		Alternative: w.handlerOf >= 0,
 	}
 }

@@ -62,7 +62,7 @@ class Net:
 		t.Errorf("Imports():\n got  %+v\n want %+v", got, want)
 	}
 	b := Parse([]byte(src))
-	if got := b.Imports()[1].NameSpan; got != (Span{Pos{0, 23}, Pos{0, 25}}) {
+	if got := b.Imports()[1].NameSpan; got != (Span{Start: Pos{Line: 0, Col: 23}, End: Pos{Line: 0, Col: 25}}) {
 		t.Errorf("span of nn = %v, want 0:23-0:25", got)
 	}
 }
@@ -102,7 +102,7 @@ torch._inductor.config.patch(triton__cudagraphs=False)
 		t.Errorf("decorator call = %+v", dec)
 	}
 	c := calls[1]
-	if c.Span.Start != (Pos{8, 4}) || c.Span.End.Line != 10 || c.CalleeSpan != (Span{Pos{8, 4}, Pos{8, 17}}) {
+	if c.Span.Start != (Pos{Line: 8, Col: 4}) || c.Span.End.Line != 10 || c.CalleeSpan != (Span{Start: Pos{Line: 8, Col: 4}, End: Pos{Line: 8, Col: 17}}) {
 		t.Errorf("call spans = %v %v", c.Span, c.CalleeSpan)
 	}
 	if len(c.Args) != 1 || c.Args[0].Text != "model" || c.Args[0].Kind != ValueName || c.Args[0].Qualname != "" {
@@ -112,8 +112,8 @@ torch._inductor.config.patch(triton__cudagraphs=False)
 	for _, k := range c.Keywords {
 		kw[k.Name] = k
 	}
-	if k := kw["mode"]; k.Value.Str != "reduce-overhead" || k.NameSpan != (Span{Pos{8, 25}, Pos{8, 29}}) ||
-		k.Value.Span != (Span{Pos{8, 30}, Pos{8, 47}}) {
+	if k := kw["mode"]; k.Value.Str != "reduce-overhead" || k.NameSpan != (Span{Start: Pos{Line: 8, Col: 25}, End: Pos{Line: 8, Col: 29}}) ||
+		k.Value.Span != (Span{Start: Pos{Line: 8, Col: 30}, End: Pos{Line: 8, Col: 47}}) {
 		t.Errorf("mode = %+v", k)
 	}
 	opts := kw["options"].Value
@@ -121,7 +121,7 @@ torch._inductor.config.patch(triton__cudagraphs=False)
 		t.Fatalf("options = %+v", opts)
 	}
 	e0, e1, e2 := opts.Entries[0], opts.Entries[1], opts.Entries[2]
-	if e0.Key != "triton.cudagraphs" || e0.KeySpan != (Span{Pos{9, 27}, Pos{9, 46}}) || e0.Value.Kind != ValueConstant || e0.Value.Text != "False" {
+	if e0.Key != "triton.cudagraphs" || e0.KeySpan != (Span{Start: Pos{Line: 9, Col: 27}, End: Pos{Line: 9, Col: 46}}) || e0.Value.Kind != ValueConstant || e0.Value.Text != "False" {
 		t.Errorf("entry 0 = %+v", e0)
 	}
 	if e1.Key != "epilogue_fusion" || e1.Value.Text != "True" {
@@ -230,27 +230,27 @@ func TestPositions(t *testing.T) {
 		off int
 		ok  bool
 	}{
-		{Pos{0, 0}, 0, true},
-		{Pos{0, 2}, 2, true},
-		{Pos{0, 3}, 0, false}, // the \r is not part of the line
-		{Pos{1, 1}, 5, true},
-		{Pos{2, 0}, 7, true},
-		{Pos{2, 1}, 0, false},
-		{Pos{3, 3}, 11, true},
-		{Pos{4, 0}, 0, false},
-		{Pos{-1, 0}, 0, false},
-		{Pos{0, -1}, 0, false},
+		{Pos{Line: 0, Col: 0}, 0, true},
+		{Pos{Line: 0, Col: 2}, 2, true},
+		{Pos{Line: 0, Col: 3}, 0, false}, // the \r is not part of the line
+		{Pos{Line: 1, Col: 1}, 5, true},
+		{Pos{Line: 2, Col: 0}, 7, true},
+		{Pos{Line: 2, Col: 1}, 0, false},
+		{Pos{Line: 3, Col: 3}, 11, true},
+		{Pos{Line: 4, Col: 0}, 0, false},
+		{Pos{Line: -1, Col: 0}, 0, false},
+		{Pos{Line: 0, Col: -1}, 0, false},
 	}
 	for _, tc := range cases {
-		off, ok := b.lines.offset(b.src, tc.pos)
+		off, ok := b.lines.Offset(b.src, tc.pos)
 		if ok != tc.ok || ok && off != tc.off {
 			t.Errorf("offset(%v) = %d, %v, want %d, %v", tc.pos, off, ok, tc.off, tc.ok)
 		}
-		if ok && b.lines.pos(off) != tc.pos {
-			t.Errorf("pos(%d) = %v, want %v", off, b.lines.pos(off), tc.pos)
+		if ok && b.lines.Pos(off) != tc.pos {
+			t.Errorf("pos(%d) = %v, want %v", off, b.lines.Pos(off), tc.pos)
 		}
 	}
-	if _, ok := b.RefAt(Pos{9, 0}); ok {
+	if _, ok := b.RefAt(Pos{Line: 9, Col: 0}); ok {
 		t.Error("RefAt past the end answered")
 	}
 }
@@ -275,8 +275,8 @@ func TestEmptyAndGarbage(t *testing.T) {
 		b := Parse([]byte(src))
 		for line := 0; line < 2; line++ {
 			for col := 0; col < 8; col++ {
-				b.RefAt(Pos{line, col})
-				b.StringAt(Pos{line, col})
+				b.RefAt(Pos{Line: line, Col: col})
+				b.StringAt(Pos{Line: line, Col: col})
 			}
 		}
 		b.Refs()

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
 // fallbackAt answers from the text of the line around off, for positions
@@ -12,8 +14,8 @@ import (
 // bindings the parsed parts made.
 func (b *Buffer) fallbackAt(off int) (Ref, bool) {
 	src := b.src
-	line := b.lines.pos(off).Line
-	ls, le := b.lines.bounds(src, line)
+	line := b.lines.Pos(off).Line
+	ls, le := b.lines.Bounds(src, line)
 	if b.inCommentOrString(off, ls) {
 		return Ref{}, false
 	}
@@ -32,7 +34,7 @@ func (b *Buffer) fallbackAt(off int) (Ref, bool) {
 		}
 		end += size
 	}
-	type seg struct{ start, end int }
+	type seg struct{ Start, End int }
 	var segs []seg // left to right once reversed
 	afterDot := start == end
 	if afterDot {
@@ -67,17 +69,17 @@ func (b *Buffer) fallbackAt(off int) (Ref, bool) {
 	for i, j := 0, len(segs)-1; i < j; i, j = i+1, j-1 {
 		segs[i], segs[j] = segs[j], segs[i]
 	}
-	root := string(src[segs[0].start:segs[0].end])
+	root := string(src[segs[0].Start:segs[0].End])
 	if c, _ := utf8.DecodeRuneInString(root); unicode.IsDigit(c) || pythonKeywords[root] {
 		return Ref{}, false
 	}
 	words := make([]string, len(segs))
 	for i, s := range segs {
-		words[i] = string(src[s.start:s.end])
+		words[i] = string(src[s.Start:s.End])
 	}
-	qual, isImport := b.importLineQual(ls, segs[0].start, words)
+	qual, isImport := b.importLineQual(ls, segs[0].Start, words)
 	if !isImport {
-		base := b.resolveName(root, b.scopeAt(off), segs[0].start, 0)
+		base := b.resolveName(root, b.scopeAt(off), segs[0].Start, 0)
 		if base == "" {
 			return Ref{}, false
 		}
@@ -114,7 +116,7 @@ func (b *Buffer) importLineQual(ls, chainStart int, words []string) (string, boo
 	if len(fields) == 0 || isNameList(before) && fields[0] != "import" && fields[0] != "from" {
 		// Maybe a later line of "from m import (a,\n b": find the
 		// statement's first line.
-		module, ok := b.openFromImport(b.lines.pos(ls).Line-1, before)
+		module, ok := b.openFromImport(b.lines.Pos(ls).Line-1, before)
 		if !ok {
 			return "", false
 		}
@@ -157,7 +159,7 @@ func (b *Buffer) openFromImport(line int, before string) (module string, ok bool
 		return "", false
 	}
 	for l := line; l >= 0 && l > line-maxImportLines; l-- {
-		ls, le := b.lines.bounds(b.src, l)
+		ls, le := b.lines.Bounds(b.src, l)
 		text := string(b.src[ls:le])
 		if i := strings.IndexByte(text, '#'); i >= 0 {
 			text = text[:i]
@@ -194,8 +196,8 @@ func isNameList(s string) bool {
 // before off where it did not.
 func (b *Buffer) inCommentOrString(off, ls int) bool {
 	if n := b.innermost(off); n >= 0 {
-		switch b.nodes[n].kind {
-		case kComment, kString, kStringContent:
+		switch b.nodes[n].Kind {
+		case syntax.KindComment, syntax.KindString, syntax.KindStringContent:
 			return true
 		}
 	}

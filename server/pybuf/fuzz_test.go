@@ -43,25 +43,25 @@ func FuzzRefAt(f *testing.F) {
 		b := p.Parse(src)
 		check := func(s Span) {
 			for _, q := range []Pos{s.Start, s.End} {
-				if _, ok := b.lines.offset(b.src, q); !ok && q != b.lines.pos(len(src)) {
+				if _, ok := b.lines.Offset(b.src, q); !ok && q != b.lines.Pos(len(src)) {
 					t.Fatalf("span %v outside the text", s)
 				}
 			}
 		}
-		if r, ok := b.RefAt(Pos{line, col}); ok {
+		if r, ok := b.RefAt(Pos{Line: line, Col: col}); ok {
 			check(r.Span)
 			if r.Qualname == "" {
 				t.Fatalf("answer without a name: %+v", r)
 			}
 		}
-		if _, s, ok := b.StringAt(Pos{line, col}); ok {
+		if _, s, ok := b.StringAt(Pos{Line: line, Col: col}); ok {
 			check(s)
 		}
 		// Every position of the first lines.
 		for l := 0; l < 3; l++ {
 			for c := 0; c < 40; c++ {
-				b.RefAt(Pos{l, c})
-				b.StringAt(Pos{l, c})
+				b.RefAt(Pos{Line: l, Col: c})
+				b.StringAt(Pos{Line: l, Col: c})
 			}
 		}
 		for _, r := range b.Refs() {
@@ -94,7 +94,7 @@ func TestTrainScript(t *testing.T) {
 					}
 					col += j + 1
 				}
-				return Pos{i, col - 1}
+				return Pos{Line: i, Col: col - 1}
 			}
 		}
 		t.Fatalf("no line holds %q", context)
@@ -159,7 +159,7 @@ func BenchmarkRefAt(b *testing.B) {
 	buf := Parse(src)
 	var positions []Pos
 	for _, id := range buf.idents {
-		positions = append(positions, buf.lines.pos(int(buf.nodes[id.node].start)+1))
+		positions = append(positions, buf.lines.Pos(int(buf.nodes[id.node].Start)+1))
 	}
 	b.ReportAllocs()
 	i := 0
@@ -173,7 +173,7 @@ func BenchmarkRefAt(b *testing.B) {
 func BenchmarkRefAtBroken(b *testing.B) {
 	src := append(readTrain(b), []byte("\nx = torch.nn.functional.\n")...)
 	buf := Parse(src)
-	pos := buf.lines.pos(len(src) - 1)
+	pos := buf.lines.Pos(len(src) - 1)
 	if _, ok := buf.RefAt(pos); !ok {
 		b.Fatal("no answer at the trailing dot")
 	}

@@ -13,25 +13,19 @@
 // and is safe for concurrent readers.
 package pybuf
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/torchlsp/torchlsp/server/syntax"
+)
 
 // Pos is a place in a buffer: 0-based line, and 0-based column counted in
 // UTF-8 bytes within the line. Lines end at "\n"; a "\r" before it belongs
 // to the line ending, not to the line.
-type Pos struct {
-	Line, Col int
-}
+type Pos = syntax.Pos
 
 // Span is a half-open stretch of a buffer.
-type Span struct {
-	Start, End Pos
-}
-
-// String formats p as line:col, both 0-based.
-func (p Pos) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Col) }
-
-// String formats s as line:col-line:col.
-func (s Span) String() string { return s.Start.String() + "-" + s.End.String() }
+type Span = syntax.Span
 
 // Kind says what sort of reference a Ref is.
 type Kind int

@@ -161,8 +161,8 @@ func TestRefsOnTorchSources(t *testing.T) {
 			if r.AfterDot || r.Qualname == "" {
 				t.Fatalf("%s: bad ref %+v", path, r)
 			}
-			start, _ := b.lines.offset(src, r.Span.Start)
-			end, _ := b.lines.offset(src, r.Span.End)
+			start, _ := b.lines.Offset(src, r.Span.Start)
+			end, _ := b.lines.Offset(src, r.Span.End)
 			if text := string(src[start:end]); r.Kind == KindAttribute && !strings.HasSuffix(r.Qualname, "."+text) {
 				t.Errorf("%s:%v: %q resolves to %q", path, r.Span, text, r.Qualname)
 			}

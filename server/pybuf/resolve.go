@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"sort"
 	"strings"
+
+	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
 // maxAliasDepth bounds alias chains (a = b.x; b = a.y) during resolution.
@@ -18,7 +20,7 @@ const maxChain = 64
 // names nothing known: the user's own variables, builtins, expressions
 // whose value is not known without running the code, comments, strings.
 func (b *Buffer) RefAt(pos Pos) (Ref, bool) {
-	off, ok := b.lines.offset(b.src, pos)
+	off, ok := b.lines.Offset(b.src, pos)
 	if !ok {
 		return Ref{}, false
 	}
@@ -55,13 +57,13 @@ func (b *Buffer) Imports() []Import {
 func (b *Buffer) identAt(off int) int {
 	o := uint32(off)
 	i := sort.Search(len(b.idents), func(i int) bool {
-		return b.nodes[b.idents[i].node].start > o
+		return b.nodes[b.idents[i].node].Start > o
 	}) - 1
 	if i < 0 {
 		return -1
 	}
 	n := &b.nodes[b.idents[i].node]
-	if n.start < n.end && o <= n.end {
+	if n.Start < n.End && o <= n.End {
 		return i
 	}
 	return -1
@@ -69,11 +71,11 @@ func (b *Buffer) identAt(off int) int {
 
 // identIndex returns the index in b.idents of identifier node n, or -1.
 func (b *Buffer) identIndex(n int32) int {
-	start := b.nodes[n].start
+	start := b.nodes[n].Start
 	i := sort.Search(len(b.idents), func(i int) bool {
-		return b.nodes[b.idents[i].node].start >= start
+		return b.nodes[b.idents[i].node].Start >= start
 	})
-	for ; i < len(b.idents) && b.nodes[b.idents[i].node].start == start; i++ {
+	for ; i < len(b.idents) && b.nodes[b.idents[i].node].Start == start; i++ {
 		if b.idents[i].node == n {
 			return i
 		}
@@ -85,34 +87,34 @@ func (b *Buffer) refForIdent(i int) (Ref, bool) {
 	id := b.idents[i]
 	n := id.node
 	nd := b.nodes[n]
-	if nd.start == nd.end {
+	if nd.Start == nd.End {
 		return Ref{}, false
 	}
 	r := Ref{Span: b.span(n)}
-	p := nd.parent
+	p := nd.Parent
 	if p < 0 {
 		return Ref{}, false
 	}
-	switch pk := b.nodes[p].kind; {
-	case pk == kDottedName || (pk == kAliasedImport && nd.field == fAlias):
+	switch pk := b.nodes[p].Kind; {
+	case pk == syntax.KindDottedName || (pk == syntax.KindAliasedImport && nd.Field == syntax.FieldAlias):
 		r.Qualname, r.Kind = b.importQual(n, p), KindImport
 		return r, r.Qualname != ""
-	case pk == kKeywordArgument && nd.field == fName:
+	case pk == syntax.KindKeywordArgument && nd.Field == syntax.FieldName:
 		call := b.callOfArgument(p)
 		if call < 0 {
 			return Ref{}, false
 		}
-		r.Qualname = b.resolveChain(b.child(call, fFunction), id.scope, 0)
+		r.Qualname = b.resolveChain(b.child(call, syntax.FieldFunction), id.scope, 0)
 		r.Kind, r.Keyword = KindKeyword, b.text(n)
 		return r, r.Qualname != ""
-	case pk == kAttribute && nd.field == fAttribute:
+	case pk == syntax.KindAttribute && nd.Field == syntax.FieldAttribute:
 		return b.attributeRef(r, id, p)
 	}
 	if id.bind >= 0 {
 		r.Qualname = b.evalBinding(id.bind, 0)
 		r.Write = b.binds[id.bind].write
 	} else {
-		r.Qualname = b.resolveName(b.text(n), id.scope, int(nd.start), 0)
+		r.Qualname = b.resolveName(b.text(n), id.scope, int(nd.Start), 0)
 	}
 	r.Kind = KindName
 	if b.isCallee(n) {
@@ -126,7 +128,7 @@ func (b *Buffer) attributeRef(r Ref, id ident, a int32) (Ref, bool) {
 	segs := []int32{id.node} // right to left
 	root := int32(-1)
 	for cur := a; root < 0; {
-		obj := b.child(cur, fObject)
+		obj := b.child(cur, syntax.FieldObject)
 		if obj < 0 {
 			return Ref{}, false
 		}
@@ -135,11 +137,11 @@ func (b *Buffer) attributeRef(r Ref, id ident, a int32) (Ref, bool) {
 			root, segs = last, segs[:len(segs)-1]
 			break
 		}
-		switch b.nodes[obj].kind {
-		case kIdentifier:
+		switch b.nodes[obj].Kind {
+		case syntax.KindIdentifier:
 			root = obj
-		case kAttribute:
-			attr := b.child(obj, fAttribute)
+		case syntax.KindAttribute:
+			attr := b.child(obj, syntax.FieldAttribute)
 			if attr < 0 || len(segs) > maxChain {
 				return Ref{}, false
 			}
@@ -149,10 +151,10 @@ func (b *Buffer) attributeRef(r Ref, id ident, a int32) (Ref, bool) {
 			return Ref{}, false
 		}
 	}
-	if b.nodes[root].start == b.nodes[root].end {
+	if b.nodes[root].Start == b.nodes[root].End {
 		return Ref{}, false
 	}
-	qual := b.resolveName(b.text(root), id.scope, int(b.nodes[root].start), 0)
+	qual := b.resolveName(b.text(root), id.scope, int(b.nodes[root].Start), 0)
 	if qual == "" {
 		return Ref{}, false
 	}
@@ -179,32 +181,32 @@ func (b *Buffer) attributeRef(r Ref, id ident, a int32) (Ref, bool) {
 // dot: in a half-typed buffer that is "obj." at the end of one line and an
 // unrelated name on the next, which tree-sitter joins into one attribute.
 func (b *Buffer) brokenChain(obj, attr int32) bool {
-	gap := b.src[b.nodes[obj].end:b.nodes[attr].start]
+	gap := b.src[b.nodes[obj].End:b.nodes[attr].Start]
 	dot := bytes.IndexByte(gap, '.')
 	return dot >= 0 && bytes.IndexByte(gap[dot:], '\n') >= 0
 }
 
 func (b *Buffer) isCallee(n int32) bool {
-	p := b.nodes[n].parent
-	return p >= 0 && b.nodes[p].kind == kCall && b.nodes[n].field == fFunction
+	p := b.nodes[n].Parent
+	return p >= 0 && b.nodes[p].Kind == syntax.KindCall && b.nodes[n].Field == syntax.FieldFunction
 }
 
 // isWriteTarget reports whether expression n is assigned to.
 func (b *Buffer) isWriteTarget(n int32) bool {
 	for {
-		p := b.nodes[n].parent
+		p := b.nodes[n].Parent
 		if p < 0 {
 			return false
 		}
-		switch b.nodes[p].kind {
-		case kPatternList, kTuplePattern, kListPattern, kTuple, kList, kParenthesizedExpression,
-			kListSplatPattern, kListSplat, kExpressionList:
+		switch b.nodes[p].Kind {
+		case syntax.KindPatternList, syntax.KindTuplePattern, syntax.KindListPattern, syntax.KindTuple, syntax.KindList, syntax.KindParenthesizedExpression,
+			syntax.KindListSplatPattern, syntax.KindListSplat, syntax.KindExpressionList:
 			n = p
 			continue
-		case kAsPatternTarget:
+		case syntax.KindAsPatternTarget:
 			return true
-		case kAssignment, kAugmentedAssignment, kForStatement, kForInClause:
-			return b.nodes[n].field == fLeft
+		case syntax.KindAssignment, syntax.KindAugmentedAssignment, syntax.KindForStatement, syntax.KindForInClause:
+			return b.nodes[n].Field == syntax.FieldLeft
 		}
 		return false
 	}
@@ -212,12 +214,12 @@ func (b *Buffer) isWriteTarget(n int32) bool {
 
 // callOfArgument returns the call a keyword argument belongs to, or -1.
 func (b *Buffer) callOfArgument(kw int32) int32 {
-	al := b.nodes[kw].parent
-	if al < 0 || b.nodes[al].kind != kArgumentList {
+	al := b.nodes[kw].Parent
+	if al < 0 || b.nodes[al].Kind != syntax.KindArgumentList {
 		return -1
 	}
-	call := b.nodes[al].parent
-	if call < 0 || b.nodes[call].kind != kCall {
+	call := b.nodes[al].Parent
+	if call < 0 || b.nodes[call].Kind != syntax.KindCall {
 		return -1
 	}
 	return call
@@ -228,33 +230,33 @@ func (b *Buffer) callOfArgument(kw int32) int32 {
 func (b *Buffer) importQual(n, p int32) string {
 	stmt := p
 	for stmt >= 0 {
-		k := b.nodes[stmt].kind
-		if k == kImportStatement || k == kImportFromStatement {
+		k := b.nodes[stmt].Kind
+		if k == syntax.KindImportStatement || k == syntax.KindImportFromStatement {
 			break
 		}
-		if k == kFutureImportStatement || k == kRelativeImport || k == kError {
+		if k == syntax.KindFutureImportStatement || k == syntax.KindRelativeImport || k == syntax.KindError {
 			return ""
 		}
-		stmt = b.nodes[stmt].parent
+		stmt = b.nodes[stmt].Parent
 	}
 	if stmt < 0 {
 		return ""
 	}
 	var name string // the dotted name n is in, up to n
 	switch {
-	case b.nodes[p].kind == kAliasedImport: // the alias: the whole name
-		d := b.child(p, fName)
+	case b.nodes[p].Kind == syntax.KindAliasedImport: // the alias: the whole name
+		d := b.child(p, syntax.FieldName)
 		if d < 0 {
 			return ""
 		}
 		name = b.dotted(d, -1)
 	default:
 		name = b.dotted(p, n)
-		if b.nodes[p].field == fModuleName { // from NAME import ...
+		if b.nodes[p].Field == syntax.FieldModuleName { // from NAME import ...
 			return name
 		}
 	}
-	if b.nodes[stmt].kind == kImportStatement {
+	if b.nodes[stmt].Kind == syntax.KindImportStatement {
 		return name
 	}
 	module, relative := b.fromModule(stmt)
@@ -271,15 +273,15 @@ func (b *Buffer) resolveChain(n int32, s int32, depth int) string {
 		return ""
 	}
 	var segs []int32
-	for b.nodes[n].kind == kAttribute {
-		attr, obj := b.child(n, fAttribute), b.child(n, fObject)
+	for b.nodes[n].Kind == syntax.KindAttribute {
+		attr, obj := b.child(n, syntax.FieldAttribute), b.child(n, syntax.FieldObject)
 		if b.brokenChain(obj, attr) || len(segs) > maxChain {
 			return ""
 		}
 		segs = append(segs, attr)
 		n = obj
 	}
-	qual := b.resolveName(b.text(n), s, int(b.nodes[n].start), depth)
+	qual := b.resolveName(b.text(n), s, int(b.nodes[n].Start), depth)
 	if qual == "" {
 		return ""
 	}
@@ -305,7 +307,7 @@ func (b *Buffer) resolveName(name string, s int32, off int, depth int) string {
 
 func (b *Buffer) evalBinding(bi int32, depth int) string {
 	bd := &b.binds[bi]
-	switch bd.kind {
+	switch bd.Kind {
 	case bindImport:
 		return bd.qual
 	case bindAlias:
@@ -325,8 +327,8 @@ func (b *Buffer) lookup(name string, s int32, off int) int32 {
 	crossedFunc := false // class scopes are invisible from nested functions
 	for s >= 0 {
 		sc := &b.scopes[s]
-		if crossedFunc && sc.kind == ScopeClass {
-			s = sc.parent
+		if crossedFunc && sc.Kind == ScopeClass {
+			s = sc.Parent
 			continue
 		}
 		if sc.globals[name] {
@@ -342,17 +344,17 @@ func (b *Buffer) lookup(name string, s int32, off int) int32 {
 				return b.preferTryBody(binds, i)
 			case !immediate:
 				return binds[0]
-			case sc.kind != ScopeClass:
+			case sc.Kind != ScopeClass:
 				return -1 // a local used before it is bound
 			}
 		}
-		switch sc.kind {
+		switch sc.Kind {
 		case ScopeFunction, ScopeLambda:
 			immediate, crossedFunc = false, true
 		case ScopeComprehension:
 			crossedFunc = true
 		}
-		s = sc.parent
+		s = sc.Parent
 	}
 	return -1
 }
@@ -367,7 +369,7 @@ func (b *Buffer) preferTryBody(binds []int32, i int) int32 {
 		return binds[i]
 	}
 	for j := i - 1; j >= 0 && j >= i-maxChain; j-- {
-		if a := &b.binds[binds[j]]; a.tryBody == try && a.kind != bindOther {
+		if a := &b.binds[binds[j]]; a.tryBody == try && a.Kind != bindOther {
 			return binds[j]
 		}
 	}
@@ -380,7 +382,7 @@ func (b *Buffer) scopeAt(off int) int32 {
 	best := int32(0)
 	for i := 1; i < len(b.scopes); i++ {
 		sc := &b.scopes[i]
-		if sc.start <= off && off <= sc.end && sc.start >= b.scopes[best].start {
+		if sc.Start <= off && off <= sc.End && sc.Start >= b.scopes[best].Start {
 			best = int32(i)
 		}
 	}

@@ -10,15 +10,40 @@ import (
 
 func BenchmarkBuildDebianTorch(b *testing.B) {
 	requireDebianTorch(b)
+	benchBuild(b, debianSite)
+}
+
+// BenchmarkBuildTorch211 builds the index of torch 2.11's sources; it needs
+// TORCHLSP_TORCH211_SITE (a site dir holding torch/).
+func BenchmarkBuildTorch211(b *testing.B) {
+	site := os.Getenv("TORCHLSP_TORCH211_SITE")
+	if site == "" {
+		b.Skip("TORCHLSP_TORCH211_SITE not set")
+	}
+	// Open walks the directory itself, not a link to it.
+	real, err := filepath.EvalSymlinks(site)
+	if err != nil {
+		b.Skipf("TORCHLSP_TORCH211_SITE: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(real, "torch", "__init__.py")); err != nil {
+		b.Skipf("no torch under %s: %v", site, err)
+	}
+	benchBuild(b, real)
+}
+
+func benchBuild(b *testing.B, site string) {
 	b.ReportAllocs()
 	var heap uint64
 	for b.Loop() {
-		ix, err := Open(debianSite, "", WithPackages("torch"))
+		ix, err := Open(site, "", WithPackages("torch"))
 		if err != nil {
 			b.Fatal(err)
 		}
 		if err := ix.Build(context.Background()); err != nil {
 			b.Fatal(err)
+		}
+		if ix.Stats().Parsed == 0 {
+			b.Fatalf("nothing parsed under %s", site)
 		}
 		b.StopTimer()
 		runtime.GC()

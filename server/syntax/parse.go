@@ -1,0 +1,233 @@
+package syntax
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+#include <stdbool.h>
+#include "syntax.h"
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"runtime/cgo"
+	"unsafe"
+
+	sitter "github.com/tree-sitter/go-tree-sitter"
+	python "github.com/tree-sitter/tree-sitter-python/bindings/go"
+)
+
+// MaxSource is the largest text a Parser parses: offsets are 32 bits.
+const MaxSource = math.MaxUint32 - 1
+
+// keepScratch bounds the flatten scratch a Parser keeps between parses
+// (in nodes, about 48 bytes each): an idle parser in a pool should not
+// hold the memory of the largest file it ever saw.
+const keepScratch = 1 << 16
+
+func init() {
+	// go-tree-sitter routes every allocation of the C runtime through Go
+	// callbacks (C→Go→C per malloc), which makes parsing several times
+	// slower; its callbacks end in libc's malloc anyway. Pointing the
+	// runtime straight at libc changes nothing but the cost. This is the
+	// one place the process's tree-sitter is configured: every package
+	// that parses Python imports this one, so the test binaries and the
+	// shipped binary run with the same allocator.
+	C.syntax_use_libc()
+}
+
+// allocatorIsLibc reports whether the runtime allocates with libc's
+// malloc, as init set it.
+func allocatorIsLibc() bool { return bool(C.syntax_allocator_is_libc()) }
+
+// grammar is the Python grammar and its symbol tables, built once at init
+// and read-only afterwards.
+type grammar struct {
+	lang   unsafe.Pointer
+	kinds  []uint8 // tree-sitter symbol → Kind, for named symbols
+	fields []uint8 // tree-sitter field id → Field
+}
+
+var python3 = loadGrammar()
+
+func loadGrammar() *grammar {
+	ptr := python.Language()
+	l := sitter.NewLanguage(ptr)
+	byName := make(map[string]Kind, kindCount)
+	for k := KindError; k < kindCount; k++ {
+		byName[kindNames[k]] = k
+	}
+	g := &grammar{lang: ptr, kinds: make([]uint8, l.NodeKindCount())}
+	for i := range g.kinds {
+		id := uint16(i)
+		if l.NodeKindIsNamed(id) {
+			g.kinds[i] = uint8(byName[l.NodeKindForId(id)])
+		}
+	}
+	fieldByName := make(map[string]Field, fieldCount)
+	for f := FieldNone + 1; f < fieldCount; f++ {
+		fieldByName[fieldNames[f]] = f
+	}
+	g.fields = make([]uint8, l.FieldCount()+1)
+	for i := uint32(1); i < uint32(len(g.fields)); i++ {
+		g.fields[i] = uint8(fieldByName[l.FieldNameForId(uint16(i))])
+	}
+	return g
+}
+
+// Parser parses Python text into Trees. It reuses its tree-sitter parser
+// and scratch memory between calls; it is not safe for concurrent use (use
+// one per goroutine, or a Pool). Close frees it; one that is dropped
+// without Close is freed by the garbage collector.
+type Parser struct {
+	ts      *C.TSParser
+	scratch []Node  // flatten output, reused while small
+	links   []int32 // flatten's last-child and ancestor stacks
+	cleanup runtime.Cleanup
+}
+
+// NewParser returns a Parser for Python.
+func NewParser() (*Parser, error) {
+	ts := C.syntax_parser_new(python3.lang)
+	if ts == nil {
+		return nil, errors.New("syntax: tree-sitter parser for Python: grammar rejected")
+	}
+	p := &Parser{ts: ts}
+	p.cleanup = runtime.AddCleanup(p, func(ts *C.TSParser) { C.ts_parser_delete(ts) }, ts)
+	return p, nil
+}
+
+// Close frees the parser. Trees it made stay valid.
+func (p *Parser) Close() {
+	if p.ts == nil {
+		return
+	}
+	p.cleanup.Stop()
+	C.ts_parser_delete(p.ts)
+	p.ts = nil
+	p.scratch, p.links = nil, nil
+}
+
+// Range is a stretch of the text to parse, with the 0-based row and byte
+// column of its ends (as Lines.Point gives them).
+type Range struct {
+	Start, End         int
+	StartRow, StartCol int
+	EndRow, EndCol     int
+}
+
+// Parse parses src. The Tree keeps src without copying it: do not modify
+// src while the Tree is in use.
+func (p *Parser) Parse(src []byte) *Tree {
+	t, _, _ := p.parse(nil, src, nil)
+	return t
+}
+
+// ParseRanges parses only the given ranges of src, in order and not
+// overlapping, as one program; nodes keep their offsets and positions in
+// src.
+func (p *Parser) ParseRanges(src []byte, ranges []Range) *Tree {
+	t, _, _ := p.parse(nil, src, ranges)
+	return t
+}
+
+// ParseContext is Parse that gives up when ctx is done, as when a newer
+// version of a buffer has arrived; it then returns ctx's error.
+func (p *Parser) ParseContext(ctx context.Context, src []byte) (*Tree, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("syntax: parse: %w", err)
+	}
+	t, _, err := p.parse(ctx, src, nil)
+	return t, err
+}
+
+// parse returns an empty Tree (no nodes) for text it cannot parse: a
+// closed parser, text over MaxSource. stopped reports that tree-sitter
+// gave up before the end (cancelled).
+func (p *Parser) parse(ctx context.Context, src []byte, ranges []Range) (_ *Tree, stopped bool, _ error) {
+	t := &Tree{src: src}
+	if p.ts == nil || len(src) > MaxSource {
+		return t, false, nil
+	}
+	var cr *C.TSRange
+	if len(ranges) > 0 {
+		size := C.size_t(len(ranges)) * C.size_t(unsafe.Sizeof(C.TSRange{}))
+		cr = (*C.TSRange)(C.malloc(size))
+		defer C.free(unsafe.Pointer(cr))
+		rs := unsafe.Slice(cr, len(ranges))
+		for i, r := range ranges {
+			rs[i] = C.TSRange{
+				start_point: C.TSPoint{row: C.uint32_t(r.StartRow), column: C.uint32_t(r.StartCol)},
+				end_point:   C.TSPoint{row: C.uint32_t(r.EndRow), column: C.uint32_t(r.EndCol)},
+				start_byte:  C.uint32_t(r.Start),
+				end_byte:    C.uint32_t(r.End),
+			}
+		}
+	}
+	var handle C.uintptr_t // 0: not cancellable
+	if ctx != nil && ctx.Done() != nil {
+		h := cgo.NewHandle(ctx)
+		defer h.Delete()
+		handle = C.uintptr_t(h)
+	}
+	var text *C.char
+	if len(src) > 0 {
+		text = (*C.char)(unsafe.Pointer(&src[0]))
+	}
+	var count C.uint32_t
+	var hasErr C.bool
+	ct := C.syntax_parse(p.ts, text, C.uint32_t(len(src)), cr, C.uint32_t(len(ranges)),
+		handle, &count, &hasErr)
+	if ctx != nil {
+		if err := ctx.Err(); err != nil {
+			if ct != nil {
+				C.ts_tree_delete(ct)
+			}
+			return nil, ct == nil, fmt.Errorf("syntax: parse: %w", err)
+		}
+	}
+	if ct == nil {
+		return t, true, nil
+	}
+	defer C.ts_tree_delete(ct)
+	t.hasError = bool(hasErr)
+	t.nodes = p.flatten(ct, int(count))
+	return t, false, nil
+}
+
+// flatten copies the named nodes of ct into Go memory in one C call: a
+// Tree is walked from Go without crossing into C again.
+func (p *Parser) flatten(ct *C.TSTree, count int) []Node {
+	if count == 0 {
+		return nil
+	}
+	out, links := p.scratch, p.links
+	if cap(out) < count {
+		out = make([]Node, count+count/4)
+		links = make([]int32, 2*len(out))
+	}
+	out, links = out[:count], links[:2*count]
+	n := int(C.syntax_flatten(ct,
+		(*C.syntax_node)(unsafe.Pointer(&out[0])),
+		(*C.int32_t)(unsafe.Pointer(&links[0])),
+		(*C.int32_t)(unsafe.Pointer(&links[count])),
+		C.uint32_t(count),
+		(*C.uint8_t)(unsafe.Pointer(&python3.kinds[0])), C.uint32_t(len(python3.kinds)),
+		(*C.uint8_t)(unsafe.Pointer(&python3.fields[0])), C.uint32_t(len(python3.fields))))
+	nodes := make([]Node, n)
+	copy(nodes, out[:n])
+	if cap(out) <= keepScratch {
+		p.scratch, p.links = out[:0], links[:0]
+	} else {
+		p.scratch, p.links = nil, nil
+	}
+	return nodes
+}
+
+// Node must match syntax_node byte for byte: this fails to compile otherwise.
+var _ = [1]struct{}{}[unsafe.Sizeof(Node{})-C.sizeof_syntax_node]
+var _ = [1]struct{}{}[C.sizeof_syntax_node-unsafe.Sizeof(Node{})]

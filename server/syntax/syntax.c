@@ -1,0 +1,123 @@
+// The C half of package syntax: parse, and flatten a tree into Go memory
+// in one call. See parse.go.
+#include <stdint.h>
+#include <stdlib.h>
+#include <stdbool.h>
+
+#include "syntax.h"
+
+// syntax_use_libc makes the runtime allocate with libc directly.
+void syntax_use_libc(void) { ts_set_allocator(malloc, calloc, realloc, free); }
+bool syntax_allocator_is_libc(void) { return ts_current_malloc == malloc; }
+
+TSParser *syntax_parser_new(const void *lang) {
+	TSParser *p = ts_parser_new();
+	if (p && !ts_parser_set_language(p, (const TSLanguage *)lang)) {
+		ts_parser_delete(p);
+		return NULL;
+	}
+	return p;
+}
+
+// The text is read in place: one chunk, the rest of the buffer.
+typedef struct { const char *src; uint32_t len; } syntax_input;
+
+static const char *syntax_read(void *payload, uint32_t byte, TSPoint pos, uint32_t *n) {
+	const syntax_input *in = payload;
+	if (byte >= in->len) {
+		*n = 0;
+		return "";
+	}
+	*n = in->len - byte;
+	return in->src + byte;
+}
+
+// A cancellable parse asks Go whether its context is done every
+// pollEvery progress callbacks (tree-sitter calls back every 100 parse
+// operations): often enough to stop within microseconds, rarely enough that
+// the C→Go call costs nothing measurable.
+enum { pollEvery = 16 };
+
+extern bool syntaxContextDone(uintptr_t ctx); // poll.go
+
+typedef struct { uintptr_t ctx; uint32_t calls; } syntax_progress;
+
+static bool syntax_progress_cb(TSParseState *st) {
+	syntax_progress *p = st->payload;
+	return ++p->calls % pollEvery == 0 && syntaxContextDone(p->ctx);
+}
+
+// syntax_parse parses src, only the given ranges of it when n > 0. With
+// ctx (a cgo.Handle of a context) set it stops when the context is done,
+// and returns NULL.
+TSTree *syntax_parse(TSParser *p, const char *src, uint32_t len, const TSRange *ranges, uint32_t n,
+                     uintptr_t ctx, uint32_t *count, bool *err) {
+	if (!ts_parser_set_included_ranges(p, ranges, n)) return NULL;
+	syntax_input in = {len ? src : "", len};
+	TSInput input = {&in, syntax_read, TSInputEncodingUTF8, NULL};
+	syntax_progress pr = {ctx, 0};
+	TSParseOptions opts = {&pr, ctx ? syntax_progress_cb : NULL};
+	TSTree *t = ts_parser_parse_with_options(p, NULL, input, opts);
+	if (n) ts_parser_set_included_ranges(p, NULL, 0);
+	if (!t) {
+		ts_parser_reset(p); // a stopped parse would resume otherwise
+		return NULL;
+	}
+	TSNode root = ts_tree_root_node(t);
+	*count = ts_node_descendant_count(root);
+	*err = ts_node_has_error(root);
+	return t;
+}
+
+// syntax_flatten writes the named nodes of t in pre-order into out (room
+// for cap, the tree's descendant count) and returns how many it wrote. A
+// named node under anonymous ones hangs from its nearest named ancestor.
+// last and stack are scratch of cap entries each.
+uint32_t syntax_flatten(TSTree *t, syntax_node *out, int32_t *last, int32_t *stack, uint32_t cap,
+                               const uint8_t *kinds, uint32_t nkinds, const uint8_t *fields, uint32_t nfields) {
+	TSTreeCursor c = ts_tree_cursor_new(ts_tree_root_node(t));
+	uint32_t n = 0, depth = 0;
+	int32_t anc = -1;
+	for (;;) {
+		TSNode node = ts_tree_cursor_current_node(&c);
+		int32_t cur = -1;
+		if (ts_node_is_named(node) && n < cap) {
+			cur = (int32_t)n++;
+			syntax_node *g = &out[cur];
+			uint16_t sym = ts_node_symbol(node);
+			uint16_t fid = ts_tree_cursor_current_field_id(&c);
+			TSPoint s = ts_node_start_point(node), e = ts_node_end_point(node);
+			g->start = ts_node_start_byte(node);
+			g->end = ts_node_end_byte(node);
+			g->start_row = s.row;
+			g->start_col = s.column;
+			g->end_row = e.row;
+			g->end_col = e.column;
+			g->kind = sym < nkinds ? kinds[sym] : (sym == UINT16_MAX ? 1 : 0); // 1: KindError
+			g->field = fid < nfields ? fields[fid] : 0;
+			g->flags = ts_node_is_missing(node) ? SYNTAX_MISSING : 0;
+			g->pad = 0;
+			g->parent = anc;
+			g->first = -1;
+			g->next = -1;
+			last[cur] = -1;
+			if (anc >= 0) {
+				if (out[anc].kind == 1 || (out[anc].flags & SYNTAX_IN_ERROR)) g->flags |= SYNTAX_IN_ERROR;
+				if (last[anc] >= 0) out[last[anc]].next = cur; else out[anc].first = cur;
+				last[anc] = cur;
+			}
+		}
+		if (ts_tree_cursor_goto_first_child(&c)) {
+			stack[depth++] = anc;
+			if (cur >= 0) anc = cur;
+			continue;
+		}
+		while (!ts_tree_cursor_goto_next_sibling(&c)) {
+			if (depth == 0 || !ts_tree_cursor_goto_parent(&c)) goto done;
+			anc = stack[--depth];
+		}
+	}
+done:
+	ts_tree_cursor_delete(&c);
+	return n;
+}
