@@ -25,9 +25,9 @@ func newPair(t *testing.T, opts Options) (*Client, *peer) {
 	c := New(a, opts)
 	p := &peer{conn: b, msgs: make(chan wireMessage, 16)}
 	go func() {
-		r := &Client{in: bufio.NewReader(b)}
+		r := bufio.NewReader(b)
 		for {
-			body, err := r.readFrame()
+			body, err := ReadFrame(r)
 			if err != nil {
 				close(p.msgs)
 				return
