@@ -138,6 +138,12 @@ func (e *Env) CtxFor(d time.Duration) context.Context {
 	return ctx
 }
 
+// call returns a context for one request or wait, to be cancelled after
+// it (a test may make thousands).
+func (e *Env) call() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), e.Timeout)
+}
+
 // Client is the fake editor's connection, for raw requests.
 func (e *Env) Client() *Client { return e.Editor.Client }
 
@@ -209,7 +215,9 @@ func (e *Env) AtN(uri, needle string, n, off int) Position {
 // Hover asks for the hover at pos; nil when the server has nothing.
 func (e *Env) Hover(uri string, pos Position) *Hover {
 	e.T.Helper()
-	h, err := e.Editor.Hover(e.Ctx(), uri, pos.Line, pos.Character)
+	ctx, cancel := e.call()
+	defer cancel()
+	h, err := e.Editor.Hover(ctx, uri, pos.Line, pos.Character)
 	if err != nil {
 		e.T.Fatalf("hover at %s:%d:%d: %v", uri, pos.Line, pos.Character, err)
 	}
@@ -219,7 +227,9 @@ func (e *Env) Hover(uri string, pos Position) *Hover {
 // Definition asks for the definitions at pos.
 func (e *Env) Definition(uri string, pos Position) []Location {
 	e.T.Helper()
-	locs, err := e.Editor.Definition(e.Ctx(), uri, pos.Line, pos.Character)
+	ctx, cancel := e.call()
+	defer cancel()
+	locs, err := e.Editor.Definition(ctx, uri, pos.Line, pos.Character)
 	if err != nil {
 		e.T.Fatalf("definition at %s:%d:%d: %v", uri, pos.Line, pos.Character, err)
 	}
@@ -229,7 +239,9 @@ func (e *Env) Definition(uri string, pos Position) []Location {
 // References asks for the references at pos, with the declaration.
 func (e *Env) References(uri string, pos Position) []Location {
 	e.T.Helper()
-	locs, err := e.Editor.References(e.Ctx(), uri, pos, true)
+	ctx, cancel := e.call()
+	defer cancel()
+	locs, err := e.Editor.References(ctx, uri, pos, true)
 	if err != nil {
 		e.T.Fatalf("references at %s:%d:%d: %v", uri, pos.Line, pos.Character, err)
 	}
@@ -239,7 +251,9 @@ func (e *Env) References(uri string, pos Position) []Location {
 // CodeActions asks for the code actions at rng.
 func (e *Env) CodeActions(uri string, rng Range) []CodeAction {
 	e.T.Helper()
-	actions, err := e.Editor.CodeActions(e.Ctx(), uri, rng)
+	ctx, cancel := e.call()
+	defer cancel()
+	actions, err := e.Editor.CodeActions(ctx, uri, rng)
 	if err != nil {
 		e.T.Fatalf("code actions at %s %+v: %v", uri, rng, err)
 	}
@@ -251,7 +265,9 @@ func (e *Env) CodeActions(uri string, rng Range) []CodeAction {
 // when the Env's timeout passes or the connection ends first.
 func (e *Env) Await(exps ...Expectation) []Event {
 	e.T.Helper()
-	events, err := e.Editor.AwaitAll(e.Ctx(), exps...)
+	ctx, cancel := e.call()
+	defer cancel()
+	events, err := e.Editor.AwaitAll(ctx, exps...)
 	if err != nil {
 		e.T.Fatalf("%v\n%s", err, e.summary())
 	}
@@ -285,7 +301,9 @@ func (e *Env) AwaitMessage(substr string) Message {
 // title and returns it.
 func (e *Env) AwaitProgressEnd(title string) Progress {
 	e.T.Helper()
-	p, err := e.Editor.AwaitProgressEnd(e.Ctx(), title)
+	ctx, cancel := e.call()
+	defer cancel()
+	p, err := e.Editor.AwaitProgressEnd(ctx, title)
 	if err != nil {
 		e.T.Fatalf("%v\n%s", err, e.summary())
 	}
@@ -296,7 +314,9 @@ func (e *Env) AwaitProgressEnd(title string) Progress {
 // that the server exits with 0.
 func (e *Env) Shutdown() {
 	e.T.Helper()
-	if err := e.Editor.Shutdown(e.Ctx()); err != nil {
+	ctx, cancel := e.call()
+	defer cancel()
+	if err := e.Editor.Shutdown(ctx); err != nil {
 		e.T.Fatalf("shutdown: %v", err)
 	}
 	if err := e.Editor.Exit(); err != nil {

@@ -169,7 +169,10 @@ func (p Program) launch(_ context.Context, _ testing.TB, sb Sandbox) (*running, 
 	}()
 	pid := cmd.Process.Pid
 	return &running{
-		conn: pipeConn{stdout, stdin},
+		// Closing the connection closes the server's stdin only, as an
+		// editor closing its pipe does; its stdout is read to the end, so
+		// a server writing while it exits gets no SIGPIPE.
+		conn: stdinCloser{stdout, stdin},
 		exit: exit,
 		kill: func() { _ = syscall.Kill(-pid, syscall.SIGKILL) },
 		log: func() string {
@@ -177,4 +180,10 @@ func (p Program) launch(_ context.Context, _ testing.TB, sb Sandbox) (*running, 
 			return string(data)
 		},
 	}, nil
+}
+
+// stdinCloser is a server process's stdio; Close closes only stdin.
+type stdinCloser struct {
+	io.Reader
+	io.WriteCloser
 }
