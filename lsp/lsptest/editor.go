@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/url"
 	"os/exec"
 	"path/filepath"
@@ -405,7 +404,9 @@ type Process struct {
 }
 
 // StartProcess starts cmd and connects a client to its stdin and stdout.
-// Its stderr is left as cmd has it.
+// Its stderr is left as cmd has it. Closing the client closes the
+// process's stdin, as an editor closing its pipe does; its stdout is read
+// until the process ends.
 func StartProcess(cmd *exec.Cmd, opts Options) (*Process, error) {
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -418,7 +419,7 @@ func StartProcess(cmd *exec.Cmd, opts Options) (*Process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", cmd.Path, err)
 	}
-	return &Process{Cmd: cmd, Client: New(pipeConn{stdout, stdin}, opts)}, nil
+	return &Process{Cmd: cmd, Client: New(stdinCloser{stdout, stdin}, opts)}, nil
 }
 
 // Wait waits for the process to exit and returns its exit code.
@@ -428,18 +429,4 @@ func (p *Process) Wait() (int, error) {
 		return p.Cmd.ProcessState.ExitCode(), nil
 	}
 	return -1, p.waitErr
-}
-
-type pipeConn struct {
-	io.ReadCloser
-	io.WriteCloser
-}
-
-func (p pipeConn) Close() error {
-	werr := p.WriteCloser.Close()
-	rerr := p.ReadCloser.Close()
-	if werr != nil {
-		return werr
-	}
-	return rerr
 }
