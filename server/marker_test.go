@@ -129,6 +129,7 @@ type run struct {
 	python   string            // the default target's interpreter
 	env      map[string]string // and its environment
 	replace  []string          // placeholder expansions, for goldens: old, new
+	inspect  map[string]pyDef  // "module attr" → what the interpreter says, for defpy
 	goldens  map[string]string // "@kind/name" → golden, as in the archive
 	produced map[string]string // what this run rendered for each
 }
@@ -183,6 +184,7 @@ func runArchive(t *testing.T, path string) {
 		}
 	}
 
+	r.inspectAll()
 	r.eng = newEngine(t, settings, ws)
 	for _, d := range r.docs {
 		openDoc(r.eng, d.uri, d.text)
@@ -767,11 +769,16 @@ func changedLines(before, after string) string {
 // definitionLikePython: the definition is where the target's own
 // interpreter says the object is defined (inspect, decorators skipped).
 func (r *run) definitionLikePython(m marker, p pos) {
-	wantFile, wantLine, err := r.pythonLine(m.args[1], m.args[2])
-	if err != nil {
-		r.t.Errorf("%v: %v", m, err)
+	want, ok := r.inspect[m.args[1]+" "+m.args[2]]
+	if !ok {
+		r.t.Errorf("%v: the interpreter was not asked", m)
 		return
 	}
+	if want.Error != "" {
+		r.t.Errorf("%v: python: %s", m, want.Error)
+		return
+	}
+	wantFile, wantLine := want.File, want.Line
 	locs, err := definitionAt(r.ctx, r.eng, m.doc.uri, p)
 	if err != nil || len(locs) != 1 {
 		r.t.Errorf("%v: definition = %+v, %v; want one", m, locs, err)
@@ -792,38 +799,60 @@ func (r *run) definitionLikePython(m marker, p pos) {
 	}
 }
 
-// pythonLine asks the target's interpreter for the file and the def/class
-// line (1-based, decorators skipped) of module.attr.
-func (r *run) pythonLine(module, attr string) (string, int, error) {
-	script := fmt.Sprintf(`
-import importlib, inspect
-obj = importlib.import_module(%q)
-for part in %q.split("."):
-    obj = getattr(obj, part)
-obj = inspect.unwrap(obj)
-lines, start = inspect.getsourcelines(obj)
-off = next(i for i, l in enumerate(lines) if l.lstrip().startswith(("def ", "class ", "async def ")))
-print(inspect.getsourcefile(obj))
-print(start + off)
-`, module, attr)
+// pyDef is where the interpreter says an object is defined.
+type pyDef struct {
+	File  string `json:"file"`
+	Line  int    `json:"line"` // 1-based, the def or class line
+	Error string `json:"error"`
+}
+
+// inspectAll asks the target's interpreter, once for all defpy markers
+// (each import of a real torch takes seconds), for the file and the
+// def/class line (decorators skipped) of each module.attr.
+func (r *run) inspectAll() {
+	var asks [][2]string
+	for _, d := range r.docs {
+		for _, m := range d.markers {
+			if m.name == "defpy" && len(m.args) == 3 {
+				asks = append(asks, [2]string{m.args[1], m.args[2]})
+			}
+		}
+	}
+	if len(asks) == 0 {
+		return
+	}
+	const script = `
+import importlib, inspect, json, sys
+out = {}
+for module, attr in json.load(sys.stdin):
+    try:
+        obj = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+        obj = inspect.unwrap(obj)
+        lines, start = inspect.getsourcelines(obj)
+        off = next(i for i, l in enumerate(lines) if l.lstrip().startswith(("def ", "class ", "async def ")))
+        out[module + " " + attr] = {"file": inspect.getsourcefile(obj), "line": start + off}
+    except Exception as e:
+        out[module + " " + attr] = {"error": repr(e)}
+json.dump(out, sys.stdout)
+`
+	in, _ := json.Marshal(asks)
 	cmd := exec.CommandContext(r.ctx, r.python, "-c", script)
 	cmd.Env = os.Environ()
 	for k, v := range r.env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	out, err := cmd.CombinedOutput()
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		return "", 0, fmt.Errorf("python: %v\n%s", err, out)
+		r.t.Fatalf("asking %s where %d objects are defined: %v\n%s", r.python, len(asks), err, stderr.Bytes())
 	}
-	fields := strings.Fields(string(bytes.TrimSpace(out)))
-	if len(fields) != 2 {
-		return "", 0, fmt.Errorf("python printed %q", out)
+	if err := json.Unmarshal(out, &r.inspect); err != nil {
+		r.t.Fatalf("%s printed %q: %v", r.python, out, err)
 	}
-	line, err := strconv.Atoi(fields[1])
-	if err != nil {
-		return "", 0, fmt.Errorf("python printed %q", out)
-	}
-	return fields[0], line, nil
 }
 
 // fileLine returns a file's 0-based line.
