@@ -1,12 +1,21 @@
-// Package lsptest is a fake LSP client for driving torchlsp in tests and
-// benchmarks, in the spirit of gopls' fake editor. It connects to a server
-// over any byte stream (a net.Pipe to an in-process server, or a
-// subprocess's stdio), sends requests and notifications with explicit
-// ids (so they can be cancelled), answers the server's requests
-// (workspace/configuration, window/workDoneProgress/create,
-// window/showDocument), records everything the server sends as Events,
-// and lets a test wait for an event with a deadline instead of sleeping.
-// A raw mode writes arbitrary bytes for testing malformed input.
+// Package lsptest is the one test harness for driving language servers
+// over LSP, in the spirit of gopls' fake editor and integration tests. It
+// has three layers:
+//
+//   - Client: the connection. It frames messages with the one client-side
+//     codec (ReadFrame, AppendFrame), sends requests with explicit ids (so
+//     they can be cancelled, and are when a Call's context ends), times
+//     round trips, answers the server's requests (workspace/configuration,
+//     window/workDoneProgress/create, window/showDocument, …), records
+//     everything else as Events, and waits for events with a deadline
+//     instead of sleeping. A raw mode writes arbitrary bytes.
+//   - Editor: a Client plus its open buffers, with versions, edits and
+//     positions found by needle. It returns errors; cmd/lspbench uses it.
+//   - Env: an Editor connected to a server started in a Sandbox (its own
+//     workspace and XDG directories): torchlsp in process (InProcess) or
+//     any program (Program). Its methods fail the test; Await waits for
+//     Expectations (diagnostics of a buffer's version, progress ended, a
+//     message shown, a status) met by the server's messages.
 package lsptest
 
 import (
