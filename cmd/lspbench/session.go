@@ -16,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/torchlsp/torchlsp/lsp/lsptest"
 )
 
 // sessionConfig is one server's scripted session.
@@ -94,14 +96,6 @@ func runSession(ctx context.Context, cfg sessionConfig) (*result, error) {
 	cmd := exec.CommandContext(ctx, cfg.Command[0], cfg.Command[1:]...)
 	cmd.Env = append(os.Environ(), cfg.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
 	stderr := &tailBuffer{max: 16 << 10}
 	cmd.Stderr = stderr
 	res := &result{
@@ -110,22 +104,29 @@ func runSession(ctx context.Context, cfg sessionConfig) (*result, error) {
 		LoadBefore: loadAvg(),
 	}
 	defer func() { res.LoadAfter = loadAvg() }()
-	if err := cmd.Start(); err != nil {
+	tree := settingsTree(cfg.Settings)
+	p, err := lsptest.StartProcess(cmd, lsptest.Options{
+		ClientName:            "lspbench",
+		ProcessID:             os.Getpid(),
+		RootDir:               ws,
+		InitializationOptions: cfg.InitOptions,
+		Configuration:         true,
+		WorkDoneProgress:      true,
+		Sections:              func(name string) any { return section(tree, name) },
+	})
+	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.Command[0], err)
 	}
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+	waited := make(chan struct{})
+	go func() { _, _ = p.Wait(); close(waited) }()
 	defer func() {
 		// The whole process group: language servers leave helpers behind.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}()
 	rss := watchRSS(ctx, cmd.Process.Pid, cfg.RSSEvery)
 
-	wsURI := fileURI(ws)
-	docURI := fileURI(scriptPath)
-	c := newConn(stdout, stdin, settingsHandler(cfg.Settings, wsURI), nil)
-
-	err = drive(ctx, cfg, c, res, wsURI, docURI, string(script), positions)
+	ed := lsptest.NewEditor(p.Client, ws)
+	err = drive(ctx, cfg, ed, res, positions)
 	res.RSS = rss.stop()
 	if err != nil {
 		return res, fmt.Errorf("%s: %w\nserver stderr (tail):\n%s", cfg.Name, err, stderr.String())
@@ -133,11 +134,11 @@ func runSession(ctx context.Context, cfg sessionConfig) (*result, error) {
 
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if _, _, err := c.call(sctx, "shutdown", nil); err != nil {
+	if err := ed.Shutdown(sctx); err != nil {
 		res.Errors = append(res.Errors, "shutdown: "+err.Error())
 	}
-	_ = c.notify("exit", nil)
-	_ = stdin.Close()
+	_ = ed.Exit()
+	_ = ed.Close() // the server's stdin
 	select {
 	case <-waited:
 	case <-time.After(5 * time.Second):
@@ -146,56 +147,28 @@ func runSession(ctx context.Context, cfg sessionConfig) (*result, error) {
 	return res, nil
 }
 
-func drive(ctx context.Context, cfg sessionConfig, c *conn, res *result, wsURI, docURI, script string, positions []position) error {
+func drive(ctx context.Context, cfg sessionConfig, ed *lsptest.Editor, res *result, positions []position) error {
 	start := time.Now()
-	initParams := map[string]any{
-		"processId":             os.Getpid(),
-		"clientInfo":            map[string]string{"name": "lspbench"},
-		"rootUri":               wsURI,
-		"rootPath":              strings.TrimPrefix(wsURI, "file://"),
-		"workspaceFolders":      []map[string]string{{"uri": wsURI, "name": "workspace"}},
-		"initializationOptions": cfg.InitOptions,
-		"capabilities": map[string]any{
-			"workspace": map[string]any{
-				"configuration":          true,
-				"workspaceFolders":       true,
-				"didChangeConfiguration": map[string]bool{"dynamicRegistration": false},
-			},
-			"textDocument": map[string]any{
-				"synchronization": map[string]any{"didSave": true},
-				"hover":           map[string]any{"contentFormat": []string{"markdown", "plaintext"}},
-				"definition":      map[string]any{"linkSupport": false},
-			},
-			"window": map[string]any{"workDoneProgress": true},
-		},
-	}
 	ictx, cancel := context.WithTimeout(ctx, cfg.FirstWait)
 	defer cancel()
-	initResult, _, err := c.call(ictx, "initialize", initParams)
+	ir, err := ed.Initialize(ictx)
 	if err != nil {
-		return err
+		return fmt.Errorf("initialize: %w", err)
 	}
 	res.InitializeMs = ms(time.Since(start))
-	var ir struct {
-		ServerInfo *struct {
-			Name    string `json:"name"`
-			Version string `json:"version"`
-		} `json:"serverInfo"`
-	}
-	if json.Unmarshal(initResult, &ir) == nil && ir.ServerInfo != nil {
+	if ir.ServerInfo != nil {
 		res.ServerInfo = strings.TrimSpace(ir.ServerInfo.Name + " " + ir.ServerInfo.Version)
 	}
-	if err := c.notify("initialized", map[string]any{}); err != nil {
+	if err := ed.Initialized(); err != nil {
 		return err
 	}
 	if len(cfg.Settings) > 0 {
-		if err := c.notify("workspace/didChangeConfiguration", map[string]any{"settings": cfg.Settings}); err != nil {
+		if err := ed.DidChangeConfiguration(cfg.Settings); err != nil {
 			return err
 		}
 	}
-	if err := c.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
-		"uri": docURI, "languageId": "python", "version": 1, "text": script,
-	}}); err != nil {
+	docURI, err := ed.OpenFile("train.py")
+	if err != nil {
 		return err
 	}
 
@@ -211,7 +184,7 @@ func drive(ctx context.Context, cfg sessionConfig, c *conn, res *result, wsURI, 
 	} else {
 		for ictx.Err() == nil {
 			res.FirstPolls++
-			locs, _, err := definition(ictx, c, docURI, positions[probe], cfg.CallTimeout)
+			locs, _, err := definition(ictx, ed.Client, docURI, positions[probe], cfg.CallTimeout)
 			if err == nil && judge(exp, locs).Lenient {
 				res.FirstCorrect = ms(time.Since(start))
 				break
@@ -220,9 +193,9 @@ func drive(ctx context.Context, cfg sessionConfig, c *conn, res *result, wsURI, 
 				return ctx.Err()
 			}
 			select {
-			case <-c.closed():
-				return c.err()
-			case <-time.After(5 * time.Millisecond):
+			case <-ed.Done():
+				return ed.Err()
+			case <-time.After(5 * time.Millisecond): // the next poll, as a user would try again
 			case <-ictx.Done():
 			}
 		}
@@ -233,7 +206,7 @@ func drive(ctx context.Context, cfg sessionConfig, c *conn, res *result, wsURI, 
 		timed := round > 0
 		last := round == cfg.Rounds
 		for i, q := range cfg.Queries {
-			h, d, err := hover(ctx, c, docURI, positions[i], cfg.CallTimeout)
+			h, d, err := hover(ctx, ed.Client, docURI, positions[i], cfg.CallTimeout)
 			if err != nil {
 				res.Errors = append(res.Errors, fmt.Sprintf("round %d hover %s: %v", round, q.Symbol, err))
 			}
@@ -243,7 +216,7 @@ func drive(ctx context.Context, cfg sessionConfig, c *conn, res *result, wsURI, 
 			if last && h {
 				res.HoverNonEmpty++
 			}
-			locs, d, err := definition(ctx, c, docURI, positions[i], cfg.CallTimeout)
+			locs, d, err := definition(ctx, ed.Client, docURI, positions[i], cfg.CallTimeout)
 			if err != nil {
 				res.Errors = append(res.Errors, fmt.Sprintf("round %d definition %s: %v", round, q.Symbol, err))
 			}
@@ -253,8 +226,8 @@ func drive(ctx context.Context, cfg sessionConfig, c *conn, res *result, wsURI, 
 			if exp, ok := cfg.Expect[q.Symbol]; ok && last {
 				res.Verdicts[q.Symbol] = judge(exp, locs)
 			}
-			if c.err() != nil {
-				return c.err()
+			if err := connErr(ed.Client); err != nil {
+				return err
 			}
 		}
 	}
@@ -286,10 +259,33 @@ func textDocumentPosition(docURI string, p position) map[string]any {
 	return map[string]any{"textDocument": map[string]string{"uri": docURI}, "position": p}
 }
 
-func definition(ctx context.Context, c *conn, docURI string, p position, timeout time.Duration) ([]location, time.Duration, error) {
+// connErr is why the connection ended, or nil while it is open.
+func connErr(c *lsptest.Client) error {
+	select {
+	case <-c.Done():
+		return fmt.Errorf("connection ended: %w", c.Err())
+	default:
+		return nil
+	}
+}
+
+// call makes one timed request: the latency is from the request's write
+// to the reply's read, without this side's encoding and decoding.
+func call(ctx context.Context, c *lsptest.Client, method string, params any, timeout time.Duration) (json.RawMessage, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	raw, d, err := c.call(ctx, "textDocument/definition", textDocumentPosition(docURI, p))
+	r, d, err := c.RoundTrip(ctx, method, params)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", method, err)
+	}
+	if r.Error != nil {
+		return nil, d, fmt.Errorf("%s: %w", method, r.Error)
+	}
+	return r.Result, d, nil
+}
+
+func definition(ctx context.Context, c *lsptest.Client, docURI string, p position, timeout time.Duration) ([]location, time.Duration, error) {
+	raw, d, err := call(ctx, c, "textDocument/definition", textDocumentPosition(docURI, p), timeout)
 	if err != nil {
 		return nil, d, err
 	}
@@ -297,10 +293,8 @@ func definition(ctx context.Context, c *conn, docURI string, p position, timeout
 	return locs, d, err
 }
 
-func hover(ctx context.Context, c *conn, docURI string, p position, timeout time.Duration) (bool, time.Duration, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	raw, d, err := c.call(ctx, "textDocument/hover", textDocumentPosition(docURI, p))
+func hover(ctx context.Context, c *lsptest.Client, docURI string, p position, timeout time.Duration) (bool, time.Duration, error) {
+	raw, d, err := call(ctx, c, "textDocument/hover", textDocumentPosition(docURI, p), timeout)
 	if err != nil {
 		return false, d, err
 	}
@@ -387,44 +381,14 @@ func uriPath(u string) (string, error) {
 	return parsed.Path, nil
 }
 
-func fileURI(path string) string {
-	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
-}
-
-// settingsHandler answers the server's requests: workspace/configuration
-// from the settings object (dotted sections walk nested objects), and the
-// registration and progress requests with null.
-func settingsHandler(settings json.RawMessage, wsURI string) serverRequestHandler {
+// settingsTree decodes the settings object whose sections the servers
+// ask for with workspace/configuration (dotted sections walk it).
+func settingsTree(settings json.RawMessage) map[string]any {
 	var tree map[string]any
 	if len(settings) > 0 {
 		_ = json.Unmarshal(settings, &tree) // validated when the flag was parsed
 	}
-	return func(method string, params json.RawMessage) (any, error) {
-		switch method {
-		case "workspace/configuration":
-			var p struct {
-				Items []struct {
-					Section string `json:"section"`
-				} `json:"items"`
-			}
-			if err := json.Unmarshal(params, &p); err != nil {
-				return nil, fmt.Errorf("workspace/configuration params: %w", err)
-			}
-			out := make([]any, len(p.Items))
-			for i, it := range p.Items {
-				out[i] = section(tree, it.Section)
-			}
-			return out, nil
-		case "workspace/workspaceFolders":
-			return []map[string]string{{"uri": wsURI, "name": "workspace"}}, nil
-		case "client/registerCapability", "client/unregisterCapability",
-			"window/workDoneProgress/create", "window/showMessageRequest",
-			"workspace/semanticTokens/refresh", "workspace/inlayHint/refresh",
-			"workspace/codeLens/refresh", "workspace/diagnostic/refresh":
-			return nil, nil
-		}
-		return nil, fmt.Errorf("method %s not supported by lspbench", method)
-	}
+	return tree
 }
 
 func section(tree map[string]any, name string) any {

@@ -1,12 +1,21 @@
-// Package lsptest is a fake LSP client for driving torchlsp in tests and
-// benchmarks, in the spirit of gopls' fake editor. It connects to a server
-// over any byte stream (a net.Pipe to an in-process server, or a
-// subprocess's stdio), sends requests and notifications with explicit
-// ids (so they can be cancelled), answers the server's requests
-// (workspace/configuration, window/workDoneProgress/create,
-// window/showDocument), records everything the server sends as Events,
-// and lets a test wait for an event with a deadline instead of sleeping.
-// A raw mode writes arbitrary bytes for testing malformed input.
+// Package lsptest is the one test harness for driving language servers
+// over LSP, in the spirit of gopls' fake editor and integration tests. It
+// has three layers:
+//
+//   - Client: the connection. It frames messages with the one client-side
+//     codec (ReadFrame, AppendFrame), sends requests with explicit ids (so
+//     they can be cancelled, and are when a Call's context ends), times
+//     round trips, answers the server's requests (workspace/configuration,
+//     window/workDoneProgress/create, window/showDocument, …), records
+//     everything else as Events, and waits for events with a deadline
+//     instead of sleeping. A raw mode writes arbitrary bytes.
+//   - Editor: a Client plus its open buffers, with versions, edits and
+//     positions found by needle. It returns errors; cmd/lspbench uses it.
+//   - Env: an Editor connected to a server started in a Sandbox (its own
+//     workspace and XDG directories): torchlsp in process (InProcess) or
+//     any program (Program). Its methods fail the test; Await waits for
+//     Expectations (diagnostics of a buffer's version, progress ended, a
+//     message shown, a status) met by the server's messages.
 package lsptest
 
 import (
@@ -17,9 +26,9 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Options describe the client: what it advertises at initialize and how
@@ -38,6 +47,9 @@ type Options struct {
 	// Settings answers workspace/configuration for section "torchlsp";
 	// nil answers null. SetSettings changes it later.
 	Settings json.RawMessage
+	// Sections, when set, answers every workspace/configuration item
+	// instead of Settings (cmd/lspbench serves any server's sections).
+	Sections func(section string) any
 }
 
 // Event is one message the server sent that no request of this client was
@@ -56,6 +68,8 @@ type Response struct {
 	ID     json.RawMessage
 	Result json.RawMessage
 	Error  *ResponseError
+	// ReadAt is when the reply's last byte was read, before decoding.
+	ReadAt time.Time
 }
 
 // ResponseError is a JSON-RPC error reply. It is an error.
@@ -94,11 +108,11 @@ type Client struct {
 	out    io.Writer
 	closer io.Closer
 
-	wmu      sync.Mutex
+	wmu      sync.Mutex // one frame at a time on out
 	nextID   atomic.Int64
 	settings atomic.Pointer[json.RawMessage]
 
-	mu      sync.Mutex
+	mu      sync.Mutex // guards pending, events, changed and readErr
 	pending map[string]chan *Response
 	events  []Event
 	changed chan struct{} // closed and replaced when events grow
@@ -109,7 +123,7 @@ type Client struct {
 // New starts a client on conn; its reader runs until conn ends.
 func New(conn io.ReadWriteCloser, opts Options) *Client {
 	c := &Client{
-		opts: opts, in: bufio.NewReader(conn), out: conn, closer: conn,
+		opts: opts, in: bufio.NewReaderSize(conn, 64<<10), out: conn, closer: conn,
 		pending: make(map[string]chan *Response), changed: make(chan struct{}), done: make(chan struct{}),
 	}
 	s := opts.Settings
@@ -146,30 +160,35 @@ type wireMessage struct {
 
 // WriteRaw writes b to the server as is: no framing is added.
 func (c *Client) WriteRaw(b []byte) error {
+	_, err := c.write(b)
+	return err
+}
+
+// write writes b in one call and returns the moment just before, the
+// start of a request's round trip.
+func (c *Client) write(b []byte) (time.Time, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	sent := time.Now()
 	if _, err := c.out.Write(b); err != nil {
-		return fmt.Errorf("writing to server: %w", err)
+		return sent, fmt.Errorf("writing to server: %w", err)
 	}
-	return nil
+	return sent, nil
 }
 
 // WriteFrame writes body with a correct Content-Length header.
 func (c *Client) WriteFrame(body []byte) error {
-	frame := make([]byte, 0, len(body)+32)
-	frame = append(frame, "Content-Length: "...)
-	frame = strconv.AppendInt(frame, int64(len(body)), 10)
-	frame = append(frame, "\r\n\r\n"...)
-	return c.WriteRaw(append(frame, body...))
+	_, err := c.write(AppendFrame(make([]byte, 0, len(body)+32), body))
+	return err
 }
 
-func (c *Client) send(m wireMessage) error {
+func (c *Client) send(m wireMessage) (time.Time, error) {
 	m.JSONRPC = "2.0"
 	body, err := json.Marshal(m)
 	if err != nil {
-		return fmt.Errorf("encoding %s: %w", m.Method, err)
+		return time.Time{}, fmt.Errorf("encoding %s: %w", m.Method, err)
 	}
-	return c.WriteFrame(body)
+	return c.write(AppendFrame(make([]byte, 0, len(body)+32), body))
 }
 
 func marshalParams(params any) (json.RawMessage, error) {
@@ -192,13 +211,16 @@ func (c *Client) Notify(method string, params any) error {
 	if err != nil {
 		return err
 	}
-	return c.send(wireMessage{Method: method, Params: p})
+	_, err = c.send(wireMessage{Method: method, Params: p})
+	return err
 }
 
 // Pending is a request sent and not yet answered.
 type Pending struct {
 	ID     int64
+	Sent   time.Time // just before the request was written
 	method string
+	key    string
 	ch     chan *Response
 	c      *Client
 }
@@ -216,13 +238,26 @@ func (c *Client) Start(method string, params any) (*Pending, error) {
 	c.mu.Lock()
 	c.pending[key] = ch
 	c.mu.Unlock()
-	if err := c.send(wireMessage{ID: json.RawMessage(key), Method: method, Params: p}); err != nil {
-		c.mu.Lock()
-		delete(c.pending, key)
-		c.mu.Unlock()
+	sent, err := c.send(wireMessage{ID: json.RawMessage(key), Method: method, Params: p})
+	if err != nil {
+		c.forget(key)
 		return nil, err
 	}
-	return &Pending{ID: id, method: method, ch: ch, c: c}, nil
+	return &Pending{ID: id, Sent: sent, method: method, key: key, ch: ch, c: c}, nil
+}
+
+func (c *Client) forget(key string) {
+	c.mu.Lock()
+	delete(c.pending, key)
+	c.mu.Unlock()
+}
+
+// Abandon stops waiting for the reply and sends $/cancelRequest, as an
+// editor does for a request it no longer needs. A reply that still comes
+// is recorded as an Event.
+func (p *Pending) Abandon() error {
+	p.c.forget(p.key)
+	return p.c.Cancel(p.ID)
 }
 
 // Wait waits for the reply. An error reply is returned as the Response's
@@ -264,13 +299,37 @@ func (p *Pending) Decode(ctx context.Context, result any) error {
 }
 
 // Call sends a request and waits for its reply, decoding the result into
-// result (which may be nil). An error reply is a *ResponseError.
+// result (which may be nil). An error reply is a *ResponseError. When ctx
+// ends first, the request is cancelled.
 func (c *Client) Call(ctx context.Context, method string, params, result any) error {
 	p, err := c.Start(method, params)
 	if err != nil {
 		return err
 	}
-	return p.Decode(ctx, result)
+	err = p.Decode(ctx, result)
+	if ctx.Err() != nil && err != nil && ErrorCode(err) == 0 {
+		_ = p.Abandon()
+	}
+	return err
+}
+
+// RoundTrip sends a request and waits for its reply. It returns the reply
+// and the time from the request's write to the reply's read, which leaves
+// out encoding and decoding on this side. When ctx ends first, the
+// request is cancelled.
+func (c *Client) RoundTrip(ctx context.Context, method string, params any) (*Response, time.Duration, error) {
+	p, err := c.Start(method, params)
+	if err != nil {
+		return nil, 0, err
+	}
+	r, err := p.Wait(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			_ = p.Abandon()
+		}
+		return nil, 0, err
+	}
+	return r, r.ReadAt.Sub(p.Sent), nil
 }
 
 // Cancel sends $/cancelRequest for a numeric id, as editors do.
@@ -288,17 +347,18 @@ func (c *Client) readLoop() {
 
 func (c *Client) readMessages() error {
 	for {
-		body, err := c.readFrame()
+		body, err := ReadFrame(c.in)
 		if err != nil {
-			return err
+			return fmt.Errorf("reading from server: %w", err)
 		}
+		readAt := time.Now()
 		var m wireMessage
 		if err := json.Unmarshal(body, &m); err != nil {
 			return fmt.Errorf("server sent invalid JSON %q: %w", body, err)
 		}
 		switch {
 		case m.Method == "":
-			c.deliver(&Response{ID: m.ID, Result: m.Result, Error: m.Error})
+			c.deliver(&Response{ID: m.ID, Result: m.Result, Error: m.Error, ReadAt: readAt})
 		case len(m.ID) > 0:
 			c.record(Event{Method: m.Method, Params: m.Params, ID: m.ID, Request: true})
 			go c.answer(m) // never block the reader on a write
@@ -306,38 +366,6 @@ func (c *Client) readMessages() error {
 			c.record(Event{Method: m.Method, Params: m.Params})
 		}
 	}
-}
-
-// readFrame reads one message; the server's framing must be exact.
-func (c *Client) readFrame() ([]byte, error) {
-	length := -1
-	for {
-		line, err := c.in.ReadString('\n')
-		if err != nil {
-			return nil, err
-		}
-		line = strings.TrimRight(line, "\r\n")
-		if line == "" {
-			break
-		}
-		name, value, ok := strings.Cut(line, ":")
-		if !ok {
-			return nil, fmt.Errorf("server sent bad header %q", line)
-		}
-		if strings.EqualFold(name, "Content-Length") {
-			if length, err = strconv.Atoi(strings.TrimSpace(value)); err != nil {
-				return nil, fmt.Errorf("server sent bad Content-Length %q", value)
-			}
-		}
-	}
-	if length < 0 {
-		return nil, errors.New("server sent no Content-Length")
-	}
-	body := make([]byte, length)
-	if _, err := io.ReadFull(c.in, body); err != nil {
-		return nil, err
-	}
-	return body, nil
 }
 
 func (c *Client) deliver(r *Response) {
@@ -371,10 +399,12 @@ func (c *Client) answer(m wireMessage) {
 			} `json:"items"`
 		}
 		_ = json.Unmarshal(m.Params, &p)
-		out := make([]json.RawMessage, len(p.Items))
+		out := make([]any, len(p.Items))
 		for i, it := range p.Items {
-			out[i] = json.RawMessage("null")
-			if s := *c.settings.Load(); it.Section == "torchlsp" && s != nil {
+			switch s := *c.settings.Load(); {
+			case c.opts.Sections != nil:
+				out[i] = c.opts.Sections(it.Section)
+			case it.Section == "torchlsp" && s != nil:
 				out[i] = s
 			}
 		}
@@ -387,10 +417,19 @@ func (c *Client) answer(m wireMessage) {
 		}
 	case "window/showDocument":
 		reply.Result, _ = json.Marshal(map[string]bool{"success": c.opts.ShowDocument})
+	case "workspace/workspaceFolders":
+		reply.Result = json.RawMessage("null")
+		if c.opts.RootDir != "" {
+			reply.Result, _ = json.Marshal(workspaceFolders(c.opts.RootDir))
+		}
+	case "client/registerCapability", "client/unregisterCapability", "window/showMessageRequest",
+		"workspace/semanticTokens/refresh", "workspace/inlayHint/refresh", "workspace/codeLens/refresh",
+		"workspace/diagnostic/refresh", "workspace/inlineValue/refresh":
+		reply.Result = json.RawMessage("null")
 	default:
 		reply.Error = &ResponseError{Code: CodeMethodNotFound, Message: "lsptest: " + m.Method}
 	}
-	_ = c.send(reply) // a closed connection ends the test elsewhere
+	_, _ = c.send(reply) // a closed connection ends the test elsewhere
 }
 
 // Events returns a copy of the events so far.

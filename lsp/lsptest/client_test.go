@@ -25,9 +25,9 @@ func newPair(t *testing.T, opts Options) (*Client, *peer) {
 	c := New(a, opts)
 	p := &peer{conn: b, msgs: make(chan wireMessage, 16)}
 	go func() {
-		r := &Client{in: bufio.NewReader(b)}
+		r := bufio.NewReader(b)
 		for {
-			body, err := r.readFrame()
+			body, err := ReadFrame(r)
 			if err != nil {
 				close(p.msgs)
 				return
@@ -44,7 +44,7 @@ func newPair(t *testing.T, opts Options) (*Client, *peer) {
 
 func (p *peer) send(t *testing.T, body string) {
 	t.Helper()
-	if _, err := p.conn.Write([]byte("Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)); err != nil {
+	if _, err := p.conn.Write(AppendFrame(nil, []byte(body))); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -70,6 +70,7 @@ func ctxFor(t *testing.T) context.Context {
 }
 
 func TestCallAndEvents(t *testing.T) {
+	t.Parallel()
 	ctx := ctxFor(t)
 	c, p := newPair(t, Options{Configuration: true, Settings: json.RawMessage(`{"target":"gpu"}`)})
 
@@ -112,6 +113,7 @@ func TestCallAndEvents(t *testing.T) {
 }
 
 func TestAwaitEnds(t *testing.T) {
+	t.Parallel()
 	c, p := newPair(t, Options{})
 	short, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -134,6 +136,7 @@ func TestAwaitEnds(t *testing.T) {
 }
 
 func TestFind(t *testing.T) {
+	t.Parallel()
 	text := "import torch\nx = \"Größe 𝛼\"; y = torch.nn\ntorch.nn\n"
 	tests := []struct {
 		needle     string
@@ -152,5 +155,88 @@ func TestFind(t *testing.T) {
 		if (err != nil) != tt.wantErr || (!tt.wantErr && (line != tt.line || char != tt.char)) {
 			t.Errorf("Find(%q, %d, %d) = %d:%d, %v; want %d:%d", tt.needle, tt.n, tt.off, line, char, err, tt.line, tt.char)
 		}
+	}
+}
+
+// TestServerRequests: the client answers what servers ask of editors,
+// with Sections for servers whose settings are not torchlsp's.
+func TestServerRequests(t *testing.T) {
+	t.Parallel()
+	c, p := newPair(t, Options{RootDir: "/ws", Sections: func(section string) any {
+		if section == "python.analysis" {
+			return map[string][]string{"extraPaths": {"/x"}}
+		}
+		return nil
+	}})
+	defer c.Close()
+	tests := []struct {
+		method, params, want string
+	}{
+		{"workspace/configuration", `{"items":[{"section":"python.analysis"},{"section":"absent"}]}`, `[{"extraPaths":["/x"]},null]`},
+		{"workspace/workspaceFolders", `null`, `[{"name":"ws","uri":"file:///ws"}]`},
+		{"client/registerCapability", `{"registrations":[]}`, `null`},
+		{"window/workDoneProgress/create", `{"token":1}`, ""}, // progress not advertised: an error
+	}
+	for i, tt := range tests {
+		p.send(t, `{"jsonrpc":"2.0","id":"s`+strconv.Itoa(i)+`","method":"`+tt.method+`","params":`+tt.params+`}`)
+		answer := p.read(t)
+		if string(answer.ID) != `"s`+strconv.Itoa(i)+`"` {
+			t.Fatalf("%s: answer for id %s", tt.method, answer.ID)
+		}
+		if tt.want == "" {
+			if answer.Error == nil || answer.Error.Code != CodeMethodNotFound {
+				t.Errorf("%s: answer %s %+v, want MethodNotFound", tt.method, answer.Result, answer.Error)
+			}
+			continue
+		}
+		if string(answer.Result) != tt.want || answer.Error != nil {
+			t.Errorf("%s: answer %s %+v, want %s", tt.method, answer.Result, answer.Error, tt.want)
+		}
+	}
+}
+
+// TestRoundTrip: a reply is timed from the request's write to its read,
+// and a closed connection fails the next request instead of hanging it.
+func TestRoundTrip(t *testing.T) {
+	t.Parallel()
+	c, p := newPair(t, Options{})
+	ctx := ctxFor(t)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		req := p.read(t)
+		p.send(t, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":{"ok":true}}`)
+	}()
+	r, d, err := c.RoundTrip(ctx, "textDocument/hover", map[string]int{"x": 1})
+	<-done
+	if err != nil || string(r.Result) != `{"ok":true}` {
+		t.Fatalf("RoundTrip = %+v, %v", r, err)
+	}
+	if d <= 0 || r.ReadAt.IsZero() {
+		t.Errorf("latency %v, read at %v: want both set", d, r.ReadAt)
+	}
+	p.conn.Close()
+	<-c.Done()
+	if _, _, err := c.RoundTrip(ctx, "after", nil); err == nil {
+		t.Error("a request after the server closed succeeded")
+	}
+}
+
+// TestCallCancelsWhenAbandoned: a Call whose context ends sends
+// $/cancelRequest for its id, as editors do.
+func TestCallCancelsWhenAbandoned(t *testing.T) {
+	t.Parallel()
+	c, p := newPair(t, Options{})
+	short, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- c.Call(short, "never/answered", nil, nil) }()
+	req := p.read(t)
+	cancelMsg := p.read(t)
+	if err := <-errc; !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Call = %v, want the deadline", err)
+	}
+	if cancelMsg.Method != "$/cancelRequest" || string(cancelMsg.Params) != `{"id":`+string(req.ID)+`}` {
+		t.Errorf("after the deadline the client sent %s %s, want $/cancelRequest for %s", cancelMsg.Method, cancelMsg.Params, req.ID)
 	}
 }

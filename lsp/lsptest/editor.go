@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/url"
 	"os/exec"
 	"path/filepath"
@@ -63,6 +62,10 @@ func FileURI(path string) string {
 	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
 }
 
+func workspaceFolders(dir string) []map[string]string {
+	return []map[string]string{{"uri": FileURI(dir), "name": filepath.Base(dir)}}
+}
+
 // InitializeParams returns the initialize params the client's Options
 // describe.
 func (c *Client) InitializeParams() map[string]any {
@@ -83,10 +86,15 @@ func (c *Client) InitializeParams() map[string]any {
 				"workDoneProgress": c.opts.WorkDoneProgress,
 				"showDocument":     map[string]bool{"support": c.opts.ShowDocument},
 			},
-			"workspace": map[string]any{"configuration": c.opts.Configuration},
+			"workspace": map[string]any{
+				"configuration":          c.opts.Configuration,
+				"workspaceFolders":       c.opts.RootDir != "",
+				"didChangeConfiguration": map[string]bool{"dynamicRegistration": false},
+			},
 			"textDocument": map[string]any{
 				"hover":           map[string]any{"contentFormat": formats},
 				"synchronization": map[string]any{"didSave": true},
+				"definition":      map[string]bool{"linkSupport": false},
 			},
 		},
 	}
@@ -95,7 +103,8 @@ func (c *Client) InitializeParams() map[string]any {
 	}
 	if c.opts.RootDir != "" {
 		p["rootUri"] = FileURI(c.opts.RootDir)
-		p["workspaceFolders"] = []map[string]string{{"uri": FileURI(c.opts.RootDir), "name": filepath.Base(c.opts.RootDir)}}
+		p["rootPath"] = c.opts.RootDir
+		p["workspaceFolders"] = workspaceFolders(c.opts.RootDir)
 	}
 	if c.opts.InitializationOptions != nil {
 		p["initializationOptions"] = c.opts.InitializationOptions
@@ -321,14 +330,54 @@ func (c *Client) CancelProgress(token string) error {
 
 // Diagnostics is a textDocument/publishDiagnostics.
 type Diagnostics struct {
-	URI         string `json:"uri"`
-	Version     int32  `json:"version"`
-	Diagnostics []struct {
-		Range    Range  `json:"range"`
-		Severity int    `json:"severity"`
-		Source   string `json:"source"`
-		Message  string `json:"message"`
-	} `json:"diagnostics"`
+	URI         string       `json:"uri"`
+	Version     int32        `json:"version"`
+	Diagnostics []Diagnostic `json:"diagnostics"`
+}
+
+// Diagnostic is one published diagnostic.
+type Diagnostic struct {
+	Range              Range               `json:"range"`
+	Severity           int                 `json:"severity"`
+	Code               Code                `json:"code"`
+	Source             string              `json:"source"`
+	Message            string              `json:"message"`
+	RelatedInformation []RelatedDiagnostic `json:"relatedInformation"`
+}
+
+// RelatedDiagnostic is a diagnostic's related information.
+type RelatedDiagnostic struct {
+	Location Location `json:"location"`
+	Message  string   `json:"message"`
+}
+
+// Code is a diagnostic's code, which LSP allows to be a number or a
+// string; numbers are kept as their decimal text.
+type Code string
+
+// UnmarshalJSON accepts a string, a number or null.
+func (c *Code) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*c = Code(s)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("diagnostic code %s: %w", b, err)
+	}
+	*c = Code(n.String())
+	return nil
+}
+
+// Has reports whether a diagnostic's code starts with prefix.
+func (d Diagnostics) Has(prefix string) bool {
+	for _, x := range d.Diagnostics {
+		if strings.HasPrefix(string(x.Code), prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // AwaitDiagnostics waits for diagnostics published for uri.
@@ -355,7 +404,9 @@ type Process struct {
 }
 
 // StartProcess starts cmd and connects a client to its stdin and stdout.
-// Its stderr is left as cmd has it.
+// Its stderr is left as cmd has it. Closing the client closes the
+// process's stdin, as an editor closing its pipe does; its stdout is read
+// until the process ends.
 func StartProcess(cmd *exec.Cmd, opts Options) (*Process, error) {
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -368,7 +419,7 @@ func StartProcess(cmd *exec.Cmd, opts Options) (*Process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", cmd.Path, err)
 	}
-	return &Process{Cmd: cmd, Client: New(pipeConn{stdout, stdin}, opts)}, nil
+	return &Process{Cmd: cmd, Client: New(stdinCloser{stdout, stdin}, opts)}, nil
 }
 
 // Wait waits for the process to exit and returns its exit code.
@@ -378,18 +429,4 @@ func (p *Process) Wait() (int, error) {
 		return p.Cmd.ProcessState.ExitCode(), nil
 	}
 	return -1, p.waitErr
-}
-
-type pipeConn struct {
-	io.ReadCloser
-	io.WriteCloser
-}
-
-func (p pipeConn) Close() error {
-	werr := p.WriteCloser.Close()
-	rerr := p.ReadCloser.Close()
-	if werr != nil {
-		return werr
-	}
-	return rerr
 }

@@ -24,27 +24,24 @@ func TestOnGPUHost(t *testing.T) {
 	if python == "" {
 		t.Skip("TORCHLSP_DEVICE_PYTHON is not set: this test runs on the GPU host")
 	}
-	ws := t.TempDir()
+	files := map[string]string{}
 	for _, f := range []string{"threaded.py", "fixed.py", "symbols.py"} {
 		data, err := os.ReadFile(filepath.Join("testdata", "h200", f))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(ws, f), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		files[f] = string(data)
 	}
 	settings := mustJSON(t, map[string]any{
 		"defaultTarget": "h200",
 		"targets":       map[string]any{"h200": map[string]any{"python": python}},
 	})
 	start := time.Now()
-	c, _, done := process(t, lsptest.Options{RootDir: ws, InitializationOptions: settings, Settings: settings,
-		Configuration: true, WorkDoneProgress: true, ShowDocument: true})
-	ctx := timeoutCtx(t, 9*time.Minute)
-	if _, err := c.Handshake(ctx); err != nil {
-		t.Fatal(err)
-	}
+	env := lsptest.Start(t, lsptest.Config{Server: program(t), Files: files, Settings: settings,
+		Client: lsptest.Options{ShowDocument: true}, Timeout: 9 * time.Minute})
+	c := env.Editor
+	ctx := env.Ctx()
+	ws := env.Sandbox.Workdir
 	report := func(format string, args ...any) {
 		line := fmt.Sprintf(format, args...)
 		t.Log(line)
@@ -157,11 +154,7 @@ func TestOnGPUHost(t *testing.T) {
 		report("repro took %s; report at %s\n\n%s", time.Since(t0).Round(time.Second), res.Path, res.Markdown)
 		break
 	}
-	if err := c.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	_ = c.Exit()
-	exitCode(t, done)
+	env.Shutdown()
 }
 
 func tail(path, suffix string) string {

@@ -80,9 +80,11 @@ func (r *sshRig) settings(env map[string]string) json.RawMessage {
 	return mustJSON(r.t, map[string]any{"defaultTarget": "gpu", "targets": map[string]any{"gpu": gpu}})
 }
 
-func (r *sshRig) start(settings json.RawMessage, opts sshtarget.Options) *session {
-	r.t.Helper()
-	return start(r.t, sessionOptions{settings: settings, opener: sshtarget.Opener{Options: opts}})
+// start runs a server whose targets are reached through opts, for test t
+// (the rig's or one of its subtests).
+func (r *sshRig) start(t testing.TB, settings json.RawMessage, opts sshtarget.Options) *lsptest.Env {
+	t.Helper()
+	return start(t, options{settings: settings, opener: sshtarget.Opener{Options: opts}})
 }
 
 // localSettings targets the same interpreter on this machine, under the
@@ -111,17 +113,17 @@ type answer struct {
 	Defs  []string // path under the mirror's site dir:line:col
 }
 
-func (s *session) answers(t *testing.T, qs []query) []answer {
+func answers(t *testing.T, env *lsptest.Env, qs []query) []answer {
 	t.Helper()
-	uri, text := s.open("train.py")
+	uri := env.OpenFile("train.py")
 	var out []answer
 	for _, q := range qs {
-		line, col := at(t, text, q.needle, 0, q.off)
-		locs, err := s.client.Definition(s.ctx(2*time.Minute), uri, line, col)
+		pos := env.At(uri, q.needle, q.off)
+		locs, err := env.Editor.Definition(env.CtxFor(2*time.Minute), uri, pos.Line, pos.Character)
 		if err != nil {
 			t.Fatalf("definition of %q: %v", q.needle, err)
 		}
-		h, err := s.client.Hover(s.ctx(time.Minute), uri, line, col)
+		h, err := env.Editor.Hover(env.CtxFor(time.Minute), uri, pos.Line, pos.Character)
 		if err != nil {
 			t.Fatalf("hover of %q: %v", q.needle, err)
 		}
@@ -131,8 +133,8 @@ func (s *session) answers(t *testing.T, qs []query) []answer {
 		}
 		for _, l := range locs {
 			p := uriPath(t, l.URI)
-			if !strings.HasPrefix(p, s.dirs.Cache) {
-				t.Errorf("definition of %q: %s is outside the mirror cache %s", q.needle, p, s.dirs.Cache)
+			if !strings.HasPrefix(p, env.Sandbox.Cache) {
+				t.Errorf("definition of %q: %s is outside the mirror cache %s", q.needle, p, env.Sandbox.Cache)
 			}
 			_, rel, _ := strings.Cut(p, "/site/")
 			a.Defs = append(a.Defs, fmt.Sprintf("%s:%d:%d", rel, l.Range.Start.Line, l.Range.Start.Character))
@@ -148,6 +150,7 @@ func (s *session) answers(t *testing.T, qs []query) []answer {
 // flags, torch.compile, names only the target's interpreter can resolve).
 // The SSH session also shows the work-done progress a user waits on.
 func TestSSHSameAnswersAsLocal(t *testing.T) {
+	t.Parallel()
 	r := newSSHRig(t)
 	site := filepath.Join(repoRoot(t), "testdata", "site")
 	for _, tt := range []struct {
@@ -164,12 +167,13 @@ func TestSSHSameAnswersAsLocal(t *testing.T) {
 			[]string{"torch/__init__.py", "torch/_inductor/config.py", "torch/_C/__init__.pyi", "torch/nn/modules/linear.py"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			local := start(t, sessionOptions{settings: localSettings(t, tt.env)})
-			want := local.answers(t, tt.queries)
-			local.shutdown()
+			t.Parallel()
+			local := start(t, options{settings: localSettings(t, tt.env)})
+			want := answers(t, local, tt.queries)
+			local.Shutdown()
 
-			s := r.start(r.settings(tt.env), r.options(r.keys.Client))
-			got := s.answers(t, tt.queries)
+			env := r.start(t, r.settings(tt.env), r.options(r.keys.Client))
+			got := answers(t, env, tt.queries)
 			for i, q := range tt.queries {
 				if len(want[i].Defs) != 1 && tt.want[i] != "" || (len(want[i].Defs) == 1 && !strings.HasPrefix(want[i].Defs[0], tt.want[i]+":")) {
 					t.Errorf("local definition of %q = %v, want %s", q.needle, want[i].Defs, tt.want[i])
@@ -184,8 +188,10 @@ func TestSSHSameAnswersAsLocal(t *testing.T) {
 					t.Errorf("hover of %q over ssh:\n%s\nlocal:\n%s", q.needle, got[i].Hover, want[i].Hover)
 				}
 			}
-			checkSSHProgress(t, s.client)
-			s.shutdown()
+			// Progress is sent apart from replies: wait for the load's end.
+			env.Await(lsptest.ProgressEnded("torchlsp: torch on gpu", "torch"))
+			checkSSHProgress(t, env.Client())
+			env.Shutdown()
 		})
 	}
 }
@@ -234,6 +240,7 @@ func checkSSHProgress(t *testing.T, c *lsptest.Client) {
 // refused reaches the editor as a message saying what to do, and the
 // server keeps serving.
 func TestSSHConnectionFailuresReachTheEditor(t *testing.T) {
+	t.Parallel()
 	r := newSSHRig(t)
 	hostPort := strconv.Itoa(r.host.Port)
 	for _, tt := range []struct {
@@ -257,12 +264,8 @@ func TestSSHConnectionFailuresReachTheEditor(t *testing.T) {
 			if tt.knownHosts != "" {
 				opts.KnownHostsFiles = []string{sshtest.WriteFile(t, "known_hosts", tt.knownHosts)}
 			}
-			s := r.start(r.settings(nil), opts)
-			ctx := s.ctx(60 * time.Second)
-			msg, err := s.client.AwaitMessage(ctx, false, "torchlsp: target gpu")
-			if err != nil {
-				t.Fatalf("no message about target gpu: %v", err)
-			}
+			env := r.start(t, r.settings(nil), opts)
+			msg := env.AwaitMessage("torchlsp: target gpu")
 			for _, h := range tt.hints {
 				if !strings.Contains(msg.Message, h) {
 					t.Errorf("message lacks %q:\n%s", h, msg.Message)
@@ -272,16 +275,15 @@ func TestSSHConnectionFailuresReachTheEditor(t *testing.T) {
 				t.Errorf("message type %d, want 1 (error)", msg.Type)
 			}
 			// A request fails or answers nothing; the server lives on.
-			uri, text := s.open("train.py")
-			line, col := at(t, text, "nn.Linear(4, 4)", 0, 3)
-			if locs, err := s.client.Definition(ctx, uri, line, col); err == nil && len(locs) != 0 {
+			uri := env.OpenFile("train.py")
+			pos := env.At(uri, "nn.Linear(4, 4)", 3)
+			if locs, err := env.Editor.Definition(env.Ctx(), uri, pos.Line, pos.Character); err == nil && len(locs) != 0 {
 				t.Errorf("definition through a refused connection = %+v", locs)
 			}
-			mline, mcol := at(t, text, "Model()", 0, 0)
-			if h, err := s.client.Hover(ctx, uri, mline, mcol); err != nil || h != nil {
-				t.Errorf("hover on the user's own name = %+v, %v", h, err)
+			if h := env.Hover(uri, env.At(uri, "Model()", 0)); h != nil {
+				t.Errorf("hover on the user's own name = %+v", h)
 			}
-			s.shutdown()
+			env.Shutdown()
 		})
 	}
 }
@@ -327,22 +329,20 @@ func killPIDFile(path string) {
 // hover. The hover fails clearly, and the next request reconnects, starts
 // a new helper and answers.
 func TestSSHCutDuringRequest(t *testing.T) {
+	t.Parallel()
 	r := newSSHRig(t)
 	mark := filepath.Join(t.TempDir(), "slow.pid")
 	t.Cleanup(func() { killPIDFile(mark) })
-	s := r.start(r.settings(map[string]string{"PYTHONPATH": slowSite(t), "TORCHLSP_E2E_SLOW": mark}), r.options(r.keys.Client))
-	ctx := s.ctx(90 * time.Second)
+	env := r.start(t, r.settings(map[string]string{"PYTHONPATH": slowSite(t), "TORCHLSP_E2E_SLOW": mark}), r.options(r.keys.Client))
+	ctx := env.CtxFor(90 * time.Second)
 
 	const u = "untitled:cut"
-	src := "import torch\nimport torch.slowmod\ntorch.slowmod.late\ntorch.add\ntorch.mul\n"
-	if err := s.client.DidOpen(u, "python", src); err != nil {
-		t.Fatal(err)
-	}
+	env.OpenBuffer(u, "import torch\nimport torch.slowmod\ntorch.slowmod.late\ntorch.add\ntorch.mul\n")
 	// Mirror first, so that the cut hits the helper call, not the mirror.
-	if h, err := s.client.Hover(ctx, u, 3, 7); err != nil || h == nil || !strings.Contains(h.Contents.Value, "def add") {
+	if h, err := env.Editor.Hover(ctx, u, 3, 7); err != nil || h == nil || !strings.Contains(h.Contents.Value, "def add") {
 		t.Fatalf("hover on torch.add before the cut = %+v, %v", h, err)
 	}
-	slow, err := s.client.StartHover(u, 2, 15)
+	slow, err := env.Editor.StartHover(u, 2, 15)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,10 +363,10 @@ func TestSSHCutDuringRequest(t *testing.T) {
 	// torch.mul is bound at run time and not asked before (answers are
 	// cached): only the target's interpreter resolves it, so this hover
 	// needs a new connection and a new helper.
-	if h, err := s.client.Hover(ctx, u, 4, 7); err != nil || h == nil || !strings.Contains(h.Contents.Value, "def mul") {
+	if h, err := env.Editor.Hover(ctx, u, 4, 7); err != nil || h == nil || !strings.Contains(h.Contents.Value, "def mul") {
 		t.Fatalf("hover after the cut = %+v, %v", h, err)
 	}
-	s.shutdown()
+	env.Shutdown()
 }
 
 func waitFile(t *testing.T, path string) {
@@ -387,31 +387,32 @@ func waitFile(t *testing.T, path string) {
 // source) is being mirrored. The request fails, nothing half-written is
 // left in the cache, and the next request mirrors again and answers.
 func TestSSHCutDuringMirror(t *testing.T) {
+	t.Parallel()
 	r := newSSHRig(t)
 	marker := fmt.Sprintf("torchlsp-e2e-%d-%d", os.Getpid(), time.Now().UnixNano())
-	s := r.start(r.settings(map[string]string{"TORCHLSP_E2E_MARK": marker}), r.options(r.keys.Client))
-	ctx := s.ctx(2 * time.Minute)
-	uri, text := s.open("train.py")
-	line, col := at(t, text, "nn.Linear(4, 4)", 0, 3)
-	params := map[string]any{"textDocument": map[string]string{"uri": uri}, "position": lsptest.Position{Line: line, Character: col}}
+	env := r.start(t, r.settings(map[string]string{"TORCHLSP_E2E_MARK": marker}), r.options(r.keys.Client))
+	env.Timeout = 2 * time.Minute
+	ctx := env.Ctx()
+	uri := env.OpenFile("train.py")
+	pos := env.At(uri, "nn.Linear(4, 4)", 3)
+	params := map[string]any{"textDocument": map[string]string{"uri": uri}, "position": pos}
 
 	// At 256 KB/s the compressed mirror (about 4 MB) takes many seconds,
 	// so the cut below lands in its middle however loaded the machine is.
 	r.proxy.Throttle(256 << 10)
-	first, err := s.client.Start("textDocument/definition", params)
+	first, err := env.Editor.Start("textDocument/definition", params)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Cut once the mirror has reported progress: at the throttled rate
 	// it has seconds left to go.
-	if _, err := s.client.Await(ctx, func(e lsptest.Event) bool {
-		return e.Method == "$/progress" && strings.Contains(string(e.Params), "mirroring") && strings.Contains(string(e.Params), `"percentage":`) &&
-			!strings.Contains(string(e.Params), `"percentage":0`)
-	}); err != nil {
-		t.Fatalf("the mirror never reported progress: %v", err)
-	}
+	env.Await(lsptest.ProgressReported("a mirroring report past 0%", func(v lsptest.ProgressValue) bool {
+		return strings.Contains(v.Message, "mirroring") && v.Percentage != nil && *v.Percentage > 0
+	}))
 	r.proxy.Freeze()
-	time.Sleep(200 * time.Millisecond) // let what got through be unpacked
+	// Cut once part of the tree is on disk, so that the cut leaves a
+	// half-written mirror behind for the cache to clean up.
+	awaitPartialMirror(t, env.Sandbox.Cache, 30*time.Second)
 	r.proxy.Cut()
 	r.proxy.Throttle(0)
 	// The request either fails, or (torch is loaded again on the same
@@ -420,24 +421,19 @@ func TestSSHCutDuringMirror(t *testing.T) {
 	var locs []lsptest.Location
 	err = first.Decode(ctx, &locs)
 	t.Logf("definition during the cut mirror: %+v, %v", locs, err)
-	msg, merr := s.client.AwaitMessage(ctx, false, "torchlsp: target gpu:")
-	if merr != nil || !strings.Contains(msg.Message, "mirror torch") {
-		t.Errorf("no message about the failed mirror: %+v, %v", msg, merr)
+	if msg := env.AwaitMessage("torchlsp: target gpu:"); !strings.Contains(msg.Message, "mirror torch") {
+		t.Errorf("the message about the failed mirror does not name it: %+v", msg)
 	}
 	if err != nil {
-		locs, err = s.client.Definition(ctx, uri, line, col)
+		locs, err = env.Editor.Definition(ctx, uri, pos.Line, pos.Character)
 	}
 	if err != nil || len(locs) != 1 || !strings.HasSuffix(locs[0].URI, "/site/torch/nn/modules/linear.py") {
 		t.Fatalf("definition after the cut = %+v, %v", locs, err)
 	}
 	// Progress is sent apart from replies: wait for the second load's end.
-	if _, err := s.client.Await(ctx, func(e lsptest.Event) bool {
-		return e.Method == "$/progress" && strings.Contains(string(e.Params), `"kind":"end"`) && strings.Contains(string(e.Params), "mirrored")
-	}); err != nil {
-		t.Fatalf("the second mirror never ended: %v", err)
-	}
+	env.Await(lsptest.ProgressEnded("torchlsp: torch on gpu", "mirrored"))
 	var failed, ended int
-	for _, p := range s.client.Progresses() {
+	for _, p := range env.Editor.Progresses() {
 		if p.Title != "torchlsp: torch on gpu" || len(p.Values) == 0 {
 			continue
 		}
@@ -450,12 +446,36 @@ func TestSSHCutDuringMirror(t *testing.T) {
 		}
 	}
 	if failed != 1 || ended != 1 {
-		t.Errorf("progress: %d failed mirrors and %d finished loads, want 1 and 1: %+v", failed, ended, s.client.Progresses())
+		t.Errorf("progress: %d failed mirrors and %d finished loads, want 1 and 1: %+v", failed, ended, env.Editor.Progresses())
 	}
-	if left := cacheEntries(t, s.dirs.Cache); len(left) != 1 {
+	if left := cacheEntries(t, env.Sandbox.Cache); len(left) != 1 {
 		t.Errorf("after mirroring again the cache holds %v, want one manifest", left)
 	}
-	s.shutdown()
+	env.Shutdown()
+}
+
+// awaitPartialMirror waits, bounded, until a temporary mirror tree under
+// cache holds a file: the mirror has unpacked part of what got through.
+func awaitPartialMirror(t *testing.T, cache string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		found := false
+		_ = filepath.WalkDir(cache, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.Contains(p, "/.tmp-") {
+				found = true
+				return fs.SkipAll
+			}
+			return nil
+		})
+		if found {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no partial mirror under %s within %v", cache, within)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // cacheEntries lists the mirror manifests and temporary trees in a cache.
@@ -483,19 +503,18 @@ func cacheEntries(t *testing.T, root string) []string {
 // TestSSHHelperKilled: the helper dies on the far side (killed by someone
 // on the GPU host); the next request starts a new one and answers.
 func TestSSHHelperKilled(t *testing.T) {
+	t.Parallel()
 	r := newSSHRig(t)
 	marker := fmt.Sprintf("torchlsp-e2e-%d-%d", os.Getpid(), time.Now().UnixNano())
 	site := filepath.Join(repoRoot(t), "testdata", "site")
-	s := r.start(r.settings(map[string]string{"PYTHONPATH": site, "TORCHLSP_E2E_MARK": marker}), r.options(r.keys.Client))
-	ctx := s.ctx(90 * time.Second)
+	env := r.start(t, r.settings(map[string]string{"PYTHONPATH": site, "TORCHLSP_E2E_MARK": marker}), r.options(r.keys.Client))
+	ctx := env.CtxFor(90 * time.Second)
 	const u = "untitled:killed"
-	if err := s.client.DidOpen(u, "python", "import torch\ntorch.add\ntorch.mul\n"); err != nil {
-		t.Fatal(err)
-	}
+	env.OpenBuffer(u, "import torch\ntorch.add\ntorch.mul\n")
 	// Both names are bound at run time, so each first hover asks the
 	// helper (later ones come from a cache).
 	hover := func(line uint32, want string) {
-		h, err := s.client.Hover(ctx, u, line, 7)
+		h, err := env.Editor.Hover(ctx, u, line, 7)
 		if err != nil || h == nil || !strings.Contains(h.Contents.Value, want) {
 			t.Fatalf("hover on line %d = %+v, %v; want %q", line, h, err, want)
 		}
@@ -513,16 +532,26 @@ func TestSSHHelperKilled(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	// The exit notice travels back through pct, sshd, the jump host and
-	// the proxy; a user's next hover comes long after it. Let it arrive,
-	// so that the hover below is the next request, not one racing the
-	// notice (a request racing it fails like any call in flight).
-	time.Sleep(500 * time.Millisecond)
-	hover(2, "mul")
+	// the proxy, and nothing tells the editor when it has arrived. A hover
+	// sent before it reaches the dead helper and fails as any call in
+	// flight does, saying so; the one after it must start a new helper.
+	switch h, err := env.Editor.Hover(ctx, u, 2, 7); {
+	case err == nil && h != nil && strings.Contains(h.Contents.Value, "mul"):
+	case err != nil && strings.Contains(err.Error(), "helper on target") && strings.Contains(err.Error(), "exited"):
+		t.Logf("the first hover raced the exit notice: %v", err)
+		hover(2, "mul")
+	case err == nil && h == nil:
+		env.Await(lsptest.LoggedMessage("helper"))
+		t.Log("the first hover raced the exit notice and answered nothing")
+		hover(2, "mul")
+	default:
+		t.Fatalf("hover after the kill = %+v, %v; want mul, or an error saying the helper exited", h, err)
+	}
 	after := processesWithEnv(t, "TORCHLSP_E2E_MARK="+marker, "torchlsp_helper")
 	if len(after) != 1 || after[0] == pids[0] {
 		t.Errorf("helpers after the kill: %v (killed %d), want one new one", after, pids[0])
 	}
-	s.shutdown()
+	env.Shutdown()
 }
 
 // processesWithEnv lists this user's Python processes whose environment
@@ -559,6 +588,7 @@ func processesWithEnv(t *testing.T, kv, arg string) []int {
 // TestSSHHostileExec: a container name carrying shell syntax is refused
 // with a clear message; nothing is run.
 func TestSSHHostileExec(t *testing.T) {
+	t.Parallel()
 	r := newSSHRig(t)
 	pwned := filepath.Join(os.TempDir(), fmt.Sprintf("PWNED_%d_%d", os.Getpid(), time.Now().UnixNano()))
 	t.Cleanup(func() { os.Remove(pwned) })
@@ -567,24 +597,20 @@ func TestSSHHostileExec(t *testing.T) {
 			settings := mustJSON(t, map[string]any{"defaultTarget": "gpu", "targets": map[string]any{"gpu": map[string]any{
 				"ssh": r.host.User + "@" + r.host.Addr, "exec": []string{"docker", "exec", "-i", name}, "python": debianPython,
 			}}})
-			s := r.start(settings, r.options(r.keys.Client))
-			ctx := s.ctx(30 * time.Second)
-			msg, err := s.client.AwaitMessage(ctx, false, "exec")
-			if err != nil {
-				t.Fatalf("no message about the exec hop: %v", err)
-			}
+			env := r.start(t, settings, r.options(r.keys.Client))
+			msg := env.AwaitMessage("exec")
 			for _, want := range []string{"target \"gpu\"", "docker"} {
 				if !strings.Contains(msg.Message, want) {
 					t.Errorf("message lacks %q: %s", want, msg.Message)
 				}
 			}
 			t.Logf("message: %s", msg.Message)
-			uri, text := s.open("train.py")
-			line, col := at(t, text, "nn.Linear(4, 4)", 0, 3)
-			if locs, err := s.client.Definition(ctx, uri, line, col); err == nil && len(locs) != 0 {
+			uri := env.OpenFile("train.py")
+			pos := env.At(uri, "nn.Linear(4, 4)", 3)
+			if locs, err := env.Editor.Definition(env.Ctx(), uri, pos.Line, pos.Character); err == nil && len(locs) != 0 {
 				t.Errorf("definition through a refused exec hop = %+v", locs)
 			}
-			s.shutdown()
+			env.Shutdown()
 			if _, err := os.Stat(pwned); !errors.Is(err, os.ErrNotExist) {
 				t.Fatalf("%s exists: the container name was run by a shell", pwned)
 			}
@@ -626,6 +652,7 @@ func (r *sshRig) doctorEnv(t *testing.T, knownHosts string) []string {
 // helper's round trip and the mirror state; a failing hop is named with
 // its error and a hint, and the exit status is 1.
 func TestSSHDoctor(t *testing.T) {
+	t.Parallel()
 	r := newSSHRig(t)
 	bin, err := binary()
 	if err != nil {
@@ -741,12 +768,15 @@ func TestMeasureSSH(t *testing.T) {
 // name and on a name the helper resolves.
 func measureSession(t *testing.T, r *sshRig, settings json.RawMessage) (time.Duration, [2]time.Duration, [2]time.Duration) {
 	t0 := time.Now()
-	s := r.start(settings, r.options(r.keys.Client))
-	uri, text := s.open("train.py")
-	line, col := at(t, text, "nn.Linear(4, 4)", 0, 3)
+	env := r.start(t, settings, r.options(r.keys.Client))
+	uri := env.OpenFile("train.py")
+	pos := env.At(uri, "nn.Linear(4, 4)", 3)
 	var first time.Duration
+	firstCtx := env.CtxFor(5 * time.Minute)
 	for {
-		locs, err := s.client.Definition(s.ctx(5*time.Minute), uri, line, col)
+		// Polls the server, as an editor's user would, for the first
+		// right answer: the figure measured.
+		locs, err := env.Editor.Definition(firstCtx, uri, pos.Line, pos.Character)
 		if err == nil && len(locs) == 1 && strings.HasSuffix(locs[0].URI, "/torch/nn/modules/linear.py") &&
 			strings.Contains(lineText(t, uriPath(t, locs[0].URI), int(locs[0].Range.Start.Line)), "class Linear") {
 			first = time.Since(t0)
@@ -757,15 +787,17 @@ func measureSession(t *testing.T, r *sshRig, settings json.RawMessage) (time.Dur
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	hoverCtx := env.CtxFor(5 * time.Minute)
 	pct := func(needle string, off int) [2]time.Duration {
-		l, c := at(t, text, needle, 0, off)
-		if _, err := s.client.Hover(s.ctx(time.Minute), uri, l, c); err != nil {
+		p := env.At(uri, needle, off)
+		l, c := p.Line, p.Character
+		if _, err := env.Editor.Hover(hoverCtx, uri, l, c); err != nil {
 			t.Fatal(err)
 		}
 		var d []time.Duration
 		for i := 0; i < 200; i++ {
 			t1 := time.Now()
-			h, err := s.client.Hover(s.ctx(time.Minute), uri, l, c)
+			h, err := env.Editor.Hover(hoverCtx, uri, l, c)
 			if err != nil || h == nil {
 				t.Fatalf("hover %q: %+v %v", needle, h, err)
 			}
@@ -775,7 +807,7 @@ func measureSession(t *testing.T, r *sshRig, settings json.RawMessage) (time.Dur
 		return [2]time.Duration{d[len(d)/2].Round(time.Microsecond), d[len(d)*99/100].Round(time.Microsecond)}
 	}
 	idx, helper := pct("nn.Linear(4, 4)", 3), pct("torch.add(", 6)
-	s.shutdown()
+	env.Shutdown()
 	return first, idx, helper
 }
 

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/torchlsp/torchlsp/lsp/lsptest"
-	"github.com/torchlsp/torchlsp/server/config"
 )
 
 // findOne returns the single file named name under root.
@@ -34,6 +33,7 @@ func findOne(t *testing.T, root, name string) string {
 // as a crash or a stray cleanup would, and checks that the next session
 // detects the damage, rebuilds, answers correctly and never crashes.
 func TestDamagedCacheIsRebuilt(t *testing.T) {
+	t.Parallel()
 	site := filepath.Join(repoRoot(t), "testdata", "site")
 	tests := []struct {
 		name   string
@@ -78,20 +78,16 @@ func TestDamagedCacheIsRebuilt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ws, file, text := workspace(t)
-			dirs := config.Dirs{Config: t.TempDir(), Cache: t.TempDir(), State: t.TempDir()}
+			t.Parallel()
+			sb := lsptest.NewSandbox(t)
 			settings := targetSettings(t, debianPython, map[string]string{"PYTHONPATH": site})
-			uri := lsptest.FileURI(file)
-			line, col := at(t, text, "AdamW(model", 0, 0)
 
-			define := func(s *session) {
+			define := func(env *lsptest.Env) {
 				t.Helper()
-				if err := s.client.DidOpen(uri, "python", text); err != nil {
-					t.Fatal(err)
-				}
-				locs, err := s.client.Definition(testContext(t, 60*time.Second), uri, line, col)
-				if err != nil || len(locs) != 1 {
-					t.Fatalf("definition: %v %v", locs, err)
+				uri := env.OpenFile("train.py")
+				locs := env.Definition(uri, env.At(uri, "AdamW(model", 0))
+				if len(locs) != 1 {
+					t.Fatalf("definition: %v", locs)
 				}
 				u, err := url.Parse(locs[0].URI)
 				if err != nil {
@@ -113,7 +109,7 @@ func TestDamagedCacheIsRebuilt(t *testing.T) {
 				deadline := time.Now().Add(30 * time.Second)
 				var data []byte
 				for time.Now().Before(deadline) {
-					if p := findOneOrEmpty(dirs.Cache, name); p != "" {
+					if p := findOneOrEmpty(sb.Cache, name); p != "" {
 						if data, _ = os.ReadFile(p); ok(data) {
 							return data
 						}
@@ -125,15 +121,15 @@ func TestDamagedCacheIsRebuilt(t *testing.T) {
 			}
 			nonEmpty := func(b []byte) bool { return len(b) > 0 }
 
-			first := start(t, sessionOptions{dirs: dirs, ws: ws, settings: settings})
+			first := start(t, sessionOptions{sandbox: &sb, settings: settings})
 			define(first)
 			goodIndex := awaitFile("index.bin", nonEmpty)
 			goodManifest := awaitFile("manifest.json", nonEmpty)
-			first.stop()
+			first.Shutdown()
 
-			tt.damage(t, dirs.Cache)
+			tt.damage(t, sb.Cache)
 
-			second := start(t, sessionOptions{dirs: dirs, ws: ws, settings: settings})
+			second := start(t, sessionOptions{sandbox: &sb, settings: settings})
 			define(second)
 			if tt.mirror {
 				// A new mirror: a new manifest (its creation time differs)
@@ -150,7 +146,7 @@ func TestDamagedCacheIsRebuilt(t *testing.T) {
 				// first one.
 				awaitFile("index.bin", func(b []byte) bool { return bytes.Equal(b, goodIndex) })
 			}
-			second.stop()
+			second.Shutdown()
 		})
 	}
 }

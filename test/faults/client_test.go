@@ -2,7 +2,6 @@ package faults
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -18,15 +17,16 @@ import (
 // EOF) or its process dies without closing anything. The server must
 // exit, and no process it started (helper, mirror) may outlive it.
 func TestClientVanishes(t *testing.T) {
+	t.Parallel()
 	needPython(t)
 	bin := buildServer(t)
 	site := filepath.Join(repoRoot(t), "testdata", "site")
 	for _, how := range []string{"stdin closed", "client process killed"} {
 		t.Run(how, func(t *testing.T) {
+			t.Parallel()
 			mark := marker(t)
-			ws, file, text := workspace(t)
-			settings := targetSettings(t, debianPython, map[string]string{"PYTHONPATH": site, "FAULT_MARK": mark})
-			opts := lsptest.Options{RootDir: ws, InitializationOptions: settings, Settings: settings, Configuration: true}
+			files, _ := workspace(t)
+			var opts lsptest.Options
 			var parent *exec.Cmd
 			if how == "client process killed" {
 				parent = exec.Command("sleep", "600")
@@ -36,25 +36,15 @@ func TestClientVanishes(t *testing.T) {
 				t.Cleanup(func() { _ = parent.Process.Kill(); _ = parent.Wait() })
 				opts.ProcessID = parent.Process.Pid
 			}
-			tmp := t.TempDir()
-			cmd := exec.Command(bin, "serve", "--stdio")
-			cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+tmp+"/config", "XDG_CACHE_HOME="+tmp+"/cache", "XDG_STATE_HOME="+tmp+"/state")
-			p, err := lsptest.StartProcess(cmd, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = p.Wait() })
-			ctx := testContext(t, 60*time.Second)
-			if _, err := p.Handshake(ctx); err != nil {
-				t.Fatal(err)
-			}
-			uri := lsptest.FileURI(file)
-			if err := p.DidOpen(uri, "python", text); err != nil {
-				t.Fatal(err)
-			}
-			line, col := at(t, text, "torch.add(", 0, 6) // answered by the helper
-			if h, err := p.Hover(ctx, uri, line, col); err != nil || h == nil {
-				t.Fatalf("hover: %v %v", h, err)
+			env := lsptest.Start(t, lsptest.Config{
+				Server:   lsptest.Program{Path: bin},
+				Files:    files,
+				Settings: targetSettings(t, debianPython, map[string]string{"PYTHONPATH": site, "FAULT_MARK": mark}),
+				Client:   opts,
+			})
+			uri := env.OpenFile("train.py")
+			if h := env.Hover(uri, env.At(uri, "torch.add(", 6)); h == nil { // answered by the helper
+				t.Fatal("hover: nothing")
 			}
 			awaitProcess(t, mark, "torchlsp_helper", 10*time.Second)
 
@@ -62,17 +52,10 @@ func TestClientVanishes(t *testing.T) {
 				_ = parent.Process.Kill()
 				_ = parent.Wait()
 			} else {
-				_ = p.Close()
+				_ = env.Editor.Close()
 			}
-			exited := make(chan int, 1)
-			go func() { code, _ := p.Wait(); exited <- code }()
-			select {
-			case code := <-exited:
-				if code != 1 {
-					t.Errorf("exit code %d, want 1 (no shutdown was asked)", code)
-				}
-			case <-time.After(30 * time.Second):
-				t.Fatal("the server did not exit within 30s of its client vanishing")
+			if code := env.ExitCode(); code != 1 {
+				t.Errorf("exit code %d, want 1 (no shutdown was asked)", code)
 			}
 			awaitNoProcesses(t, mark, 10*time.Second)
 		})
@@ -83,6 +66,7 @@ func TestClientVanishes(t *testing.T) {
 // program that ignores SIGTERM and has a child (as a repro script that
 // spawns workers may): Terminate must end both after its grace period.
 func TestTerminateKillsProcessIgnoringSIGTERM(t *testing.T) {
+	t.Parallel()
 	needPython(t)
 	mark := marker(t)
 	target := remote.NewLocal(remote.Spec{Name: "local", Python: debianPython, Env: map[string]string{"FAULT_MARK": mark}})

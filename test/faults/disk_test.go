@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/torchlsp/torchlsp/lsp/lsptest"
-	"github.com/torchlsp/torchlsp/server/config"
 	"github.com/torchlsp/torchlsp/server/pyindex"
 )
 
@@ -50,25 +49,22 @@ func usedBytes(t *testing.T, dir string) int64 {
 // torch: mirroring fails, the user is told that the disk is full, the
 // partial copy is removed, and the server keeps answering.
 func TestDiskFullDuringMirror(t *testing.T) {
+	t.Parallel()
 	needPython(t)
 	if out, err := exec.Command(debianPython, "-c", "import importlib.util as u; assert u.find_spec('torch')").CombinedOutput(); err != nil {
 		t.Skipf("Debian's python3-torch is not installed: %s", out)
 	}
 	cache := smallDisk(t, "2m")
-	ws, file, text := workspace(t)
-	dirs := config.Dirs{Config: t.TempDir(), Cache: cache, State: t.TempDir()}
-	s := start(t, sessionOptions{dirs: dirs, ws: ws, settings: targetSettings(t, debianPython, nil)})
-	uri := lsptest.FileURI(file)
-	if err := s.client.DidOpen(uri, "python", text); err != nil {
-		t.Fatal(err)
-	}
-	line, col := at(t, text, "nn.Linear(4, 4)", 0, 3)
-	ctx := testContext(t, 120*time.Second)
-	if _, err := s.client.AwaitMessage(ctx, false, "no space left on device"); err != nil {
-		t.Fatalf("the user was not told that the disk is full: %v", err)
-	}
+	sb := lsptest.NewSandbox(t)
+	sb.Cache = cache
+	env := start(t, sessionOptions{sandbox: &sb, settings: targetSettings(t, debianPython, nil)})
+	env.Timeout = 120 * time.Second
+	uri := env.OpenFile("train.py")
+	pos := env.At(uri, "nn.Linear(4, 4)", 3)
+	ctx := env.Ctx()
+	env.AwaitMessage("no space left on device")
 	for range 2 { // the second request retries the mirror, and fails alike
-		p, err := s.client.StartHover(uri, line, col)
+		p, err := env.Editor.StartHover(uri, pos.Line, pos.Character)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +91,7 @@ func TestDiskFullDuringMirror(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	s.stop()
+	env.Shutdown()
 }
 
 // TestDiskFullDuringIndexWrite builds an index whose cache file cannot be
@@ -103,6 +99,7 @@ func TestDiskFullDuringMirror(t *testing.T) {
 // memory, no temporary file is left, and the next Open of the directory
 // (the disk still full) rebuilds rather than trusting anything.
 func TestDiskFullDuringIndexWrite(t *testing.T) {
+	t.Parallel()
 	disk := smallDisk(t, "1m")
 	// Fill the disk to the last byte.
 	filler, err := os.Create(filepath.Join(disk, "filler"))

@@ -2,17 +2,17 @@ package faults
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io/fs"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,9 +20,6 @@ import (
 
 	"github.com/torchlsp/torchlsp/lsp"
 	"github.com/torchlsp/torchlsp/lsp/lsptest"
-	"github.com/torchlsp/torchlsp/remote/sshtarget"
-	"github.com/torchlsp/torchlsp/server"
-	"github.com/torchlsp/torchlsp/server/config"
 )
 
 // debianPython is Debian's interpreter; python3-torch installs torch for it.
@@ -44,12 +41,6 @@ func needPython(t testing.TB) {
 	}
 }
 
-func testContext(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // marker returns a value unique to this test, put into a target's
 // environment so the test can find exactly the processes it started.
 func marker(t testing.TB) string {
@@ -62,7 +53,9 @@ func marker(t testing.TB) string {
 
 // slowSite copies the torch-shaped fixture and makes `import torch` sleep
 // for $FAULT_IMPORT_DELAY seconds, as a real torch import takes seconds:
-// long enough to kill the helper while it answers.
+// long enough to kill the helper while it answers. When the import
+// starts, it writes its process id to the file $FAULT_IMPORT_STARTED
+// names, if set.
 func slowSite(t testing.TB) string {
 	t.Helper()
 	src := filepath.Join(repoRoot(t), "testdata", "site")
@@ -92,7 +85,11 @@ func slowSite(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	delay := "import os as _o, time as _t\n_t.sleep(float(_o.environ.get('FAULT_IMPORT_DELAY', '0')))\n"
+	delay := "import os as _o, time as _t\n" +
+		"if _o.environ.get('FAULT_IMPORT_STARTED'):\n" +
+		"    with open(_o.environ['FAULT_IMPORT_STARTED'] + '.tmp', 'w') as _f: _f.write(str(_o.getpid()))\n" +
+		"    _o.rename(_o.environ['FAULT_IMPORT_STARTED'] + '.tmp', _o.environ['FAULT_IMPORT_STARTED'])\n" +
+		"_t.sleep(float(_o.environ.get('FAULT_IMPORT_DELAY', '0')))\n"
 	if err := os.WriteFile(init, append([]byte(delay), data...), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -111,96 +108,39 @@ func targetSettings(t testing.TB, python string, env map[string]string) json.Raw
 	return b
 }
 
-// workspace copies the e2e training script into a fresh workspace.
-func workspace(t testing.TB) (dir, file, text string) {
+// workspace is the e2e training script, to be written into a sandbox's
+// workspace, and its text.
+func workspace(t testing.TB) (files map[string]string, text string) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(repoRoot(t), "test", "e2e", "testdata", "workspace", "train.py"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir = t.TempDir()
-	file = filepath.Join(dir, "train.py")
-	if err := os.WriteFile(file, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir, file, string(data)
-}
-
-// session is the real server in process, behind the real wire, and the
-// fake editor talking to it over a pipe.
-type session struct {
-	t      testing.TB
-	client *lsptest.Client
-	dirs   config.Dirs
-	done   chan int
+	return map[string]string{"train.py": string(data)}, string(data)
 }
 
 type sessionOptions struct {
-	dirs     config.Dirs
-	ws       string
+	sandbox  *lsptest.Sandbox // a shared cache and workspace; fresh when nil
 	settings json.RawMessage
 	logger   *zap.Logger
 }
 
-func start(t testing.TB, o sessionOptions) *session {
+// start runs the real server in process, behind the real wire, with the
+// fake editor talking to it over a pipe, in a workspace holding the e2e
+// training script.
+func start(t testing.TB, o sessionOptions) *lsptest.Env {
 	t.Helper()
 	needPython(t)
-	if o.dirs == (config.Dirs{}) {
-		o.dirs = config.Dirs{Config: t.TempDir(), Cache: t.TempDir(), State: t.TempDir()}
-	}
 	if o.logger == nil {
 		o.logger = zap.NewNop()
 	}
-	serverConn, clientConn := net.Pipe()
-	eng := server.New(server.Options{Dirs: o.dirs, Opener: sshtarget.Opener{}})
-	s := &session{t: t, dirs: o.dirs, done: make(chan int, 1)}
-	go func() {
-		code, _ := lsp.Serve(context.Background(), serverConn, lsp.NewEngine(eng), lsp.Options{Version: "faults", Logger: o.logger})
-		s.done <- code
-	}()
-	s.client = lsptest.New(clientConn, lsptest.Options{
-		RootDir: o.ws, InitializationOptions: o.settings, Settings: o.settings,
-		Configuration: true, WorkDoneProgress: true,
+	files, _ := workspace(t)
+	return lsptest.Start(t, lsptest.Config{
+		Server:   lsptest.InProcess{Wire: lsp.Options{Version: "faults", Logger: o.logger}},
+		Sandbox:  o.sandbox,
+		Files:    files,
+		Settings: o.settings,
 	})
-	t.Cleanup(func() {
-		s.client.Close()
-		select {
-		case <-s.done:
-		case <-time.After(30 * time.Second):
-			t.Error("server still running 30s after its connection closed")
-		}
-	})
-	if _, err := s.client.Handshake(testContext(t, 60*time.Second)); err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
-	return s
-}
-
-// stop ends the session politely and waits for the server to return.
-func (s *session) stop() {
-	s.t.Helper()
-	ctx := testContext(s.t, 30*time.Second)
-	if err := s.client.Shutdown(ctx); err != nil {
-		s.t.Fatalf("shutdown: %v", err)
-	}
-	_ = s.client.Exit()
-	select {
-	case <-s.done:
-		s.done <- 0 // for the cleanup
-	case <-ctx.Done():
-		s.t.Fatal("server did not end after exit")
-	}
-}
-
-// at returns the LSP position (UTF-16) of byte off within the n-th
-// occurrence of needle in text.
-func at(t testing.TB, text, needle string, n, off int) (uint32, uint32) {
-	t.Helper()
-	line, col, err := lsptest.Find(text, needle, n, off)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return line, col
 }
 
 // processesWith returns the pids of live processes whose environment holds
@@ -276,14 +216,25 @@ func awaitProcess(t testing.TB, needle, cmd string, within time.Duration) int {
 	}
 }
 
-// buildServer builds the torchlsp binary once per test.
+// binary builds the torchlsp binary once for the tests that run it.
+var binary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "torchlsp-faults-bin")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "torchlsp")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/torchlsp/torchlsp/cmd/torchlsp").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build: %w\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// buildServer returns the torchlsp binary, built once.
 func buildServer(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "torchlsp")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/torchlsp")
-	cmd.Dir = repoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	bin, err := binary()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }

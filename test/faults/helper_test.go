@@ -1,6 +1,9 @@
 package faults
 
 import (
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,32 +17,34 @@ import (
 // must be answered (an error or null, not silence), the user told why,
 // and the next hover answered in full by a new helper.
 func TestHelperKilledMidRequest(t *testing.T) {
+	t.Parallel()
 	mark := marker(t)
 	site := slowSite(t)
-	ws, file, text := workspace(t)
-	s := start(t, sessionOptions{ws: ws, settings: targetSettings(t, debianPython, map[string]string{
-		"PYTHONPATH": site, "FAULT_IMPORT_DELAY": "3", "FAULT_MARK": mark,
+	started := filepath.Join(t.TempDir(), "import-started")
+	env := start(t, sessionOptions{settings: targetSettings(t, debianPython, map[string]string{
+		"PYTHONPATH": site, "FAULT_IMPORT_DELAY": "3", "FAULT_MARK": mark, "FAULT_IMPORT_STARTED": started,
 	})})
-	uri := lsptest.FileURI(file)
-	if err := s.client.DidOpen(uri, "python", text); err != nil {
-		t.Fatal(err)
-	}
+	env.Timeout = 90 * time.Second
+	uri := env.OpenFile("train.py")
 	// torch.add is bound only at run time: the helper must import torch.
-	line, col := at(t, text, "torch.add(", 0, 6)
+	pos := env.At(uri, "torch.add(", 6)
 
 	for round := range 3 {
-		p, err := s.client.StartHover(uri, line, col)
+		_ = os.Remove(started)
+		p, err := env.Editor.StartHover(uri, pos.Line, pos.Character)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// The hover starts a helper if none runs; its import of torch
-		// sleeps 3s. Kill the helper in the middle of it.
-		helper := awaitProcess(t, mark, "torchlsp_helper", 60*time.Second)
-		time.Sleep(time.Second)
+		// sleeps 3s. Kill the helper once that import has begun.
+		helper := awaitImport(t, started, 60*time.Second)
+		if pids := processesWithCmd(t, mark, "torchlsp_helper"); len(pids) != 1 || pids[0] != helper {
+			t.Fatalf("round %d: the importing process %d is not the one helper %v", round, helper, pids)
+		}
 		if err := syscall.Kill(helper, syscall.SIGKILL); err != nil {
 			t.Fatalf("round %d: kill helper %d: %v", round, helper, err)
 		}
-		r, err := p.Wait(testContext(t, 60*time.Second))
+		r, err := p.Wait(env.Ctx())
 		if err != nil {
 			t.Fatalf("round %d: hover not answered after the helper died: %v", round, err)
 		}
@@ -50,9 +55,7 @@ func TestHelperKilledMidRequest(t *testing.T) {
 				t.Errorf("round %d: error %q does not say the helper exited", round, r.Error.Message)
 			}
 		case string(r.Result) == "null":
-			if _, err := s.client.AwaitMessage(testContext(t, 10*time.Second), true, "helper"); err != nil {
-				t.Errorf("round %d: null hover and no message about the helper: %v", round, err)
-			}
+			env.Await(lsptest.LoggedMessage("helper"))
 		case strings.Contains(string(r.Result), "answered by the target's interpreter"):
 			t.Fatalf("round %d: a dead helper answered: %s", round, r.Result)
 		}
@@ -60,19 +63,34 @@ func TestHelperKilledMidRequest(t *testing.T) {
 	}
 
 	// A new helper answers in full.
-	h, err := s.client.Hover(testContext(t, 90*time.Second), uri, line, col)
-	if err != nil || h == nil {
-		t.Fatalf("hover after the helper was restarted: %v %v", h, err)
-	}
-	if !strings.Contains(h.Contents.Value, "add") {
-		t.Errorf("hover after restart lacks add:\n%s", h.Contents.Value)
+	h := env.Hover(uri, pos)
+	if h == nil || !strings.Contains(h.Contents.Value, "add") {
+		t.Fatalf("hover after the helper was restarted: %+v", h)
 	}
 	// And an answer from the index never needed the helper.
-	line, col = at(t, text, "torch.compile(model", 0, 8)
-	h, err = s.client.Hover(testContext(t, 30*time.Second), uri, line, col)
-	if err != nil || h == nil || !strings.Contains(h.Contents.Value, "def compile(") {
-		t.Fatalf("index hover: %v %v", h, err)
+	if h := env.Hover(uri, env.At(uri, "torch.compile(model", 8)); h == nil || !strings.Contains(h.Contents.Value, "def compile(") {
+		t.Fatalf("index hover: %+v", h)
 	}
-	s.stop()
+	env.Shutdown()
 	awaitNoProcesses(t, mark, 10*time.Second)
+}
+
+// awaitImport waits, bounded, for the slow site's import to write its
+// process id to path, and returns it.
+func awaitImport(t *testing.T, path string, within time.Duration) int {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		if b, err := os.ReadFile(path); err == nil {
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				t.Fatalf("%s holds %q", path, b)
+			}
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the helper's import of torch did not start within %v", within)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

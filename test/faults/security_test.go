@@ -1,13 +1,11 @@
 package faults
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,6 +22,7 @@ import (
 // machine-scoped, so a workspace's .vscode/settings.json cannot set them,
 // and listed as restricted in untrusted workspaces.
 func TestVSCodeSettingsTrust(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(filepath.Join(repoRoot(t), "editors", "vscode", "package.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -74,6 +73,7 @@ func TestVSCodeSettingsTrust(t *testing.T) {
 // and checks that the session on the host has no agent socket and that
 // sshd never saw an agent-forwarding request.
 func TestNoAgentForwarding(t *testing.T) {
+	t.Parallel()
 	needPython(t)
 	sshtest.RequireOpenSSH(t)
 	keys := sshtest.NewKeys(t)
@@ -121,6 +121,7 @@ func TestNoAgentForwarding(t *testing.T) {
 // value appears nowhere: not on stderr, not in any window/logMessage or
 // showMessage, not in any reply.
 func TestSecretsStayOutOfLogs(t *testing.T) {
+	t.Parallel()
 	needPython(t)
 	sshtest.RequireOpenSSH(t)
 	const secret = "sekrit-XYZ-7f3a"
@@ -150,32 +151,17 @@ func TestSecretsStayOutOfLogs(t *testing.T) {
 		return b
 	}
 
-	var stderr bytes.Buffer
-	cmd := exec.Command(bin, "serve", "--stdio", "--log-level", "debug")
-	var env []string
-	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); k != "HOME" && k != "SSH_AUTH_SOCK" && !strings.HasPrefix(k, "XDG_") {
-			env = append(env, kv)
-		}
-	}
-	cmd.Env = append(env, "HOME="+home)
-	cmd.Stderr = &stderr
-	ws, file, text := workspace(t)
-	p, err := lsptest.StartProcess(cmd, lsptest.Options{
-		RootDir: ws, InitializationOptions: settings("fixture"), Settings: settings("fixture"), Configuration: true, WorkDoneProgress: true,
+	files, _ := workspace(t)
+	env := lsptest.Start(t, lsptest.Config{
+		Server: lsptest.Program{Path: bin, Args: []string{"serve", "--stdio", "--log-level", "debug"},
+			Env: []string{"HOME=" + home, "SSH_AUTH_SOCK="}},
+		Files:    files,
+		Settings: settings("fixture"),
+		Timeout:  120 * time.Second,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = p.Wait() })
-	ctx := testContext(t, 120*time.Second)
-	if _, err := p.Handshake(ctx); err != nil {
-		t.Fatal(err)
-	}
-	uri := lsptest.FileURI(file)
-	if err := p.DidOpen(uri, "python", text); err != nil {
-		t.Fatal(err)
-	}
+	p := env.Editor
+	ctx := env.Ctx()
+	uri := env.OpenFile("train.py")
 	var replies []string
 	asked := 0
 	ask := func(method string, params any) {
@@ -194,8 +180,7 @@ func TestSecretsStayOutOfLogs(t *testing.T) {
 		}
 	}
 	pos := func(needle string, off int) map[string]any {
-		line, col := at(t, text, needle, 0, off)
-		return map[string]any{"textDocument": map[string]string{"uri": uri}, "position": map[string]uint32{"line": line, "character": col}}
+		return map[string]any{"textDocument": map[string]string{"uri": uri}, "position": env.At(uri, needle, off)}
 	}
 	for _, target := range []string{"fixture", "gpu"} {
 		if target == "gpu" {
@@ -203,20 +188,16 @@ func TestSecretsStayOutOfLogs(t *testing.T) {
 			if err := p.DidChangeConfiguration(json.RawMessage(`{"settings":{"torchlsp":` + string(settings("gpu")) + `}}`)); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := p.AwaitMessage(ctx, false, "is encrypted"); err != nil {
-				t.Fatalf("the passphrase error never reached the editor, so the check proves little: %v", err)
-			}
+			// Without this message the check below would prove little.
+			env.AwaitMessage("is encrypted")
 		}
 		ask("textDocument/hover", pos("torch.add(", 6))
 		ask("textDocument/hover", pos("torch.compile(model", 8))
 		ask("textDocument/definition", pos("nn.Linear(4, 4)", 3))
 		ask("workspace/executeCommand", map[string]any{"command": "torchlsp.doctor", "arguments": []any{map[string]string{"target": target}}})
 	}
-	if err := p.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	_ = p.Exit()
-	_, _ = p.Wait()
+	env.Shutdown()
+	stderr := env.ServerLog()
 
 	check := func(where, text string) {
 		if strings.Contains(text, secret) {
@@ -224,7 +205,7 @@ func TestSecretsStayOutOfLogs(t *testing.T) {
 			t.Errorf("the secret appears in %s: …%s…", where, text[max(0, i-120):min(len(text), i+40)])
 		}
 	}
-	check("stderr", stderr.String())
+	check("stderr", stderr)
 	for _, e := range p.Events() {
 		check(fmt.Sprintf("%s notification", e.Method), string(e.Params))
 	}
@@ -234,5 +215,5 @@ func TestSecretsStayOutOfLogs(t *testing.T) {
 	if len(p.Events()) == 0 || asked != 8 {
 		t.Fatalf("%d events, %d requests: the session did not run as planned", len(p.Events()), asked)
 	}
-	t.Logf("checked %d bytes of stderr, %d notifications, %d replies", stderr.Len(), len(p.Events()), len(replies))
+	t.Logf("checked %d bytes of stderr, %d notifications, %d replies", len(stderr), len(p.Events()), len(replies))
 }

@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -28,9 +27,6 @@ import (
 	"github.com/torchlsp/torchlsp/lsp"
 	"github.com/torchlsp/torchlsp/lsp/lsptest"
 	"github.com/torchlsp/torchlsp/remote"
-	"github.com/torchlsp/torchlsp/remote/sshtarget"
-	"github.com/torchlsp/torchlsp/server"
-	"github.com/torchlsp/torchlsp/server/config"
 )
 
 const debianPython = "/usr/bin/python3"
@@ -80,17 +76,6 @@ var queries = []query{
 	{"hover add (helper)", "textDocument/hover", "torch.add(", 6, "def add"},
 }
 
-// position returns the LSP position (UTF-16) of byte off within the first
-// occurrence of needle.
-func position(t testing.TB, text, needle string, off int) (uint32, uint32) {
-	t.Helper()
-	line, col, err := lsptest.Find(text, needle, 0, off)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return line, col
-}
-
 // result are the figures of one run.
 type result struct {
 	Requests       int     `json:"requests"`
@@ -125,18 +110,6 @@ func TestLoad(t *testing.T) {
 
 	root := repoRoot(t)
 	site := filepath.Join(root, "testdata", "site")
-	src, err := os.ReadFile(filepath.Join(root, "test", "e2e", "testdata", "workspace", "train.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(src)
-	ws := t.TempDir()
-	file := filepath.Join(ws, "train.py")
-	if err := os.WriteFile(file, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	uri := lsptest.FileURI(file)
-	dirs := config.Dirs{Config: t.TempDir(), Cache: t.TempDir(), State: t.TempDir()}
 	settings, _ := json.Marshal(map[string]any{
 		"defaultTarget": "fixture",
 		"targets": map[string]any{
@@ -144,24 +117,15 @@ func TestLoad(t *testing.T) {
 		},
 	})
 
-	serverConn, clientConn := net.Pipe()
-	eng := server.New(server.Options{Dirs: dirs, Opener: sshtarget.Opener{}})
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_, _ = lsp.Serve(context.Background(), serverConn, lsp.NewEngine(eng), lsp.Options{Version: "load"})
-	}()
-	c := lsptest.New(clientConn, lsptest.Options{
-		RootDir: ws, InitializationOptions: settings, Settings: settings, Configuration: true,
+	env := lsptest.Start(t, lsptest.Config{
+		Server:   lsptest.InProcess{Wire: lsp.Options{Version: "load"}},
+		CopyFrom: filepath.Join(root, "test", "e2e", "testdata", "workspace"),
+		Settings: settings,
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-	defer cancel()
-	if _, err := c.Handshake(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.DidOpen(uri, "python", text); err != nil {
-		t.Fatal(err)
-	}
+	c := env.Client()
+	ctx := env.CtxFor(30 * time.Minute)
+	uri := env.OpenFile("train.py")
+	text := env.Text(uri)
 
 	// Expected answers, checked once against the fixture's known layout.
 	type prepared struct {
@@ -170,10 +134,9 @@ func TestLoad(t *testing.T) {
 	}
 	var qs []prepared
 	for _, q := range queries {
-		line, col := position(t, text, q.needle, q.off)
 		qs = append(qs, prepared{q, map[string]any{
 			"textDocument": map[string]string{"uri": uri},
-			"position":     map[string]uint32{"line": line, "character": col},
+			"position":     env.At(uri, q.needle, q.off),
 		}})
 	}
 	check := func(q prepared, r *lsptest.Response) error {
@@ -221,15 +184,13 @@ func TestLoad(t *testing.T) {
 		defer bg.Done()
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
-		version := int32(1)
-		for {
+		for n := 1; ; n++ {
 			select {
 			case <-stop:
 				return
 			case <-tick.C:
 			}
-			version++
-			if err := c.DidChange(uri, version, lsptest.Change{Text: text + "# edit " + strconv.Itoa(int(version)) + "\n"}); err != nil {
+			if _, err := env.Editor.EditBuffer(uri, text+"# edit "+strconv.Itoa(n)+"\n"); err != nil {
 				t.Errorf("didChange: %v", err)
 				return
 			}
@@ -344,15 +305,7 @@ func TestLoad(t *testing.T) {
 		}
 	}
 
-	if err := c.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	_ = c.Exit()
-	select {
-	case <-served:
-	case <-time.After(30 * time.Second):
-		t.Fatal("server did not end after exit")
-	}
+	env.Shutdown()
 	c.Close()
 	endGoroutines := runtime.NumGoroutine()
 	for deadline := time.Now().Add(10 * time.Second); endGoroutines > baseGoroutines && time.Now().Before(deadline); endGoroutines = runtime.NumGoroutine() {

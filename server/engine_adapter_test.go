@@ -1,0 +1,187 @@
+package server_test
+
+// The one place the marker tests (marker_test.go) call server.Engine.
+// Everything else in them works on the plain types below, so that a
+// change of the engine's API (a request taking a document snapshot
+// instead of a URI) is adapted here and nowhere else.
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/torchlsp/torchlsp/server"
+	"github.com/torchlsp/torchlsp/server/config"
+	"github.com/torchlsp/torchlsp/server/source"
+)
+
+// pos is a place in a document: 0-based line, 0-based UTF-8 byte column.
+type pos struct{ Line, Col int }
+
+// span is a half-open range of a document.
+type span struct{ Start, End pos }
+
+// location is an answer's place: an open document (URI set) or a local
+// file (Path), with its path on the target when it is a mirrored one.
+type location struct {
+	URI, Path, TargetPath string
+	Range                 span
+}
+
+type hoverResult struct {
+	Markdown string
+	Range    *span
+}
+
+type related struct {
+	Location location
+	Message  string
+}
+
+type diagnostic struct {
+	Range    span
+	Severity int // 1 error … 4 hint, as in LSP
+	Code     string
+	Message  string
+	Related  []related
+}
+
+type textEdit struct {
+	Range   span
+	NewText string
+}
+
+type codeAction struct {
+	Title, Kind string
+	Preferred   bool
+	Codes       []string              // of the diagnostics it fixes
+	Edits       map[string][]textEdit // by document URI
+	Command     string                // the command's name, if any
+}
+
+// testEngine is an engine on a local target, with its cache directory.
+type testEngine struct {
+	e     *server.Engine
+	cache string
+}
+
+// newEngine starts an engine whose editor settings are settings, for the
+// workspace folder, with its own XDG directories; it shuts down when the
+// test ends. A flag's value is waited for as long as it takes, so that
+// hovers do not depend on the machine's speed.
+func newEngine(t *testing.T, settings []byte, folder string) *testEngine {
+	t.Helper()
+	root := t.TempDir()
+	dirs := config.Dirs{Config: root + "/config", Cache: root + "/cache", State: root + "/state"}
+	e := server.New(server.Options{Dirs: dirs, ValueWait: 2 * time.Minute})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := e.Shutdown(ctx); err != nil {
+			t.Errorf("engine shutdown: %v", err)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := e.Initialize(ctx, server.InitializeParams{WorkspaceFolders: []string{folder}, InitializationOptions: settings}); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return &testEngine{e: e, cache: dirs.Cache}
+}
+
+func openDoc(e *testEngine, uri, text string) { e.e.DidOpen(context.Background(), uri, 1, text) }
+
+func changeDoc(e *testEngine, uri string, version int32, text string) {
+	if _, err := e.e.DidChange(context.Background(), uri, version, []source.Change{{Text: text}}); err != nil {
+		panic(err) // a whole-text change always applies to an open document
+	}
+}
+
+// snapshotOf is the document's latest snapshot, as the wire takes it for a
+// request.
+func snapshotOf(e *testEngine, uri string) *server.Snapshot { return e.e.Snapshot(uri) }
+
+func hoverAt(ctx context.Context, e *testEngine, uri string, p pos) (*hoverResult, error) {
+	h, err := e.e.Hover(ctx, snapshotOf(e, uri), toPosition(p))
+	if err != nil || h == nil {
+		return nil, err
+	}
+	out := &hoverResult{Markdown: h.Markdown}
+	if h.Range != nil {
+		r := fromRange(*h.Range)
+		out.Range = &r
+	}
+	return out, nil
+}
+
+func definitionAt(ctx context.Context, e *testEngine, uri string, p pos) ([]location, error) {
+	locs, err := e.e.Definition(ctx, snapshotOf(e, uri), toPosition(p))
+	return fromLocations(locs), err
+}
+
+func referencesAt(ctx context.Context, e *testEngine, uri string, p pos) ([]location, error) {
+	locs, err := e.e.References(ctx, snapshotOf(e, uri), toPosition(p), true)
+	return fromLocations(locs), err
+}
+
+func diagnosticsFor(ctx context.Context, e *testEngine, uri string) ([]diagnostic, error) {
+	ds, err := e.e.Diagnostics(ctx, snapshotOf(e, uri))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]diagnostic, 0, len(ds))
+	for _, d := range ds {
+		out = append(out, fromDiagnostic(d))
+	}
+	return out, nil
+}
+
+func codeActionsAt(ctx context.Context, e *testEngine, uri string, r span) ([]codeAction, error) {
+	as, err := e.e.CodeActions(ctx, snapshotOf(e, uri), server.Range{Start: toPosition(r.Start), End: toPosition(r.End)}, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]codeAction, 0, len(as))
+	for _, a := range as {
+		ca := codeAction{Title: a.Title, Kind: a.Kind, Preferred: a.Preferred, Edits: map[string][]textEdit{}}
+		for _, d := range a.Diagnostics {
+			ca.Codes = append(ca.Codes, d.Code)
+		}
+		for uri, edits := range a.Edits {
+			for _, ed := range edits {
+				ca.Edits[uri] = append(ca.Edits[uri], textEdit{Range: fromRange(ed.Range), NewText: ed.NewText})
+			}
+		}
+		if a.Command != nil {
+			ca.Command = a.Command.Name
+		}
+		out = append(out, ca)
+	}
+	return out, nil
+}
+
+func toPosition(p pos) server.Position { return server.Position{Line: p.Line, Column: p.Col} }
+
+func fromRange(r server.Range) span {
+	return span{pos{r.Start.Line, r.Start.Column}, pos{r.End.Line, r.End.Column}}
+}
+
+func fromLocations(locs []server.Location) []location {
+	out := make([]location, 0, len(locs))
+	for _, l := range locs {
+		out = append(out, fromLocation(l))
+	}
+	return out
+}
+
+func fromLocation(l server.Location) location {
+	return location{URI: l.URI, Path: l.Path, TargetPath: l.TargetPath, Range: fromRange(l.Range)}
+}
+
+func fromDiagnostic(d server.Diagnostic) diagnostic {
+	out := diagnostic{Range: fromRange(d.Range), Severity: int(d.Severity), Code: d.Code, Message: d.Message}
+	for _, r := range d.Related {
+		out.Related = append(out.Related, related{Location: fromLocation(r.Location), Message: r.Message})
+	}
+	return out
+}
