@@ -9,6 +9,7 @@ function's first decorator, else its def). torchlsp's static scanner
 
 Run with the target's interpreter: python3 op_impl_facts.py [OP ...]
 """
+import functools
 import inspect
 import json
 import os
@@ -27,6 +28,13 @@ SITE = os.path.dirname(os.path.dirname(os.path.abspath(torch.__file__)))
 
 def where(fn):
     """File (relative to the site dir), 1-based first line, qualname."""
+    if isinstance(fn, functools.partial):
+        out = where(fn.func)
+        out["generic"] = True
+        # Inductor decomposes CompositeImplicitAutograd ops through their
+        # C++ kernel (torch._decomp._get_decomp_for_cia): no Python source.
+        out["cia"] = getattr(fn.func, "__name__", "") == "_special_op_to_decompose_cia"
+        return out
     try:
         f = inspect.unwrap(fn)
     except Exception:  # a broken __wrapped__ chain: report the object itself
@@ -91,8 +99,9 @@ def facts():
                 fn = table[overload]
                 e = where(fn)
                 e["overload"] = ov
-                if tname == "inductor_decomposition" and post.get(overload) is fn:
-                    e["inherited"] = True  # copied from the core decompositions
+                kernels = getattr(overload, "py_kernels", {}).values()
+                if tname == "inductor_decomposition" and (post.get(overload) is fn or any(k is fn for k in kernels)):
+                    e["inherited"] = True  # the core decomposition or py_impl kernel, listed there
                 op["tables"].setdefault(tname, []).append(e)
             if overload in ts.get("_fallbacks", ()):
                 op["fallbacks"].append(ov)

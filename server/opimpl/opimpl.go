@@ -152,6 +152,9 @@ type Impl struct {
 	Def     int
 	// Ref is the qualified name of a KindRef entry (torch._refs.add).
 	Ref string
+	// Cond is the condition of the if statements the registration runs
+	// under ("torch.mtia._is_compiled()"), "" when it always runs.
+	Cond string
 }
 
 // Label describes the entry in a few words: "meta", "lowering",

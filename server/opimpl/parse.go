@@ -50,6 +50,9 @@ type callFact struct {
 	// assigned is the name a module-level assignment binds to the call's
 	// value: add = register_pointwise(aten.add).
 	assigned string
+	// cond is the condition of the if statements the call runs under
+	// ("torch.mtia._is_compiled()"), "" when it always runs.
+	cond string
 }
 
 func (c *callFact) kw(name string) (expr, bool) {
@@ -156,6 +159,9 @@ const (
 	kExprStmt
 	kBlock
 	kClause
+	kIf
+	kElif
+	kElse
 )
 
 var kindOf = map[string]kind{
@@ -195,8 +201,9 @@ var kindOf = map[string]kind{
 	"comment":                  kComment,
 	"expression_statement":     kExprStmt,
 	"block":                    kBlock,
-	"elif_clause":              kClause,
-	"else_clause":              kClause,
+	"if_statement":             kIf,
+	"elif_clause":              kElif,
+	"else_clause":              kElse,
 	"except_clause":            kClause,
 	"except_group_clause":      kClause,
 	"finally_clause":           kClause,
@@ -277,6 +284,7 @@ type walker struct {
 	ff     *fileFacts
 	cur    *sitter.TreeCursor
 	nested map[string]string // aliases bound inside functions
+	conds  []string          // conditions of the enclosing if statements
 }
 
 func (w *walker) kind(n *sitter.Node) kind { return w.g.ids[n.KindId()] }
@@ -326,6 +334,10 @@ func (w *walker) stmt(n *sitter.Node, scope int, top bool) {
 // or one of its clauses: blocks keep the scope, other parts are searched
 // for calls.
 func (w *walker) compound(n *sitter.Node, scope int, top bool) {
+	if w.kind(n) == kIf {
+		w.ifStmt(n, scope, top)
+		return
+	}
 	for _, c := range w.children(n) {
 		switch k := w.kind(&c); {
 		case k == kBlock:
@@ -336,6 +348,42 @@ func (w *walker) compound(n *sitter.Node, scope int, top bool) {
 			w.stmt(&c, scope, top)
 		default:
 			w.exprCalls(&c, scope)
+		}
+	}
+}
+
+// ifStmt walks an if statement, each branch under its condition: the
+// elif's own, and for else the negation of the others.
+func (w *walker) ifStmt(n *sitter.Node, scope int, top bool) {
+	var prev []string
+	cond := func(x *sitter.Node) string {
+		c := x.ChildByFieldName("condition")
+		if c == nil {
+			return ""
+		}
+		w.exprCalls(c, scope)
+		return strings.Join(strings.Fields(w.text(c)), " ")
+	}
+	under := func(cond string, body *sitter.Node) {
+		if body == nil {
+			return
+		}
+		w.conds = append(w.conds, cond)
+		w.block(body, scope, top)
+		w.conds = w.conds[:len(w.conds)-1]
+	}
+	c0 := cond(n)
+	prev = append(prev, c0)
+	alts := n.ChildrenByFieldName("alternative", w.cur)
+	under(c0, n.ChildByFieldName("consequence"))
+	for _, alt := range alts {
+		switch w.kind(&alt) {
+		case kElif:
+			c := cond(&alt)
+			prev = append(prev, c)
+			under(c, alt.ChildByFieldName("consequence"))
+		case kElse:
+			under("not ("+strings.Join(prev, " or ")+")", alt.ChildByFieldName("body"))
 		}
 	}
 }
@@ -649,7 +697,7 @@ func (w *walker) call(n *sitter.Node, scope, decorates int) int {
 		}
 		return -1
 	}
-	c := callFact{callee: callee, decorates: decorates, scope: scope}
+	c := callFact{callee: callee, decorates: decorates, scope: scope, cond: strings.Join(w.conds, " and ")}
 	sp, ep := fn.StartPosition(), fn.EndPosition()
 	c.line, c.col = int(sp.Row), int(sp.Column)
 	c.endCol = c.col

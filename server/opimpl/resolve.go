@@ -426,7 +426,7 @@ func (r *resolver) registrations() []Impl {
 }
 
 func (r *resolver) registration(ff *fileFacts, c *callFact) []Impl {
-	base := Impl{Path: ff.rel, Line: c.line, Col: c.col, EndCol: c.endCol, Def: -1}
+	base := Impl{Path: ff.rel, Line: c.line, Col: c.col, EndCol: c.endCol, Def: -1, Cond: c.cond}
 	if recv, ok := strings.CutSuffix(c.callee, ".py_impl"); ok {
 		ops := r.ops(ff, expr{dotted: recv})
 		if len(ops) == 0 {
