@@ -40,6 +40,7 @@ type pkgState struct {
 	index  *pyindex.Index
 	loaded time.Duration // time from request to usable index
 	gates  catalogState
+	impls  implState // compiled-op registrations, scanned once per mirror
 	// lookups caches resolved names; it lives and dies with this mirror.
 	lookups lookupCache
 }

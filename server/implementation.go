@@ -1,0 +1,300 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/torchlsp/torchlsp/server/opimpl"
+)
+
+// implState is the compiled-op table of one mirrored torch: where it
+// registers each op's meta function, decompositions and lowerings. It is
+// scanned on first use, in the background, and cached next to the mirror
+// (a new mirror is a new pkgState, so the table never outlives it).
+type implState struct {
+	once sync.Once
+	done chan struct{} // closed when tab or err is set
+	tab  *opimpl.Table
+	err  error
+}
+
+// errImplPending says the table is still being built.
+var errImplPending = errors.New("compiled-op table not built yet")
+
+// opTable returns the package's op table, waiting at most wait for the
+// first scan (0: as long as ctx allows).
+func (e *Engine) opTable(ctx context.Context, ps *pkgState, wait time.Duration) (*opimpl.Table, error) {
+	st := &ps.impls
+	st.once.Do(func() {
+		st.done = make(chan struct{})
+		started := e.goBackground(func() {
+			defer close(st.done)
+			cache := filepath.Join(ps.mirror.Root, "opimpl.bin")
+			st.tab, st.err = opimpl.Open(e.ctx, ps.mirror.SiteDir, cache)
+			if st.err != nil {
+				st.err = fmt.Errorf("compiled-op table of %s %s: %w", ps.name, ps.info.Version, st.err)
+			}
+		})
+		if !started {
+			st.err = errShutDown
+			close(st.done)
+		}
+	})
+	var timeout <-chan time.Time
+	if wait > 0 {
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		timeout = timer.C
+	}
+	select {
+	case <-st.done:
+		return st.tab, st.err
+	case <-timeout:
+		return nil, errImplPending
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Implementation lists where the target's torch defines the callable at
+// pos for the compiler stack: its meta registration, decompositions,
+// torch._refs reference, py_impl kernels and Inductor lowering, in the
+// read-only mirror. Each location is the registration's line (the
+// registering decorator, or the registering call). It returns nil for
+// names that are not torch callables with registrations.
+func (e *Engine) Implementation(ctx context.Context, uri string, pos Position) ([]Location, error) {
+	items, err := e.Implementations(ctx, uri, pos)
+	if err != nil || len(items) == 0 {
+		return nil, err
+	}
+	locs := make([]Location, len(items))
+	for i, it := range items {
+		locs[i] = it.Location
+	}
+	return locs, nil
+}
+
+// ImplementationItem is one place Implementation lists, with what it is.
+type ImplementationItem struct {
+	Location
+	Op     string   // the op registered: "aten.add", "aten.mm.default"
+	Labels []string // what the place is: "meta", "decomposition", "ref", "lowering", …
+	Func   string   // the registered function, when known
+	Cond   string   // the if condition it is registered under, "" for always
+}
+
+// Implementations is Implementation with what each place is, for the
+// command line.
+func (e *Engine) Implementations(ctx context.Context, uri string, pos Position) ([]ImplementationItem, error) {
+	ans, ps, err := e.implementations(ctx, uri, pos)
+	if err != nil || ps == nil {
+		return nil, err
+	}
+	return implItems(ps, ans.Impls), nil
+}
+
+// implementations resolves the callable at pos and looks it up.
+func (e *Engine) implementations(ctx context.Context, uri string, pos Position) (opimpl.Answer, *pkgState, error) {
+	qualname, tensorMethod := "", ""
+	if ref, ok := e.refAt(uri, pos); ok {
+		qualname = ref.Qualname
+	} else if tensorMethod = e.attributeAt(uri, pos); tensorMethod == "" {
+		return opimpl.Answer{}, nil, nil
+	}
+	if qualname != "" && topPackage(qualname) != "torch" {
+		return opimpl.Answer{}, nil, nil
+	}
+	s, err := e.session("")
+	if err != nil {
+		return opimpl.Answer{}, nil, err
+	}
+	ps, err := s.pkg(ctx, "torch")
+	if errors.Is(err, ErrNotOnTarget) {
+		return opimpl.Answer{}, nil, nil
+	}
+	if err != nil {
+		return opimpl.Answer{}, nil, err
+	}
+	if tensorMethod != "" {
+		// x.view(...) on a value of unknown type: answer only for names
+		// that are methods of the target's torch.Tensor.
+		qualname = "torch.Tensor." + tensorMethod
+		if _, err := ps.index.Resolve(qualname); err != nil {
+			return opimpl.Answer{}, nil, nil
+		}
+	}
+	tab, err := e.opTable(ctx, ps, 0)
+	if err != nil {
+		return opimpl.Answer{}, nil, err
+	}
+	return tab.ForCallable(qualname), ps, nil
+}
+
+// attributeAt returns the identifier at pos when it follows a dot
+// (x.view): a method whose receiver's type the buffer cannot tell.
+func (e *Engine) attributeAt(uri string, pos Position) string {
+	d := e.doc(uri)
+	if d == nil {
+		return ""
+	}
+	text, _ := d.snapshot()
+	lines := strings.SplitN(string(text), "\n", pos.Line+2)
+	if pos.Line >= len(lines) {
+		return ""
+	}
+	line := strings.TrimSuffix(lines[pos.Line], "\r")
+	if pos.Column > len(line) {
+		return ""
+	}
+	start, end := pos.Column, pos.Column
+	for start > 0 && isIdentByte(line[start-1]) {
+		start--
+	}
+	for end < len(line) && isIdentByte(line[end]) {
+		end++
+	}
+	if start == end || start == 0 || line[start-1] != '.' || (line[start] >= '0' && line[start] <= '9') {
+		return ""
+	}
+	if i := strings.IndexByte(line, '#'); i >= 0 && i < start {
+		return "" // in a comment
+	}
+	return line[start:end]
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
+}
+
+// implItems turns table entries into mirror locations, one per line (a
+// decomposition that is also the ref is one place, with both labels).
+func implItems(ps *pkgState, impls []opimpl.Impl) []ImplementationItem {
+	var out []ImplementationItem
+	at := map[string]int{}
+	for _, im := range impls {
+		key := fmt.Sprintf("%s:%d", im.Path, im.Line)
+		if i, ok := at[key]; ok {
+			if !containsStr(out[i].Labels, im.Label()) {
+				out[i].Labels = append(out[i].Labels, im.Label())
+			}
+			continue
+		}
+		at[key] = len(out)
+		local := filepath.Join(ps.mirror.SiteDir, filepath.FromSlash(im.Path))
+		out = append(out, ImplementationItem{
+			Location: Location{
+				Path:       local,
+				TargetPath: ps.mirror.TargetPath(local),
+				Range: Range{
+					Start: Position{Line: im.Line, Column: im.Col},
+					End:   Position{Line: im.Line, Column: max(im.EndCol, im.Col)},
+				},
+			},
+			Op:     im.Op.String(),
+			Labels: []string{im.Label()},
+			Func:   im.Func,
+			Cond:   im.Cond,
+		})
+	}
+	return out
+}
+
+// maxHoverImpls bounds the links the hover's section shows; the
+// implementation request lists them all.
+const maxHoverImpls = 8
+
+// compilerStackSection is the hover's short list of where the target's
+// torch defines the hovered callable for the compiler stack, or "" when
+// it has nothing (not a torch op, or the table not built within the
+// hover's wait: it is being built, and the next hover has it).
+func (e *Engine) compilerStackSection(ctx context.Context, t *target) string {
+	if t == nil || t.missing || t.pkg == nil || t.pkg.name != "torch" || t.pkg.mirror == nil {
+		return ""
+	}
+	if _, _, ok := opimpl.OpFor(t.qualname); !ok {
+		return ""
+	}
+	tab, err := e.opTable(ctx, t.pkg, e.opts.ValueWait)
+	if err != nil {
+		return ""
+	}
+	return renderCompilerStack(t.pkg, tab.ForCallable(t.qualname))
+}
+
+// renderCompilerStack writes the section: one line per op, its entries
+// in the stack's order, each a link into the mirror.
+func renderCompilerStack(ps *pkgState, ans opimpl.Answer) string {
+	if len(ans.Impls) == 0 {
+		return ""
+	}
+	type place struct {
+		labels []string
+		im     opimpl.Impl
+	}
+	var ops []string
+	byOp := map[string][]*place{}
+	at := map[string]*place{}
+	for _, im := range ans.Impls {
+		op := im.Op.Packet().String()
+		if im.Kind == opimpl.KindRef {
+			op = ans.Ops[0].Packet().String() // refs belong to the callable
+		}
+		key := fmt.Sprintf("%s:%d", im.Path, im.Line)
+		if p, ok := at[key]; ok {
+			if !containsStr(p.labels, im.Label()) {
+				p.labels = append(p.labels, im.Label())
+			}
+			continue
+		}
+		p := &place{labels: []string{im.Label()}, im: im}
+		at[key] = p
+		if _, ok := byOp[op]; !ok {
+			ops = append(ops, op)
+		}
+		byOp[op] = append(byOp[op], p)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n**Compiler stack** in %s %s:", ps.info.Name, ps.info.Version)
+	shown, total := 0, len(at)
+	for _, op := range ops {
+		var parts []string
+		for _, p := range byOp[op] {
+			if shown == maxHoverImpls {
+				break
+			}
+			shown++
+			im := p.im
+			local := filepath.Join(ps.mirror.SiteDir, filepath.FromSlash(im.Path))
+			u := url.URL{Scheme: "file", Path: local, Fragment: fmt.Sprintf("L%d", im.Line+1)}
+			part := fmt.Sprintf("%s [`%s:%d`](%s)", strings.Join(p.labels, ", "), im.Path, im.Line+1, u.String())
+			if im.Cond != "" {
+				part += fmt.Sprintf(" (if `%s`)", im.Cond)
+			}
+			parts = append(parts, part)
+		}
+		if len(parts) == 0 {
+			break
+		}
+		fmt.Fprintf(&b, "  \n`%s`: %s", op, strings.Join(parts, " · "))
+	}
+	if total > shown {
+		fmt.Fprintf(&b, "  \n… and %d more: go to implementation lists them all", total-shown)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func containsStr(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
