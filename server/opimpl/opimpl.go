@@ -194,18 +194,28 @@ type Table struct {
 
 	byOp  map[string][]int // "aten.add" -> indexes into Impls (registrations)
 	byRef map[string]int   // "torch._refs.add" -> index into Impls
+	// byWord lists the packets named "_WORD_…", by namespace and WORD:
+	// the candidates for the variants of a many-word op.
+	byWord map[string][]Op
 }
 
 // index builds the lookup maps; called after a scan or a load.
 func (t *Table) index() {
 	t.byOp = make(map[string][]int)
 	t.byRef = make(map[string]int)
+	t.byWord = make(map[string][]Op)
 	for i, im := range t.Impls {
 		if im.Kind == KindRef {
 			t.byRef[im.Ref] = i
 			continue
 		}
 		k := im.Op.Packet().String()
+		if _, seen := t.byOp[k]; !seen {
+			if rest, ok := strings.CutPrefix(im.Op.Name, "_"); ok {
+				w, _, _ := strings.Cut(rest, "_")
+				t.byWord[im.Op.NS+"."+w] = append(t.byWord[im.Op.NS+"."+w], im.Op.Packet())
+			}
+		}
 		t.byOp[k] = append(t.byOp[k], i)
 	}
 }
@@ -277,13 +287,14 @@ func (t *Table) ForCallable(qualname string) Answer {
 // registrations, sorted.
 func (t *Table) related(op Op) []Op {
 	var out []Op
-	words := strings.Split(op.Name, "_")
-	for key := range t.byOp {
-		o, _ := ParseOp(key)
-		if o.NS != op.NS || o.Name == op.Name {
-			continue
+	for _, name := range []string{"_" + op.Name, "native_" + op.Name} {
+		if _, ok := t.byOp[op.NS+"."+name]; ok {
+			out = append(out, Op{NS: op.NS, Name: name})
 		}
-		if o.Name == "_"+op.Name || o.Name == "native_"+op.Name || variant(words, o.Name) {
+	}
+	words := strings.Split(op.Name, "_")
+	for _, o := range t.byWord[op.NS+"."+words[0]] {
+		if o.Name != "_"+op.Name && variant(words, o.Name) {
 			out = append(out, o)
 		}
 	}

@@ -728,12 +728,16 @@ func (w *walker) call(n *sitter.Node, scope, decorates int) int {
 }
 
 // interesting keeps the calls that may register an op: those with a
-// dotted argument (aten.add), a bare name argument inside a function (a
-// parameter passed on), or a py_impl callee. Most calls of a file are
-// none of these.
+// dotted argument (aten.add), a parameter of the enclosing function passed
+// on, a py_impl callee, functools.partial, or a callee named like a
+// registrar. Most calls of a file are none of these.
 func (w *walker) interesting(c *callFact) bool {
 	if strings.HasSuffix(c.callee, ".py_impl") {
 		return true
+	}
+	_, last := splitLast(c.callee)
+	if last == "partial" || strings.Contains(last, "register") || strings.Contains(last, "fallback") {
+		return true // functools.partial(register_…), or a registrar whose op is computed
 	}
 	var has func(e expr) bool
 	has = func(e expr) bool {
