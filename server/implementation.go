@@ -144,6 +144,11 @@ func (e *Engine) attributeAt(uri string, pos Position) string {
 		return ""
 	}
 	text, _ := d.snapshot()
+	return attributeIn(text, pos)
+}
+
+// attributeIn is attributeAt on a document's text.
+func attributeIn(text []byte, pos Position) string {
 	lines := strings.SplitN(string(text), "\n", pos.Line+2)
 	if pos.Line >= len(lines) {
 		return ""
