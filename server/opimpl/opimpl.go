@@ -182,7 +182,8 @@ type Stats struct {
 	// Unresolved counts registering calls whose op the scanner could not
 	// name statically (a loop variable, getattr(aten, name), a value
 	// computed at run time).
-	Unresolved int
+	Unresolved   int
+	UnresolvedAt []string // "torch/_inductor/lowering.py:801 register_lowering", 1-based
 }
 
 // Table is every registration of one torch tree.

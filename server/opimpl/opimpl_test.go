@@ -144,8 +144,9 @@ func TestFixtureSpellings(t *testing.T) {
 			}
 		}
 	}
-	if tab.Stats.Unresolved != 2 {
-		t.Errorf("Unresolved = %d, want 2 (getattr(aten, ...) and torch._prims.add)", tab.Stats.Unresolved)
+	wantUnresolved := []string{"torch/_decomp/decompositions.py:82 register_decomposition", "torch/_decomp/decompositions.py:84 register_decomposition"}
+	if tab.Stats.Unresolved != 2 || !reflect.DeepEqual(tab.Stats.UnresolvedAt, wantUnresolved) {
+		t.Errorf("Unresolved = %d %v, want %v (getattr(aten, ...) and torch._prims.add)", tab.Stats.Unresolved, tab.Stats.UnresolvedAt, wantUnresolved)
 	}
 	if tab.Version != "9.9.0+fixture" {
 		t.Errorf("Version = %q", tab.Version)

@@ -309,7 +309,7 @@ func (w *walker) stmt(n *sitter.Node, scope int, top bool) {
 	case kFunction:
 		w.function(n, nil, scope, top)
 	case kClass:
-		if b := n.ChildByFieldName("body"); b != nil {
+		if b := n.ChildByFieldName("body"); b != nil && w.mayRegister(w.src[b.StartByte():b.EndByte()]) {
 			// Class bodies register nothing the scanner can address, but
 			// their methods may call registrars with literal ops.
 			w.block(b, scope, false)
@@ -579,18 +579,36 @@ func (w *walker) function(n *sitter.Node, first *int, scope int, top bool) int {
 		d.params = w.params(ps)
 	}
 	body := n.ChildByFieldName("body")
+	var text []byte
 	if body != nil {
-		d.getAtenOp = bytes.Contains(w.src[body.StartByte():body.EndByte()], []byte("get_aten_op("))
+		text = w.src[body.StartByte():body.EndByte()]
+		d.getAtenOp = bytes.Contains(text, []byte("get_aten_op("))
 	}
 	w.ff.defs = append(w.ff.defs, d)
 	i := len(w.ff.defs) - 1
 	if top && d.name != "" {
 		w.ff.topDefs[d.name] = i
 	}
-	if body != nil {
+	if body != nil && w.mayRegister(text) {
 		w.block(body, i, false)
 	}
 	return i
+}
+
+// mayRegister reports whether a function or class body can hold a
+// registering call: one names a registrar, with a word of the prefilter or
+// a name the file imported one as (reg for register_lowering). Walking
+// the tree costs a cgo call per node, and most bodies hold none.
+func (w *walker) mayRegister(body []byte) bool {
+	if containsAny(body, prefilter) {
+		return true
+	}
+	for name, q := range w.ff.aliases {
+		if _, last := splitLast(q); last != name && containsAny([]byte(last), prefilter) && bytes.Contains(body, []byte(name)) {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *walker) params(ps *sitter.Node) []param {

@@ -1,6 +1,7 @@
 package opimpl
 
 import (
+	"fmt"
 	"strings"
 )
 
@@ -412,8 +413,6 @@ func (r *resolver) inBody(ff *fileFacts, c *callFact) bool {
 	return ok
 }
 
-var debugUnresolved func(string, int, string)
-
 // registrations lists every registering call's ops.
 func (r *resolver) registrations() []Impl {
 	var out []Impl
@@ -453,16 +452,19 @@ func (r *resolver) registration(ff *fileFacts, c *callFact) []Impl {
 	ops := r.ops(ff, e)
 	if len(ops) == 0 {
 		if !r.inBody(ff, c) && !(e.dotted != "" && isParamOf(ff, c.scope, e.dotted)) {
-			r.stats.Unresolved++
-			if debugUnresolved != nil {
-				debugUnresolved(ff.rel, c.line, c.callee)
-			}
+			r.unresolved(ff, c)
 		}
 		return nil
 	}
 	base.Kind, base.Table = r.tableOf(ff, c, g)
 	r.withFunc(ff, c, g, &base)
 	return expand(base, ops)
+}
+
+// unresolved counts a registering call whose op has no static name.
+func (r *resolver) unresolved(ff *fileFacts, c *callFact) {
+	r.stats.Unresolved++
+	r.stats.UnresolvedAt = append(r.stats.UnresolvedAt, fmt.Sprintf("%s:%d %s", ff.rel, c.line+1, c.callee))
 }
 
 // withFunc fills in the registered function.
@@ -501,7 +503,7 @@ func (r *resolver) refMade(ff *fileFacts, c *callFact, g *registrar, base Impl) 
 		ops := r.ops(ff, e)
 		if len(ops) == 0 {
 			if !r.inBody(ff, c) {
-				r.stats.Unresolved++
+				r.unresolved(ff, c)
 			}
 			return nil
 		}
