@@ -210,9 +210,12 @@ func implItems(ps *pkgState, impls []opimpl.Impl) []ImplementationItem {
 	return out
 }
 
-// maxHoverImpls bounds the links the hover's section shows; the
-// implementation request lists them all.
-const maxHoverImpls = 8
+// The hover's section shows at most maxHoverOps ops and maxHoverPlaces
+// places of each; the implementation request lists them all.
+const (
+	maxHoverOps    = 4
+	maxHoverPlaces = 4
+)
 
 // compilerStackSection is the hover's short list of where the target's
 // torch defines the hovered callable for the compiler stack, or "" when
@@ -232,8 +235,9 @@ func (e *Engine) compilerStackSection(ctx context.Context, t *target) string {
 	return renderCompilerStack(t.pkg, tab.ForCallable(t.qualname))
 }
 
-// renderCompilerStack writes the section: one line per op, its entries
-// in the stack's order, each a link into the mirror.
+// renderCompilerStack writes the section: one line per op (the
+// callable's own first), its places in the stack's order, each a link into
+// the mirror.
 func renderCompilerStack(ps *pkgState, ans opimpl.Answer) string {
 	if len(ans.Impls) == 0 {
 		return ""
@@ -242,7 +246,6 @@ func renderCompilerStack(ps *pkgState, ans opimpl.Answer) string {
 		labels []string
 		im     opimpl.Impl
 	}
-	var ops []string
 	byOp := map[string][]*place{}
 	at := map[string]*place{}
 	for _, im := range ans.Impls {
@@ -250,46 +253,53 @@ func renderCompilerStack(ps *pkgState, ans opimpl.Answer) string {
 		if im.Kind == opimpl.KindRef {
 			op = ans.Ops[0].Packet().String() // refs belong to the callable
 		}
+		label := im.Label()
+		if im.Op.Overload != "" && im.Kind != opimpl.KindRef {
+			label += " (" + im.Op.Overload + ")"
+		}
 		key := fmt.Sprintf("%s:%d", im.Path, im.Line)
 		if p, ok := at[key]; ok {
-			if !containsStr(p.labels, im.Label()) {
-				p.labels = append(p.labels, im.Label())
+			if !containsStr(p.labels, label) {
+				p.labels = append(p.labels, label)
 			}
 			continue
 		}
-		p := &place{labels: []string{im.Label()}, im: im}
+		p := &place{labels: []string{label}, im: im}
 		at[key] = p
-		if _, ok := byOp[op]; !ok {
-			ops = append(ops, op)
-		}
 		byOp[op] = append(byOp[op], p)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n**Compiler stack** in %s %s:", ps.info.Name, ps.info.Version)
-	shown, total := 0, len(at)
-	for _, op := range ops {
+	shownOps, hidden := 0, 0
+	for _, o := range ans.Ops {
+		places := byOp[o.Packet().String()]
+		if len(places) == 0 {
+			continue
+		}
+		if shownOps == maxHoverOps {
+			hidden += len(places)
+			continue
+		}
+		shownOps++
 		var parts []string
-		for _, p := range byOp[op] {
-			if shown == maxHoverImpls {
+		for i, p := range places {
+			if i == maxHoverPlaces {
+				hidden += len(places) - i
 				break
 			}
-			shown++
 			im := p.im
 			local := filepath.Join(ps.mirror.SiteDir, filepath.FromSlash(im.Path))
 			u := url.URL{Scheme: "file", Path: local, Fragment: fmt.Sprintf("L%d", im.Line+1)}
 			part := fmt.Sprintf("%s [`%s:%d`](%s)", strings.Join(p.labels, ", "), im.Path, im.Line+1, u.String())
 			if im.Cond != "" {
-				part += fmt.Sprintf(" (if `%s`)", im.Cond)
+				part += fmt.Sprintf(" if `%s`", im.Cond)
 			}
 			parts = append(parts, part)
 		}
-		if len(parts) == 0 {
-			break
-		}
-		fmt.Fprintf(&b, "  \n`%s`: %s", op, strings.Join(parts, " · "))
+		fmt.Fprintf(&b, "  \n`%s`: %s", o.Packet(), strings.Join(parts, " · "))
 	}
-	if total > shown {
-		fmt.Fprintf(&b, "  \n… and %d more: go to implementation lists them all", total-shown)
+	if hidden > 0 {
+		fmt.Fprintf(&b, "  \n… and %d more: go to implementation lists them all", hidden)
 	}
 	b.WriteString("\n")
 	return b.String()

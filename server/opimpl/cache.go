@@ -14,7 +14,7 @@ import (
 
 // cacheFormat changes whenever the table's meaning or layout does, so an
 // old cache is rebuilt rather than misread.
-const cacheFormat = 1
+const cacheFormat = 2
 
 type cacheFile struct {
 	Format int

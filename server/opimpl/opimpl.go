@@ -84,9 +84,6 @@ const (
 	KindDecomposition
 	// KindPreAutograd is the pre-autograd decomposition table.
 	KindPreAutograd
-	// KindOtherDecomposition is a decomposition into another table; Impl.Table
-	// names it (rng_decompositions, decomposition_table_for_jvp, …).
-	KindOtherDecomposition
 	// KindPyImpl is a Python kernel bound to a dispatch key with
 	// op.py_impl(DispatchKey.X); Impl.Table names the key.
 	KindPyImpl
@@ -101,6 +98,11 @@ const (
 	// KindFallback is an Inductor lowering that calls the eager kernel
 	// (make_fallback).
 	KindFallback
+	// KindOtherDecomposition is a decomposition into another table; Impl.Table
+	// names it (rng_decompositions, decomposition_table_for_jvp, …).
+	// They come last: these tables serve passes (rng, jvp, no-op removal)
+	// rather than the main path.
+	KindOtherDecomposition
 )
 
 var kindNames = map[Kind]string{
@@ -285,7 +287,7 @@ func (t *Table) ForCallable(qualname string) Answer {
 }
 
 // related lists the packets named like op's companions that have
-// registrations, sorted.
+// registrations, closest names first.
 func (t *Table) related(op Op) []Op {
 	var out []Op
 	for _, name := range []string{"_" + op.Name, "native_" + op.Name} {
@@ -299,7 +301,14 @@ func (t *Table) related(op Op) []Op {
 			out = append(out, o)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	// Closest first: fewest words, then by name.
+	sort.Slice(out, func(i, j int) bool {
+		wi, wj := strings.Count(out[i].Name, "_"), strings.Count(out[j].Name, "_")
+		if wi != wj {
+			return wi < wj
+		}
+		return out[i].Name < out[j].Name
+	})
 	return out
 }
 
