@@ -39,7 +39,7 @@ func startImplEngine(t *testing.T) (*Engine, string) {
 	}
 	root := t.TempDir()
 	dirs := config.Dirs{Config: filepath.Join(root, "config"), Cache: filepath.Join(root, "cache"), State: filepath.Join(root, "state")}
-	eng := New(Options{Dirs: dirs, ValueWait: time.Minute})
+	eng := New(Options{Dirs: dirs})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

@@ -182,6 +182,9 @@ func (s *session) use(ps *pkgState, m *remote.MirrorTree, info remote.PackageInf
 	if err := s.openIndex(ps); err != nil {
 		return err
 	}
+	if ps.name == "torch" {
+		s.eng.startOpTable(ps)
+	}
 	s.eng.status(s.spec.Name, info.Version, "ready", "")
 	return nil
 }
