@@ -52,6 +52,10 @@ type Engine interface {
 	// config flag, every place torch reads it and every use in open
 	// documents.
 	References(ctx context.Context, doc *server.Snapshot, pos server.Position, includeDeclaration bool) ([]server.Location, error)
+	// Implementation lists where the target's torch defines the compiled
+	// op at pos for the compiler stack (meta, decompositions, refs,
+	// lowerings); nil for other names.
+	Implementation(ctx context.Context, doc *server.Snapshot, pos server.Position) ([]server.Location, error)
 	// CodeActions offers quick fixes and commands for a range.
 	CodeActions(ctx context.Context, doc *server.Snapshot, rng server.Range, only []string) ([]server.CodeAction, error)
 	// Commands names the commands ExecuteCommand runs.

@@ -136,6 +136,10 @@ func (e *testEngine) Definition(ctx context.Context, doc *server.Snapshot, pos s
 	return nil, nil
 }
 
+func (e *testEngine) Implementation(context.Context, *server.Snapshot, server.Position) ([]server.Location, error) {
+	return nil, nil
+}
+
 func (e *testEngine) References(context.Context, *server.Snapshot, server.Position, bool) ([]server.Location, error) {
 	return nil, nil
 }

@@ -305,6 +305,8 @@ func (s *lspServer) prepareCall(ctx context.Context, method string, params json.
 		return s.hover(ctx, params)
 	case "textDocument/definition":
 		return s.definition(ctx, params)
+	case "textDocument/implementation":
+		return s.implementation(ctx, params)
 	case "textDocument/references":
 		return s.references(ctx, params)
 	case "textDocument/codeAction":

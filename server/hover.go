@@ -35,6 +35,7 @@ func (e *Engine) Hover(ctx context.Context, doc *Snapshot, pos Position) (*Hover
 	if md == "" {
 		md = renderHover(t)
 	}
+	md += e.compilerStackSection(ctx, t)
 	// The range is this request's name: a cached target carries none.
 	return &Hover{Markdown: md, Range: refRange(ref)}, nil
 }

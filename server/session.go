@@ -40,6 +40,7 @@ type pkgState struct {
 	index  *pyindex.Index
 	loaded time.Duration // time from request to usable index
 	gates  catalogState
+	impls  implState // compiled-op registrations, scanned once per mirror
 	// lookups caches resolved names; it lives and dies with this mirror.
 	lookups lookupCache
 }
@@ -190,6 +191,9 @@ func (s *session) use(ps *pkgState, m *remote.MirrorTree, info remote.PackageInf
 	ps.mirror, ps.info = m, info
 	if err := s.openIndex(ps); err != nil {
 		return err
+	}
+	if ps.name == "torch" {
+		ps.startOpTable(s.env.bg)
 	}
 	s.env.status(s.spec.Name, info.Version, "ready", "")
 	return nil

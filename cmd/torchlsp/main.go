@@ -22,6 +22,8 @@ Usage:
   torchlsp serve [--stdio]                 speak LSP on stdin/stdout (editors start this)
   torchlsp hover FILE:LINE:COL             what an editor's hover would show
   torchlsp definition FILE:LINE:COL        where the name is defined (mirror PATH:LINE:COL and the target path)
+  torchlsp implementation FILE:LINE:COL    where torch registers a compiled op for torch.compile: meta,
+                                           decompositions, refs, Inductor lowering (mirror PATH:LINE:COL)
   torchlsp check [--format text|json] PATH…  lint for torch.compile and config hazards (exit 1 on warnings)
   torchlsp repro [--target NAME]… [--threads N] FILE:LINE
                                            run the threaded repro of the torch.compile call there
@@ -58,6 +60,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runHover(ctx, rest, stdout, stderr)
 	case "definition":
 		err = runDefinition(ctx, rest, stdout, stderr)
+	case "implementation":
+		err = runImplementation(ctx, rest, stdout, stderr)
 	case "check":
 		err = runCheck(ctx, rest, stdout, stderr)
 	case "repro":

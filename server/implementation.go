@@ -1,0 +1,310 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/torchlsp/torchlsp/server/opimpl"
+)
+
+// implState is the compiled-op table of one mirrored torch: where it
+// registers each op's meta function, decompositions and lowerings. It is
+// scanned on first use, in the background, and cached next to the mirror
+// (a new mirror is a new pkgState, so the table never outlives it).
+type implState struct {
+	once sync.Once
+	done chan struct{} // closed when tab or err is set
+	tab  *opimpl.Table
+	err  error
+}
+
+// startOpTable starts building the package's op table in the background,
+// once per mirror; the session calls it as soon as torch's mirror is
+// usable, so that a hover rarely waits for it.
+func (ps *pkgState) startOpTable(bg *background) {
+	st := &ps.impls
+	st.once.Do(func() {
+		st.done = make(chan struct{})
+		started := bg.Go(func() {
+			defer close(st.done)
+			cache := filepath.Join(ps.mirror.Root, "opimpl.bin")
+			st.tab, st.err = opimpl.Open(bg.ctx, ps.mirror.SiteDir, cache)
+			if st.err != nil {
+				st.err = fmt.Errorf("compiled-op table of %s %s: %w", ps.name, ps.info.Version, st.err)
+			}
+		})
+		if !started {
+			st.err = errShutDown
+			close(st.done)
+		}
+	})
+}
+
+// opTable returns the package's op table, waiting for its first scan as
+// long as ctx allows.
+func (ps *pkgState) opTable(ctx context.Context, bg *background) (*opimpl.Table, error) {
+	ps.startOpTable(bg)
+	st := &ps.impls
+	select {
+	case <-st.done:
+		return st.tab, st.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Implementation lists where the target's torch defines the callable at
+// pos for the compiler stack: its meta registration, decompositions,
+// torch._refs reference, py_impl kernels and Inductor lowering, in the
+// read-only mirror. Each location is the registration's line (the
+// registering decorator, or the registering call). It returns nil for
+// names that are not torch callables with registrations.
+func (e *Engine) Implementation(ctx context.Context, doc *Snapshot, pos Position) ([]Location, error) {
+	items, err := e.Implementations(ctx, doc, pos)
+	if err != nil || len(items) == 0 {
+		return nil, err
+	}
+	locs := make([]Location, len(items))
+	for i, it := range items {
+		locs[i] = it.Location
+	}
+	return locs, nil
+}
+
+// ImplementationItem is one place Implementation lists, with what it is.
+type ImplementationItem struct {
+	Location
+	Op     string   // the op registered: "aten.add", "aten.mm.default"
+	Labels []string // what the place is: "meta", "decomposition", "ref", "lowering", …
+	Func   string   // the registered function, when known
+	Cond   string   // the if condition it is registered under, "" for always
+}
+
+// Implementations is Implementation with what each place is, for the
+// command line.
+func (e *Engine) Implementations(ctx context.Context, doc *Snapshot, pos Position) ([]ImplementationItem, error) {
+	ans, ps, err := e.implementations(ctx, doc, pos)
+	if err != nil || ps == nil {
+		return nil, err
+	}
+	return implItems(ps, ans.Impls), nil
+}
+
+// implementations resolves the callable at pos and looks it up.
+func (e *Engine) implementations(ctx context.Context, doc *Snapshot, pos Position) (opimpl.Answer, *pkgState, error) {
+	qualname, tensorMethod := "", ""
+	if ref, ok := refAt(doc, pos); ok {
+		qualname = ref.Qualname
+	} else if tensorMethod = attributeAt(doc, pos); tensorMethod == "" {
+		return opimpl.Answer{}, nil, nil
+	}
+	if qualname != "" && topPackage(qualname) != "torch" {
+		return opimpl.Answer{}, nil, nil
+	}
+	s, err := e.session("")
+	if err != nil {
+		return opimpl.Answer{}, nil, err
+	}
+	ps, err := s.pkg(ctx, "torch")
+	if errors.Is(err, ErrNotOnTarget) {
+		return opimpl.Answer{}, nil, nil
+	}
+	if err != nil {
+		return opimpl.Answer{}, nil, err
+	}
+	if tensorMethod != "" {
+		// x.view(...) on a value of unknown type: answer only for names
+		// that are methods of the target's torch.Tensor.
+		qualname = "torch.Tensor." + tensorMethod
+		if _, err := ps.index.Resolve(qualname); err != nil {
+			return opimpl.Answer{}, nil, nil
+		}
+	}
+	tab, err := ps.opTable(ctx, e.bg)
+	if err != nil {
+		return opimpl.Answer{}, nil, err
+	}
+	return tab.ForCallable(qualname), ps, nil
+}
+
+// attributeAt returns the identifier at pos when it follows a dot
+// (x.view): a method whose receiver's type the buffer cannot tell.
+func attributeAt(doc *Snapshot, pos Position) string {
+	if doc == nil || doc.TooLarge() {
+		return ""
+	}
+	return attributeIn([]byte(doc.Text()), pos)
+}
+
+// attributeIn is attributeAt on a document's text.
+func attributeIn(text []byte, pos Position) string {
+	lines := strings.SplitN(string(text), "\n", pos.Line+2)
+	if pos.Line >= len(lines) {
+		return ""
+	}
+	line := strings.TrimSuffix(lines[pos.Line], "\r")
+	if pos.Column > len(line) {
+		return ""
+	}
+	start, end := pos.Column, pos.Column
+	for start > 0 && isIdentByte(line[start-1]) {
+		start--
+	}
+	for end < len(line) && isIdentByte(line[end]) {
+		end++
+	}
+	if start == end || start == 0 || line[start-1] != '.' || (line[start] >= '0' && line[start] <= '9') {
+		return ""
+	}
+	if i := strings.IndexByte(line, '#'); i >= 0 && i < start {
+		return "" // in a comment
+	}
+	return line[start:end]
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
+}
+
+// implItems turns table entries into mirror locations, one per line (a
+// decomposition that is also the ref is one place, with both labels).
+func implItems(ps *pkgState, impls []opimpl.Impl) []ImplementationItem {
+	var out []ImplementationItem
+	at := map[string]int{}
+	for _, im := range impls {
+		key := fmt.Sprintf("%s:%d", im.Path, im.Line)
+		if i, ok := at[key]; ok {
+			if !containsStr(out[i].Labels, im.Label()) {
+				out[i].Labels = append(out[i].Labels, im.Label())
+			}
+			continue
+		}
+		at[key] = len(out)
+		local := filepath.Join(ps.mirror.SiteDir, filepath.FromSlash(im.Path))
+		out = append(out, ImplementationItem{
+			Location: Location{
+				Path:       local,
+				TargetPath: ps.mirror.TargetPath(local),
+				Range: Range{
+					Start: Position{Line: im.Line, Column: im.Col},
+					End:   Position{Line: im.Line, Column: max(im.EndCol, im.Col)},
+				},
+			},
+			Op:     im.Op.String(),
+			Labels: []string{im.Label()},
+			Func:   im.Func,
+			Cond:   im.Cond,
+		})
+	}
+	return out
+}
+
+// The hover's section shows at most maxHoverOps ops and maxHoverPlaces
+// places of each; the implementation request lists them all.
+const (
+	maxHoverOps    = 4
+	maxHoverPlaces = 4
+)
+
+// compilerStackSection is the hover's short list of where the target's
+// torch defines the hovered callable for the compiler stack, or "" when
+// it has nothing. The first hover of an op may wait for the table's scan
+// (about a second for torch 2.11 on two loaded cores; a cached table
+// opens in milliseconds), which started when the mirror became usable.
+func (e *Engine) compilerStackSection(ctx context.Context, t *target) string {
+	if t == nil || t.missing || t.pkg == nil || t.pkg.name != "torch" || t.pkg.mirror == nil {
+		return ""
+	}
+	if _, _, ok := opimpl.OpFor(t.qualname); !ok {
+		return ""
+	}
+	tab, err := t.pkg.opTable(ctx, e.bg)
+	if err != nil {
+		return ""
+	}
+	return renderCompilerStack(t.pkg, tab.ForCallable(t.qualname))
+}
+
+// renderCompilerStack writes the section: one line per op (the
+// callable's own first), its places in the stack's order, each a link into
+// the mirror.
+func renderCompilerStack(ps *pkgState, ans opimpl.Answer) string {
+	if len(ans.Impls) == 0 {
+		return ""
+	}
+	type place struct {
+		labels []string
+		im     opimpl.Impl
+	}
+	byOp := map[string][]*place{}
+	at := map[string]*place{}
+	for _, im := range ans.Impls {
+		op := im.Op.Packet().String()
+		if im.Kind == opimpl.KindRef {
+			op = ans.Ops[0].Packet().String() // refs belong to the callable
+		}
+		label := im.Label()
+		if im.Op.Overload != "" && im.Kind != opimpl.KindRef {
+			label += " (" + im.Op.Overload + ")"
+		}
+		key := fmt.Sprintf("%s:%d", im.Path, im.Line)
+		if p, ok := at[key]; ok {
+			if !containsStr(p.labels, label) {
+				p.labels = append(p.labels, label)
+			}
+			continue
+		}
+		p := &place{labels: []string{label}, im: im}
+		at[key] = p
+		byOp[op] = append(byOp[op], p)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n**Compiler stack** in %s %s:", ps.info.Name, ps.info.Version)
+	shownOps, hidden := 0, 0
+	for _, o := range ans.Ops {
+		places := byOp[o.Packet().String()]
+		if len(places) == 0 {
+			continue
+		}
+		if shownOps == maxHoverOps {
+			hidden += len(places)
+			continue
+		}
+		shownOps++
+		var parts []string
+		for i, p := range places {
+			if i == maxHoverPlaces {
+				hidden += len(places) - i
+				break
+			}
+			im := p.im
+			local := filepath.Join(ps.mirror.SiteDir, filepath.FromSlash(im.Path))
+			u := url.URL{Scheme: "file", Path: local, Fragment: fmt.Sprintf("L%d", im.Line+1)}
+			part := fmt.Sprintf("%s [`%s:%d`](%s)", strings.Join(p.labels, ", "), im.Path, im.Line+1, u.String())
+			if im.Cond != "" {
+				part += fmt.Sprintf(" if `%s`", im.Cond)
+			}
+			parts = append(parts, part)
+		}
+		fmt.Fprintf(&b, "  \n`%s`: %s", o.Packet(), strings.Join(parts, " · "))
+	}
+	if hidden > 0 {
+		fmt.Fprintf(&b, "  \n… and %d more: go to implementation lists them all", hidden)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func containsStr(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

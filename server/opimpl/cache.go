@@ -1,0 +1,107 @@
+package opimpl
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/gob"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// cacheFormat changes whenever the table's meaning or layout does, so an
+// old cache is rebuilt rather than misread.
+const cacheFormat = 2
+
+type cacheFile struct {
+	Format int
+	Table  *Table
+}
+
+// fingerprint identifies the scanned part of a torch tree: the format,
+// torch's version and every candidate file's path, size and modification
+// time. A new mirror of another torch has other files; a mirror is
+// read-only, so a changed file means a new mirror.
+func fingerprint(siteDir string, files []sourceFile) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "opimpl/%d\n%s\n", cacheFormat, readVersion(siteDir))
+	for _, f := range files {
+		h.Write([]byte(f.rel))
+		h.Write([]byte{0})
+		h.Write([]byte(strconv.FormatInt(f.size, 10)))
+		h.Write([]byte{0})
+		h.Write([]byte(strconv.FormatInt(f.mtime, 10)))
+		h.Write([]byte{'\n'})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Open returns the table of the torch tree under siteDir, read from
+// cacheFile when that was built from the same files, else scanned and
+// written back. A missing, corrupt or stale cache is rebuilt; failing to
+// write it is not the caller's problem, since the table itself is good.
+func Open(ctx context.Context, siteDir, cacheFile string) (*Table, error) {
+	files, err := listFiles(siteDir)
+	if err != nil {
+		return nil, err
+	}
+	fp := fingerprint(siteDir, files)
+	if t, err := Load(cacheFile); err == nil && t.Fingerprint == fp {
+		return t, nil
+	}
+	t, err := scanFiles(ctx, siteDir, files)
+	if err != nil {
+		return nil, err
+	}
+	_ = t.Save(cacheFile)
+	return t, nil
+}
+
+// Load reads a table saved by Save.
+func Load(path string) (*Table, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("opimpl: load %s: %w", path, err)
+	}
+	defer f.Close()
+	var cf cacheFile
+	if err := gob.NewDecoder(f).Decode(&cf); err != nil {
+		return nil, fmt.Errorf("opimpl: load %s: %w", path, err)
+	}
+	if cf.Format != cacheFormat || cf.Table == nil {
+		return nil, fmt.Errorf("opimpl: load %s: cache format %d, want %d", path, cf.Format, cacheFormat)
+	}
+	cf.Table.index()
+	return cf.Table, nil
+}
+
+// Save writes the table to path atomically (a temporary file in the same
+// directory, then a rename), so readers never see half a cache.
+func (t *Table) Save(path string) error {
+	if t == nil {
+		return errors.New("opimpl: save nil table")
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("opimpl: save %s: %w", path, err)
+	}
+	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("opimpl: save %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name()) // no-op after a successful rename
+	if err := gob.NewEncoder(tmp).Encode(cacheFile{Format: cacheFormat, Table: t}); err != nil {
+		tmp.Close()
+		return fmt.Errorf("opimpl: save %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("opimpl: save %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("opimpl: save %s: %w", path, err)
+	}
+	return nil
+}

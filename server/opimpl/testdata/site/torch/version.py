@@ -1,0 +1,1 @@
+__version__ = '9.9.0+fixture'
