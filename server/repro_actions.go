@@ -74,7 +74,8 @@ func anyOverlaps(diags []Diagnostic, rng Range) bool {
 }
 
 // compileCallNear finds the torch.compile call on a line, or else the
-// nearest one before it (the call a thread diagnostic is about).
+// nearest one before it (the call a thread diagnostic is about); never one
+// after it.
 func compileCallNear(buf *pybuf.Buffer, line int) (pybuf.Call, bool) {
 	calls := buf.Calls("torch.compile")
 	best, found := pybuf.Call{}, false
@@ -85,9 +86,6 @@ func compileCallNear(buf *pybuf.Buffer, line int) (pybuf.Call, bool) {
 		if c.Span.Start.Line <= line && (!found || c.Span.Start.Line > best.Span.Start.Line) {
 			best, found = c, true
 		}
-	}
-	if !found && len(calls) > 0 {
-		return calls[0], true
 	}
 	return best, found
 }

@@ -164,6 +164,10 @@ func (s *session) load(ctx context.Context, ps *pkgState) error {
 			prog.End("cancelled")
 			return ctx.Err()
 		}
+		if errors.Is(err, ErrNotOnTarget) {
+			prog.End("") // nothing went wrong: torchlsp does not answer for it
+			return err
+		}
 		prog.End("failed: " + err.Error())
 		return err
 	}
@@ -212,6 +216,11 @@ func (s *session) locate(ctx context.Context, name string) (remote.PackageInfo, 
 	info, err := s.client.PackageInfo(ctx, name)
 	if remote.IsRemoteError(err, "ModuleNotFoundError") || (err == nil && info.Location == "") {
 		return info, fmt.Errorf("%s: %w (python %s)", name, ErrNotOnTarget, s.spec.Python)
+	}
+	if remote.IsRemoteError(err, "ValueError") {
+		// No Python source (a frozen or built-in module of the standard
+		// library): the user's main Python server speaks for it.
+		return info, fmt.Errorf("%s has no Python source on the target: %w", name, ErrNotOnTarget)
 	}
 	if err != nil {
 		return info, fmt.Errorf("locate %s: %w", name, err)

@@ -284,36 +284,72 @@ func (n *cliNotifier) LogMessage(_ context.Context, typ server.MessageType, msg 
 }
 
 func (n *cliNotifier) StartProgress(_ context.Context, title string, _ bool) server.Progress {
-	return &cliProgress{n: n, title: title}
+	return &cliProgress{n: n, title: title, start: time.Now()}
 }
+
+// progressQuiet is how long work may take before the command line says
+// what it is doing: quick steps (a cached mirror, a standard-library name)
+// print nothing.
+const progressQuiet = 300 * time.Millisecond
 
 type cliProgress struct {
 	server.NopProgress
 	n       *cliNotifier
 	title   string
+	start   time.Time
+	mu      sync.Mutex // guards the fields below
 	lastPct int
 	lastMsg string
+	pending string // a report held back during the quiet start
+	printed bool
 }
 
 func (p *cliProgress) Report(msg string, pct int) {
-	if p.n.quiet || (msg == p.lastMsg && (pct < 0 || pct-p.lastPct < 25)) {
+	if p.n.quiet {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if msg == p.lastMsg && (pct < 0 || pct-p.lastPct < 25) {
 		return
 	}
 	p.lastMsg, p.lastPct = msg, pct
-	p.n.mu.Lock()
-	defer p.n.mu.Unlock()
+	line := fmt.Sprintf("%s: %s", p.title, msg)
 	if pct >= 0 {
-		fmt.Fprintf(p.n.w, "%s: %s (%d%%)\n", p.title, msg, pct)
-	} else {
-		fmt.Fprintf(p.n.w, "%s: %s\n", p.title, msg)
+		line = fmt.Sprintf("%s: %s (%d%%)", p.title, msg, pct)
 	}
+	if time.Since(p.start) < progressQuiet {
+		p.pending = line
+		return
+	}
+	p.flushLocked()
+	p.println(line)
 }
 
 func (p *cliProgress) End(msg string) {
 	if p.n.quiet {
 		return
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if msg == "" || (!p.printed && time.Since(p.start) < progressQuiet && !strings.HasPrefix(msg, "failed")) {
+		return
+	}
+	p.flushLocked()
+	p.println(fmt.Sprintf("%s: %s", p.title, msg))
+}
+
+// flushLocked prints the report held back during the quiet start.
+func (p *cliProgress) flushLocked() {
+	if p.pending != "" {
+		p.println(p.pending)
+		p.pending = ""
+	}
+}
+
+func (p *cliProgress) println(line string) {
+	p.printed = true
 	p.n.mu.Lock()
 	defer p.n.mu.Unlock()
-	fmt.Fprintf(p.n.w, "%s: %s\n", p.title, msg)
+	fmt.Fprintln(p.n.w, line)
 }

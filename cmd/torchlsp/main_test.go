@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -147,4 +148,48 @@ func TestCommands(t *testing.T) {
 			t.Fatalf("trust --list after revoke: %d %s", code, out)
 		}
 	})
+}
+
+// The command line's answers a user trips over: numbers in the user's own
+// 1-based terms, no chatter for names torchlsp leaves to other tools, no
+// repro of a call the user did not point at.
+func TestCommandLineFriction(t *testing.T) {
+	ws := setup(t)
+	train := filepath.Join(ws, "train.py")
+	lines := strings.Count(mustRead(t, train), "\n") + 1
+
+	t.Run("a line past the end is named as given", func(t *testing.T) {
+		past := lines + 3
+		code, _, errOut := cli(t, "hover", "--quiet", "--python", debianPython, fmt.Sprintf("%s:%d:1", train, past))
+		if code == 0 || !strings.Contains(errOut, fmt.Sprintf("line %d, the text has %d", past, lines)) {
+			t.Fatalf("hover past the end: %d %q", code, errOut)
+		}
+	})
+
+	t.Run("standard library names are left alone quietly", func(t *testing.T) {
+		src := filepath.Join(ws, "stdlib.py")
+		if err := os.WriteFile(src, []byte("import os\nimport torch\nos.path.join\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := cli(t, "hover", "--python", debianPython, src+":3:5")
+		if code != 1 || out != "" || !strings.Contains(errOut, "nothing to say") || strings.Contains(errOut, "failed") || strings.Contains(errOut, "ValueError") {
+			t.Fatalf("hover on os.path: %d out %q err %q", code, out, errOut)
+		}
+	})
+
+	t.Run("repro never runs a call below the line", func(t *testing.T) {
+		code, out, errOut := cli(t, "repro", "--quiet", "--python", debianPython, train+":1")
+		if code == 0 || out != "" || !strings.Contains(errOut, "no torch.compile call at or before line 1") {
+			t.Fatalf("repro at line 1: %d out %q err %q", code, out, errOut)
+		}
+	})
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"html"
 	"io"
 	"os"
 	"path/filepath"
@@ -72,13 +74,25 @@ func runRepro(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	res, err := eng.Repro(ctx, req)
-	if res != nil {
-		fmt.Fprintln(stdout, res.Markdown)
-		for _, r := range res.Reports {
-			if r.Dir != "" {
-				fmt.Fprintf(stderr, "torchlsp: files of the run on %s are in %s\n", r.Target, r.Dir)
+	if res == nil {
+		return err
+	}
+	// A terminal shows Markdown as text: the escapes meant for an HTML
+	// renderer would only be noise there.
+	fmt.Fprintln(stdout, html.UnescapeString(res.Markdown))
+	ran := 0
+	for _, r := range res.Reports {
+		if r.Dir != "" {
+			fmt.Fprintf(stderr, "torchlsp: files of the run on %s are in %s\n", r.Target, r.Dir)
+		}
+		for _, v := range r.Variants {
+			if v.Failure == "" && v.Unsupported == "" {
+				ran++
 			}
 		}
+	}
+	if err == nil && ran == 0 {
+		return errors.New("no variant ran on any target")
 	}
 	return err
 }

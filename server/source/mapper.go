@@ -171,8 +171,9 @@ func (m *Mapper) FromCharColumn(line, col int) (Position, error) {
 	if col < 1 {
 		return Position{}, fmt.Errorf("column %d: columns start at 1", col)
 	}
-	if err := m.checkLine(line - 1); err != nil {
-		return Position{}, err
+	if line < 1 || line > len(m.lines) {
+		// Said in the same 1-based numbers the caller used.
+		return Position{}, fmt.Errorf("%w: line %d, the text has %d", ErrLineOutOfRange, line, len(m.lines))
 	}
 	start, end := m.lineBounds(line - 1)
 	s := m.text[start:end]
