@@ -144,9 +144,32 @@ func (e *Engine) publishDiagnostics(doc *Snapshot) {
 	if c == nil || !e.docs.IsCurrent(doc) {
 		return
 	}
+	e.prefetchValues(ctx, doc)
 	diags := append(append([]Diagnostic(nil), c.diags...), e.reproNotesFor(doc.URI())...)
 	if err := e.notify.PublishDiagnostics(ctx, doc, diags); err != nil && !e.bg.Done() {
 		e.notify.LogMessage(ctx, MessageWarning, err.Error())
+	}
+}
+
+// prefetchValues starts reading, on the default target, the values of
+// the config modules a document's flags belong to, so that hovers on them
+// never wait for the target to import torch.
+func (e *Engine) prefetchValues(ctx context.Context, doc *Snapshot) {
+	s, err := e.session("")
+	if err != nil {
+		return
+	}
+	cat, _, err := s.catalog(ctx)
+	if err != nil {
+		return
+	}
+	seen := map[string]bool{}
+	for _, r := range doc.FlagRefs(cat) {
+		if r.Flag == nil || seen[r.Flag.Module] {
+			continue
+		}
+		seen[r.Flag.Module] = true
+		_, _, _ = s.effective(ctx, r.Flag, 0) // starts the read; never waits
 	}
 }
 

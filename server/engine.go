@@ -41,7 +41,10 @@ type Options struct {
 	// import torch, which takes seconds on a GPU host).
 	InspectTimeout time.Duration
 	// ValueWait bounds how long a hover waits for the target's value of a
-	// config flag (its first reading imports torch there).
+	// config flag (its first reading imports torch there, seconds on a GPU
+	// host). 0, for editors, never waits: the read starts in the
+	// background when a document that names flags is checked, and a hover
+	// shows the value once it is known. The command line waits.
 	ValueWait time.Duration
 	// Opener makes targets from specs and reads target names that are
 	// addresses. Default: local targets only (remote.LocalOpener); the
@@ -80,9 +83,6 @@ func New(opts Options) *Engine {
 	}
 	if opts.InspectTimeout == 0 {
 		opts.InspectTimeout = 60 * time.Second
-	}
-	if opts.ValueWait == 0 {
-		opts.ValueWait = 1500 * time.Millisecond
 	}
 	if opts.Opener == nil {
 		opts.Opener = remote.LocalOpener{}

@@ -60,8 +60,9 @@ func posBefore(a, b pybuf.Pos) bool {
 	return a.Line < b.Line || a.Line == b.Line && a.Col < b.Col
 }
 
-// withValue asks the target for the flag's effective value, waiting
-// briefly.
+// withValue asks the target for the flag's effective value, waiting at
+// most ValueWait: an editor's hover answers at once with what is known
+// (the read started when the document opened), the command line waits.
 func (e *Engine) withValue(ctx context.Context, ft *flagTarget) {
 	s, err := e.session("")
 	if err != nil {

@@ -81,14 +81,18 @@ func (s *session) effective(ctx context.Context, f *gates.Flag, wait time.Durati
 		}
 	}
 	s.mu.Unlock()
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
 	select {
-	case <-st.done:
-	case <-timer.C:
-		return remote.ConfigValue{}, false, nil
-	case <-ctx.Done():
-		return remote.ConfigValue{}, false, ctx.Err()
+	case <-st.done: // known already: never lose it to a zero wait
+	default:
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		select {
+		case <-st.done:
+		case <-timer.C:
+			return remote.ConfigValue{}, false, nil
+		case <-ctx.Done():
+			return remote.ConfigValue{}, false, ctx.Err()
+		}
 	}
 	if st.err != nil {
 		return remote.ConfigValue{}, false, st.err

@@ -94,6 +94,9 @@ func newEngine(ctx context.Context, c commonFlags, folder string, stderr io.Writ
 		Python:   c.python,
 
 		ValidateCache: true,
+		// A one-shot hover shows a flag's value on the target: wait for
+		// it (the --timeout bounds the whole command).
+		ValueWait: c.timeout,
 	})
 	var folders []string
 	if folder != "" {

@@ -177,6 +177,13 @@ func TestCommandLineFriction(t *testing.T) {
 		}
 	})
 
+	t.Run("hover on a flag waits for its value on the target", func(t *testing.T) {
+		code, out, errOut := cli(t, "hover", "--quiet", "--python", debianPython, train+":29:30")
+		if code != 0 || !strings.Contains(out, "config flag") || !strings.Contains(out, "On target **") || strings.Contains(out, "being read") {
+			t.Fatalf("hover on a flag: %d\n%s\n%s", code, out, errOut)
+		}
+	})
+
 	t.Run("repro never runs a call below the line", func(t *testing.T) {
 		code, out, errOut := cli(t, "repro", "--quiet", "--python", debianPython, train+":1")
 		if code == 0 || out != "" || !strings.Contains(errOut, "no torch.compile call at or before line 1") {
