@@ -29,7 +29,7 @@ type rssPeak struct {
 // rssWatcher polls a process tree until stopped.
 type rssWatcher struct {
 	root   int
-	mu     sync.Mutex
+	mu     sync.Mutex     // guards peaks and names
 	peaks  map[int]int64  // pid → VmHWM kB
 	names  map[int]string // pid → command name
 	cancel context.CancelFunc

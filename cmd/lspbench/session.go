@@ -466,7 +466,7 @@ func loadAvg() string {
 
 // tailBuffer keeps the last max bytes written to it.
 type tailBuffer struct {
-	mu  sync.Mutex
+	mu  sync.Mutex // guards buf
 	max int
 	buf []byte
 }

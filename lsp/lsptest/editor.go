@@ -215,23 +215,16 @@ type Message struct {
 // AwaitMessage waits for a window/showMessage (or, when log is set,
 // window/logMessage) containing substr.
 func (c *Client) AwaitMessage(ctx context.Context, log bool, substr string) (Message, error) {
-	method := "window/showMessage"
+	exp := ShownMessage(substr)
 	if log {
-		method = "window/logMessage"
+		exp = LoggedMessage(substr)
 	}
 	var msg Message
-	_, err := c.Await(ctx, func(e Event) bool {
-		if e.Method != method {
-			return false
-		}
-		var m Message
-		if e.Decode(&m) != nil || !strings.Contains(m.Message, substr) {
-			return false
-		}
-		msg = m
-		return true
-	})
-	return msg, err
+	ev, err := c.AwaitAll(ctx, exp)
+	if err != nil {
+		return msg, err
+	}
+	return msg, ev[0].Decode(&msg)
 }
 
 // ProgressValue is the value of a $/progress notification.
@@ -383,15 +376,11 @@ func (d Diagnostics) Has(prefix string) bool {
 // AwaitDiagnostics waits for diagnostics published for uri.
 func (c *Client) AwaitDiagnostics(ctx context.Context, uri string) (Diagnostics, error) {
 	var d Diagnostics
-	_, err := c.Await(ctx, func(e Event) bool {
-		var x Diagnostics
-		if e.Method != "textDocument/publishDiagnostics" || e.Decode(&x) != nil || x.URI != uri {
-			return false
-		}
-		d = x
-		return true
-	})
-	return d, err
+	ev, err := c.AwaitAll(ctx, DiagnosticsAt(uri, 0, nil))
+	if err != nil {
+		return d, err
+	}
+	return d, ev[0].Decode(&d)
 }
 
 // Process is a language server running as a subprocess.

@@ -82,7 +82,7 @@ func Start(t testing.TB, cfg Config) *Env {
 	if e.Timeout == 0 {
 		e.Timeout = 60 * time.Second
 	}
-	r, err := srv.launch(e.Ctx(), t, sb)
+	r, err := srv.launch(sb)
 	if err != nil {
 		t.Fatalf("starting the server: %v", err)
 	}

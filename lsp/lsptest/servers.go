@@ -68,7 +68,7 @@ func (sb Sandbox) Environ() []string {
 
 // Server is a language server an Env can start against a sandbox.
 type Server interface {
-	launch(ctx context.Context, t testing.TB, sb Sandbox) (*running, error)
+	launch(sb Sandbox) (*running, error)
 }
 
 // running is a started server: the client's end of its connection, and
@@ -95,7 +95,7 @@ type InProcess struct {
 	Wire lsp.Options
 }
 
-func (s InProcess) launch(_ context.Context, _ testing.TB, sb Sandbox) (*running, error) {
+func (s InProcess) launch(sb Sandbox) (*running, error) {
 	opts := s.Engine
 	if opts.Dirs == (config.Dirs{}) {
 		opts.Dirs = sb.Dirs()
@@ -125,7 +125,7 @@ type Program struct {
 	Env  []string // added to the sandbox's environment (later entries win)
 }
 
-func (p Program) launch(_ context.Context, _ testing.TB, sb Sandbox) (*running, error) {
+func (p Program) launch(sb Sandbox) (*running, error) {
 	args := p.Args
 	if args == nil {
 		args = []string{"serve", "--stdio"}

@@ -21,6 +21,7 @@ import (
 	"github.com/torchlsp/torchlsp/remote"
 	"github.com/torchlsp/torchlsp/remote/sshtarget"
 	"github.com/torchlsp/torchlsp/remote/sshtest"
+	"github.com/torchlsp/torchlsp/server"
 	"github.com/torchlsp/torchlsp/server/pyindex"
 )
 
@@ -84,7 +85,7 @@ func (r *sshRig) settings(env map[string]string) json.RawMessage {
 // (the rig's or one of its subtests).
 func (r *sshRig) start(t testing.TB, settings json.RawMessage, opts sshtarget.Options) *lsptest.Env {
 	t.Helper()
-	return start(t, options{settings: settings, opener: sshtarget.Opener{Options: opts}})
+	return start(t, options{settings: settings, openTarget: server.TargetOpener(opts)})
 }
 
 // localSettings targets the same interpreter on this machine, under the
@@ -537,7 +538,7 @@ func TestSSHHelperKilled(t *testing.T) {
 	// flight does, saying so; the one after it must start a new helper.
 	switch h, err := env.Editor.Hover(ctx, u, 2, 7); {
 	case err == nil && h != nil && strings.Contains(h.Contents.Value, "mul"):
-	case err != nil && strings.Contains(err.Error(), "helper on target") && strings.Contains(err.Error(), "exited"):
+	case err != nil && strings.Contains(err.Error(), "helper") && strings.Contains(err.Error(), "exited"):
 		t.Logf("the first hover raced the exit notice: %v", err)
 		hover(2, "mul")
 	case err == nil && h == nil:
