@@ -21,7 +21,6 @@ import (
 	"github.com/torchlsp/torchlsp/remote"
 	"github.com/torchlsp/torchlsp/remote/sshtarget"
 	"github.com/torchlsp/torchlsp/remote/sshtest"
-	"github.com/torchlsp/torchlsp/server"
 	"github.com/torchlsp/torchlsp/server/pyindex"
 )
 
@@ -85,7 +84,7 @@ func (r *sshRig) settings(env map[string]string) json.RawMessage {
 // (the rig's or one of its subtests).
 func (r *sshRig) start(t testing.TB, settings json.RawMessage, opts sshtarget.Options) *lsptest.Env {
 	t.Helper()
-	return start(t, options{settings: settings, openTarget: server.TargetOpener(opts)})
+	return start(t, options{settings: settings, opener: sshtarget.Opener{Options: opts}})
 }
 
 // localSettings targets the same interpreter on this machine, under the
