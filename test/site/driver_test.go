@@ -37,6 +37,7 @@ type server struct {
 	pending map[int64]chan reply
 	nextID  int64
 	logs    []string // window/logMessage lines, for failure reports
+	notes   []message // every notification, in order
 	closed  bool
 	done    chan struct{} // closed when the reader ends
 }
@@ -83,13 +84,25 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// startServer starts argv with env, in its own process group, and
-// initializes it for the workspace root. settings is what the editor's
-// settings tree holds.
-func startServer(t testing.TB, ctx context.Context, argv, env []string, root string, settings map[string]any) *server {
+// serverConfig is how an editor starts a language server.
+type serverConfig struct {
+	argv []string
+	env  []string
+	root string // the workspace folder
+	// settings is the editor's settings tree: workspace/configuration is
+	// answered from it, and didChangeConfiguration sends it whole.
+	settings map[string]any
+	// initOptions are the initializationOptions the editor sends.
+	initOptions any
+}
+
+// startServer starts a server in its own process group and initializes
+// it for the workspace, as an editor would.
+func startServer(t testing.TB, ctx context.Context, cfg serverConfig) *server {
 	t.Helper()
+	argv, root, settings := cfg.argv, cfg.root, cfg.settings
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = env
+	cmd.Env = cfg.env
 	cmd.Dir = root
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	s := &server{t: t, cmd: cmd, settings: settings, pending: map[int64]chan reply{}, done: make(chan struct{}), stderr: &lockedBuffer{max: 64 << 10}}
@@ -117,7 +130,7 @@ func startServer(t testing.TB, ctx context.Context, argv, env []string, root str
 		"workspaceFolders": []map[string]string{
 			{"uri": rootURI, "name": filepath.Base(root)},
 		},
-		"initializationOptions": settings,
+		"initializationOptions": cfg.initOptions,
 		"capabilities": map[string]any{
 			"workspace": map[string]any{"configuration": true, "workspaceFolders": true, "didChangeConfiguration": map[string]any{"dynamicRegistration": true}},
 			"textDocument": map[string]any{
@@ -243,6 +256,11 @@ func (s *server) read(r *bufio.Reader) {
 		case m.Method != "" && len(m.ID) > 0:
 			s.answer(m)
 		case m.Method != "":
+			s.mu.Lock()
+			if len(s.notes) < 10000 {
+				s.notes = append(s.notes, m)
+			}
+			s.mu.Unlock()
 			if m.Method == "window/logMessage" {
 				var p struct {
 					Message string `json:"message"`
@@ -432,9 +450,53 @@ func (s *server) completion(ctx context.Context, path string, line, col int) ([]
 	}
 	labels := make([]string, len(items))
 	for i, it := range items {
-		labels[i] = it.Label
+		// pylsp labels the items it resolved "name(params)".
+		labels[i], _, _ = strings.Cut(it.Label, "(")
 	}
 	return labels, nil
+}
+
+// waitNote waits for a notification of method whose params satisfy ok,
+// counting from the after'th notification; it returns its index too.
+func (s *server) waitNote(ctx context.Context, method string, after int, ok func(json.RawMessage) bool) (json.RawMessage, int, error) {
+	for {
+		s.mu.Lock()
+		notes := s.notes
+		s.mu.Unlock()
+		for i := after; i < len(notes); i++ {
+			if notes[i].Method == method && ok(notes[i].Params) {
+				return notes[i].Params, i, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, 0, fmt.Errorf("no %s notification: %w", method, ctx.Err())
+		case <-s.done:
+			return nil, 0, fmt.Errorf("no %s notification: server exited: %s", method, s.stderr.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// hover returns the hover's text at a 0-based line and column.
+func (s *server) hover(ctx context.Context, path string, line, col int) (string, error) {
+	params := map[string]any{
+		"textDocument": map[string]string{"uri": fileURI(path)},
+		"position":     map[string]int{"line": line, "character": col},
+	}
+	var res struct {
+		Contents json.RawMessage `json:"contents"`
+	}
+	if err := s.call(ctx, "textDocument/hover", params, &res); err != nil {
+		return "", err
+	}
+	var mc struct {
+		Value string `json:"value"`
+	}
+	if err := json.Unmarshal(res.Contents, &mc); err == nil && mc.Value != "" {
+		return mc.Value, nil
+	}
+	return string(res.Contents), nil
 }
 
 // logTail returns the server's last log lines and stderr, for a failure.
