@@ -36,7 +36,7 @@ type server struct {
 	mu      sync.Mutex // guards pending, nextID, logs, closed
 	pending map[int64]chan reply
 	nextID  int64
-	logs    []string // window/logMessage lines, for failure reports
+	logs    []string  // window/logMessage lines, for failure reports
 	notes   []message // every notification, in order
 	closed  bool
 	done    chan struct{} // closed when the reader ends
