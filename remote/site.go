@@ -30,6 +30,8 @@ import (
 // not rebuilt, and two processes building the same content agree. The link
 // is replaced by renaming a new link over it; the previous generation is
 // kept, so a tool that resolved the old link keeps reading a whole tree.
+// A package whose mirror is made again in place switches on its own, when
+// the mirror's directory is renamed over the old one.
 const (
 	sitesDir    = "site"
 	siteGens    = ".gens"
@@ -171,7 +173,10 @@ func layoutHash(layout SiteLayout) string {
 	pkgs := append([]SiteEntry(nil), layout.Packages...)
 	sort.Slice(pkgs, func(i, j int) bool { return pkgs[i].Mirror.Manifest.Member < pkgs[j].Mirror.Manifest.Member })
 	for _, p := range pkgs {
-		fmt.Fprintf(h, "pkg %q %q\n", p.Mirror.Manifest.Member, p.Mirror.SiteDir)
+		// A mirror made again in place (the target's copy changed) is a
+		// new generation too, though its links read the same.
+		man := p.Mirror.Manifest
+		fmt.Fprintf(h, "pkg %q %q %d %d %s\n", man.Member, p.Mirror.SiteDir, man.Files, man.Bytes, man.Created.Format(time.RFC3339Nano))
 		marks := append([]TypedMarker(nil), p.Markers...)
 		sort.Slice(marks, func(i, j int) bool { return marks[i].Path < marks[j].Path })
 		for _, m := range marks {
