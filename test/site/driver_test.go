@@ -355,10 +355,13 @@ type lspLocation struct {
 }
 
 type lspRange struct {
-	Start struct {
-		Line      int `json:"line"`
-		Character int `json:"character"`
-	} `json:"start"`
+	Start lspPosition `json:"start"`
+	End   lspPosition `json:"end"`
+}
+
+type lspPosition struct {
+	Line      int `json:"line"`
+	Character int `json:"character"`
 }
 
 func (l lspLocation) uri() string {

@@ -114,7 +114,7 @@ func TestServeHandsSiteToPyright(t *testing.T) {
 	if err != nil {
 		t.Fatalf("pyright: %v\n%s", err, pr.logTail())
 	}
-	if len(mine) != 1 || len(theirs) != 1 || mine[0].uri() != theirs[0].uri() || mine[0].line() != theirs[0].line() || mine[0].Range.Start.Character != theirs[0].Range.Start.Character {
+	if len(mine) != 1 || len(theirs) != 1 || mine[0].uri() != theirs[0].uri() || mine[0].Range != theirs[0].Range {
 		t.Errorf("nn.Module: torchlsp says %+v, pyright says %+v: the editor would show both", mine, theirs)
 	}
 	t.Logf("nn.Module: torchlsp %s:%d, pyright %s:%d", mine[0].uri(), mine[0].line()+1, theirs[0].uri(), theirs[0].line()+1)
