@@ -29,6 +29,7 @@ const (
 	siteMaxPackages = 64        // packages in one site
 	siteMaxDepBytes = 256 << 20 // source bytes of the requirements, mirrored over the link
 
+	scanMaxEntries   = 200000   // directory entries a workspace scan visits
 	scanMaxFiles     = 5000     // workspace .py files read for their imports
 	scanMaxFileBytes = 1 << 20  // larger files are generated, not imports
 	scanMaxBytes     = 64 << 20 // all of them together
@@ -67,7 +68,8 @@ type siteState struct {
 	mu        sync.Mutex            // guards the fields below
 	inflight  map[string]*siteBuild // by target name
 	last      map[string]*SiteResult
-	handed    map[string]bool      // targets whose site the editor was given
+	asked     map[string]bool      // targets whose site the editor asked for (torchlsp.site)
+	shown     map[string]bool      // targets whose site was announced (torchlsp/site)
 	announced *SiteInfo            // the last torchlsp/site notification
 	scan      map[string]scanEntry // workspace file → its top-level imports
 	saveTimer *time.Timer          // a rebuild after saves, debounced
@@ -114,7 +116,8 @@ func (e *Engine) startSiteBuild(spec remote.Spec) *siteBuild {
 	if st.inflight == nil {
 		st.inflight = map[string]*siteBuild{}
 		st.last = map[string]*SiteResult{}
-		st.handed = map[string]bool{}
+		st.asked = map[string]bool{}
+		st.shown = map[string]bool{}
 	}
 	b := &siteBuild{done: make(chan struct{})}
 	st.inflight[spec.Name] = b
@@ -253,7 +256,7 @@ func (e *Engine) buildSiteWith(ctx context.Context, s *session, prog Progress) (
 	dists := map[string]bool{}
 	var depBytes int64
 	for i, p := range picked {
-		prog.Report(fmt.Sprintf("mirroring %s (%d of %d)", p.c.name, i+1, len(picked)), i*100/len(picked))
+		prog.Report(fmt.Sprintf("fetching %s (%d of %d)", p.c.name, i+1, len(picked)), i*100/len(picked))
 		m, info, err := e.siteMirror(ctx, s, p.c, &depBytes)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -412,7 +415,7 @@ func (e *Engine) workspaceImports(ctx context.Context) ([]string, error) {
 	prev := st.scan
 	st.mu.Unlock()
 	next := map[string]scanEntry{}
-	files, total := 0, int64(0)
+	files, entries, total := 0, 0, int64(0)
 	for _, root := range folders {
 		for _, dir := range []string{root, filepath.Join(root, "src")} {
 			for _, m := range ownModules(dir) {
@@ -428,6 +431,9 @@ func (e *Engine) workspaceImports(ctx context.Context) ([]string, error) {
 			}
 			if err := ctx.Err(); err != nil {
 				return err
+			}
+			if entries++; entries > scanMaxEntries {
+				return filepath.SkipAll // a data directory, not code
 			}
 			if d.IsDir() {
 				if p != root && skipScanDir(p, d.Name()) {
@@ -585,10 +591,10 @@ func (e *Engine) announceSite(info SiteInfo) {
 	}
 	st.announced = &info
 	if info.Path != "" {
-		if st.handed == nil {
-			st.handed = map[string]bool{}
+		if st.shown == nil {
+			st.shown = map[string]bool{}
 		}
-		st.handed[info.Target] = true
+		st.shown[info.Target] = true
 	}
 	st.mu.Unlock()
 	sn.Site(e.ctx, info)
@@ -603,7 +609,7 @@ func (e *Engine) siteCommand(ctx context.Context, args commandArgs) (any, error)
 	}
 	st := &e.sites
 	st.mu.Lock()
-	st.handed[res.Target] = true
+	st.asked[res.Target] = true
 	st.mu.Unlock()
 	return res, nil
 }
@@ -674,22 +680,26 @@ func (e *Engine) siteSaved(path string) {
 	})
 }
 
-// siteHanded returns the site the editor was given for a target, if any:
-// its Python server then reads the same files, so definitions point into
-// the site, where both servers' answers coincide.
+// siteHanded returns a target's site when the editor's Python server reads
+// it: the editor asked for it with torchlsp.site, or site.hover is
+// "compact" and the site was announced. An editor that only receives
+// torchlsp/site may ignore it, so that alone changes nothing. Definitions
+// then point into the site, where both servers' answers coincide.
 func (e *Engine) siteHanded(target string) *SiteResult {
+	e.mu.Lock()
+	hover := e.resolved.SiteHover
+	e.mu.Unlock()
 	st := &e.sites
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if !st.handed[target] {
+	if !st.asked[target] && !(hover == "compact" && st.shown[target]) {
 		return nil
 	}
 	return st.last[target]
 }
 
 // siteCompact reports whether hovers on a target leave signatures and
-// docstrings to the Python server that reads its site (site.hover is not
-// "full" and the editor was given the site).
+// docstrings to the Python server that reads its site.
 func (e *Engine) siteCompact(target string) bool {
 	e.mu.Lock()
 	full := e.resolved.SiteHover == "full"

@@ -359,20 +359,25 @@ func TestSiteLayoutFromTarget(t *testing.T) {
 }
 
 // TestSiteAnnouncedAndHover checks the editor's side: the default target's
-// site is announced once ready, then hovers leave the signature to the
-// Python server reading the site (unless site.hover is "full"), and
-// definitions point into the site.
+// site is announced once ready; once the editor asked for it (or with
+// site.hover = "compact", once announced) hovers leave the signature to
+// the Python server reading the site and definitions point into the site;
+// site.hover = "full" keeps the full hover.
 func TestSiteAnnouncedAndHover(t *testing.T) {
 	t.Parallel()
 	pythonPath := fixturePath(t, "testdata", "site") + ":" + fixturePath(t, "testdata", "sitepkgs", "site-packages")
 	src := "import torch\n\nlayer = torch.nn.Linear(2, 3)\n"
 	for _, tc := range []struct {
 		name    string
-		hover   string
+		hover   string // site.hover
+		ask     bool   // the editor runs torchlsp.site
 		compact bool
+		inSite  bool // definitions point into the site
 	}{
-		{"compact", "", true},
-		{"full", "full", false},
+		{name: "announced only", compact: false, inSite: false},
+		{name: "asked", ask: true, compact: true, inSite: true},
+		{name: "compact setting", hover: "compact", compact: true, inSite: true},
+		{name: "full setting", hover: "full", ask: true, compact: false, inSite: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -388,8 +393,9 @@ func TestSiteAnnouncedAndHover(t *testing.T) {
 			eng.DidOpen(uri, 1, src)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			before, err := eng.Hover(ctx, uri, posOf(t, src, "Linear", 0, 1))
-			if err != nil || before == nil {
+			pos := posOf(t, src, "Linear", 0, 1)
+			before, err := eng.Hover(ctx, uri, pos)
+			if err != nil || before == nil || !strings.Contains(before.Markdown, "```python") {
 				t.Fatalf("hover before the site: %v %v", before, err)
 			}
 			eng.Initialized(ctx)
@@ -397,23 +403,32 @@ func TestSiteAnnouncedAndHover(t *testing.T) {
 			if info.Target != "fx" {
 				t.Errorf("announced %+v", info)
 			}
-			h, err := eng.Hover(ctx, uri, posOf(t, src, "Linear", 0, 1))
+			if tc.ask {
+				res, err := eng.ExecuteCommand(ctx, CommandSite, []json.RawMessage{json.RawMessage(`{"target":"fx"}`)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r := res.(*SiteResult); r.Path != info.Path || r.Target != "fx" {
+					t.Errorf("torchlsp.site = %+v, announced %+v", r, info)
+				}
+			}
+			h, err := eng.Hover(ctx, uri, pos)
 			if err != nil || h == nil {
 				t.Fatalf("hover: %v %v", h, err)
 			}
 			hasSig := strings.Contains(h.Markdown, "```python")
 			if hasSig == tc.compact || !strings.Contains(h.Markdown, "torch/nn/modules/linear.py:") || !strings.Contains(h.Markdown, "**fx**") {
-				t.Errorf("hover with the site handed out (compact %v):\n%s\nbefore:\n%s", tc.compact, h.Markdown, before.Markdown)
+				t.Errorf("hover (want compact %v):\n%s", tc.compact, h.Markdown)
 			}
-			locs, err := eng.Definition(ctx, uri, posOf(t, src, "Linear", 0, 1))
+			locs, err := eng.Definition(ctx, uri, pos)
 			if err != nil || len(locs) != 1 {
 				t.Fatalf("definition: %v %v", locs, err)
 			}
-			if !strings.HasPrefix(locs[0].Path, info.Path+"/torch/nn/modules/") || !strings.HasSuffix(locs[0].TargetPath, "torch/nn/modules/linear.py") {
-				t.Errorf("definition %+v is not in the site %s", locs[0], info.Path)
+			if got := strings.HasPrefix(locs[0].Path, info.Path+"/torch/nn/modules/"); got != tc.inSite || !strings.HasSuffix(locs[0].TargetPath, "torch/nn/modules/linear.py") {
+				t.Errorf("definition %+v; in the site %s: %v, want %v", locs[0], info.Path, got, tc.inSite)
 			}
 			if data, err := os.ReadFile(locs[0].Path); err != nil || !strings.Contains(strings.Split(string(data), "\n")[locs[0].Range.Start.Line], "class Linear") {
-				t.Errorf("definition line in the site: %v", err)
+				t.Errorf("definition line: %v", err)
 			}
 		})
 	}

@@ -608,27 +608,36 @@ def _requirement(spec):
     return name, needs_extra
 
 
-def _dist_in(site, name):
-    """The distribution installed in site that provides import name."""
-    try:
-        import importlib.metadata as metadata
-    except ImportError:
-        return None
-    try:
-        dists = list(metadata.distributions(path=[site]))
-    except Exception:
-        return None
-    wanted = _norm_dist(name)
-    for dist in dists:
+class _SiteDists:
+    """The distributions installed in one directory, read once per request."""
+
+    def __init__(self, site):
         try:
-            if _norm_dist(dist.metadata["Name"] or "") == wanted:
-                return dist
+            import importlib.metadata as metadata
+            self.dists = list(metadata.distributions(path=[site]))
         except Exception:
-            continue
-    for dist in dists:
-        if name in _dist_top_level(dist):
+            self.dists = []
+        self.by_name = {}
+        for dist in self.dists:
+            try:
+                key = _norm_dist(dist.metadata["Name"] or "")
+            except Exception:
+                continue
+            if key and key not in self.by_name:
+                self.by_name[key] = dist
+        self._top = None
+
+    def provider(self, name):
+        """The distribution that provides import name, if any."""
+        dist = self.by_name.get(_norm_dist(name))
+        if dist is not None:
             return dist
-    return None
+        if self._top is None:
+            self._top = {}
+            for d in self.dists:
+                for top in _dist_top_level(d):
+                    self._top.setdefault(top, d)
+        return self._top.get(name)
 
 
 def _typed_markers(location):
@@ -671,6 +680,7 @@ def m_site_packages(params):
     except ImportError:
         metadata = None
     installed = None
+    sites = {}
     out = []
     for name in names:
         if not isinstance(name, str) or not name.isidentifier():
@@ -697,7 +707,9 @@ def m_site_packages(params):
         entry["found"] = True
         entry["site"] = site
         entry["is_package"] = locations is not None
-        dist = _dist_in(site, name)
+        if site not in sites:
+            sites[site] = _SiteDists(site)
+        dist = sites[site].provider(name)
         entry["third_party"] = os.path.basename(site) in ("site-packages", "dist-packages") or dist is not None
         if dist is None:
             continue

@@ -40,9 +40,10 @@ type SiteConfig struct {
 	// Packages adds top-level names ("einops"), or leaves one out with a
 	// leading "-" ("-sympy"). Later entries and later layers win.
 	Packages []string `toml:"packages" json:"packages"`
-	// Hover is "compact" (the default: once a site is handed to the editor,
-	// torchlsp's hover leaves signatures and docstrings to the Python
-	// server reading it) or "full".
+	// Hover is how torchlsp's hover behaves beside a Python server that
+	// reads the site: by default it leaves signatures and docstrings to
+	// that server once the editor asked for the site (torchlsp.site);
+	// "compact" does so as soon as the site is announced, "full" never.
 	Hover string `toml:"hover" json:"hover"`
 }
 
