@@ -38,7 +38,7 @@ const (
 	siteLockExt = ".lock"
 )
 
-// SitePackage entries become these.
+// SiteEntry is one package of a site.
 type SiteEntry struct {
 	// Mirror is the package's mirror; its member (torch, six.py) is the
 	// entry's name in the site.

@@ -73,6 +73,8 @@ type siteState struct {
 	announced *SiteInfo            // the last torchlsp/site notification
 	scan      map[string]scanEntry // workspace file → its top-level imports
 	saveTimer *time.Timer          // a rebuild after saves, debounced
+
+	sendMu sync.Mutex // orders torchlsp/site notifications as their state changes
 }
 
 // siteBuild is one build in progress; done closes when it ends.
@@ -168,9 +170,9 @@ func (e *Engine) buildSite(ctx context.Context, spec remote.Spec) (*SiteResult, 
 func (e *Engine) buildSiteWith(ctx context.Context, s *session, prog Progress) (*SiteResult, error) {
 	spec := s.spec
 	e.mu.Lock()
-	config := append([]string(nil), e.resolved.SitePackages...)
+	entries := append([]string(nil), e.resolved.SitePackages...)
 	e.mu.Unlock()
-	add, leave := sitePackagesConfig(config)
+	add, leave := sitePackagesConfig(entries)
 
 	prog.Report("reading the workspace's imports", -1)
 	imported, err := e.workspaceImports(ctx)
@@ -555,11 +557,10 @@ func (e *Engine) prepareSite() {
 	}
 	st := &e.sites
 	st.mu.Lock()
-	if a := st.announced; a != nil && a.Target != spec.Name && a.Path != "" {
-		st.mu.Unlock()
+	switched := st.announced != nil && st.announced.Target != spec.Name
+	st.mu.Unlock()
+	if switched {
 		e.announceSite(SiteInfo{Target: spec.Name})
-	} else {
-		st.mu.Unlock()
 	}
 	e.goBackground(func() {
 		res, err := e.Site(e.ctx, spec.Name)
@@ -584,8 +585,10 @@ func (e *Engine) announceSite(info SiteInfo) {
 		return
 	}
 	st := &e.sites
+	st.sendMu.Lock()
+	defer st.sendMu.Unlock()
 	st.mu.Lock()
-	if a := st.announced; (a != nil && *a == info) || (a == nil && info.Path == "") {
+	if a := st.announced; a != nil && *a == info {
 		st.mu.Unlock()
 		return
 	}

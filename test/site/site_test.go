@@ -17,17 +17,18 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
 
 const debianPython = "/usr/bin/python3"
 
-// Set by TestMain.
+// Set by TestMain, read-only afterwards.
 var (
 	torchlspBin string // the torchlsp binary under test
 	scratch     string // a directory for the whole run
+	noTorchPath string // an interpreter without torch
+	noTorchErr  error  // why there is none
 )
 
 func TestMain(m *testing.M) {
@@ -44,6 +45,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "build torchlsp:", err)
 		os.Exit(1)
 	}
+	noTorchPath, noTorchErr = makeNoTorchVenv(dir)
 	code := m.Run()
 	removeAll(dir)
 	os.Exit(code)
@@ -180,34 +182,31 @@ func runSite(t testing.TB, h home, ws string) string {
 }
 
 // noTorchPython is an interpreter that has no torch: a venv of Debian's
-// python without its system packages. Servers are pointed at it, so the
-// site is the only torch they can see.
-var noTorch struct {
-	once sync.Once
-	path string
-	err  error
-}
-
+// python without its system packages, made by TestMain. Servers are
+// pointed at it, so the site is the only torch they can see.
 func noTorchPython(t testing.TB) string {
 	t.Helper()
-	noTorch.once.Do(func() {
-		dir := filepath.Join(scratch, "venv")
-		out, err := exec.Command(debianPython, "-m", "venv", "--without-pip", dir).CombinedOutput()
-		if err != nil {
-			noTorch.err = fmt.Errorf("make venv: %v: %s", err, out)
-			return
-		}
-		py := filepath.Join(dir, "bin", "python")
-		if out, err := exec.Command(py, "-c", "import torch").CombinedOutput(); err == nil {
-			noTorch.err = fmt.Errorf("the venv at %s imports torch: %s", dir, out)
-			return
-		}
-		noTorch.path = py
-	})
-	if noTorch.err != nil {
-		t.Fatal(noTorch.err)
+	if noTorchErr != nil {
+		t.Skip(noTorchErr)
 	}
-	return noTorch.path
+	return noTorchPath
+}
+
+// makeNoTorchVenv makes that venv under dir.
+func makeNoTorchVenv(dir string) (string, error) {
+	if _, err := os.Stat(debianPython); err != nil {
+		return "", fmt.Errorf("%s is missing: run scripts/setup.sh --test", debianPython)
+	}
+	venv := filepath.Join(dir, "venv")
+	out, err := exec.Command(debianPython, "-m", "venv", "--without-pip", venv).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("make a venv without torch: %v: %s", err, out)
+	}
+	py := filepath.Join(venv, "bin", "python")
+	if out, err := exec.Command(py, "-c", "import torch").CombinedOutput(); err == nil {
+		return "", fmt.Errorf("the venv at %s imports torch: %s", venv, out)
+	}
+	return py, nil
 }
 
 // pyrightDir is where scripts/setup.sh installs the npm servers.
