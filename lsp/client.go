@@ -62,11 +62,12 @@ func newClient(ctx context.Context, conn jsonrpc2.Conn, log *zap.Logger, docs sn
 
 func (c *Client) capabilities() clientCaps { return *c.caps.Load() }
 
-// Capabilities says what the editor shows: diagnostics and the status item
-// always (a client that does not know torchlsp/status ignores it), and
-// documents when it offered window/showDocument.
+// Capabilities says what the editor shows: diagnostics, the status item
+// and the site always (a client that does not know torchlsp/status or
+// torchlsp/site ignores them), and documents when it offered
+// window/showDocument.
 func (c *Client) Capabilities() server.Capabilities {
-	return server.Capabilities{Status: true, Diagnostics: true, ShowDocument: c.capabilities().showDocument}
+	return server.Capabilities{Status: true, Diagnostics: true, ShowDocument: c.capabilities().showDocument, Site: true}
 }
 
 // notify sends a notification, even when the caller's context is already
@@ -103,6 +104,15 @@ func (c *Client) PublishDiagnostics(ctx context.Context, doc *server.Snapshot, d
 	return c.notify(ctx, "textDocument/publishDiagnostics", &protocol.PublishDiagnosticsParams{
 		URI: protocol.DocumentURI(doc.URI()), Version: uint32(max(doc.Version(), 0)), Diagnostics: out,
 	})
+}
+
+// siteMethod is torchlsp's notification of the default target's site.
+const siteMethod = "torchlsp/site"
+
+// Site tells the editor where the default target's site-packages view is
+// (torchlsp/site), so that it can give it to its Python server.
+func (c *Client) Site(ctx context.Context, s server.SiteInfo) {
+	_ = c.notify(ctx, siteMethod, s)
 }
 
 // convertDiagnostic converts a diagnostic of the document m maps.

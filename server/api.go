@@ -63,6 +63,9 @@ type Notifier interface {
 	// ShowDocument opens a file in the editor (window/showDocument) and
 	// reports whether it did.
 	ShowDocument(ctx context.Context, loc Location, takeFocus bool) (bool, error)
+	// Site tells the editor where the default target's site-packages view
+	// is (torchlsp/site), so that it points its Python server there.
+	Site(ctx context.Context, s SiteInfo)
 	// Capabilities says which of the calls above reach the user.
 	Capabilities() Capabilities
 }
@@ -72,6 +75,7 @@ type Capabilities struct {
 	Status       bool // a status item for the default target
 	Diagnostics  bool // diagnostics in open documents
 	ShowDocument bool // opening a file in the editor
+	Site         bool // hearing where the default target's site is
 }
 
 // Progress reports one unit of work. Percent is 0..100, or -1 when unknown.
@@ -151,4 +155,11 @@ type CodeAction struct {
 	Edits       map[string][]TextEdit // by document URI
 	Command     *Command
 	Preferred   bool
+}
+
+// SiteInfo is where the default target's site-packages view lives (the
+// torchlsp/site notification): Path is "" while the target has none.
+type SiteInfo struct {
+	Target string `json:"target"`
+	Path   string `json:"path"`
 }

@@ -66,6 +66,7 @@ type Engine struct {
 	trust  *config.TrustStore
 	bg     *background
 
+	parse    source.ParseFunc // the engine's pool of parsers
 	docs     *source.Store
 	cfg      *workspaceConfig
 	sessions *sessionSet
@@ -74,6 +75,7 @@ type Engine struct {
 	// started is set by Initialized: from then on the front end hears of
 	// changes to the default target.
 	started atomic.Bool
+	sites   siteState // site-packages views built for targets (site.go)
 }
 
 // New creates an engine. Call Initialize before queries.
@@ -94,8 +96,8 @@ func New(opts Options) *Engine {
 		bg:     newBackground(),
 	}
 	e.notify.set(opts.Notifier)
-	parsers := newParserPool()
-	e.docs = source.NewStore(opts.MaxDocumentBytes, parsers.parse)
+	e.parse = newParserPool().parse
+	e.docs = source.NewStore(opts.MaxDocumentBytes, e.parse)
 	e.cfg = newWorkspaceConfig(opts.Target, opts.Python, opts.Opener)
 	e.sessions = &sessionSet{byName: map[string]*session{}}
 	e.statuses = &statusBoard{ctx: e.bg.ctx, notify: e.notify, last: map[string]Status{}, isDefault: e.cfg.isDefault}
@@ -117,6 +119,8 @@ func (e *Engine) sessionEnv() sessionEnv {
 		connectTimeout: e.opts.ConnectTimeout,
 		inspectTimeout: e.opts.InspectTimeout,
 		validateCache:  e.opts.ValidateCache,
+
+		packagesChanged: e.sitePackagesChanged,
 	}
 }
 
@@ -138,6 +142,7 @@ func (e *Engine) Initialized(ctx context.Context) {
 	e.started.Store(true)
 	if s, err := e.session(""); err == nil {
 		s.eager()
+		e.prepareSite()
 	} else {
 		e.notify.ShowMessage(ctx, MessageError, "torchlsp: "+err.Error())
 	}
@@ -269,7 +274,9 @@ func (e *Engine) DidClose(ctx context.Context, uri string) {
 
 // DidSave rereads the configuration when a torchlsp.toml is saved.
 func (e *Engine) DidSave(ctx context.Context, uri string) {
-	if path, ok := source.FilePath(uri); ok && filepath.Base(path) == config.WorkspaceFile {
+	path, _ := source.FilePath(uri)
+	e.siteSaved(path)
+	if path != "" && filepath.Base(path) == config.WorkspaceFile {
 		if err := e.Reconfigure(ctx); err == nil {
 			e.Initialized(ctx)
 		}

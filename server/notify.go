@@ -24,7 +24,8 @@ func (NopNotifier) PublishDiagnostics(context.Context, *Snapshot, []Diagnostic) 
 func (NopNotifier) ShowDocument(context.Context, Location, bool) (bool, error) {
 	return false, errors.New("this front end cannot show documents")
 }
-func (NopNotifier) Capabilities() Capabilities { return Capabilities{} }
+func (NopNotifier) Site(context.Context, SiteInfo) {}
+func (NopNotifier) Capabilities() Capabilities     { return Capabilities{} }
 
 // NopProgress reports nowhere and is never cancelled.
 type NopProgress struct{}
@@ -78,5 +79,7 @@ func (b *notifierBox) PublishDiagnostics(ctx context.Context, doc *Snapshot, dia
 func (b *notifierBox) ShowDocument(ctx context.Context, loc Location, takeFocus bool) (bool, error) {
 	return b.get().ShowDocument(ctx, loc, takeFocus)
 }
+
+func (b *notifierBox) Site(ctx context.Context, s SiteInfo) { b.get().Site(ctx, s) }
 
 func (b *notifierBox) Capabilities() Capabilities { return b.get().Capabilities() }

@@ -61,6 +61,9 @@ type sessionEnv struct {
 	// validateCache makes a cached mirror wait for the target's word
 	// that it is current (one-shot command-line runs).
 	validateCache bool
+	// packagesChanged tells the engine a package was mirrored again (its
+	// site view follows).
+	packagesChanged func(target string)
 }
 
 func newSession(env sessionEnv, spec remote.Spec, t remote.Target) *session {
@@ -305,6 +308,7 @@ func (s *session) revalidate(ctx context.Context, ps *pkgState) {
 			s.pkgs[ps.name] = next
 		}
 		s.mu.Unlock()
+		s.env.packagesChanged(s.spec.Name)
 	})
 }
 

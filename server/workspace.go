@@ -59,6 +59,13 @@ func (c *workspaceConfig) setResolved(r config.Resolved, err error) {
 	c.mu.Unlock()
 }
 
+// resolvedSnapshot returns the merged configuration as it is now.
+func (c *workspaceConfig) resolvedSnapshot() config.Resolved {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.resolved
+}
+
 // sources names the files and settings the configuration came from.
 func (c *workspaceConfig) sources() []string {
 	c.mu.Lock()
