@@ -24,6 +24,27 @@ local function reporter()
   end
 end
 
+-- The buffer :checkhealth was run from: it opens its report in a new tab,
+-- so that is the current one's alternate, or one shown in the tab before.
+local function source_buffer(torchlsp)
+  local candidates = { vim.api.nvim_get_current_buf(), vim.fn.bufnr("#") }
+  local prev = vim.fn.tabpagenr("#")
+  if prev > 0 then
+    vim.list_extend(candidates, vim.fn.tabpagebuflist(prev))
+  end
+  for _, b in ipairs(candidates) do
+    if b > 0 and vim.api.nvim_buf_is_valid(b) and torchlsp.get_client(b) then
+      return b
+    end
+  end
+  for _, b in ipairs(candidates) do
+    if b > 0 and vim.api.nvim_buf_is_valid(b) and vim.bo[b].buftype == "" and vim.api.nvim_buf_get_name(b) ~= "" then
+      return b
+    end
+  end
+  return vim.api.nvim_get_current_buf()
+end
+
 function M.check()
   local start, ok, warn, error, info = reporter()
   local torchlsp = require("torchlsp")
@@ -85,7 +106,7 @@ function M.check()
   info("mirror (read-only, attached to the workspace's server): " .. torchlsp.cache_dir())
 
   start("torchlsp: workspace")
-  local buf = vim.api.nvim_get_current_buf()
+  local buf = source_buffer(torchlsp)
   local client = torchlsp.get_client(buf)
   local root = client and client.config.root_dir
   if not root then
