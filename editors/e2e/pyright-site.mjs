@@ -6,14 +6,20 @@
 //
 //   node pyright-site.mjs SETTINGS.json WORKSPACE FILE NEEDLE [OFFSET]
 //
-// prints the definition's locations as JSON. PYRIGHT_LANGSERVER names the
-// executable (default: /var/cache/torchlsp-pyright/node_modules/.bin/pyright-langserver).
+// prints the definition's locations as JSON. PYRIGHT_DIR is where pyright
+// was installed with npm (default /var/cache/torchlsp-pyright); its
+// langserver.index.js is run with node itself, never through
+// node_modules/.bin, where basedpyright's package puts a pyright-langserver
+// of its own.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
-export const defaultPyright = "/var/cache/torchlsp-pyright/node_modules/.bin/pyright-langserver";
+/** pyright's language server script under an npm prefix. */
+export function pyrightLangserver(dir = process.env.PYRIGHT_DIR || "/var/cache/torchlsp-pyright") {
+  return path.join(dir, "node_modules", "pyright", "langserver.index.js");
+}
 
 /** A minimal LSP client over a child's stdio. */
 export class LspClient {
@@ -154,8 +160,8 @@ export function positionOf(text, needle, offsetInNeedle = 0) {
  * the definition locations of the name `needle` points at (its start plus
  * offset). Retries while pyright is still analysing.
  */
-export async function pyrightDefinition({ pyright = process.env.PYRIGHT_LANGSERVER || defaultPyright, settings, ws, file, needle, offset = 0, timeoutMs = 90000 }) {
-  const client = new LspClient(pyright, ["--stdio"], {
+export async function pyrightDefinition({ pyright = pyrightLangserver(), settings, ws, file, needle, offset = 0, timeoutMs = 90000 }) {
+  const client = new LspClient(process.execPath, [pyright, "--stdio"], {
     cwd: ws,
     onRequest: (method, params) => {
       if (method === "workspace/configuration") return params.items.map((item) => lookupSection(settings, item.section));

@@ -560,12 +560,17 @@ function M.python_settings(config, path)
       config.torchlsp_site = path
     end
   end
-  -- Clients started later find the site in on_init.
+  -- Clients started later find the site in on_init. Neovim before 0.8
+  -- does not offer workspace/configuration, so a server hears of its
+  -- settings only when they are sent: send them once it is up (as
+  -- nvim-lspconfig does).
   if not config.torchlsp_on_init then
     local user_on_init = config.on_init
     config.torchlsp_on_init = true
     config.on_init = function(client, result)
-      M.update_python_client(client)
+      if not M.update_python_client(client) and client.config.torchlsp_site and python_servers[kind][1] == "settings" then
+        client.notify("workspace/didChangeConfiguration", { settings = client.config.settings })
+      end
       if user_on_init then
         return user_on_init(client, result)
       end
@@ -1074,6 +1079,9 @@ function M.trust(opts)
           if c.config.root_dir == root or c == client then
             -- The server pulls the configuration and reads its files again.
             c.notify("workspace/didChangeConfiguration", { settings = c.config.settings })
+            -- Neovim 0.7 is never asked for its configuration, so nothing
+            -- else says when the server has read its files again.
+            refresh_soon(c.id, 800)
           end
         end
         done(true, "trusted " .. file.path)
