@@ -36,7 +36,7 @@ class Extension implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private binary: string | undefined;
   private readonly output = vscode.window.createOutputChannel("TorchLSP");
-  private readonly statusItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 10);
+  private readonly statusItem = vscode.window.createStatusBarItem("torchlsp.status", vscode.StatusBarAlignment.Left, 10);
   private readonly disposables: vscode.Disposable[] = [];
   private readonly status = new StatusTracker();
   private readonly results = new ResultDocuments();
