@@ -100,7 +100,17 @@ func (c *Client) PublishDiagnostics(ctx context.Context, docURI string, version 
 var (
 	_ server.DiagnosticsPublisher = (*Client)(nil)
 	_ server.DocumentShower       = (*Client)(nil)
+	_ server.SiteNotifier         = (*Client)(nil)
 )
+
+// siteMethod is torchlsp's notification of the default target's site.
+const siteMethod = "torchlsp/site"
+
+// Site tells the editor where the default target's site-packages view is
+// (torchlsp/site), so that it can give it to its Python server.
+func (c *Client) Site(ctx context.Context, s server.SiteInfo) {
+	_ = c.notify(ctx, siteMethod, s)
+}
 
 // convertDiagnostic converts a diagnostic of the document m maps.
 func (c *Client) convertDiagnostic(m *Mapper, d server.Diagnostic) (protocol.Diagnostic, error) {

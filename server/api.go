@@ -150,3 +150,16 @@ type CancellableProgress interface {
 	Progress
 	Cancelled() <-chan struct{}
 }
+
+// SiteInfo is where the default target's site-packages view lives (the
+// torchlsp/site notification): Path is "" while the target has none.
+type SiteInfo struct {
+	Target string `json:"target"`
+	Path   string `json:"path"`
+}
+
+// SiteNotifier is implemented by notifiers that can tell the editor where
+// the default target's site is, so that it points its Python server there.
+type SiteNotifier interface {
+	Site(ctx context.Context, s SiteInfo)
+}

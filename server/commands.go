@@ -16,11 +16,12 @@ const (
 	CommandSelectTarget = "torchlsp.selectTarget" // args: {target}
 	CommandOpenMirror   = "torchlsp.openMirror"   // args: {target?}
 	CommandGates        = "torchlsp.gates"        // args: {flag, target?}
+	CommandSite         = "torchlsp.site"         // args: {target?}
 )
 
 // Commands names the commands ExecuteCommand runs.
 func (e *Engine) Commands() []string {
-	return []string{CommandRepro, CommandDoctor, CommandSelectTarget, CommandOpenMirror, CommandGates}
+	return []string{CommandRepro, CommandDoctor, CommandSelectTarget, CommandOpenMirror, CommandGates, CommandSite}
 }
 
 // commandArgs is the one argument object every command takes.
@@ -69,6 +70,8 @@ func (e *Engine) ExecuteCommand(ctx context.Context, name string, raw []json.Raw
 		return CommandResult{Markdown: "```\n" + b.String() + "```\n"}, nil
 	case CommandRepro:
 		return e.reproCommand(ctx, args)
+	case CommandSite:
+		return e.siteCommand(ctx, args)
 	}
 	return nil, fmt.Errorf("unknown command %q", name)
 }

@@ -24,8 +24,14 @@ func (e *Engine) Definition(ctx context.Context, uri string, pos Position) ([]Lo
 	if err != nil || t == nil || t.localPath == "" {
 		return nil, err
 	}
+	path := t.localPath
+	if p, ok := e.siteHanded(t.spec.Name).sitePath(t.pkg.mirror, path); ok {
+		// The Python server reading the site answers with this path: the
+		// editor then shows one definition, not the same one twice.
+		path = p
+	}
 	return []Location{{
-		Path:       t.localPath,
+		Path:       path,
 		TargetPath: t.targetPath,
 		Range: Range{
 			Start: Position{Line: t.line, Column: t.col},

@@ -74,6 +74,7 @@ type Engine struct {
 	sessions  map[string]*session
 	lastState map[string]Status
 	repros    reproNotes
+	sites     siteState // site-packages views built for targets (site.go)
 }
 
 // New creates an engine. Call Configure (or Initialize) before queries.
@@ -138,6 +139,7 @@ func (e *Engine) Initialize(ctx context.Context, p InitializeParams) error {
 func (e *Engine) Initialized(ctx context.Context) {
 	if s, err := e.session(""); err == nil {
 		s.eager()
+		e.prepareSite()
 	} else {
 		e.notify.ShowMessage(ctx, MessageError, "torchlsp: "+err.Error())
 	}
@@ -375,6 +377,7 @@ func (e *Engine) DidClose(uri string) {
 
 // DidSave rereads the configuration when a torchlsp.toml is saved.
 func (e *Engine) DidSave(ctx context.Context, uri string) {
+	e.siteSaved(FilePath(uri))
 	if filepath.Base(FilePath(uri)) == config.WorkspaceFile {
 		if err := e.Reconfigure(ctx); err == nil {
 			e.Initialized(ctx)

@@ -35,6 +35,9 @@ func (e *Engine) Hover(ctx context.Context, uri string, pos Position) (*Hover, e
 	if md == "" {
 		md = renderHover(t)
 	}
+	if !t.missing && t.localPath != "" && e.siteCompact(t.spec.Name) {
+		md = renderSiteHover(t, e.siteHanded(t.spec.Name))
+	}
 	// The range is this request's name: a cached target carries none.
 	return &Hover{Markdown: md, Range: refRange(ref)}, nil
 }
@@ -100,5 +103,24 @@ func renderHover(t *target) string {
 		b.WriteString(" · answered by the target's interpreter")
 	}
 	b.WriteString("\n")
+	return b.String()
+}
+
+// renderSiteHover is the hover beside a Python server that reads the
+// target's site: that server shows the signature and the docstring from
+// the same files, so this one says only what it alone knows — where the
+// definition is on the target, which target and which version.
+func renderSiteHover(t *target, site *SiteResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "`%s:%d` on target **%s** · %s %s", t.targetPath, t.line+1, t.spec.Name, t.pkg.info.Name, t.pkg.info.Version)
+	if t.via == "helper" {
+		b.WriteString(" · answered by the target's interpreter")
+	}
+	local := t.localPath
+	if p, ok := site.sitePath(t.pkg.mirror, local); ok {
+		local = p
+	}
+	u := url.URL{Scheme: "file", Path: local, Fragment: fmt.Sprintf("L%d", t.line+1)}
+	fmt.Fprintf(&b, " ([open](%s))\n", u.String())
 	return b.String()
 }

@@ -282,6 +282,7 @@ func (s *session) revalidate(ctx context.Context, ps *pkgState) {
 			s.pkgs[ps.name] = next
 		}
 		s.mu.Unlock()
+		s.eng.sitePackagesChanged(s.spec.Name)
 	})
 }
 

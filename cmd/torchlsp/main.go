@@ -28,6 +28,7 @@ Usage:
   torchlsp gates FLAG                      a config flag's definition and every place torch reads it
   torchlsp trust [DIR]                     trust DIR/torchlsp.toml as it is now (--revoke, --list)
   torchlsp doctor                          check the target hop by hop
+  torchlsp site                            the target's packages as a local site-packages directory (printed last)
   torchlsp version
 
 Common flags:
@@ -68,6 +69,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runTrust(rest, stdout)
 	case "doctor":
 		err = runDoctor(ctx, rest, stdout, stderr)
+	case "site":
+		err = runSite(ctx, rest, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "torchlsp %s\n", version)
 	case "help", "-h", "--help":

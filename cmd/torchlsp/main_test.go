@@ -130,6 +130,28 @@ func TestCommands(t *testing.T) {
 		}
 	})
 
+	t.Run("site prints the directory alone on stdout", func(t *testing.T) {
+		t.Chdir(ws)
+		code, out, errOut := cli(t, "site", "--python", debianPython)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if code != 0 || len(lines) != 1 || !filepath.IsAbs(lines[0]) {
+			t.Fatalf("site: %d\n%s\n%s", code, out, errOut)
+		}
+		if _, err := os.Stat(filepath.Join(lines[0], "torch", "nn", "modules", "linear.py")); err != nil {
+			t.Errorf("the site lacks the fixture's torch: %v", err)
+		}
+		if !strings.Contains(errOut, "2.99.0+fixture") || !strings.Contains(errOut, "site of target local") {
+			t.Errorf("site's summary on stderr:\n%s", errOut)
+		}
+		code, again, errOut := cli(t, "site", "--quiet", "--python", debianPython)
+		if code != 0 || again != out || errOut != "" {
+			t.Errorf("site again: %d %q (first %q), stderr %q", code, again, out, errOut)
+		}
+		if code, _, _ := cli(t, "site", "extra"); code != 2 {
+			t.Errorf("site with an argument exited %d, want 2", code)
+		}
+	})
+
 	t.Run("trust", func(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(ws, "torchlsp.toml"), []byte("[targets.x]\npython = \"/usr/bin/python3\"\n"), 0o644); err != nil {
 			t.Fatal(err)

@@ -539,6 +539,223 @@ def m_eval_config(params):
             "values": out, "missing": missing}
 
 
+# What site_packages sends of a distribution's metadata directory: the files
+# tools read (importlib.metadata, pip, mypy, jedi), never RECORD (it lists
+# compiled files the mirror does not have).
+DIST_FILES = ("METADATA", "PKG-INFO", "WHEEL", "INSTALLER", "REQUESTED",
+              "top_level.txt", "entry_points.txt", "requires.txt")
+DIST_FILE_LIMIT = 1 << 20
+TYPED_LIMIT = 64
+SITE_NAMES_LIMIT = 512
+
+
+def _norm_dist(name):
+    out = []
+    last_dash = False
+    for c in name.lower():
+        if c in "-_.":
+            if not last_dash:
+                out.append("-")
+            last_dash = True
+        else:
+            out.append(c)
+            last_dash = False
+    return "".join(out)
+
+
+def _dist_top_level(dist):
+    """The import names a distribution installs."""
+    try:
+        text = dist.read_text("top_level.txt")
+    except Exception:
+        text = None
+    if text:
+        return [n for n in text.split() if n.isidentifier()]
+    names = []
+    try:
+        files = dist.files or []
+    except Exception:
+        files = []
+    for f in files:
+        parts = getattr(f, "parts", ())
+        if not parts or parts[0] in ("..", "__pycache__") or parts[0].endswith((".dist-info", ".egg-info", ".data")):
+            continue
+        first = parts[0]
+        if len(parts) == 1:
+            if first.endswith(".py") and first[:-3].isidentifier():
+                first = first[:-3]
+            else:
+                continue
+        elif not first.isidentifier():
+            continue
+        if first not in names:
+            names.append(first)
+    return names
+
+
+def _requirement(spec):
+    """(distribution, needs an extra) of a Requires-Dist line."""
+    head, _, marker = spec.partition(";")
+    name = ""
+    for i, c in enumerate(head.strip()):
+        if not (c.isalnum() or c in "-_."):
+            break
+        name = head.strip()[: i + 1]
+    needs_extra = False
+    m = marker.replace(" ", "")
+    if "extra==" in m or "extra!=" in m or "==extra" in m:
+        needs_extra = True
+    return name, needs_extra
+
+
+class _SiteDists:
+    """The distributions installed in one directory, read once per request."""
+
+    def __init__(self, site):
+        try:
+            import importlib.metadata as metadata
+            self.dists = list(metadata.distributions(path=[site]))
+        except Exception:
+            self.dists = []
+        self.by_name = {}
+        for dist in self.dists:
+            try:
+                key = _norm_dist(dist.metadata["Name"] or "")
+            except Exception:
+                continue
+            if key and key not in self.by_name:
+                self.by_name[key] = dist
+        self._top = None
+
+    def provider(self, name):
+        """The distribution that provides import name, if any."""
+        dist = self.by_name.get(_norm_dist(name))
+        if dist is not None:
+            return dist
+        if self._top is None:
+            self._top = {}
+            for d in self.dists:
+                for top in _dist_top_level(d):
+                    self._top.setdefault(top, d)
+        return self._top.get(name)
+
+
+def _typed_markers(location):
+    """py.typed files inside a package directory, relative to its parent."""
+    out = []
+    parent = os.path.dirname(location)
+    for dirpath, dirnames, filenames in os.walk(location):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        if "py.typed" in filenames:
+            path = os.path.join(dirpath, "py.typed")
+            try:
+                with open(path, "rb") as f:
+                    data = f.read(4097)
+            except OSError:
+                continue
+            if len(data) > 4096:
+                continue
+            out.append({"path": os.path.relpath(path, parent).replace(os.sep, "/"),
+                        "text": data.decode("utf-8", "replace")})
+            if len(out) >= TYPED_LIMIT:
+                break
+    return out
+
+
+def m_site_packages(params):
+    """Describes top-level names for a site-packages view of this install.
+
+    For each name: whether the import system finds it, whether it is a
+    third-party package (in a site-packages or dist-packages directory, or
+    claimed by an installed distribution), its distribution's metadata
+    files, the distributions it requires (those needing an extra are
+    marked) with the import names each installs, and its py.typed markers.
+    Nothing is imported.
+    """
+    names = params.get("names")
+    if not isinstance(names, list) or len(names) > SITE_NAMES_LIMIT:
+        raise RequestError("ValueError", "names must be a list of at most %d names" % SITE_NAMES_LIMIT)
+    try:
+        import importlib.metadata as metadata
+    except ImportError:
+        metadata = None
+    installed = None
+    sites = {}
+    out = []
+    for name in names:
+        if not isinstance(name, str) or not name.isidentifier():
+            raise RequestError("ValueError", "not a top-level name: %r" % (name,))
+        entry = {"name": name, "found": False}
+        out.append(entry)
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None:
+            continue
+        locations = spec.submodule_search_locations
+        if locations is not None:
+            locations = list(locations)
+            if not locations:
+                continue
+            location = os.path.realpath(locations[0])
+        elif spec.has_location and spec.origin and spec.origin.endswith(".py"):
+            location = os.path.realpath(spec.origin)
+        else:
+            continue
+        site = os.path.dirname(location)
+        entry["found"] = True
+        entry["site"] = site
+        entry["is_package"] = locations is not None
+        if site not in sites:
+            sites[site] = _SiteDists(site)
+        dist = sites[site].provider(name)
+        entry["third_party"] = os.path.basename(site) in ("site-packages", "dist-packages") or dist is not None
+        if dist is None:
+            continue
+        entry["distribution"] = dist.metadata["Name"]
+        entry["version"] = dist.version
+        path = getattr(dist, "_path", None)
+        if path is not None and os.path.dirname(os.path.realpath(str(path))) == os.path.realpath(site):
+            entry["dist_dir"] = os.path.basename(str(path))
+            files = {}
+            for fname in DIST_FILES:
+                fpath = os.path.join(str(path), fname)
+                try:
+                    if os.path.getsize(fpath) > DIST_FILE_LIMIT:
+                        continue
+                    with open(fpath, "rb") as f:
+                        files[fname] = f.read(DIST_FILE_LIMIT).decode("utf-8", "replace")
+                except OSError:
+                    continue
+            entry["files"] = files
+        if locations is not None:
+            entry["typed"] = _typed_markers(location)
+        requires = []
+        for spec_line in dist.requires or []:
+            dname, needs_extra = _requirement(spec_line)
+            if not dname:
+                continue
+            req = {"spec": spec_line, "distribution": dname, "extra": needs_extra, "installed": False}
+            if not needs_extra and metadata is not None:
+                if installed is None:
+                    installed = {}
+                    try:
+                        for d in metadata.distributions():
+                            key = _norm_dist(d.metadata["Name"] or "")
+                            if key and key not in installed:
+                                installed[key] = d
+                    except Exception:
+                        pass
+                found = installed.get(_norm_dist(dname))
+                if found is not None:
+                    req["installed"] = True
+                    req["top_level"] = _dist_top_level(found)
+            requires.append(req)
+        entry["requires"] = requires
+    return {"packages": out}
+
+
 METHODS = {
     "ping": (m_ping, False),
     "find_spec": (m_find_spec, True),
@@ -546,6 +763,7 @@ METHODS = {
     "import": (m_import, True),
     "inspect": (m_inspect, True),
     "eval_config": (m_eval_config, True),
+    "site_packages": (m_site_packages, True),
 }
 
 

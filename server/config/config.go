@@ -30,6 +30,21 @@ const LocalTarget = "local"
 type File struct {
 	Default string                  `toml:"default" json:"defaultTarget"`
 	Targets map[string]TargetConfig `toml:"targets" json:"targets"`
+	Site    SiteConfig              `toml:"site" json:"site"`
+}
+
+// SiteConfig is the [site] table: what `torchlsp site` puts in the
+// site-packages view of a target, besides torch and the workspace's
+// imports.
+type SiteConfig struct {
+	// Packages adds top-level names ("einops"), or leaves one out with a
+	// leading "-" ("-sympy"). Later entries and later layers win.
+	Packages []string `toml:"packages" json:"packages"`
+	// Hover is how torchlsp's hover behaves beside a Python server that
+	// reads the site: by default it leaves signatures and docstrings to
+	// that server once the editor asked for the site (torchlsp.site);
+	// "compact" does so as soon as the site is announced, "full" never.
+	Hover string `toml:"hover" json:"hover"`
 }
 
 // TargetConfig is one [targets.NAME] table.
@@ -113,6 +128,14 @@ func (f File) validate(source string) error {
 			}
 		}
 	}
+	for _, p := range f.Site.Packages {
+		if !validEnvName(strings.TrimPrefix(p, "-")) {
+			errs = append(errs, fmt.Errorf("%s: site.packages: %q is not a top-level package name (\"name\" adds it, \"-name\" leaves it out)", source, p))
+		}
+	}
+	if h := f.Site.Hover; h != "" && h != "compact" && h != "full" {
+		errs = append(errs, fmt.Errorf("%s: site.hover: %q is neither \"compact\" nor \"full\"", source, h))
+	}
 	return errors.Join(errs...)
 }
 
@@ -157,6 +180,10 @@ type Resolved struct {
 	// Builtin is set while the local target is the built-in one, which no
 	// layer defined.
 	Builtin bool
+	// SitePackages is every layer's site.packages, in order.
+	SitePackages []string
+	// SiteHover is the last layer's site.hover; "" means compact.
+	SiteHover string
 }
 
 // Merge combines layers: later layers override earlier ones target by
@@ -166,6 +193,10 @@ func Merge(layers ...Layer) (Resolved, error) {
 	r := Resolved{Default: LocalTarget, Targets: map[string]remote.Spec{}, Builtin: true}
 	r.Targets[LocalTarget] = Complete(remote.Spec{Name: LocalTarget})
 	for _, l := range layers {
+		r.SitePackages = append(r.SitePackages, l.File.Site.Packages...)
+		if l.File.Site.Hover != "" {
+			r.SiteHover = l.File.Site.Hover
+		}
 		if l.File.Default == "" && len(l.File.Targets) == 0 {
 			continue
 		}

@@ -39,6 +39,15 @@ exec = ["pct", "exec", "200", "--"]
 		{name: "bad env name", src: "[targets.a]\nenv = { \"A-B\" = \"1\" }\n", wantErr: "not a valid environment variable name"},
 		{name: "bad package", src: "[targets.a]\npackages = [\"torch;rm\"]\n", wantErr: "not a valid package name"},
 		{name: "wrong type", src: "[targets.a]\nexec = \"pct exec 200\"\n", wantErr: "torchlsp.toml"},
+		{
+			name: "site",
+			src:  "[site]\npackages = [\"einops\", \"-sympy\"]\nhover = \"full\"\n",
+			want: File{Site: SiteConfig{Packages: []string{"einops", "-sympy"}, Hover: "full"}},
+		},
+		{name: "site package with a path", src: "[site]\npackages = [\"../x\"]\n", wantErr: "site.packages"},
+		{name: "site package dotted", src: "[site]\npackages = [\"a.b\"]\n", wantErr: "not a top-level package name"},
+		{name: "site hover", src: "[site]\nhover = \"loud\"\n", wantErr: "site.hover"},
+		{name: "site unknown key", src: "[site]\npackage = [\"x\"]\n", wantErr: "unknown keys: site.package"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,6 +120,12 @@ func TestMerge(t *testing.T) {
 	}
 	if r, _ := Merge(user, ws); len(r.Configured()) != 1 || r.Configured()[0] != "gpu" {
 		t.Errorf("the built-in local target counted as configured: %v", r.Configured())
+	}
+	// site.packages accumulate across layers, in order; the last hover wins.
+	r, _ = Merge(Layer{Source: "user", File: File{Site: SiteConfig{Packages: []string{"einops"}, Hover: "full"}}},
+		Layer{Source: "ws", File: File{Site: SiteConfig{Packages: []string{"-einops", "numpy"}}}})
+	if !reflect.DeepEqual(r.SitePackages, []string{"einops", "-einops", "numpy"}) || r.SiteHover != "full" {
+		t.Errorf("site settings merged: %v %q", r.SitePackages, r.SiteHover)
 	}
 	r, _ = Merge()
 	local, _ := r.Target("")

@@ -1,0 +1,723 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/torchlsp/torchlsp/remote"
+	"github.com/torchlsp/torchlsp/server/pybuf"
+)
+
+// The site: the target's packages as a local site-packages directory, for
+// the Python servers and tools that run beside torchlsp (pyright, Pylance,
+// basedpyright, jedi, mypy). It holds torch, every third-party package the
+// workspace imports that the target has, and what those packages require:
+// the Requires-Dist entries of their metadata that need no extra and that
+// the target has installed, two levels down from the packages asked for,
+// within a size budget. Each package is a symlink into its read-only
+// mirror, so the site costs a few kilobytes beyond the mirrors themselves.
+const (
+	siteMaxDepth    = 2         // levels of requirements below the packages asked for
+	siteMaxPackages = 64        // packages in one site
+	siteMaxDepBytes = 256 << 20 // source bytes of the requirements, mirrored over the link
+
+	scanMaxEntries   = 200000   // directory entries a workspace scan visits
+	scanMaxFiles     = 5000     // workspace .py files read for their imports
+	scanMaxFileBytes = 1 << 20  // larger files are generated, not imports
+	scanMaxBytes     = 64 << 20 // all of them together
+	siteSaveDelay    = time.Second
+)
+
+// SiteResult is what the torchlsp.site command returns and `torchlsp site`
+// prints.
+type SiteResult struct {
+	Target   string   `json:"target"`
+	Python   string   `json:"python"` // the interpreter on the target
+	Path     string   `json:"path"`   // the stable site directory
+	Packages []string `json:"packages"`
+	Bytes    int64    `json:"bytes"` // source and metadata bytes the site shows
+
+	// Details describe each package, in the order of Packages.
+	Details []SitePackageDetail `json:"-"`
+	// Left names what was left out, and why.
+	Left    []string      `json:"-"`
+	Elapsed time.Duration `json:"-"`
+
+	mirrors    map[string]string // member → the mirror's site dir it links to
+	considered map[string]bool   // workspace names asked about
+}
+
+// SitePackageDetail is one package of a site.
+type SitePackageDetail struct {
+	Name    string
+	Version string
+	Bytes   int64
+	Why     string // "torch", "target packages", "workspace", "site.packages", "required by X"
+}
+
+// siteState is the engine's record of the sites it built.
+type siteState struct {
+	mu        sync.Mutex            // guards the fields below
+	inflight  map[string]*siteBuild // by target name
+	last      map[string]*SiteResult
+	asked     map[string]bool      // targets whose site the editor asked for (torchlsp.site)
+	shown     map[string]bool      // targets whose site was announced (torchlsp/site)
+	announced *SiteInfo            // the last torchlsp/site notification
+	scan      map[string]scanEntry // workspace file → its top-level imports
+	saveTimer *time.Timer          // a rebuild after saves, debounced
+
+	sendMu sync.Mutex // orders torchlsp/site notifications as their state changes
+}
+
+// siteBuild is one build in progress; done closes when it ends.
+type siteBuild struct {
+	done chan struct{}
+	res  *SiteResult
+	err  error
+}
+
+type scanEntry struct {
+	mod   time.Time
+	size  int64
+	names []string
+}
+
+// Site builds (or brings up to date) the site-packages view of a target,
+// the default one when name is empty. Concurrent calls for one target
+// share a build; the build runs under the engine's context, so a caller
+// that gives up does not spoil it for the others.
+func (e *Engine) Site(ctx context.Context, name string) (*SiteResult, error) {
+	spec, err := e.Spec(name)
+	if err != nil {
+		return nil, err
+	}
+	b := e.startSiteBuild(spec)
+	select {
+	case <-b.done:
+		return b.res, b.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("site for target %s: %w", spec.Name, ctx.Err())
+	}
+}
+
+func (e *Engine) startSiteBuild(spec remote.Spec) *siteBuild {
+	st := &e.sites
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if b, ok := st.inflight[spec.Name]; ok {
+		return b
+	}
+	if st.inflight == nil {
+		st.inflight = map[string]*siteBuild{}
+		st.last = map[string]*SiteResult{}
+		st.asked = map[string]bool{}
+		st.shown = map[string]bool{}
+	}
+	b := &siteBuild{done: make(chan struct{})}
+	st.inflight[spec.Name] = b
+	started := e.goBackground(func() {
+		defer close(b.done)
+		b.res, b.err = e.buildSite(e.ctx, spec)
+		st.mu.Lock()
+		delete(st.inflight, spec.Name)
+		if b.err == nil {
+			st.last[spec.Name] = b.res
+		}
+		st.mu.Unlock()
+	})
+	if !started {
+		delete(st.inflight, spec.Name)
+		b.err = errShutDown
+		close(b.done)
+	}
+	return b
+}
+
+// siteCandidate is a top-level name that may go into the site.
+type siteCandidate struct {
+	name   string
+	why    string
+	forced bool   // asked for by name (torch, the target's packages, site.packages): kept even outside site-packages
+	dist   string // for requirements: the distribution that should provide it
+	dep    bool
+}
+
+func (e *Engine) buildSite(ctx context.Context, spec remote.Spec) (*SiteResult, error) {
+	start := time.Now()
+	s, err := e.session(spec.Name)
+	if err != nil {
+		return nil, err
+	}
+	prog := e.notify.StartProgress(ctx, "torchlsp: site for "+spec.Name, false)
+	res, err := e.buildSiteWith(ctx, s, prog)
+	if err != nil {
+		prog.End("failed: " + err.Error())
+		return nil, fmt.Errorf("site for target %s: %w", spec.Name, err)
+	}
+	res.Elapsed = time.Since(start)
+	prog.End(fmt.Sprintf("%d packages, %.1f MB", len(res.Packages), float64(res.Bytes)/1e6))
+	return res, nil
+}
+
+func (e *Engine) buildSiteWith(ctx context.Context, s *session, prog Progress) (*SiteResult, error) {
+	spec := s.spec
+	e.mu.Lock()
+	entries := append([]string(nil), e.resolved.SitePackages...)
+	e.mu.Unlock()
+	add, leave := sitePackagesConfig(entries)
+
+	prog.Report("reading the workspace's imports", -1)
+	imported, err := e.workspaceImports(ctx)
+	if err != nil {
+		return nil, err
+	}
+
+	var roots []siteCandidate
+	seen := map[string]bool{}
+	push := func(list *[]siteCandidate, c siteCandidate) {
+		if seen[c.name] || leave[c.name] {
+			return
+		}
+		seen[c.name] = true
+		*list = append(*list, c)
+	}
+	push(&roots, siteCandidate{name: "torch", why: "torch", forced: true})
+	for _, p := range spec.Packages {
+		if remote.ValidTopLevelName(p) {
+			push(&roots, siteCandidate{name: p, why: "target packages", forced: true})
+		}
+	}
+	for _, p := range add {
+		push(&roots, siteCandidate{name: p, why: "site.packages", forced: true})
+	}
+	considered := map[string]bool{}
+	for _, p := range imported {
+		considered[p] = true
+		push(&roots, siteCandidate{name: p, why: "workspace"})
+	}
+
+	type chosen struct {
+		c  siteCandidate
+		sp remote.SitePackage
+	}
+	var picked []chosen
+	var left []string
+	level := roots
+	for depth := 0; len(level) > 0; depth++ {
+		prog.Report(fmt.Sprintf("asking %s about %d packages", spec.Name, len(level)), -1)
+		answers, err := e.askSitePackages(ctx, s, level)
+		if err != nil {
+			return nil, err
+		}
+		var next []siteCandidate
+		for i, a := range answers {
+			c := level[i]
+			switch {
+			case !a.Found:
+				if c.forced {
+					left = append(left, c.name+" (not on the target)")
+				}
+				continue
+			case !a.ThirdParty && !c.forced && !c.dep:
+				continue // the standard library, or the user's own code
+			case c.dep && a.Distribution != "" && normDist(a.Distribution) != normDist(c.dist):
+				continue // the name belongs to another distribution there
+			case len(picked) >= siteMaxPackages:
+				left = append(left, c.name+fmt.Sprintf(" (more than %d packages)", siteMaxPackages))
+				continue
+			}
+			picked = append(picked, chosen{c, a})
+			if depth >= siteMaxDepth {
+				continue
+			}
+			for _, r := range a.Requires {
+				if r.Extra || !r.Installed {
+					continue
+				}
+				for _, tl := range r.TopLevel {
+					push(&next, siteCandidate{name: tl, why: "required by " + a.Name, dist: r.Distribution, dep: true})
+				}
+			}
+		}
+		level = next
+	}
+
+	res := &SiteResult{Target: spec.Name, Python: spec.Python, mirrors: map[string]string{}, considered: considered}
+	if h, err := s.client.Hello(ctx); err == nil && h.Executable != "" {
+		res.Python = h.Executable
+	}
+	var layout remote.SiteLayout
+	dists := map[string]bool{}
+	var depBytes int64
+	for i, p := range picked {
+		prog.Report(fmt.Sprintf("fetching %s (%d of %d)", p.c.name, i+1, len(picked)), i*100/len(picked))
+		m, info, err := e.siteMirror(ctx, s, p.c, &depBytes)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if p.c.name == "torch" && !errors.Is(err, ErrNotOnTarget) {
+				return nil, err
+			}
+			left = append(left, fmt.Sprintf("%s (%v)", p.c.name, err))
+			continue
+		}
+		entry := remote.SiteEntry{Mirror: m}
+		if m.Manifest.Member == p.c.name {
+			entry.Markers = p.sp.Typed
+		}
+		layout.Packages = append(layout.Packages, entry)
+		if d := p.sp.DistDir; d != "" && !dists[d] && len(p.sp.Files) > 0 {
+			dists[d] = true
+			layout.Dists = append(layout.Dists, remote.SiteDist{Dir: d, Files: p.sp.Files})
+		}
+		res.Packages = append(res.Packages, p.c.name)
+		res.Details = append(res.Details, SitePackageDetail{Name: p.c.name, Version: info.Version, Bytes: m.Manifest.Bytes, Why: p.c.why})
+		res.mirrors[m.Manifest.Member] = m.SiteDir
+	}
+	if len(layout.Packages) == 0 {
+		return nil, fmt.Errorf("%w: no package to put in a site (%s)", ErrNotOnTarget, strings.Join(left, "; "))
+	}
+	prog.Report("linking the site", 100)
+	site, err := remote.BuildSite(ctx, e.dirs.Cache, spec, layout)
+	if err != nil {
+		return nil, err
+	}
+	res.Path, res.Bytes, res.Left = site.Path, site.Bytes, left
+	return res, nil
+}
+
+// askSitePackages asks the helper about candidates, in batches it accepts.
+func (e *Engine) askSitePackages(ctx context.Context, s *session, cands []siteCandidate) ([]remote.SitePackage, error) {
+	ctx, cancel := context.WithTimeout(ctx, e.opts.ConnectTimeout)
+	defer cancel()
+	var out []remote.SitePackage
+	for start := 0; start < len(cands); start += 256 {
+		end := min(start+256, len(cands))
+		names := make([]string, 0, end-start)
+		for _, c := range cands[start:end] {
+			names = append(names, c.name)
+		}
+		got, err := s.client.SitePackages(ctx, names)
+		if err != nil {
+			return nil, fmt.Errorf("target %s: %w", s.spec.Name, err)
+		}
+		out = append(out, got...)
+	}
+	return out, nil
+}
+
+// siteMirror makes a package's mirror current. The target's eager packages
+// go through the session, which may be loading them already; others are
+// located and mirrored directly (a mirror already in the cache with the
+// same files is used as it is), without an index: the site needs files,
+// not answers. Requirements count against the size budget.
+func (e *Engine) siteMirror(ctx context.Context, s *session, c siteCandidate, depBytes *int64) (*remote.MirrorTree, remote.PackageInfo, error) {
+	for _, p := range s.spec.Packages {
+		if p == c.name {
+			ps, err := s.pkg(ctx, c.name)
+			if err != nil {
+				return nil, remote.PackageInfo{}, err
+			}
+			return ps.mirror, ps.info, nil
+		}
+	}
+	lctx, cancel := context.WithTimeout(ctx, e.opts.ConnectTimeout)
+	info, err := s.client.PackageInfo(lctx, c.name)
+	cancel()
+	if remote.IsRemoteError(err, "ModuleNotFoundError") || (err == nil && info.Location == "") {
+		return nil, info, ErrNotOnTarget
+	}
+	if err != nil {
+		return nil, info, fmt.Errorf("locate %s: %w", c.name, err)
+	}
+	if c.dep {
+		if *depBytes+info.Bytes > siteMaxDepBytes {
+			return nil, info, fmt.Errorf("%d MB of requirements already, at most %d MB", *depBytes>>20, siteMaxDepBytes>>20)
+		}
+		*depBytes += info.Bytes
+	}
+	m, err := remote.Mirror(ctx, s.target, s.spec, info, e.dirs.Cache, nil)
+	if err != nil {
+		return nil, info, err
+	}
+	return m, info, nil
+}
+
+// sitePackagesConfig turns site.packages into names to add and to leave
+// out; a later entry wins over an earlier one.
+func sitePackagesConfig(entries []string) (add []string, leave map[string]bool) {
+	leave = map[string]bool{}
+	adding := map[string]bool{}
+	for _, p := range entries {
+		if name, ok := strings.CutPrefix(p, "-"); ok {
+			leave[name] = true
+			delete(adding, name)
+			continue
+		}
+		delete(leave, p)
+		if !adding[p] {
+			adding[p] = true
+			add = append(add, p)
+		}
+	}
+	kept := add[:0]
+	for _, p := range add {
+		if adding[p] {
+			kept = append(kept, p)
+		}
+	}
+	return kept, leave
+}
+
+// normDist normalises a distribution name (PEP 503).
+func normDist(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if r == '-' || r == '_' || r == '.' {
+			if !dash {
+				b.WriteByte('-')
+			}
+			dash = true
+			continue
+		}
+		dash = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// workspaceImports returns the top-level modules the workspace imports:
+// its .py files (bounded, symlinks not followed, virtual environments and
+// hidden directories skipped) and the open documents, without the
+// workspace's own top-level modules. Files are parsed again only when they
+// changed since the last scan.
+func (e *Engine) workspaceImports(ctx context.Context) ([]string, error) {
+	e.mu.Lock()
+	folders := append([]string(nil), e.folders...)
+	var docs []*document
+	for _, d := range e.docs {
+		docs = append(docs, d)
+	}
+	e.mu.Unlock()
+
+	names := map[string]bool{}
+	own := map[string]bool{}
+	st := &e.sites
+	st.mu.Lock()
+	prev := st.scan
+	st.mu.Unlock()
+	next := map[string]scanEntry{}
+	files, entries, total := 0, 0, int64(0)
+	for _, root := range folders {
+		for _, dir := range []string{root, filepath.Join(root, "src")} {
+			for _, m := range ownModules(dir) {
+				own[m] = true
+			}
+		}
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if p == root {
+					return err
+				}
+				return nil // unreadable corners of a workspace are not fatal
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if entries++; entries > scanMaxEntries {
+				return filepath.SkipAll // a data directory, not code
+			}
+			if d.IsDir() {
+				if p != root && skipScanDir(p, d.Name()) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !d.Type().IsRegular() || !(strings.HasSuffix(p, ".py") || strings.HasSuffix(p, ".pyi")) {
+				return nil
+			}
+			if files >= scanMaxFiles || total >= scanMaxBytes {
+				return filepath.SkipAll
+			}
+			info, err := d.Info()
+			if err != nil || info.Size() > scanMaxFileBytes {
+				return nil
+			}
+			files++
+			total += info.Size()
+			if old, ok := prev[p]; ok && old.mod.Equal(info.ModTime()) && old.size == info.Size() {
+				next[p] = old
+			} else {
+				src, err := os.ReadFile(p)
+				if err != nil {
+					return nil
+				}
+				next[p] = scanEntry{mod: info.ModTime(), size: info.Size(), names: topImports(e.parsers.parse(src).Imports())}
+			}
+			for _, n := range next[p].names {
+				names[n] = true
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("workspace %s: %w", root, err)
+		}
+	}
+	for _, d := range docs {
+		buf, _ := d.buffer(e.parsers)
+		for _, n := range topImports(buf.Imports()) {
+			names[n] = true
+		}
+	}
+	st.mu.Lock()
+	st.scan = next
+	st.mu.Unlock()
+	var out []string
+	for n := range names {
+		if !own[n] {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// skipScanDir reports directories that hold no code of the workspace's
+// own: hidden ones (.git, .venv, .torchlsp), virtual environments,
+// installed packages and caches.
+func skipScanDir(p, name string) bool {
+	switch {
+	case strings.HasPrefix(name, "."), name == "node_modules", name == "__pycache__",
+		name == "site-packages", name == "dist-packages":
+		return true
+	}
+	_, err := os.Lstat(filepath.Join(p, "pyvenv.cfg"))
+	return err == nil
+}
+
+// ownModules lists the top-level modules a directory defines: its .py
+// files and its packages.
+func ownModules(dir string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, en := range entries {
+		name := en.Name()
+		switch {
+		case en.Type().IsRegular() && strings.HasSuffix(name, ".py"):
+			out = append(out, strings.TrimSuffix(name, ".py"))
+		case en.IsDir():
+			if _, err := os.Lstat(filepath.Join(dir, name, "__init__.py")); err == nil {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
+}
+
+// topImports returns the top-level modules of absolute imports.
+func topImports(imports []pybuf.Import) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, im := range imports {
+		if im.Relative || im.Module == "" {
+			continue
+		}
+		top := topPackage(im.Module)
+		if remote.ValidTopLevelName(top) && !seen[top] {
+			seen[top] = true
+			out = append(out, top)
+		}
+	}
+	return out
+}
+
+// prepareSite builds the default target's site in the background once an
+// editor is connected, and tells the editor where it is. A switch to
+// another target withdraws the old site at once.
+func (e *Engine) prepareSite() {
+	if _, ok := e.notify.get().(SiteNotifier); !ok {
+		return // the command line asks for a site explicitly
+	}
+	spec, err := e.Spec("")
+	if err != nil {
+		return
+	}
+	st := &e.sites
+	st.mu.Lock()
+	switched := st.announced != nil && st.announced.Target != spec.Name
+	st.mu.Unlock()
+	if switched {
+		e.announceSite(SiteInfo{Target: spec.Name})
+	}
+	e.goBackground(func() {
+		res, err := e.Site(e.ctx, spec.Name)
+		if cur, cerr := e.Spec(""); cerr != nil || cur.Name != spec.Name {
+			return // the default moved on while this was built
+		}
+		if err != nil {
+			if e.ctx.Err() == nil {
+				e.notify.LogMessage(e.ctx, MessageWarning, "torchlsp: "+err.Error())
+			}
+			e.announceSite(SiteInfo{Target: spec.Name})
+			return
+		}
+		e.announceSite(SiteInfo{Target: spec.Name, Path: res.Path})
+	})
+}
+
+// announceSite sends torchlsp/site when what it says changed.
+func (e *Engine) announceSite(info SiteInfo) {
+	sn, ok := e.notify.get().(SiteNotifier)
+	if !ok {
+		return
+	}
+	st := &e.sites
+	st.sendMu.Lock()
+	defer st.sendMu.Unlock()
+	st.mu.Lock()
+	if a := st.announced; a != nil && *a == info {
+		st.mu.Unlock()
+		return
+	}
+	st.announced = &info
+	if info.Path != "" {
+		if st.shown == nil {
+			st.shown = map[string]bool{}
+		}
+		st.shown[info.Target] = true
+	}
+	st.mu.Unlock()
+	sn.Site(e.ctx, info)
+}
+
+// siteCommand runs torchlsp.site: the target's site, built or brought up
+// to date.
+func (e *Engine) siteCommand(ctx context.Context, args commandArgs) (any, error) {
+	res, err := e.Site(ctx, args.Target)
+	if err != nil {
+		return nil, err
+	}
+	st := &e.sites
+	st.mu.Lock()
+	st.asked[res.Target] = true
+	st.mu.Unlock()
+	return res, nil
+}
+
+// sitePackagesChanged rebuilds a site after one of its packages was
+// mirrored again (the target's copy changed).
+func (e *Engine) sitePackagesChanged(target string) {
+	st := &e.sites
+	st.mu.Lock()
+	_, built := st.last[target]
+	st.mu.Unlock()
+	if !built {
+		return
+	}
+	e.goBackground(func() {
+		res, err := e.Site(e.ctx, target)
+		if err != nil {
+			return
+		}
+		if cur, err := e.Spec(""); err == nil && cur.Name == target {
+			e.announceSite(SiteInfo{Target: target, Path: res.Path})
+		}
+	})
+}
+
+// siteSaved rebuilds the default target's site, shortly, when a saved file
+// imports a top-level module the last build did not consider.
+func (e *Engine) siteSaved(path string) {
+	if !strings.HasSuffix(path, ".py") || e.folderOf(path) == "" {
+		return
+	}
+	spec, err := e.Spec("")
+	if err != nil {
+		return
+	}
+	st := &e.sites
+	st.mu.Lock()
+	last := st.last[spec.Name]
+	st.mu.Unlock()
+	if last == nil {
+		return
+	}
+	src, err := os.ReadFile(path)
+	if err != nil || len(src) > scanMaxFileBytes {
+		return
+	}
+	fresh := false
+	for _, n := range topImports(e.parsers.parse(src).Imports()) {
+		if !last.considered[n] {
+			fresh = true
+		}
+	}
+	if !fresh {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.saveTimer != nil {
+		st.saveTimer.Stop()
+	}
+	st.saveTimer = time.AfterFunc(siteSaveDelay, func() {
+		e.goBackground(func() {
+			res, err := e.Site(e.ctx, spec.Name)
+			if err == nil {
+				e.announceSite(SiteInfo{Target: spec.Name, Path: res.Path})
+			}
+		})
+	})
+}
+
+// siteHanded returns a target's site when the editor's Python server reads
+// it: the editor asked for it with torchlsp.site, or site.hover is
+// "compact" and the site was announced. An editor that only receives
+// torchlsp/site may ignore it, so that alone changes nothing. Definitions
+// then point into the site, where both servers' answers coincide.
+func (e *Engine) siteHanded(target string) *SiteResult {
+	e.mu.Lock()
+	hover := e.resolved.SiteHover
+	e.mu.Unlock()
+	st := &e.sites
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !st.asked[target] && !(hover == "compact" && st.shown[target]) {
+		return nil
+	}
+	return st.last[target]
+}
+
+// siteCompact reports whether hovers on a target leave signatures and
+// docstrings to the Python server that reads its site.
+func (e *Engine) siteCompact(target string) bool {
+	e.mu.Lock()
+	full := e.resolved.SiteHover == "full"
+	e.mu.Unlock()
+	return !full && e.siteHanded(target) != nil
+}
+
+// sitePath maps a file in a mirror to the same file seen through a site.
+func (r *SiteResult) sitePath(m *remote.MirrorTree, local string) (string, bool) {
+	if r == nil || m == nil || r.mirrors[m.Manifest.Member] != m.SiteDir {
+		return "", false
+	}
+	rel, err := filepath.Rel(m.SiteDir, local)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return filepath.Join(r.Path, rel), true
+}

@@ -1,0 +1,435 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/torchlsp/torchlsp/server/config"
+)
+
+const sitePython = "/usr/bin/python3"
+
+func TestSitePackagesConfig(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		entries   []string
+		add       []string
+		leave     []string
+		name      string
+		wantEmpty bool
+	}{
+		{name: "none", entries: nil, add: nil, leave: nil},
+		{name: "add", entries: []string{"einops", "numpy"}, add: []string{"einops", "numpy"}},
+		{name: "leave out", entries: []string{"-sympy"}, leave: []string{"sympy"}},
+		{name: "later leave wins", entries: []string{"einops", "-einops"}, leave: []string{"einops"}},
+		{name: "later add wins", entries: []string{"-sympy", "sympy"}, add: []string{"sympy"}},
+		{name: "duplicates", entries: []string{"a", "a", "b"}, add: []string{"a", "b"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			add, leave := sitePackagesConfig(tc.entries)
+			if len(add) == 0 {
+				add = nil
+			}
+			if !reflect.DeepEqual(add, tc.add) {
+				t.Errorf("add = %v, want %v", add, tc.add)
+			}
+			var gotLeave []string
+			for n := range leave {
+				gotLeave = append(gotLeave, n)
+			}
+			if !reflect.DeepEqual(gotLeave, tc.leave) {
+				t.Errorf("leave = %v, want %v", gotLeave, tc.leave)
+			}
+		})
+	}
+}
+
+func TestNormDist(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"typing_extensions": "typing-extensions",
+		"Typing.Extensions": "typing-extensions",
+		"PyYAML":            "pyyaml",
+		"a--_.b":            "a-b",
+	} {
+		if got := normDist(in); got != want {
+			t.Errorf("normDist(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func writeFiles(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for rel, text := range files {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestWorkspaceImports(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	outside := t.TempDir()
+	writeFiles(t, ws, map[string]string{
+		"main.py":                 "import os.path\nimport alpha as a\nfrom x.y import z\nfrom . import rel\nimport localmod, srcmod\ntry:\n    import fast\nexcept ImportError:\n    import slow\n",
+		"localmod.py":             "import beta\n",
+		"src/srcmod/__init__.py":  "def f():\n    import gamma\n",
+		"stubs/types.pyi":         "import delta\n",
+		"notes.txt":               "import not_python\n",
+		".venv/lib/a.py":          "import hidden_venv\n",
+		"env2/pyvenv.cfg":         "home = /usr/bin\n",
+		"env2/lib/b.py":           "import hidden_env\n",
+		"node_modules/c.py":       "import hidden_node\n",
+		"pkg/__pycache__/d.py":    "import hidden_cache\n",
+		"pkg/site-packages/e.py":  "import hidden_site\n",
+		"broken.py":               "import epsilon\ndef (:\n",
+		"big.py":                  "import hidden_big\n" + strings.Repeat("#\n", scanMaxFileBytes/2+1),
+		".git/hooks/f.py":         "import hidden_git\n",
+		"deep/er/still/inside.py": "from zeta.sub import thing\n",
+	})
+	writeFiles(t, outside, map[string]string{"linked.py": "import hidden_link\n", "dir/g.py": "import hidden_linkdir\n"})
+	if err := os.Symlink(filepath.Join(outside, "linked.py"), filepath.Join(ws, "linked.py")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "dir"), filepath.Join(ws, "linkdir")); err != nil {
+		t.Fatal(err)
+	}
+	e := New(Options{Dirs: config.Dirs{Cache: t.TempDir()}})
+	e.folders = []string{ws}
+	e.DidOpen("untitled:Untitled-1", 1, "import opened\n")
+
+	got, err := e.workspaceImports(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"alpha", "beta", "delta", "epsilon", "fast", "gamma", "opened", "os", "slow", "x", "zeta"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("imports = %v\nwant      %v", got, want)
+	}
+
+	// A second scan reads only what changed.
+	e.sites.mu.Lock()
+	before := e.sites.scan[filepath.Join(ws, "localmod.py")]
+	e.sites.mu.Unlock()
+	writeFiles(t, ws, map[string]string{"localmod.py": "import beta\nimport theta\n"})
+	future := time.Now().Add(time.Minute)
+	if err := os.Chtimes(filepath.Join(ws, "localmod.py"), future, future); err != nil {
+		t.Fatal(err)
+	}
+	got, err = e.workspaceImports(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.sites.mu.Lock()
+	after := e.sites.scan[filepath.Join(ws, "localmod.py")]
+	e.sites.mu.Unlock()
+	if !reflect.DeepEqual(after.names, []string{"beta", "theta"}) || reflect.DeepEqual(before, after) {
+		t.Errorf("rescan of a changed file: before %+v, after %+v", before, after)
+	}
+	if !contains(got, "theta") {
+		t.Errorf("imports after the change = %v, lack theta", got)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// siteNotes records torchlsp/site notifications.
+type siteNotes struct {
+	discardNotifier
+	mu    sync.Mutex // guards notes
+	notes []SiteInfo
+}
+
+func (n *siteNotes) Site(_ context.Context, s SiteInfo) {
+	n.mu.Lock()
+	n.notes = append(n.notes, s)
+	n.mu.Unlock()
+}
+
+func (n *siteNotes) wait(t *testing.T, ok func(SiteInfo) bool) SiteInfo {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		n.mu.Lock()
+		for _, s := range n.notes {
+			if ok(s) {
+				n.mu.Unlock()
+				return s
+			}
+		}
+		n.mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no torchlsp/site notification as wanted; got %v", n.notes)
+	return SiteInfo{}
+}
+
+// siteEngine starts an engine whose default target sees the fixture torch
+// and the site-packages fixture, with extra settings merged in.
+func siteEngine(t *testing.T, ws string, pythonPath string, extra map[string]any, n Notifier) *Engine {
+	t.Helper()
+	if _, err := os.Stat(sitePython); err != nil {
+		t.Skipf("%s is missing", sitePython)
+	}
+	root := t.TempDir()
+	t.Cleanup(func() { removeReadOnly(root) })
+	eng := New(Options{Notifier: n, Dirs: config.Dirs{Config: filepath.Join(root, "c"), Cache: filepath.Join(root, "k"), State: filepath.Join(root, "s")}})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = eng.Shutdown(ctx)
+	})
+	settings := map[string]any{"defaultTarget": "fx", "targets": map[string]any{
+		"fx": map[string]any{"python": sitePython, "env": map[string]string{"PYTHONPATH": pythonPath}, "packages": []string{"torch", "alpha"}},
+	}}
+	for k, v := range extra {
+		settings[k] = v
+	}
+	raw, _ := json.Marshal(settings)
+	if err := eng.Initialize(context.Background(), InitializeParams{WorkspaceFolders: []string{ws}, InitializationOptions: raw}); err != nil {
+		t.Fatal(err)
+	}
+	return eng
+}
+
+func removeReadOnly(root string) {
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(p, 0o755)
+		}
+		return nil
+	})
+	os.RemoveAll(root)
+}
+
+func fixturePath(t *testing.T, parts ...string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join(append([]string{".."}, parts...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestSiteContents builds sites from the fixture with several
+// configurations: what the workspace imports, what the packages require
+// (no extras, two levels down), what site.packages adds and leaves out.
+func TestSiteContents(t *testing.T) {
+	t.Parallel()
+	pythonPath := fixturePath(t, "testdata", "site") + ":" + fixturePath(t, "testdata", "sitepkgs", "site-packages")
+	tests := []struct {
+		name     string
+		imports  string
+		packages []string // site.packages
+		want     []string
+	}{
+		// torch and alpha are the target's packages; alpha requires beta
+		// and epsilon (gamma only with an extra, delta is not installed);
+		// epsilon requires zeta, whose own requirement eta is a third
+		// level down.
+		{"requirements", "import torch\n", nil, []string{"torch", "alpha", "beta", "epsilon", "zeta"}},
+		{"workspace", "import localonly, gamma, json, nosuch_mod\nfrom . import x\n", nil, []string{"torch", "alpha", "gamma", "localonly", "beta", "epsilon", "zeta"}},
+		{"add and leave out", "import torch\n", []string{"eta", "-zeta", "-beta"}, []string{"torch", "alpha", "eta", "epsilon"}},
+		{"leave out what the target lists", "import localonly\n", []string{"-alpha"}, []string{"torch", "localonly"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ws := t.TempDir()
+			writeFiles(t, ws, map[string]string{"train.py": tc.imports})
+			var extra map[string]any
+			if tc.packages != nil {
+				extra = map[string]any{"site": map[string]any{"packages": tc.packages}}
+			}
+			eng := siteEngine(t, ws, pythonPath, extra, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			res, err := eng.Site(ctx, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(res.Packages, tc.want) {
+				t.Errorf("packages = %v, want %v (left out: %v)", res.Packages, tc.want, res.Left)
+			}
+			for _, p := range res.Packages {
+				name := p
+				if p == "beta" {
+					name = "beta.py"
+				}
+				if _, err := os.Stat(filepath.Join(res.Path, name)); err != nil {
+					t.Errorf("package %s is not in the site: %v", p, err)
+				}
+			}
+			if res.Target != "fx" || res.Python != sitePython || res.Bytes <= 0 {
+				t.Errorf("result %+v", res)
+			}
+		})
+	}
+}
+
+// TestSiteLayoutFromTarget checks what the site carries besides sources,
+// and that it follows the target when a package changes there.
+func TestSiteLayoutFromTarget(t *testing.T) {
+	t.Parallel()
+	pkgs := t.TempDir()
+	if err := os.CopyFS(pkgs, os.DirFS(fixturePath(t, "testdata", "sitepkgs", "site-packages"))); err != nil {
+		t.Fatal(err)
+	}
+	site := filepath.Join(pkgs, "site-packages")
+	if err := os.Mkdir(site, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(pkgs)
+	for _, en := range entries {
+		if en.Name() != "site-packages" {
+			if err := os.Rename(filepath.Join(pkgs, en.Name()), filepath.Join(site, en.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ws := t.TempDir()
+	writeFiles(t, ws, map[string]string{"train.py": "import alpha\n"})
+	eng := siteEngine(t, ws, fixturePath(t, "testdata", "site")+":"+site, nil, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := eng.Site(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rel, want := range map[string]string{
+		"alpha/py.typed":                "",
+		"alpha/sub/py.typed":            "partial\n",
+		"alpha/data/py.typed":           "",
+		"alpha-1.0.dist-info/INSTALLER": "pip\n",
+		"Beta-2.0.dist-info/METADATA":   "Metadata-Version: 2.1\nName: Beta\nVersion: 2.0\n",
+	} {
+		data, err := os.ReadFile(filepath.Join(res.Path, rel))
+		if err != nil || string(data) != want {
+			t.Errorf("%s = %q (%v), want %q", rel, data, err, want)
+		}
+	}
+	for _, rel := range []string{"alpha-1.0.dist-info/RECORD", "alpha/data/table.json", "gamma", "eta"} {
+		if _, err := os.Lstat(filepath.Join(res.Path, rel)); err == nil {
+			t.Errorf("the site has %s", rel)
+		}
+	}
+	gen, err := os.Readlink(res.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// beta changes on the target: the next build shows the new file at
+	// the same path, in a new generation, and the previous generation is
+	// still whole.
+	writeFiles(t, site, map[string]string{"beta.py": "class Beta:\n    def value(self) -> int:\n        return 3\n"})
+	res2, err := eng.Site(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen2, _ := os.Readlink(res2.Path)
+	data, _ := os.ReadFile(filepath.Join(res2.Path, "beta.py"))
+	if res2.Path != res.Path || gen2 == gen || !strings.Contains(string(data), "return 3") {
+		t.Errorf("after beta changed: path %s (was %s), generation %s (was %s), beta.py %q", res2.Path, res.Path, gen2, gen, data)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(res.Path), gen, "alpha", "__init__.py")); err != nil {
+		t.Errorf("the previous generation: %v", err)
+	}
+}
+
+// TestSiteAnnouncedAndHover checks the editor's side: the default target's
+// site is announced once ready; once the editor asked for it (or with
+// site.hover = "compact", once announced) hovers leave the signature to
+// the Python server reading the site and definitions point into the site;
+// site.hover = "full" keeps the full hover.
+func TestSiteAnnouncedAndHover(t *testing.T) {
+	t.Parallel()
+	pythonPath := fixturePath(t, "testdata", "site") + ":" + fixturePath(t, "testdata", "sitepkgs", "site-packages")
+	src := "import torch\n\nlayer = torch.nn.Linear(2, 3)\n"
+	for _, tc := range []struct {
+		name    string
+		hover   string // site.hover
+		ask     bool   // the editor runs torchlsp.site
+		compact bool
+		inSite  bool // definitions point into the site
+	}{
+		{name: "announced only", compact: false, inSite: false},
+		{name: "asked", ask: true, compact: true, inSite: true},
+		{name: "compact setting", hover: "compact", compact: true, inSite: true},
+		{name: "full setting", hover: "full", ask: true, compact: false, inSite: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ws := t.TempDir()
+			writeFiles(t, ws, map[string]string{"train.py": src})
+			n := &siteNotes{}
+			var extra map[string]any
+			if tc.hover != "" {
+				extra = map[string]any{"site": map[string]any{"hover": tc.hover}}
+			}
+			eng := siteEngine(t, ws, pythonPath, extra, n)
+			uri := "file://" + filepath.Join(ws, "train.py")
+			eng.DidOpen(uri, 1, src)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			pos := posOf(t, src, "Linear", 0, 1)
+			before, err := eng.Hover(ctx, uri, pos)
+			if err != nil || before == nil || !strings.Contains(before.Markdown, "```python") {
+				t.Fatalf("hover before the site: %v %v", before, err)
+			}
+			eng.Initialized(ctx)
+			info := n.wait(t, func(s SiteInfo) bool { return s.Path != "" })
+			if info.Target != "fx" {
+				t.Errorf("announced %+v", info)
+			}
+			if tc.ask {
+				res, err := eng.ExecuteCommand(ctx, CommandSite, []json.RawMessage{json.RawMessage(`{"target":"fx"}`)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r := res.(*SiteResult); r.Path != info.Path || r.Target != "fx" {
+					t.Errorf("torchlsp.site = %+v, announced %+v", r, info)
+				}
+			}
+			h, err := eng.Hover(ctx, uri, pos)
+			if err != nil || h == nil {
+				t.Fatalf("hover: %v %v", h, err)
+			}
+			hasSig := strings.Contains(h.Markdown, "```python")
+			if hasSig == tc.compact || !strings.Contains(h.Markdown, "torch/nn/modules/linear.py:") || !strings.Contains(h.Markdown, "**fx**") {
+				t.Errorf("hover (want compact %v):\n%s", tc.compact, h.Markdown)
+			}
+			locs, err := eng.Definition(ctx, uri, pos)
+			if err != nil || len(locs) != 1 {
+				t.Fatalf("definition: %v %v", locs, err)
+			}
+			if got := strings.HasPrefix(locs[0].Path, info.Path+"/torch/nn/modules/"); got != tc.inSite || !strings.HasSuffix(locs[0].TargetPath, "torch/nn/modules/linear.py") {
+				t.Errorf("definition %+v; in the site %s: %v, want %v", locs[0], info.Path, got, tc.inSite)
+			}
+			if data, err := os.ReadFile(locs[0].Path); err != nil || !strings.Contains(strings.Split(string(data), "\n")[locs[0].Range.Start.Line], "class Linear") {
+				t.Errorf("definition line: %v", err)
+			}
+		})
+	}
+}
