@@ -28,6 +28,16 @@ local settings_cases = {
     json = '{"logLevel":"info","targets":{}}',
   },
   {
+    name = "site packages and hover go to the server",
+    config = { targets = {}, log_level = "info", site = { enable = true, packages = { "einops", "-sympy" }, hover = "full" } },
+    json = '{"logLevel":"info","site":{"hover":"full","packages":["einops","-sympy"]},"targets":{}}',
+  },
+  {
+    name = "site = true sends nothing of it",
+    config = { targets = {}, log_level = "info", site = true },
+    json = '{"logLevel":"info","targets":{}}',
+  },
+  {
     name = "an explicit local is sent",
     config = { targets = {}, default_target = "local", log_level = "info" },
     json = '{"defaultTarget":"local","logLevel":"info","targets":{}}',
@@ -72,6 +82,10 @@ local validate_cases = {
   { name = "no default", config = { cmd = { "torchlsp" }, targets = {} }, want = 0 },
   { name = "default not a string", config = { cmd = { "torchlsp" }, targets = {}, default_target = 3 }, want = 1 },
   { name = "keymaps not a table", config = { cmd = { "torchlsp" }, targets = {}, keymaps = "K" }, want = 1 },
+  { name = "site off", config = { cmd = { "torchlsp" }, targets = {}, site = false }, want = 0 },
+  { name = "site table", config = { cmd = { "torchlsp" }, targets = {}, site = { packages = { "einops" }, hover = "full" } }, want = 0 },
+  { name = "site hover unknown", config = { cmd = { "torchlsp" }, targets = {}, site = { hover = "tiny" } }, want = 1 },
+  { name = "site a string", config = { cmd = { "torchlsp" }, targets = {}, site = "yes" }, want = 1 },
   { name = "cmd not a list", config = { cmd = "torchlsp", targets = {}, default_target = "local" }, want = 1 },
 }
 for _, c in ipairs(validate_cases) do

@@ -19,7 +19,7 @@ import {
 import { findBinary, installCommand } from "./binary";
 import { classifyResult, isMarkdownPath, isServerCommand, OpenDocument, reproArgs, reproChoices, serverCommands } from "./results";
 import { mapSettings, ServerSettings, targetNames, userDefaultTarget } from "./settings";
-import { Added, addPath, removePath, settingName, sitePath, siteSettings } from "./site";
+import { Added, addPath, removePath, settingName, sitePath, siteSettings, siteTarget } from "./site";
 import { renderStatus, StatusParams, StatusTracker, WorkspaceFileView } from "./status";
 import { cacheDir, describeSummary, stateDir, summarize, trustState, workspaceFile } from "./workspace";
 
@@ -46,6 +46,8 @@ class Extension implements vscode.Disposable {
   private serverTargets: string[] = [];
   private workspaceFileView: WorkspaceFileView | undefined;
   private refreshTimer: NodeJS.Timeout | undefined;
+  // Targets whose site this server was told a Python server reads.
+  private readonly siteAsked = new Set<string>();
   private reportedProblems = "";
   // Documents opened lately (by window/showDocument or a result), by URI:
   // a result that names the file the server just showed does not open it twice.
@@ -54,7 +56,7 @@ class Extension implements vscode.Disposable {
   constructor(context: vscode.ExtensionContext) {
     this.statusItem.command = "torchlsp.ui.selectTarget";
     this.statusItem.name = "TorchLSP";
-    this.site = new SiteWiring(context.workspaceState, this.output);
+    this.site = new SiteWiring(context.workspaceState, this.output, (target) => this.siteHanded(target));
     this.disposables.push(
       this.output,
       this.statusItem,
@@ -181,6 +183,7 @@ class Extension implements vscode.Disposable {
     this.client = client;
     this.status.clear();
     this.serverTargets = [];
+    this.siteAsked.clear();
     client.onDidChangeState((e) => {
       if (e.newState === State.Stopped) this.setStatus({ state: "error", message: "server stopped" });
     });
@@ -190,7 +193,7 @@ class Extension implements vscode.Disposable {
         this.status.update(p);
         this.render();
       }),
-      client.onNotification("torchlsp/site", (p: unknown) => void this.site.setPath(sitePath(p))),
+      client.onNotification("torchlsp/site", (p: unknown) => void this.site.setPath(sitePath(p), siteTarget(p))),
     );
     this.render(this.settings().defaultTarget);
     try {
@@ -201,7 +204,6 @@ class Extension implements vscode.Disposable {
       return;
     }
     await this.refreshTargets();
-    await this.querySite();
   }
 
   async restart(): Promise<void> {
@@ -265,14 +267,18 @@ class Extension implements vscode.Disposable {
     this.render();
   }
 
-  /** Asks a server that knows torchlsp.site for the active target's site. */
-  private async querySite(): Promise<void> {
+  /**
+   * Tells the server that a Python server now reads a target's site: it
+   * asks torchlsp.site, after which hovers leave signatures and docstrings
+   * to that server and definitions point into the site.
+   */
+  private async siteHanded(target: string): Promise<void> {
     const client = this.client;
     const commands = client?.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
-    if (!client || !commands.includes(siteCommand)) return;
+    if (!client?.isRunning() || !commands.includes(siteCommand) || this.siteAsked.has(target)) return;
+    this.siteAsked.add(target);
     try {
-      const r = await client.sendRequest(ExecuteCommandRequest.type, { command: siteCommand, arguments: [] });
-      await this.site.setPath(sitePath(r));
+      await client.sendRequest(ExecuteCommandRequest.type, { command: siteCommand, arguments: target ? [{ target }] : [] });
     } catch (err) {
       this.output.appendLine(`${siteCommand}: ${errorMessage(err)}`);
     }
@@ -519,16 +525,20 @@ class SiteWiring {
   // Changes run one after another: each reads what the last one wrote.
   private queue: Promise<void> = Promise.resolve();
   private path = "";
+  private target = "";
   private enabled = true;
 
   constructor(
     private readonly state: vscode.Memento,
     private readonly output: vscode.OutputChannel,
+    // Called when a target's site went into at least one setting.
+    private readonly handed: (target: string) => Promise<void>,
   ) {}
 
   /** Records the active target's site ("" for none) and applies it when enabled. */
-  setPath(p: string): Promise<void> {
+  setPath(p: string, target = ""): Promise<void> {
     this.path = p;
+    this.target = target;
     return this.enqueue();
   }
 
@@ -538,15 +548,19 @@ class SiteWiring {
   }
 
   private enqueue(): Promise<void> {
-    this.queue = this.queue.then(() => this.apply(this.enabled ? this.path : "")).catch((err) => {
+    const target = this.target;
+    this.queue = this.queue.then(async () => {
+      if (await this.apply(this.enabled ? this.path : "")) await this.handed(target);
+    }).catch((err) => {
       this.output.appendLine(`site settings: ${errorMessage(err)}`);
     });
     return this.queue;
   }
 
-  private async apply(want: string): Promise<void> {
+  /** Makes the settings hold want ("" for none); reports whether any setting holds it from the extension. */
+  private async apply(want: string): Promise<boolean> {
     let added = this.state.get<Added[]>(SiteWiring.key, []);
-    if (added.length > 0 && added.every((a) => a.path === want)) return;
+    if (added.length > 0 && added.every((a) => a.path === want)) return want !== "";
     const kept: Added[] = [];
     for (const a of added) {
       const s = siteSettings.find((x) => settingName(x) === a.setting);
@@ -565,7 +579,7 @@ class SiteWiring {
     }
     added = kept;
     await this.state.update(SiteWiring.key, added);
-    if (want === "" || !vscode.workspace.workspaceFolders?.length) return;
+    if (want === "" || !vscode.workspace.workspaceFolders?.length) return false;
     for (const s of siteSettings) {
       const config = vscode.workspace.getConfiguration(s.section);
       const v = config.inspect(s.key);
@@ -582,6 +596,7 @@ class SiteWiring {
       }
       await this.state.update(SiteWiring.key, added);
     }
+    return added.some((a) => a.path === want);
   }
 }
 

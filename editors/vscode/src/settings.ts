@@ -21,6 +21,14 @@ export interface ServerSettings {
   defaultTarget?: string;
   targets: Record<string, TargetSettings>;
   logLevel: LogLevel;
+  /** What the target's site holds, and how hovers share the work with the Python server; only what the user set. */
+  site?: SiteSettings;
+}
+
+/** The server's site settings (the [site] table of torchlsp.toml). */
+export interface SiteSettings {
+  packages?: string[];
+  hover?: "compact" | "full";
 }
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
@@ -76,8 +84,22 @@ export function mapSettings(read: SettingsReader): MappedSettings {
     problems.push(`torchlsp.logLevel must be one of ${logLevels.join(", ")}`);
   }
 
+  const site: SiteSettings = {};
+  const rawPackages = read("site.packages");
+  if (isStringArray(rawPackages)) {
+    if (rawPackages.length > 0) site.packages = [...rawPackages];
+  } else if (rawPackages !== undefined && rawPackages !== null) {
+    problems.push("torchlsp.site.packages must be a list of package names");
+  }
+  const rawHover = read("site.hover");
+  if (rawHover === "compact" || rawHover === "full") site.hover = rawHover;
+  else if (rawHover !== undefined && rawHover !== null && rawHover !== "") {
+    problems.push('torchlsp.site.hover must be "compact" or "full"');
+  }
+
   const settings: ServerSettings = { targets, logLevel };
   if (defaultTarget !== undefined) settings.defaultTarget = defaultTarget;
+  if (Object.keys(site).length > 0) settings.site = site;
   return { settings, problems };
 }
 

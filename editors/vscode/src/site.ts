@@ -93,3 +93,10 @@ export function sitePath(p: unknown): string {
   const path = (p as SiteParams).path;
   return typeof path === "string" ? path : "";
 }
+
+/** Reads the target out of a torchlsp/site notification. */
+export function siteTarget(p: unknown): string {
+  if (typeof p !== "object" || p === null) return "";
+  const target = (p as SiteParams).target;
+  return typeof target === "string" ? target : "";
+}

@@ -116,6 +116,24 @@ test("settings map to the server's section", async (t) => {
       problems: [/logLevel/],
     },
     {
+      name: "site packages and hover pass through",
+      input: { "site.packages": ["einops", "-sympy"], "site.hover": "full" },
+      want: { targets: {}, logLevel: "info", site: { packages: ["einops", "-sympy"], hover: "full" } },
+      problems: [],
+    },
+    {
+      name: "site defaults send nothing",
+      input: { "site.packages": [], "site.hover": "" },
+      want: { targets: {}, logLevel: "info" },
+      problems: [],
+    },
+    {
+      name: "a bad site hover is reported",
+      input: { "site.hover": "tiny", "site.packages": "einops" },
+      want: { targets: {}, logLevel: "info" },
+      problems: [/site\.packages/, /site\.hover/],
+    },
+    {
       name: "targets as an array is reported",
       input: { targets: [{ python: "p" }] },
       want: { targets: {}, logLevel: "info" },

@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
-import { addPath, removePath, sitePath } from "../src/site";
+import { addPath, removePath, sitePath, siteTarget } from "../src/site";
 
 const site = "/c/torchlsp/gpu/x/site";
 
@@ -57,4 +57,6 @@ test("the site path of a notification or a command result", () => {
   assert.equal(sitePath({ target: "gpu", python: "p", path: site, packages: ["torch"], bytes: 1 }), site);
   assert.equal(sitePath(null), "");
   assert.equal(sitePath({ path: 3 }), "");
+  assert.equal(siteTarget({ target: "gpu", path: site }), "gpu");
+  assert.equal(siteTarget({ path: site }), "");
 });

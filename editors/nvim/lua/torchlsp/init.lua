@@ -23,7 +23,10 @@ local defaults = {
   -- Buffer-local maps set when the server attaches (false: none; a key
   -- set to false: that one not). Your on_attach runs after, and may remap.
   keymaps = { hover = "K", definition = "gd", references = false, code_action = false },
-  -- Add the active target's site to the Python servers' extra paths.
+  -- The active target's site (its packages as a local site-packages) for
+  -- the Python servers: false leaves their settings alone; a table can also
+  -- say what the site holds and how hovers share the work:
+  -- { enable = true, packages = { "einops", "-sympy" }, hover = "full" }.
   site = true,
   -- Where the server keeps its mirrors; nil: $XDG_CACHE_HOME/torchlsp.
   cache_dir = nil,
@@ -44,6 +47,7 @@ local state = {
   targets = {}, -- client id -> the server's target names (every layer)
   progress = {}, -- client id -> { [token] = { title, message, percentage } }
   site = {}, -- client id -> torchlsp/site params { target, path }
+  site_asked = {}, -- client id -> { [target] = true } once told a Python server reads its site
   last_client = nil, -- the torchlsp client of the workspace buffer entered last
 }
 
@@ -90,6 +94,18 @@ function M.server_settings(config)
   if type(config.default_target) == "string" and config.default_target ~= "" then
     settings.defaultTarget = config.default_target
   end
+  if type(config.site) == "table" then
+    local site = {}
+    if type(config.site.packages) == "table" and #config.site.packages > 0 then
+      site.packages = vim.deepcopy(config.site.packages)
+    end
+    if config.site.hover == "compact" or config.site.hover == "full" then
+      site.hover = config.site.hover
+    end
+    if next(site) then
+      settings.site = site
+    end
+  end
   return settings
 end
 
@@ -116,6 +132,17 @@ function M.validate(config)
   end
   if config.default_target ~= nil and type(config.default_target) ~= "string" then
     table.insert(problems, "default_target must be a target's name")
+  end
+  local site = config.site
+  if site ~= nil and type(site) ~= "boolean" and type(site) ~= "table" then
+    table.insert(problems, "site must be true, false or a table { enable, packages, hover }")
+  elseif type(site) == "table" then
+    if site.hover ~= nil and site.hover ~= "compact" and site.hover ~= "full" then
+      table.insert(problems, 'site.hover must be "compact" or "full"')
+    end
+    if site.packages ~= nil and type(site.packages) ~= "table" then
+      table.insert(problems, "site.packages must be a list of package names")
+    end
   end
   if config.keymaps ~= nil and config.keymaps ~= false and type(config.keymaps) ~= "table" then
     table.insert(problems, "keymaps must be false or a table such as { hover = 'K', definition = 'gd' }")
@@ -522,6 +549,28 @@ local function site_for_root(root)
   return count == 1 and only or ""
 end
 
+-- Tells the torchlsp server whose site a Python client now reads that it
+-- does (torchlsp.site): hovers then leave signatures and docstrings to the
+-- Python server, and definitions point into the site. Once per target.
+local function site_handed(config)
+  local path = config.torchlsp_site
+  if not path then
+    return
+  end
+  for id, site in pairs(state.site) do
+    local c = vim.lsp.get_client_by_id(id)
+    if c and site.path == path and type(site.target) == "string" then
+      local asked = state.site_asked[id] or {}
+      state.site_asked[id] = asked
+      local p = c.server_capabilities and c.server_capabilities.executeCommandProvider
+      if not asked[site.target] and p and vim.tbl_contains(p.commands or {}, server_commands.site) then
+        asked[site.target] = true
+        c.request("workspace/executeCommand", { command = server_commands.site, arguments = { { target = site.target } } }, function() end)
+      end
+    end
+  end
+end
+
 --- Puts the active target's site into a Python server's config: pyright's
 -- and basedpyright's analysis.extraPaths, pylsp's plugins.jedi.extra_paths,
 -- jedi-language-server's init_options.workspace.extraPaths. Appends to
@@ -535,7 +584,8 @@ function M.python_settings(config, path)
     return config
   end
   if path == nil then
-    if current_config().site == false then
+    local site = current_config().site
+    if site == false or (type(site) == "table" and site.enable == false) then
       path = ""
     else
       path = site_for_root(config.root_dir)
@@ -568,8 +618,11 @@ function M.python_settings(config, path)
     local user_on_init = config.on_init
     config.torchlsp_on_init = true
     config.on_init = function(client, result)
-      if not M.update_python_client(client) and client.config.torchlsp_site and python_servers[kind][1] == "settings" then
-        client.notify("workspace/didChangeConfiguration", { settings = client.config.settings })
+      if not M.update_python_client(client) and client.config.torchlsp_site then
+        site_handed(client.config)
+        if python_servers[kind][1] == "settings" then
+          client.notify("workspace/didChangeConfiguration", { settings = client.config.settings })
+        end
       end
       if user_on_init then
         return user_on_init(client, result)
@@ -592,6 +645,7 @@ function M.update_python_client(client)
   if client.config.torchlsp_site == before then
     return false
   end
+  site_handed(client.config)
   if python_servers[kind][1] == "settings" then
     client.notify("workspace/didChangeConfiguration", { settings = client.config.settings })
   else
@@ -790,18 +844,7 @@ local function client_config(root_dir)
     settings = { torchlsp = settings },
     capabilities = config.capabilities or vim.lsp.protocol.make_client_capabilities(),
     handlers = make_handlers(),
-    on_init = function(client, result)
-      local commands = vim.tbl_get and vim.tbl_get(result or {}, "capabilities", "executeCommandProvider", "commands")
-        or (((result or {}).capabilities or {}).executeCommandProvider or {}).commands
-      -- A server that knows torchlsp.site is asked at once; it also sends
-      -- torchlsp/site whenever the site changes.
-      if type(commands) == "table" and vim.tbl_contains(commands, server_commands.site) then
-        client.request("workspace/executeCommand", { command = server_commands.site, arguments = {} }, function(err, site)
-          if not err and type(site) == "table" and state.site[client.id] == nil then
-            set_site(client.id, site)
-          end
-        end)
-      end
+    on_init = function(client)
       refresh_soon(client.id, 0)
     end,
     on_attach = function(client, bufnr)
@@ -817,6 +860,7 @@ local function client_config(root_dir)
       state.status[client_id] = per
       state.progress[client_id] = nil
       state.site[client_id] = nil
+      state.site_asked[client_id] = nil
       if state.last_client == client_id then
         state.last_client = nil
       end
