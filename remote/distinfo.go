@@ -44,10 +44,10 @@ type TypedMarker struct {
 	Text string `json:"text"` // its content: empty, or "partial\n"
 }
 
-// SiteMetadataFiles are the files of a distribution's metadata directory
+// siteMetadataFiles are the files of a distribution's metadata directory
 // that the site carries; RECORD is left out, since it lists compiled files
 // the mirror does not have.
-var SiteMetadataFiles = []string{"METADATA", "PKG-INFO", "WHEEL", "INSTALLER", "REQUESTED", "top_level.txt", "entry_points.txt", "requires.txt"}
+var siteMetadataFiles = []string{"METADATA", "PKG-INFO", "WHEEL", "INSTALLER", "REQUESTED", "top_level.txt", "entry_points.txt", "requires.txt"}
 
 const (
 	maxMetadataFile = 1 << 20
@@ -136,7 +136,7 @@ func (p *SitePackage) Validate() error {
 }
 
 func isMetadataFile(name string) bool {
-	for _, f := range SiteMetadataFiles {
+	for _, f := range siteMetadataFiles {
 		if f == name {
 			return true
 		}

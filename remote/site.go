@@ -52,7 +52,7 @@ type SiteEntry struct {
 // SiteDist is a distribution's metadata directory.
 type SiteDist struct {
 	Dir   string            // e.g. torch-2.11.0.dist-info
-	Files map[string]string // by name, from SiteMetadataFiles
+	Files map[string]string // by name, from siteMetadataFiles
 }
 
 // SiteLayout is what a site holds.

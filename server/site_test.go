@@ -433,3 +433,93 @@ func TestSiteAnnouncedAndHover(t *testing.T) {
 		})
 	}
 }
+
+// copySitePkgs copies the site-packages fixture into a directory named
+// site-packages that the test may change.
+func copySitePkgs(t *testing.T) string {
+	t.Helper()
+	site := filepath.Join(t.TempDir(), "site-packages")
+	if err := os.CopyFS(site, os.DirFS(fixturePath(t, "testdata", "sitepkgs", "site-packages"))); err != nil {
+		t.Fatal(err)
+	}
+	return site
+}
+
+// TestSiteFollowsRevalidation: an editor session starts from the cached
+// mirrors, the target's copy of a package has moved on since, and once
+// the background check has mirrored it again the site links the new
+// mirror, at the same path.
+func TestSiteFollowsRevalidation(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat(sitePython); err != nil {
+		t.Skipf("%s is missing", sitePython)
+	}
+	site := copySitePkgs(t)
+	pythonPath := fixturePath(t, "testdata", "site") + ":" + site
+	ws := t.TempDir()
+	writeFiles(t, ws, map[string]string{"train.py": "import alpha\n"})
+	root := t.TempDir()
+	t.Cleanup(func() { removeReadOnly(root) })
+	dirs := config.Dirs{Config: filepath.Join(root, "c"), Cache: filepath.Join(root, "k"), State: filepath.Join(root, "s")}
+	settings, _ := json.Marshal(map[string]any{"defaultTarget": "fx", "targets": map[string]any{
+		"fx": map[string]any{"python": sitePython, "env": map[string]string{"PYTHONPATH": pythonPath}, "packages": []string{"torch", "alpha"}},
+	}})
+	session := func() (*Engine, *siteNotes) {
+		n := &siteNotes{}
+		eng := New(Options{Notifier: n, Dirs: dirs})
+		if err := eng.Initialize(context.Background(), InitializeParams{WorkspaceFolders: []string{ws}, InitializationOptions: settings}); err != nil {
+			t.Fatal(err)
+		}
+		eng.Initialized(context.Background())
+		return eng, n
+	}
+	shutdown := func(eng *Engine) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = eng.Shutdown(ctx)
+	}
+	alphaMirror := func(path string) string {
+		l, err := os.Readlink(filepath.Join(path, "alpha", "__init__.py"))
+		if err != nil {
+			return ""
+		}
+		return l
+	}
+
+	first, n := session()
+	path := n.wait(t, func(s SiteInfo) bool { return s.Path != "" }).Path
+	before := alphaMirror(path)
+	shutdown(first)
+	if !strings.Contains(before, "/alpha-1.0-") {
+		t.Fatalf("alpha links to %q, want the 1.0 mirror", before)
+	}
+
+	// alpha 1.1 replaces 1.0 on the target.
+	if err := os.Rename(filepath.Join(site, "alpha-1.0.dist-info"), filepath.Join(site, "alpha-1.1.dist-info")); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, site, map[string]string{
+		"alpha-1.1.dist-info/METADATA": "Metadata-Version: 2.1\nName: alpha\nVersion: 1.1\nRequires-Dist: beta>=2\n",
+		"alpha/__init__.py":            "from beta import Beta\n\n\nclass Alpha(Beta):\n    def run(self) -> int:\n        return 11\n",
+	})
+
+	second, n2 := session()
+	t.Cleanup(func() { shutdown(second) })
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(alphaMirror(path), "/alpha-1.1-") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the site still links alpha to %q; notes %v", alphaMirror(path), n2.notes)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	data, err := os.ReadFile(filepath.Join(path, "alpha", "__init__.py"))
+	if err != nil || !strings.Contains(string(data), "return 11") {
+		t.Errorf("alpha through the site: %q %v", data, err)
+	}
+	if _, err := os.Stat(filepath.Join(path, "alpha-1.1.dist-info", "METADATA")); err != nil {
+		t.Errorf("the site lacks alpha 1.1's metadata: %v", err)
+	}
+	if got := n2.wait(t, func(s SiteInfo) bool { return s.Path != "" }).Path; got != path {
+		t.Errorf("the second session announced %s, the first %s", got, path)
+	}
+}
