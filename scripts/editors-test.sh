@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Real-editor tests for torchlsp: installs what they need (Debian packages,
-# npm packages, code-server cached under /var/cache/torchlsp-editors), then
-# runs, in order:
+# npm packages, code-server cached under /var/cache/torchlsp-editors,
+# pyright under /var/cache/torchlsp-pyright), then runs, in order:
 #   1. the VS Code extension's type check, unit tests and .vsix packaging
 #   2. the Neovim plugin's unit tests (headless)
 #   3. the Neovim end-to-end test: the real server through the plugin
-#   4. the VS Code end-to-end test: code-server + Playwright + chromium
-#   5. Neovim screenshots in tmux (the VS Code test takes its own): hover,
+#   4. the Neovim site test: the user's pyright (from npm, started by
+#      Neovim) given the site by the plugin resolves torch into it
+#   5. the VS Code end-to-end test: code-server + Playwright + chromium,
+#      ending with pyright started on the settings the extension wrote
+#   6. Neovim screenshots in tmux (the VS Code test takes its own): hover,
 #      a diagnostic with its quick fixes, and the threaded repro report
 # Screenshots go to docs/screenshots/ (TORCHLSP_SCREENSHOT_DIR overrides).
 #
@@ -15,6 +18,7 @@
 #   TORCHLSP_FIXTURE_WS  workspace holding train.py; default editors/testdata/workspace
 #   TORCHLSP_PYTHON      target interpreter; default /usr/bin/python3
 #   TORCHLSP_PYTHONPATH  site dir holding the fixture torch; default editors/testdata/site
+#   PYRIGHT_DIR          npm prefix holding pyright; default /var/cache/torchlsp-pyright
 #   EDITORS_TEST_SKIP_INSTALL=1  skip apt/npm/code-server installs
 # Exits non-zero when any step fails; the last line is "editors: N passed, N failed".
 set -uo pipefail
@@ -27,6 +31,8 @@ export TORCHLSP_PYTHONPATH="${TORCHLSP_PYTHONPATH:-$repo/editors/testdata/site}"
 export TORCHLSP_SCREENSHOT_DIR="${TORCHLSP_SCREENSHOT_DIR:-$repo/docs/screenshots}"
 export TORCHLSP_EDITORS_CACHE="${TORCHLSP_EDITORS_CACHE:-/var/cache/torchlsp-editors}"
 export CODE_SERVER_VERSION="${CODE_SERVER_VERSION:-4.99.4}"
+export PYRIGHT_DIR="${PYRIGHT_DIR:-/var/cache/torchlsp-pyright}"
+PYRIGHT_VERSION=1.1.414
 
 passed=0
 failed=0
@@ -81,6 +87,18 @@ install_all() {
   (cd editors/e2e && npm ci --no-audit --no-fund) || return 1
   CODE_SERVER="$(editors/e2e/install-code-server.sh | tail -1)" || return 1
   export CODE_SERVER
+  install_pyright
+}
+
+# pyright from npm, kept beside whatever else the prefix holds (other tests
+# put basedpyright there too; its package claims node_modules/.bin's
+# pyright-langserver, so the tests run pyright's own script).
+install_pyright() {
+  local have
+  have="$(node -p "require('$PYRIGHT_DIR/node_modules/pyright/package.json').version" 2>/dev/null || true)"
+  [[ "$have" == "$PYRIGHT_VERSION" ]] && return 0
+  mkdir -p "$PYRIGHT_DIR" &&
+    npm install --prefix "$PYRIGHT_DIR" --no-audit --no-fund "pyright@$PYRIGHT_VERSION"
 }
 
 build_server() {
@@ -104,6 +122,10 @@ nvim_e2e() {
   timeout 300 nvim --headless -u NONE --cmd "set rtp+=$repo/editors/nvim" -c "luafile $repo/editors/nvim/test/e2e.lua"
 }
 
+nvim_site() {
+  timeout 300 nvim --headless -u NONE --cmd "set rtp+=$repo/editors/nvim" -c "luafile $repo/editors/nvim/test/site.lua"
+}
+
 vscode_e2e() {
   (cd editors/e2e && TORCHLSP_VSIX="$repo/editors/vscode/torchlsp.vsix" timeout 600 npm test)
 }
@@ -122,6 +144,7 @@ step "nvim: unit tests" nvim_unit
 step "build server" build_server
 if [[ -x "${TORCHLSP_BIN:-}" ]]; then
   step "nvim: end-to-end" nvim_e2e
+  step "nvim: site for the user's pyright" nvim_site
   step "vscode: end-to-end (code-server)" vscode_e2e
   step "nvim: screenshots" nvim_screens
 else

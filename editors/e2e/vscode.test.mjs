@@ -1,13 +1,20 @@
 // End-to-end test of the VS Code extension in a real VS Code (code-server),
 // driven through Debian's chromium by playwright-core. It installs the
-// packaged .vsix, opens the fixture's train.py, hovers `compile` in
-// `torch.compile`, and checks the hover names torch/__init__.py:LINE, the
-// Problems view shows the threaded cudagraph diagnostic, and the quick fix
-// is offered. Screenshots go to TORCHLSP_SCREENSHOT_DIR.
+// packaged .vsix and opens the fixture workspace, whose torchlsp.toml
+// (trusted before the start) defines the fixture target and makes it the
+// default; the user's settings define only a second target and no default.
+// It checks that the toml's default answers (status bar, hover into
+// torch/__init__.py:LINE), the diagnostic and its quick fix, the repro on
+// every target with each report rendered, the doctor rendered, a changed
+// toml losing its trust and the Trust command restoring it, Select Target
+// moving the status bar, the mirror opening read-only, and the site going
+// into the Python servers' settings, with which pyright from npm resolves
+// torch.compile into it. Screenshots go to TORCHLSP_SCREENSHOT_DIR.
 //
 // Environment: TORCHLSP_BIN, TORCHLSP_FIXTURE_WS, TORCHLSP_PYTHON,
 // TORCHLSP_PYTHONPATH, CODE_SERVER (its executable), TORCHLSP_VSIX,
-// TORCHLSP_SCREENSHOT_DIR (optional), CHROMIUM (default /usr/bin/chromium).
+// TORCHLSP_SCREENSHOT_DIR (optional), CHROMIUM (default /usr/bin/chromium),
+// PYRIGHT_DIR (npm prefix holding pyright; default /var/cache/torchlsp-pyright).
 import { strict as assert } from "node:assert";
 import { spawn, execFile } from "node:child_process";
 import fs from "node:fs";
@@ -17,6 +24,7 @@ import path from "node:path";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
 import { chromium } from "playwright-core";
+import { LspClient, nestSettings, pyrightDefinition, pyrightLangserver } from "./pyright-site.mjs";
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 const repo = path.resolve(here, "../..");
@@ -35,7 +43,9 @@ const cfg = {
 };
 
 const run = promisify(execFile);
-let tmp, ws, server, browser, page, port;
+let tmp, ws, server, browser, page, port, dirs, childEnv;
+// An extra path the user set in the workspace: the extension must keep it.
+const ownExtraPath = "/home/user/own/stubs";
 
 async function freePort() {
   return new Promise((resolve, reject) => {
@@ -75,6 +85,66 @@ function writeJSON(file, value) {
   fs.writeFileSync(file, JSON.stringify(value, null, 2));
 }
 
+// The settings the Python extensions declare (Pylance/pyright, basedpyright,
+// pylsp): VS Code writes only declared settings, and these tests install no
+// Python extension, so a folder extension declares them, and nothing else.
+function pythonSettingsExtension(extensionsDir) {
+  const name = "torchlsp-test.python-settings-0.0.1";
+  const dir = path.join(extensionsDir, name);
+  const list = { type: "array", items: { type: "string" }, default: [], scope: "resource" };
+  writeJSON(path.join(dir, "package.json"), {
+    name: "python-settings", publisher: "torchlsp-test", version: "0.0.1", engines: { vscode: "^1.82.0" },
+    contributes: { configuration: { properties: {
+      "python.analysis.extraPaths": list, "basedpyright.analysis.extraPaths": list, "pylsp.plugins.jedi.extra_paths": list,
+    } } },
+  });
+  // Listed as an installed extension, as --install-extension would.
+  const index = path.join(extensionsDir, "extensions.json");
+  const installed = JSON.parse(fs.readFileSync(index, "utf8"));
+  installed.push({
+    identifier: { id: "torchlsp-test.python-settings" },
+    version: "0.0.1",
+    location: { $mid: 1, fsPath: dir, external: `file://${dir}`, path: dir, scheme: "file" },
+    relativeLocation: name,
+    metadata: { installedTimestamp: Date.now(), source: "vsix" },
+  });
+  fs.writeFileSync(index, JSON.stringify(installed));
+}
+
+function torchlspSettings(extra = {}) {
+  return {
+    "torchlsp.path": cfg.bin,
+    // The fixture target comes from the workspace's torchlsp.toml; the
+    // interpreter's own torch (Debian's 1.13 has no torch.compile, so the
+    // repro runs its stand-in backend) from here. No default target.
+    "torchlsp.targets": { debian: { python: cfg.python, packages: ["torch"] } },
+    "torchlsp.logLevel": "debug",
+    // The test's own Python "server" is only the settings' declarations:
+    // torchlsp's full hovers stay, as they would beside no Python server.
+    "torchlsp.site.hover": "full",
+    ...extra,
+  };
+}
+
+const quiet = {
+  "workbench.startupEditor": "none",
+  "workbench.tips.enabled": false,
+  "workbench.enableExperiments": false,
+  "extensions.ignoreRecommendations": true,
+  "security.workspace.trust.enabled": false,
+  "telemetry.telemetryLevel": "off",
+  "editor.hover.delay": 200,
+  "editor.minimap.enabled": false,
+  "window.commandCenter": false,
+};
+
+// Writes the user's settings; machine-scoped settings of a code-server
+// window are read from Machine/.
+function writeUserSettings(torchlsp) {
+  writeJSON(path.join(dirs.userData, "User", "settings.json"), { ...quiet, ...torchlsp });
+  writeJSON(path.join(dirs.userData, "Machine", "settings.json"), torchlsp);
+}
+
 before(async () => {
   for (const [what, p] of [["server binary", cfg.bin], ["code-server", cfg.codeServer], ["vsix", cfg.vsix], ["chromium", cfg.chromium]]) {
     assert.ok(fs.existsSync(p), `${what} not found: ${p}`);
@@ -82,39 +152,29 @@ before(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), "torchlsp-vscode-"));
   ws = path.join(tmp, "workspace");
   fs.cpSync(cfg.ws, ws, { recursive: true });
-  const dirs = { userData: path.join(tmp, "user-data"), extensions: path.join(tmp, "extensions") };
-  const childEnv = {
+  fs.writeFileSync(path.join(ws, "torchlsp.toml"), [
+    'default = "fixture"',
+    "",
+    "[targets.fixture]",
+    `python = ${JSON.stringify(cfg.python)}`,
+    `env = { PYTHONPATH = ${JSON.stringify(cfg.pythonpath)} }`,
+    'packages = ["torch"]',
+    "",
+  ].join("\n"));
+  writeJSON(path.join(ws, ".vscode", "settings.json"), { "python.analysis.extraPaths": [ownExtraPath] });
+  dirs = { userData: path.join(tmp, "user-data"), extensions: path.join(tmp, "extensions") };
+  childEnv = {
     ...process.env,
     XDG_CONFIG_HOME: path.join(tmp, "xdg-config"),
     XDG_DATA_HOME: path.join(tmp, "xdg-data"),
+    // Trust records of this run only; the server reads them from here too.
+    XDG_STATE_HOME: path.join(tmp, "xdg-state"),
   };
+  // Trusted as it is now: the server uses its targets from the start.
+  await run(cfg.bin, ["trust", ws], { env: childEnv });
   await run(cfg.codeServer, ["--user-data-dir", dirs.userData, "--extensions-dir", dirs.extensions, "--install-extension", cfg.vsix], { env: childEnv });
-
-  const torchlsp = {
-    "torchlsp.path": cfg.bin,
-    "torchlsp.targets": {
-      fixture: { python: cfg.python, env: { PYTHONPATH: cfg.pythonpath }, packages: ["torch"] },
-      // The interpreter's own torch: Debian's 1.13 has no torch.compile, so
-      // the repro runs its stand-in backend and reports in full.
-      debian: { python: cfg.python, packages: ["torch"] },
-    },
-    "torchlsp.defaultTarget": "fixture",
-    "torchlsp.logLevel": "debug",
-  };
-  const quiet = {
-    "workbench.startupEditor": "none",
-    "workbench.tips.enabled": false,
-    "workbench.enableExperiments": false,
-    "extensions.ignoreRecommendations": true,
-    "security.workspace.trust.enabled": false,
-    "telemetry.telemetryLevel": "off",
-    "editor.hover.delay": 200,
-    "editor.minimap.enabled": false,
-    "window.commandCenter": false,
-  };
-  // Machine-scoped settings of a code-server window are read from Machine/.
-  writeJSON(path.join(dirs.userData, "User", "settings.json"), { ...quiet, ...torchlsp });
-  writeJSON(path.join(dirs.userData, "Machine", "settings.json"), torchlsp);
+  pythonSettingsExtension(dirs.extensions);
+  writeUserSettings(torchlspSettings());
 
   port = await freePort();
   server = spawn(
@@ -155,12 +215,19 @@ async function openFixtureFile() {
   const input = page.locator(".quick-input-widget input.input");
   await input.waitFor({ state: "visible", timeout: 15000 });
   await input.fill("train.py");
-  await page.locator(".quick-input-list .monaco-list-row").first().waitFor({ timeout: 15000 });
-  await page.keyboard.press("Enter");
-  await page.waitForFunction(() => {
-    const lines = document.querySelector(".editor-instance .view-lines");
-    return lines && lines.textContent.replace(/\u00a0/g, " ").includes("torch.compile(");
-  }, null, { timeout: 30000 });
+  // Rows of recently opened files show before the filter applies: pick
+  // train.py's own.
+  const row = page.locator(".quick-input-list .monaco-list-row", { hasText: "train.py" }).first();
+  await row.waitFor({ timeout: 15000 });
+  await row.click();
+  await page.waitForFunction(
+    () => [...document.querySelectorAll(".editor-instance .view-lines")].some((v) => v.textContent.replace(/\u00a0/g, " ").includes("torch.compile(")),
+    null,
+    { timeout: 30000 },
+  ).catch(async (err) => {
+    await shot("vscode-open-failed.png");
+    throw err;
+  });
 }
 
 // The screen rectangle of `word` in the first editor line that contains `context`.
@@ -218,10 +285,37 @@ async function runCommand(filter, title = filter) {
   await row.click();
 }
 
-test("code-server opens the fixture and the extension activates", async () => {
+async function closeAllEditors() {
+  await page.keyboard.press("Escape");
+  await runCommand("View: Close All Editors", /View: Close All Editors(?! in)/);
+}
+
+// The extension's status bar item.
+const statusItem = () => page.locator('.statusbar-item[id*="torchlsp.status"]').first();
+
+// Waits until the status bar item's text matches re; returns the text.
+async function waitStatus(re, timeout = cfg.readyMs) {
+  const end = Date.now() + timeout;
+  let text = "";
+  while (Date.now() < end) {
+    text = (await statusItem().innerText().catch(() => "")).trim();
+    if (re.test(text)) return text;
+    await page.waitForTimeout(250);
+  }
+  throw new Error(`status bar item never matched ${re}; last: "${text}"`);
+}
+
+// Waits for a notification toast whose text matches re.
+async function waitToast(re, timeout = 30000) {
+  const toast = page.locator(".notifications-toasts .notification-toast", { hasText: re }).first();
+  await toast.waitFor({ timeout });
+  return toast.innerText();
+}
+
+test("code-server opens the fixture and the status bar shows the toml's default target", async () => {
   await openFixtureFile();
-  // The status bar item appears once the extension runs.
-  await page.locator(".statusbar-item", { hasText: "fixture" }).first().waitFor({ timeout: 60000 });
+  // The user set no default target: the trusted torchlsp.toml's decides.
+  await waitStatus(/^fixture\b/);
 });
 
 test("hover on torch.compile shows the target's source location", async () => {
@@ -291,38 +385,226 @@ function newestReport() {
   return runs.length > 0 ? path.join(dir, runs[runs.length - 1], "report.md") : "";
 }
 
-test("Run Threaded Repro Here shows progress and the rendered report", async () => {
-  // Room for the report, then the cursor on the compile call and the command.
+// The report.md files under the workspace's repro folder, oldest first.
+function reports() {
+  const dir = path.join(ws, ".torchlsp", "repros");
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir).sort().map((d) => path.join(dir, d, "report.md")).filter((f) => fs.existsSync(f));
+}
+
+test("Run Threaded Repro Here on every target renders each target's report", async () => {
+  // Room for the reports, then the cursor on the compile call and the command.
   await runCommand("View: Hide Panel", /View: (Close|Hide) Panel/);
   await runCommand("View: Hide Primary Side Bar", /View: (Close|Hide) Primary Side Bar/);
   await gotoText("torch.compile(", "compile");
   await runCommand("TorchLSP: Run Threaded Repro Here");
   const input = page.locator(".quick-input-widget input.input");
-  // Several targets are configured: the extension asks which.
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: "every target" }).first().waitFor({ timeout: 15000 });
-  await input.fill("debian");
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: "debian" }).first().waitFor({ timeout: 5000 });
+  // Several targets, from the toml and the user's settings: the extension asks which.
+  const rows = page.locator(".quick-input-list .monaco-list-row");
+  await rows.filter({ hasText: "every target" }).first().waitFor({ timeout: 15000 });
+  const offered = (await rows.allInnerTexts()).join(" | ");
+  assert.match(offered, /fixture/, `choices: ${offered}`);
+  assert.match(offered, /debian/, `choices: ${offered}`);
+  await input.fill("every target");
+  await rows.filter({ hasText: "every target" }).first().waitFor({ timeout: 5000 });
   await page.keyboard.press("Enter");
 
-  const toast = page.locator(".notifications-toasts .notification-toast", { hasText: /threaded repro/i }).first();
-  await toast.waitFor({ timeout: 15000 });
+  await waitToast(/threaded repro/i, 15000);
 
-  // The report opens as a rendered markdown preview.
-  const tab = page.locator(".tabs-container .tab", { hasText: /Preview report\.md/ }).first();
-  await tab.waitFor({ timeout: cfg.readyMs });
-  const report = newestReport();
-  assert.ok(report, "no report.md written under the workspace");
-  const md = fs.readFileSync(report, "utf8");
-  assert.match(md, /repro on `debian`/);
-  assert.match(md, /AssertionError/);
-  // The preview renders in a webview: wait for its table, then take the picture.
-  const frame = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+  // Each target's report opens as a rendered markdown preview.
+  const tabs = page.locator(".tabs-container .tab", { hasText: /Preview report\.md/ });
+  const end = Date.now() + cfg.readyMs * 2;
+  while ((await tabs.count()) < 2 && Date.now() < end) await page.waitForTimeout(500);
+  assert.equal(await tabs.count(), 2, `report previews: ${(await page.locator(".tabs-container .tab").allInnerTexts()).join(", ")}`);
+  const written = reports().map((f) => fs.readFileSync(f, "utf8"));
+  assert.equal(written.length, 2, "want a report for each target");
+  const debian = written.find((md) => /repro on `debian`/.test(md));
+  assert.ok(debian, "no report for debian");
+  assert.ok(written.some((md) => /repro on `fixture`/.test(md)), "no report for fixture");
+  assert.match(debian, /AssertionError/);
+  // The previews render in webviews: wait for a table, then take the picture.
+  const frame = page.frameLocator("iframe.webview.ready").last().frameLocator("iframe#active-frame");
   await frame.locator("table").first().waitFor({ timeout: 30000 });
-  const tableText = await frame.locator("table").first().innerText();
-  assert.match(tableText, /cudagraph-trees-off/);
-  // The report is shown once: no untitled copy of its markdown.
+  // The reports are shown once each: no untitled copy of their markdown.
   const untitled = await page.locator(".tabs-container .tab", { hasText: /^Untitled/ }).count();
-  assert.equal(untitled, 0, "the report's markdown also opened as an untitled document");
-  await page.waitForTimeout(500);
+  assert.equal(untitled, 0, "a report's markdown also opened as an untitled document");
+  await tabs.filter({ hasText: /report/ }).first().click();
+  await page.waitForTimeout(800);
   await shot("vscode-repro.png");
+  await closeAllEditors();
+});
+
+test("Doctor renders its table as a markdown preview", async () => {
+  await runCommand("TorchLSP: Doctor");
+  const tab = page.locator(".tabs-container .tab", { hasText: /Preview torchlsp\.doctor/ }).first();
+  await tab.waitFor({ timeout: 90000 });
+  const frame = page.frameLocator("iframe.webview.ready").last().frameLocator("iframe#active-frame");
+  await frame.locator("table").first().waitFor({ timeout: 30000 });
+  const table = await frame.locator("table").first().innerText();
+  assert.match(table, /check/, `doctor table: ${table}`);
+  assert.match(table, /interpreter/, `doctor table: ${table}`);
+  await closeAllEditors();
+});
+
+test("a changed torchlsp.toml loses its trust: local answers and the status bar says so", async () => {
+  await openFixtureFile();
+  fs.appendFileSync(path.join(ws, "torchlsp.toml"), "# edited after it was trusted\n");
+  await waitToast(/changed since you trusted it/);
+  const text = await waitStatus(/^local\b/, 60000);
+  const tooltip = await statusItem().getAttribute("aria-label");
+  assert.ok(text.startsWith("local"), `status: ${text} (${tooltip})`);
+  await shot("vscode-untrusted.png");
+});
+
+test("TorchLSP: Trust shows the file and what it runs, then applies it without a restart", async () => {
+  await runCommand("TorchLSP: Trust Workspace torchlsp.toml");
+  const dialog = page.locator(".monaco-dialog-box").first();
+  await dialog.waitFor({ timeout: 15000 });
+  const said = await dialog.innerText();
+  assert.match(said, /torchlsp\.toml/, `dialog: ${said}`);
+  assert.ok(said.includes(`fixture: env PYTHONPATH=… ${cfg.python}`), `dialog: ${said}`);
+  assert.match(said, /default target: fixture/, `dialog: ${said}`);
+  // The file itself is open beside, to be read.
+  await page.locator(".tabs-container .tab", { hasText: "torchlsp.toml" }).first().waitFor({ timeout: 10000 });
+  await shot("vscode-trust.png");
+  await dialog.locator(".monaco-button", { hasText: /^Trust$/ }).click();
+  await waitToast(/trusted .*torchlsp\.toml/);
+  await waitStatus(/^fixture\b/, 60000);
+  await closeAllEditors();
+});
+
+test("Select Target offers every layer's targets and the status bar follows", async () => {
+  await openFixtureFile();
+  for (const target of ["debian", "fixture"]) {
+    await runCommand("TorchLSP: Select Target");
+    const rows = page.locator(".quick-input-list .monaco-list-row");
+    await rows.first().waitFor({ timeout: 15000 });
+    const offered = (await rows.allInnerTexts()).join(" | ");
+    for (const want of ["local", "debian", "fixture"]) assert.match(offered, new RegExp(want), `choices: ${offered}`);
+    await page.locator(".quick-input-widget input.input").fill(target);
+    await rows.filter({ hasText: target }).first().waitFor({ timeout: 5000 });
+    await page.keyboard.press("Enter");
+    await waitStatus(new RegExp(`^${target}\\b`), 60000);
+  }
+});
+
+test("go to definition opens the mirror read-only", async () => {
+  await gotoText("torch.compile(", "compile");
+  await page.keyboard.press("F12");
+  const tab = page.locator(".tabs-container .tab.active", { hasText: "__init__.py" }).first();
+  await tab.waitFor({ timeout: 30000 });
+  await page.waitForFunction(
+    () => [...document.querySelectorAll(".editor-instance .view-lines")].some((v) => /def compile/.test(v.textContent.replace(/\u00a0/g, " "))),
+    null,
+    { timeout: 15000 },
+  ).catch(async (err) => {
+    await shot("vscode-mirror-failed.png");
+    throw err;
+  });
+  await page.keyboard.type("x");
+  const message = page.locator(".monaco-editor-overlaymessage", { hasText: /read-only/i }).first();
+  await message.waitFor({ timeout: 10000 });
+  assert.equal(await page.locator(".tabs-container .tab.active.dirty").count(), 0, "typing changed the mirror");
+  await shot("vscode-mirror.png");
+  await closeAllEditors();
+});
+
+// The workspace settings the extension wrote, as VS Code keeps them.
+function workspaceSettings() {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(ws, ".vscode", "settings.json"), "utf8"));
+  } catch {
+    return {};
+  }
+}
+
+async function waitSettings(pred, what, timeout = 60000) {
+  const end = Date.now() + timeout;
+  let last = {};
+  while (Date.now() < end) {
+    last = workspaceSettings();
+    if (pred(last)) return last;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${what}; .vscode/settings.json: ${JSON.stringify(last)}`);
+}
+
+// Whether the server binary speaks the site contract (torchlsp.site).
+async function serverHasSite() {
+  const client = new LspClient(cfg.bin, ["serve", "--stdio"], { cwd: ws, env: childEnv });
+  try {
+    const r = await client.request("initialize", { processId: process.pid, rootUri: null, capabilities: {} }, 20000);
+    return (r?.capabilities?.executeCommandProvider?.commands ?? []).includes("torchlsp.site");
+  } finally {
+    await client.close();
+  }
+}
+
+test("the site goes into the Python servers' settings, and pyright resolves torch.compile into it", async () => {
+  assert.ok(fs.existsSync(pyrightLangserver()), `pyright is not installed: ${pyrightLangserver()}`);
+  let site;
+  if (!(await serverHasSite())) {
+    // This torchlsp predates the site contract: the extension talks to a
+    // server of the test's own that speaks it, with the fixture site.
+    console.log(`# ${cfg.bin} has no torchlsp.site: using editors/e2e/site_server.py`);
+    const wrapper = path.join(tmp, "site-server.sh");
+    fs.writeFileSync(wrapper, `#!/bin/sh\nexec ${JSON.stringify(cfg.python)} ${JSON.stringify(path.join(here, "site_server.py"))} fixture=${JSON.stringify(cfg.pythonpath)} debian= "$@"\n`, { mode: 0o755 });
+    writeUserSettings(torchlspSettings({ "torchlsp.path": wrapper }));
+    site = cfg.pythonpath;
+  }
+  const siteSet = (s) => {
+    const paths = s["python.analysis.extraPaths"];
+    const at = paths?.[1];
+    return Array.isArray(paths) && paths.length === 2 && paths[0] === ownExtraPath && (site === undefined || at === site) &&
+      JSON.stringify(s["basedpyright.analysis.extraPaths"]) === JSON.stringify([at]) &&
+      JSON.stringify(s["pylsp.plugins.jedi.extra_paths"]) === JSON.stringify([at]);
+  };
+  const written = await waitSettings(siteSet, "the site never reached python.analysis.extraPaths", cfg.readyMs);
+  site = written["python.analysis.extraPaths"][1];
+  assert.ok(fs.existsSync(path.join(site, "torch")), `no torch in the site ${site}`);
+  assert.deepEqual(written["basedpyright.analysis.extraPaths"], [site]);
+  assert.deepEqual(written["pylsp.plugins.jedi.extra_paths"], [site]);
+  if (cfg.shots) fs.writeFileSync(path.join(tmp, "captured-settings.json"), JSON.stringify(written, null, 2));
+
+  // pyright, started with exactly those settings, resolves into the site.
+  const locations = await pyrightDefinition({ settings: nestSettings(written), ws, file: path.join(ws, "train.py"), needle: "torch.compile(", offset: "torch.".length });
+  assert.ok(locations.length > 0, "pyright found no definition of torch.compile");
+  const file = new URL(locations[0].uri).pathname;
+  // The site's packages are links into the mirrors: the file pyright names
+  // is the site's torch/__init__.py, by whichever path.
+  assert.equal(fs.realpathSync(file), fs.realpathSync(path.join(site, "torch", "__init__.py")), `definition in ${file}, not in ${site}`);
+  const line = fs.readFileSync(file, "utf8").split("\n")[locations[0].range.start.line];
+  assert.match(line, /def compile/);
+  // And without them it does not.
+  const without = await pyrightDefinition({ settings: nestSettings({ "python.analysis.extraPaths": [ownExtraPath] }), ws, file: path.join(ws, "train.py"), needle: "torch.compile(", offset: "torch.".length });
+  const siteInit = fs.realpathSync(path.join(site, "torch", "__init__.py"));
+  assert.ok(!without.some((l) => fs.realpathSync(new URL(l.uri).pathname) === siteInit), "pyright found the site without the settings");
+
+  // Turned off, nothing of the extension's stays; the user's entry does.
+  const wrapped = site === cfg.pythonpath ? { "torchlsp.path": path.join(tmp, "site-server.sh") } : {};
+  writeUserSettings(torchlspSettings({ ...wrapped, "torchlsp.site.enable": false }));
+  const off = await waitSettings((s) => !JSON.stringify(s).includes(JSON.stringify(site)), "entries stayed with torchlsp.site.enable off");
+  assert.deepEqual(off["python.analysis.extraPaths"], [ownExtraPath]);
+  assert.equal(off["basedpyright.analysis.extraPaths"], undefined);
+  assert.equal(off["pylsp.plugins.jedi.extra_paths"], undefined);
+  writeUserSettings(torchlspSettings(wrapped));
+  await waitSettings(siteSet, "the site did not come back with torchlsp.site.enable on");
+
+  // A target change takes out exactly what was added.
+  await openFixtureFile();
+  await runCommand("TorchLSP: Select Target");
+  await page.locator(".quick-input-widget input.input").fill("debian");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "debian" }).first().waitFor({ timeout: 5000 });
+  await page.keyboard.press("Enter");
+  // The server may say "no site yet" first, then the new target's site:
+  // either way the three settings agree, the user's entry first.
+  const settled = (s) => {
+    const paths = s["python.analysis.extraPaths"] ?? [];
+    const next = paths[1];
+    const same = (v) => JSON.stringify(v) === JSON.stringify(next === undefined ? undefined : [next]);
+    return paths[0] === ownExtraPath && paths.length <= 2 && next !== site &&
+      same(s["basedpyright.analysis.extraPaths"]) && same(s["pylsp.plugins.jedi.extra_paths"]);
+  };
+  const changed = await waitSettings(settled, "the settings did not follow the target change", cfg.readyMs);
+  assert.ok(!JSON.stringify(changed).includes(JSON.stringify(site)), "the old site stayed after the target change");
 });

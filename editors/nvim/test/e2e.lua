@@ -29,6 +29,8 @@ for _, f in ipairs(vim.fn.readdir(fixture_ws)) do
   vim.fn.writefile(vim.fn.readfile(fixture_ws .. "/" .. f, "b"), ws .. "/" .. f, "b")
 end
 ws = abs(vim.fn.resolve(ws))
+-- Trust records of this run only: the server reads them from here too.
+local state_home = vim.fn.tempname() .. "-state"
 local python = env("TORCHLSP_PYTHON", "/usr/bin/python3")
 local pythonpath = abs(env("TORCHLSP_PYTHONPATH", "editors/testdata/site"))
 -- Seconds to wait for the server's first answers (it mirrors and indexes first).
@@ -55,6 +57,7 @@ end
 
 local function finish()
   vim.fn.delete(ws, "rf")
+  vim.fn.delete(state_home, "rf")
   out(("%d passed, %d failed"):format(passed, failed))
   vim.cmd(failed == 0 and "qall!" or "cquit! 1")
 end
@@ -84,25 +87,58 @@ end
 vim.cmd("filetype on")
 local torchlsp = require("torchlsp")
 
-local bufnr, client, compile_pos
+local bufnr, client, compile_pos, eq_file
 
-local setup_ok = check("setup and attach", function()
+-- The fixture target lives in the workspace's torchlsp.toml, which starts
+-- untrusted; the plugin sets no default target, so once the file is
+-- trusted its default (fixture) answers.
+vim.fn.mkdir(state_home, "p")
+vim.env.XDG_STATE_HOME = state_home
+vim.fn.writefile({
+  'default = "fixture"',
+  "",
+  "[targets.fixture]",
+  ("python = %q"):format(python),
+  ('env = { PYTHONPATH = %q }'):format(pythonpath),
+  'packages = ["torch"]',
+}, ws .. "/torchlsp.toml")
+
+local function torchlsp_clients()
+  local out = {}
+  for _, c in pairs(vim.lsp.get_active_clients()) do
+    if c.name == "torchlsp" then
+      table.insert(out, c)
+    end
+  end
+  return out
+end
+
+local function wait_status(target, ms)
+  local last
+  local ok = vim.wait(ms, function()
+    local s = torchlsp.status(bufnr)
+    last = s
+    return s ~= nil and s.target == target and s.status ~= nil and s.status.target == target
+  end, 100)
+  assert(ok, ("status never showed target %s; last: %s"):format(target, vim.inspect(last)))
+end
+
+local setup_ok = check("setup and attach; no default target is sent", function()
   assert(vim.fn.executable(bin) == 1, "server binary not executable: " .. bin)
   assert(vim.fn.filereadable(ws .. "/train.py") == 1, "fixture has no train.py: " .. ws)
   assert(
     torchlsp.setup({
       cmd = { bin, "serve", "--stdio" },
       targets = {
-        fixture = { python = python, env = { PYTHONPATH = pythonpath }, packages = { "torch" } },
         -- The interpreter's own torch: Debian's 1.13 has no torch.compile,
         -- so the repro runs its stand-in backend and reports in full.
         debian = { python = python, packages = { "torch" } },
       },
-      default_target = "fixture",
       log_level = "debug",
     }),
     "setup rejected the configuration"
   )
+  assert(torchlsp.server_settings().defaultTarget == nil, "setup sent a default target")
   vim.cmd("edit " .. vim.fn.fnameescape(ws .. "/train.py"))
   bufnr = vim.api.nvim_get_current_buf()
   assert(vim.bo[bufnr].filetype == "python", "filetype is " .. vim.bo[bufnr].filetype)
@@ -115,9 +151,59 @@ local setup_ok = check("setup and attach", function()
 end)
 
 if not setup_ok then
-finish()
+  finish()
   return
 end
+
+check("an untrusted torchlsp.toml is ignored: local answers", function()
+  wait_status("local", 30000)
+  eq_file = torchlsp.workspace_file(ws)
+  assert(eq_file.trust == "untrusted", "trust " .. eq_file.trust)
+end)
+
+check(":TorchlspTrust! trusts the file and the running server takes its default", function()
+  local first = client.id
+  local result
+  torchlsp.trust({ yes = true, on_done = function(ok, msg)
+    result = { ok = ok, msg = msg }
+  end })
+  assert(vim.wait(20000, function()
+    return result ~= nil
+  end, 50), "trust did not finish")
+  assert(result.ok, "trust failed: " .. result.msg)
+  assert(torchlsp.workspace_file(ws).trust == "trusted", "not trusted after :TorchlspTrust")
+  wait_status("fixture", 30000)
+  local clients = torchlsp_clients()
+  assert(#clients == 1 and clients[1].id == first, ("clients after trust: %d (first %d, now %d)"):format(#clients, first, clients[1] and clients[1].id or -1))
+end)
+
+check("the target picker lists the targets of every layer", function()
+  local names
+  torchlsp.refresh_targets(client, function(n)
+    names = n
+  end)
+  assert(vim.wait(10000, function()
+    return names ~= nil
+  end, 50), "no target listing")
+  for _, want in ipairs({ "local", "debian", "fixture" }) do
+    assert(vim.tbl_contains(names, want), ("%s missing from %s"):format(want, table.concat(names, ", ")))
+  end
+  assert(vim.tbl_contains(vim.fn.getcompletion("TorchlspTarget ", "cmdline"), "fixture"), "completion lacks fixture")
+end)
+
+check(":checkhealth torchlsp reports the workspace file, its trust and the active target", function()
+  local code_win = vim.api.nvim_get_current_win()
+  vim.cmd("checkhealth torchlsp")
+  local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+  vim.cmd("bwipeout!")
+  if vim.api.nvim_win_is_valid(code_win) then
+    vim.api.nvim_set_current_win(code_win)
+  end
+  vim.api.nvim_set_current_buf(bufnr)
+  assert(text:find(ws .. "/torchlsp.toml is trusted", 1, true), "no trusted file in: " .. text)
+  assert(text:find("active target: fixture", 1, true), "no active target in: " .. text)
+  assert(text:find("fixture: env PYTHONPATH=… " .. python, 1, true), "no command line in: " .. text)
+end)
 
 -- Position of "compile" in "torch.compile(", in LSP (UTF-16) units.
 check("fixture has torch.compile", function()
@@ -203,6 +289,61 @@ check("definition of torch.compile is def compile in torch/__init__.py", functio
   assert(line:find("def compile", 1, true), ("line %d of %s is %q"):format(range.start.line + 1, fname, line))
 end)
 
+check("K is hover on attach: a float with the target's source", function()
+  local map = vim.fn.maparg("K", "n", false, true)
+  assert(map.buffer == 1 and map.desc == "torchlsp: hover", "K is " .. vim.inspect(map))
+  vim.api.nvim_win_set_cursor(0, { compile_pos.line + 1, compile_pos.character })
+  vim.api.nvim_feedkeys("K", "x", false)
+  local text = ""
+  local shown = vim.wait(20000, function()
+    for _, w in ipairs(vim.api.nvim_list_wins()) do
+      if vim.api.nvim_win_get_config(w).relative ~= "" then
+        text = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1, false), "\n")
+        if text:find("torch/__init__%.py:%d+") then
+          return true
+        end
+      end
+    end
+    return false
+  end, 100)
+  assert(shown, "no hover float after K; last float text: " .. text)
+  for _, w in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_config(w).relative ~= "" then
+      vim.api.nvim_win_close(w, true)
+    end
+  end
+end)
+
+check("go to definition opens the mirror read-only, on the workspace's server", function()
+  local code_win = vim.api.nvim_get_current_win()
+  vim.api.nvim_win_set_cursor(code_win, { compile_pos.line + 1, compile_pos.character })
+  vim.lsp.buf.definition()
+  local mirror_buf
+  assert(vim.wait(20000, function()
+    local b = vim.api.nvim_get_current_buf()
+    if b ~= bufnr and vim.api.nvim_buf_get_name(b):find("/torch/__init__%.py$") then
+      mirror_buf = b
+      return true
+    end
+    return false
+  end, 50), "the definition did not open torch/__init__.py")
+  local name = vim.api.nvim_buf_get_name(mirror_buf)
+  assert(torchlsp.is_mirror(name), name .. " is not under " .. torchlsp.cache_dir())
+  assert(vim.bo[mirror_buf].readonly, "the mirror buffer is not readonly")
+  assert(not vim.bo[mirror_buf].modifiable, "the mirror buffer is modifiable")
+  -- Give a second server the time it would take to start.
+  vim.wait(1500, function()
+    return #torchlsp_clients() > 1
+  end, 50)
+  local clients = torchlsp_clients()
+  assert(#clients == 1, ("%d torchlsp servers run; roots: %s"):format(#clients, table.concat(vim.tbl_map(function(c)
+    return c.config.root_dir
+  end, clients), ", ")))
+  local attached = torchlsp.get_client(mirror_buf)
+  assert(attached and attached.id == client.id, "the mirror buffer is not on the workspace's client")
+  vim.api.nvim_set_current_buf(bufnr)
+end)
+
 local diagnostic
 check("diagnostic on reduce-overhead in threads", function()
   local uri = vim.uri_from_bufnr(bufnr)
@@ -253,26 +394,35 @@ check("code actions offer the threaded repro", function()
   error("no torchlsp.repro action among: " .. vim.inspect(titles))
 end)
 
-check(":TorchlspRepro debian shows progress and opens the report in a split", function()
+check(":TorchlspRepro all shows progress and opens every target's report in a split", function()
   local code_win = vim.api.nvim_get_current_win()
   vim.api.nvim_win_set_cursor(code_win, { compile_pos.line + 1, compile_pos.character })
-  vim.cmd("TorchlspRepro debian")
-  local shown = vim.wait(ready_timeout_ms, function()
-    return #windows_showing("/report%.md$") > 0
+  vim.cmd("TorchlspRepro all")
+  local function names()
+    return vim.tbl_map(function(w)
+      return vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w))
+    end, vim.api.nvim_list_wins())
+  end
+  local shown = vim.wait(ready_timeout_ms * 2, function()
+    return #windows_showing("/report%.md$") >= 2
   end, 200)
-  assert(shown, "no report.md window; windows: " .. vim.inspect(vim.tbl_map(function(w)
-    return vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w))
-  end, vim.api.nvim_list_wins())))
-  local report = windows_showing("/report%.md$")
-  assert(#report == 1, ("the report shows in %d windows, want 1"):format(#report))
-  local name = vim.api.nvim_buf_get_name(report[1])
-  assert(name:find(ws .. "/.torchlsp/repros/", 1, true), "report outside the workspace: " .. name)
-  local text = table.concat(vim.api.nvim_buf_get_lines(report[1], 0, -1, false), "\n")
-  assert(text:find("repro on `debian`", 1, true), "report is not debian's: " .. text:sub(1, 300))
-  assert(text:find("AssertionError", 1, true), "report shows no AssertionError: " .. text:sub(1, 600))
+  assert(shown, "not two report.md windows; windows: " .. vim.inspect(names()))
+  local reports = windows_showing("/report%.md$")
+  assert(#reports == 2, ("%d report windows, want 2: %s"):format(#reports, vim.inspect(names())))
+  local by_target = {}
+  for _, b in ipairs(reports) do
+    local name = vim.api.nvim_buf_get_name(b)
+    assert(name:find(ws .. "/.torchlsp/repros/", 1, true), "report outside the workspace: " .. name)
+    local text = table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n")
+    local target = text:match("repro on `([^`]+)`")
+    assert(target, "a report names no target: " .. text:sub(1, 200))
+    by_target[target] = text
+  end
+  assert(by_target.debian and by_target.fixture, "reports are for: " .. table.concat(vim.tbl_keys(by_target), ", "))
+  assert(by_target.debian:find("AssertionError", 1, true), "debian's report shows no AssertionError: " .. by_target.debian:sub(1, 600))
   assert(vim.api.nvim_win_is_valid(code_win), "the code window was replaced")
   assert(vim.api.nvim_win_get_buf(code_win) == bufnr, "the code window no longer shows train.py")
-  -- The report is in a split and no scratch copy of it was opened too.
+  -- The reports are in splits and no scratch copy of them was opened too.
   assert(#windows_showing("^torchlsp://") == 0, "the markdown was shown twice")
   local titled = false
   for title in pairs(progress_titles) do

@@ -23,7 +23,22 @@ end
 
 local settings_cases = {
   {
-    name = "defaults",
+    name = "no default target given: none sent, so torchlsp.toml's default wins",
+    config = { targets = {}, log_level = "info" },
+    json = '{"logLevel":"info","targets":{}}',
+  },
+  {
+    name = "site packages and hover go to the server",
+    config = { targets = {}, log_level = "info", site = { enable = true, packages = { "einops", "-sympy" }, hover = "full" } },
+    json = '{"logLevel":"info","site":{"hover":"full","packages":["einops","-sympy"]},"targets":{}}',
+  },
+  {
+    name = "site = true sends nothing of it",
+    config = { targets = {}, log_level = "info", site = true },
+    json = '{"logLevel":"info","targets":{}}',
+  },
+  {
+    name = "an explicit local is sent",
     config = { targets = {}, default_target = "local", log_level = "info" },
     json = '{"defaultTarget":"local","logLevel":"info","targets":{}}',
   },
@@ -62,7 +77,15 @@ local validate_cases = {
   { name = "valid", config = { cmd = { "torchlsp" }, targets = { a = { python = "p" } }, default_target = "a" }, want = 0 },
   { name = "missing python", config = { cmd = { "torchlsp" }, targets = { a = { ssh = "u@h" } }, default_target = "local" }, want = 1 },
   { name = "jump without ssh", config = { cmd = { "torchlsp" }, targets = { a = { python = "p", jump = { "x" } } }, default_target = "local" }, want = 1 },
-  { name = "undefined default", config = { cmd = { "torchlsp" }, targets = {}, default_target = "nope" }, want = 1 },
+  -- torchlsp.toml or config.toml may define it: never refused here.
+  { name = "default only another layer defines", config = { cmd = { "torchlsp" }, targets = {}, default_target = "gpu" }, want = 0 },
+  { name = "no default", config = { cmd = { "torchlsp" }, targets = {} }, want = 0 },
+  { name = "default not a string", config = { cmd = { "torchlsp" }, targets = {}, default_target = 3 }, want = 1 },
+  { name = "keymaps not a table", config = { cmd = { "torchlsp" }, targets = {}, keymaps = "K" }, want = 1 },
+  { name = "site off", config = { cmd = { "torchlsp" }, targets = {}, site = false }, want = 0 },
+  { name = "site table", config = { cmd = { "torchlsp" }, targets = {}, site = { packages = { "einops" }, hover = "full" } }, want = 0 },
+  { name = "site hover unknown", config = { cmd = { "torchlsp" }, targets = {}, site = { hover = "tiny" } }, want = 1 },
+  { name = "site a string", config = { cmd = { "torchlsp" }, targets = {}, site = "yes" }, want = 1 },
   { name = "cmd not a list", config = { cmd = "torchlsp", targets = {}, default_target = "local" }, want = 1 },
 }
 for _, c in ipairs(validate_cases) do
@@ -104,6 +127,13 @@ end)
 check("target names: local first, others sorted", function()
   assert(torchlsp.setup({ cmd = { "/bin/true" }, targets = { zeta = { python = "p" }, alpha = { python = "p" } } }))
   eq(torchlsp.target_names(), { "local", "alpha", "zeta" }, "names")
+end)
+
+check("setup keeps a default_target only another layer defines", function()
+  assert(torchlsp.setup({ cmd = { "/bin/true" }, default_target = "gpu" }), "setup refused gpu")
+  eq(torchlsp.server_settings().defaultTarget, "gpu", "sent")
+  assert(torchlsp.setup({ cmd = { "/bin/true" } }))
+  eq(torchlsp.server_settings().defaultTarget, nil, "nothing sent without default_target")
 end)
 
 check("user commands exist after setup", function()
@@ -156,6 +186,207 @@ check("repro_args: default, a target, every target", function()
   eq(torchlsp.repro_args("file:///t.py", 10, ""), { uri = "file:///t.py", line = 10 }, "empty")
   eq(torchlsp.repro_args("file:///t.py", 3, "h200"), { uri = "file:///t.py", line = 3, target = "h200" }, "target")
   eq(torchlsp.repro_args("file:///t.py", 3, "all"), { uri = "file:///t.py", line = 3, all = true }, "all")
+end)
+
+check("report_dirs and every report of a run on several targets", function()
+  local md = "## a\n\nScripts and output: `/ws/.torchlsp/repros/1-a`\n\n## b\n\nScripts and output: `/ws/.torchlsp/repros/1-b`\n"
+  eq(torchlsp.report_dirs(md), { "/ws/.torchlsp/repros/1-a", "/ws/.torchlsp/repros/1-b" }, "dirs")
+  eq(torchlsp.classify_result({ markdown = md, path = "/ws/.torchlsp/repros/1-a/report.md" }), {
+    path = "/ws/.torchlsp/repros/1-a/report.md",
+    preview = true,
+    also = { "/ws/.torchlsp/repros/1-b/report.md" },
+  }, "classified")
+end)
+
+check("fallback folders for the binary: ~/.local/bin, GOBIN, GOPATH/bin, ~/go/bin", function()
+  eq(torchlsp.fallback_dirs("/h", nil), { "/h/.local/bin", "/h/go/bin" }, "no go")
+  eq(torchlsp.fallback_dirs("/h", "/g\n/h/go:/p\n"), { "/h/.local/bin", "/g", "/h/go/bin", "/p/bin" }, "go env")
+end)
+
+check("find_binary looks in ~/.local/bin when PATH lacks it", function()
+  local home = vim.fn.tempname()
+  vim.fn.mkdir(home .. "/.local/bin", "p")
+  local bin = home .. "/.local/bin/torchlsp-probe-" .. vim.fn.getpid()
+  vim.fn.writefile({ "#!/bin/sh" }, bin)
+  vim.fn.setfperm(bin, "rwxr-xr-x")
+  local old_home = vim.env.HOME
+  vim.env.HOME = home
+  local found, searched = torchlsp.find_binary(vim.fn.fnamemodify(bin, ":t"))
+  vim.env.HOME = old_home
+  vim.fn.delete(home, "rf")
+  eq(found, bin, "found (searched " .. table.concat(searched, ", ") .. ")")
+end)
+
+check("mirror files are known by the cache dir", function()
+  local old = vim.env.XDG_CACHE_HOME
+  vim.env.XDG_CACHE_HOME = "/tmp/torchlsp-unit-cache"
+  assert(torchlsp.setup({ cmd = { "/bin/true" } }))
+  eq(torchlsp.cache_dir(), "/tmp/torchlsp-unit-cache/torchlsp", "cache dir")
+  eq(torchlsp.is_mirror("/tmp/torchlsp-unit-cache/torchlsp/fixture/x/torch/__init__.py"), true, "mirror")
+  eq(torchlsp.is_mirror("/tmp/torchlsp-unit-cache/torchlspx/a.py"), false, "sibling")
+  eq(torchlsp.is_mirror("/home/u/train.py"), false, "workspace")
+  vim.env.XDG_CACHE_HOME = old
+  assert(torchlsp.setup({ cmd = { "/bin/true" }, cache_dir = "/srv/c" }))
+  eq(torchlsp.is_mirror("/srv/c/t/a.py"), true, "cache_dir option")
+end)
+
+check("workspace file trust follows the server's records", function()
+  local dir = vim.fn.tempname()
+  local state = vim.fn.tempname()
+  vim.fn.mkdir(dir, "p")
+  vim.fn.mkdir(state .. "/torchlsp", "p")
+  local old = vim.env.XDG_STATE_HOME
+  vim.env.XDG_STATE_HOME = state
+  eq(torchlsp.workspace_file(dir).trust, "absent", "no file")
+  local content = 'default = "gpu"\n'
+  local f = assert(io.open(dir .. "/torchlsp.toml", "wb"))
+  f:write(content)
+  f:close()
+  eq(torchlsp.workspace_file(dir).trust, "untrusted", "no records")
+  local function records(files)
+    vim.fn.writefile({ vim.fn.json_encode({ version = 1, files = files }) }, state .. "/torchlsp/trusted.json")
+  end
+  records({ [dir .. "/torchlsp.toml"] = "sha256:" .. vim.fn.sha256(content) })
+  eq(torchlsp.workspace_file(dir).trust, "trusted", "trusted")
+  records({ [dir .. "/torchlsp.toml"] = "sha256:00" })
+  eq(torchlsp.workspace_file(dir).trust, "changed", "changed")
+  vim.fn.writefile({ "{broken" }, state .. "/torchlsp/trusted.json")
+  eq(torchlsp.workspace_file(dir).trust, "untrusted", "damaged records")
+  vim.env.XDG_STATE_HOME = old
+  vim.fn.delete(dir, "rf")
+  vim.fn.delete(state, "rf")
+end)
+
+check("toml: what torchlsp.toml is written in", function()
+  local toml = require("torchlsp.toml")
+  eq(toml.parse([[
+# comment
+default = "gpu" # trailing
+[targets.gpu]
+ssh = "root@gpu-host"
+exec = [
+  "pct", "exec", # container
+  "200", "--",
+]
+env = { CUDA_VISIBLE_DEVICES = "0", 'A.B' = 'lit\eral' }
+[targets."my box"]
+python = "/usr/bin/python3"
+[targets.gpu2.env]
+X = "q\"\u00e9"
+n = 2
+]]), {
+    default = "gpu",
+    targets = {
+      gpu = { ssh = "root@gpu-host", exec = { "pct", "exec", "200", "--" }, env = { CUDA_VISIBLE_DEVICES = "0", ["A.B"] = "lit\\eral" } },
+      ["my box"] = { python = "/usr/bin/python3" },
+      gpu2 = { env = { X = 'q"é', n = 2 } },
+    },
+  }, "parsed")
+  for _, bad in ipairs({ 'a = "open', "[targets", "a = 1 2", "= 3" }) do
+    local ok, err = pcall(toml.parse, bad)
+    assert(not ok and tostring(err):find("^line 1: expected"), bad .. ": " .. tostring(err))
+  end
+end)
+
+check("trust summary: the command each target runs, never env values", function()
+  local lines = torchlsp.trust_summary([[
+default = "gpu"
+[targets.gpu]
+ssh = "root@gpu-host"
+jump = ["me@bastion", "b2"]
+exec = ["docker", "exec", "-i", "my trainer"]
+python = "/root/venv/bin/python3"
+env = { TOKEN = "secret", A = "1" }
+[targets.box]
+]])
+  eq(lines, {
+    "box: python3",
+    "gpu: ssh -J me@bastion,b2 root@gpu-host docker exec -i 'my trainer' env A=… TOKEN=… /root/venv/bin/python3",
+    "default target: gpu",
+  }, "lines")
+  assert(torchlsp.trust_summary("[oops")[1]:find("could not be read"), "unreadable file")
+end)
+
+local site = "/c/torchlsp/gpu/x/site"
+local python_cases = {
+  { name = "pyright by name: created", config = { name = "pyright" }, want = { settings = { python = { analysis = { extraPaths = { site } } } } } },
+  {
+    name = "pyright by command: appended to the user's",
+    config = { cmd = { "/x/pyright-langserver", "--stdio" }, settings = { python = { analysis = { extraPaths = { "/mine" } } } } },
+    want = { settings = { python = { analysis = { extraPaths = { "/mine", site } } } } },
+  },
+  { name = "basedpyright", config = { name = "basedpyright" }, want = { settings = { basedpyright = { analysis = { extraPaths = { site } } } } } },
+  { name = "pylsp's jedi", config = { name = "pylsp" }, want = { settings = { pylsp = { plugins = { jedi = { extra_paths = { site } } } } } } },
+  {
+    name = "jedi-language-server's init_options",
+    config = { cmd = { "jedi-language-server" } },
+    want = { init_options = { workspace = { extraPaths = { site } } } },
+  },
+  {
+    name = "already the user's: untouched, and never removed",
+    config = { name = "pyright", settings = { python = { analysis = { extraPaths = { site } } } } },
+    want = { settings = { python = { analysis = { extraPaths = { site } } } } },
+  },
+  { name = "another server: untouched", config = { name = "lua_ls", settings = {} }, want = { settings = {} } },
+}
+for _, c in ipairs(python_cases) do
+  check("python_settings: " .. c.name, function()
+    local got = torchlsp.python_settings(vim.deepcopy(c.config), site)
+    eq(got.settings, c.want.settings, "settings")
+    eq(got.init_options, c.want.init_options, "init_options")
+  end)
+end
+
+check("python_settings: a new site replaces exactly the entry it added", function()
+  local cfg = torchlsp.python_settings({ name = "pyright", settings = { python = { analysis = { extraPaths = { "/mine" } } } } }, "/s1")
+  eq(cfg.settings.python.analysis.extraPaths, { "/mine", "/s1" }, "first")
+  table.insert(cfg.settings.python.analysis.extraPaths, "/later")
+  torchlsp.python_settings(cfg, "/s2")
+  eq(cfg.settings.python.analysis.extraPaths, { "/mine", "/later", "/s2" }, "second")
+  torchlsp.python_settings(cfg, "")
+  eq(cfg.settings.python.analysis.extraPaths, { "/mine", "/later" }, "removed")
+  torchlsp.python_settings(cfg, "")
+  eq(cfg.settings.python.analysis.extraPaths, { "/mine", "/later" }, "removing twice")
+end)
+
+check("python_settings: on_init runs the user's too", function()
+  local called = false
+  local cfg = torchlsp.python_settings({ name = "pyright", on_init = function()
+    called = true
+  end }, "/s")
+  cfg.on_init({ config = cfg, name = "pyright", notify = function() end }, {})
+  assert(called, "the user's on_init did not run")
+end)
+
+check("keymaps: K is hover on attach; a map you made stays; keymaps = false sets none", function()
+  assert(torchlsp.setup({ cmd = { "/bin/true" } }))
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_call(buf, function()
+    vim.keymap.set("n", "gd", "<cmd>echo 'mine'<cr>", { buffer = buf })
+  end)
+  torchlsp.set_keymaps(buf)
+  local k = vim.api.nvim_buf_call(buf, function()
+    return vim.fn.maparg("K", "n", false, true)
+  end)
+  eq(k.buffer, 1, "K is buffer-local")
+  eq(k.desc, "torchlsp: hover", "K's description")
+  local gd = vim.api.nvim_buf_call(buf, function()
+    return vim.fn.maparg("gd", "n", false, true)
+  end)
+  eq(gd.rhs, "<cmd>echo 'mine'<cr>", "your gd")
+  assert(torchlsp.setup({ cmd = { "/bin/true" }, keymaps = false }))
+  local buf2 = vim.api.nvim_create_buf(false, true)
+  torchlsp.set_keymaps(buf2)
+  local k2 = vim.api.nvim_buf_call(buf2, function()
+    return vim.fn.maparg("K", "n", false, true)
+  end)
+  eq(k2.lhs, nil, "no K with keymaps = false")
+  assert(torchlsp.setup({ cmd = { "/bin/true" }, keymaps = { hover = "<leader>h" } }))
+  torchlsp.set_keymaps(buf2)
+  local h = vim.api.nvim_buf_call(buf2, function()
+    return vim.fn.maparg("<leader>h", "n", false, true)
+  end)
+  eq(h.desc, "torchlsp: hover", "custom hover key")
 end)
 
 io.stdout:write(("%d passed, %d failed\n"):format(passed, failed))

@@ -15,6 +15,8 @@ export interface OpenDocument {
 export interface CommandOutput {
   /** A file the result points at (a repro report, the mirror's __init__.py). */
   open?: OpenDocument;
+  /** The other reports of a repro run on several targets, in order. */
+  also?: OpenDocument[];
   /** Markdown to show as its own document. */
   markdown?: string;
   /** A one-line message for a notification. */
@@ -49,6 +51,16 @@ export function classifyResult(result: unknown): CommandOutput {
     known = true;
     // A markdown file opened as a preview already holds the report.
     if (r.markdown.trim() !== "" && !out.open?.preview) Object.assign(out, textOutput(r.markdown));
+    // A run on several targets writes one report each; the result's path
+    // names the first, the markdown every run's folder.
+    if (out.open?.preview) {
+      const first = out.open.uri;
+      const also = reportDirs(r.markdown)
+        .map((dir) => pathToFileURL(dir.replace(/\/+$/, "") + "/report.md").toString())
+        .filter((uri, i, all) => uri !== first && all.indexOf(uri) === i)
+        .map((uri) => ({ uri, preview: true }));
+      if (also.length > 0) out.also = also;
+    }
   }
   if (Array.isArray(r.targets) || typeof r.default === "string") {
     known = true;
@@ -71,6 +83,16 @@ function describeTargets(targets: unknown, def: unknown): string {
   const names = Array.isArray(targets) ? targets.filter((t): t is string => typeof t === "string") : [];
   const current = typeof def === "string" && def !== "" ? `target ${def}` : "no target selected";
   return names.length > 0 ? `${current} (targets: ${names.join(", ")})` : current;
+}
+
+/**
+ * The run folders a repro report names ("Scripts and output: `DIR`"), one
+ * per target, in order.
+ */
+export function reportDirs(markdown: string): string[] {
+  const dirs: string[] = [];
+  for (const m of markdown.matchAll(/^Scripts and output: `([^`\n]+)`\s*$/gm)) dirs.push(m[1]);
+  return dirs;
 }
 
 /** Reports whether a path or URI names a markdown file. */

@@ -12,11 +12,23 @@ export interface TargetSettings {
   exec?: string[];
 }
 
-/** The "torchlsp" settings section as the server reads it. */
+/**
+ * The "torchlsp" settings section as the server reads it. defaultTarget is
+ * present only when the user chose one in the editor: otherwise the
+ * default of a trusted torchlsp.toml or of config.toml decides.
+ */
 export interface ServerSettings {
-  defaultTarget: string;
+  defaultTarget?: string;
   targets: Record<string, TargetSettings>;
   logLevel: LogLevel;
+  /** What the target's site holds, and how hovers share the work with the Python server; only what the user set. */
+  site?: SiteSettings;
+}
+
+/** The server's site settings (the [site] table of torchlsp.toml). */
+export interface SiteSettings {
+  packages?: string[];
+  hover?: "compact" | "full";
 }
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
@@ -54,16 +66,15 @@ export function mapSettings(read: SettingsReader): MappedSettings {
     }
   }
 
-  let defaultTarget = localTarget;
+  let defaultTarget: string | undefined;
   const rawDefault = read("defaultTarget");
   if (typeof rawDefault === "string") {
     if (rawDefault.trim() !== "") defaultTarget = rawDefault.trim();
   } else if (rawDefault !== undefined && rawDefault !== null) {
     problems.push("torchlsp.defaultTarget must be a string");
   }
-  if (defaultTarget !== localTarget && !(defaultTarget in targets)) {
-    problems.push(`torchlsp.defaultTarget "${defaultTarget}" is not defined in torchlsp.targets`);
-  }
+  // A name no editor target defines is not a problem here: torchlsp.toml or
+  // config.toml may define it, and the server says so when none does.
 
   let logLevel: LogLevel = "info";
   const rawLevel = read("logLevel");
@@ -73,7 +84,23 @@ export function mapSettings(read: SettingsReader): MappedSettings {
     problems.push(`torchlsp.logLevel must be one of ${logLevels.join(", ")}`);
   }
 
-  return { settings: { defaultTarget, targets, logLevel }, problems };
+  const site: SiteSettings = {};
+  const rawPackages = read("site.packages");
+  if (isStringArray(rawPackages)) {
+    if (rawPackages.length > 0) site.packages = [...rawPackages];
+  } else if (rawPackages !== undefined && rawPackages !== null) {
+    problems.push("torchlsp.site.packages must be a list of package names");
+  }
+  const rawHover = read("site.hover");
+  if (rawHover === "compact" || rawHover === "full") site.hover = rawHover;
+  else if (rawHover !== undefined && rawHover !== null && rawHover !== "") {
+    problems.push('torchlsp.site.hover must be "compact" or "full"');
+  }
+
+  const settings: ServerSettings = { targets, logLevel };
+  if (defaultTarget !== undefined) settings.defaultTarget = defaultTarget;
+  if (Object.keys(site).length > 0) settings.site = site;
+  return { settings, problems };
 }
 
 function mapTarget(name: string, raw: unknown, problems: string[]): TargetSettings | undefined {
@@ -135,8 +162,35 @@ function isStringArray(v: unknown): v is string[] {
   return Array.isArray(v) && v.every((x) => typeof x === "string");
 }
 
-/** Names a user can pick as target: local first, then the defined ones in order. */
-export function targetNames(settings: ServerSettings): string[] {
-  const names = Object.keys(settings.targets).filter((n) => n !== localTarget);
-  return [localTarget, ...names];
+/**
+ * Names a user can pick as target: local first, then the editor's own
+ * targets in order, then those only the server knows (a trusted
+ * torchlsp.toml, config.toml), each once.
+ */
+export function targetNames(settings: ServerSettings, serverNames: readonly string[] = []): string[] {
+  const names = [localTarget, ...Object.keys(settings.targets), ...serverNames];
+  return [...new Set(names)];
+}
+
+/** What vscode.WorkspaceConfiguration.inspect returns, as far as it matters here. */
+export interface Inspected<T> {
+  globalValue?: T;
+  workspaceValue?: T;
+  workspaceFolderValue?: T;
+}
+
+/**
+ * The torchlsp.defaultTarget the user set, or undefined when none was: the
+ * setting's default is never sent, so a trusted torchlsp.toml's default
+ * wins. A repository's .vscode/settings.json may choose the target only in
+ * a trusted workspace; the user's own settings always may.
+ */
+export function userDefaultTarget(inspected: Inspected<unknown> | undefined, workspaceTrusted: boolean): unknown {
+  if (!inspected) return undefined;
+  const set = (v: unknown) => v !== undefined && !(typeof v === "string" && v.trim() === "");
+  if (workspaceTrusted) {
+    if (set(inspected.workspaceFolderValue)) return inspected.workspaceFolderValue;
+    if (set(inspected.workspaceValue)) return inspected.workspaceValue;
+  }
+  return set(inspected.globalValue) ? inspected.globalValue : undefined;
 }

@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
-import { classifyResult, isServerCommand, reproArgs, reproChoices } from "../src/results";
-import { renderStatus } from "../src/status";
+import { classifyResult, isServerCommand, reportDirs, reproArgs, reproChoices } from "../src/results";
+import { renderStatus, StatusTracker } from "../src/status";
 
 test("command results", async (t) => {
   const cases: { name: string; in: unknown; want: unknown }[] = [
@@ -26,6 +26,18 @@ test("command results", async (t) => {
     { name: "path with spaces", in: { path: "/a b/r.md" }, want: { open: { uri: "file:///a%20b/r.md", preview: true } } },
     { name: "select target", in: { targets: ["a", "h200"], default: "h200" }, want: { message: "target h200 (targets: a, h200)" } },
     { name: "empty markdown", in: { markdown: "" }, want: {} },
+    {
+      name: "repro on every target: the first report and each other one",
+      in: {
+        path: "/ws/.torchlsp/repros/1-a/report.md",
+        markdown:
+          "## repro on `a`\n\nScripts and output: `/ws/.torchlsp/repros/1-a`\n\n\n## repro on `b`\n\nScripts and output: `/ws/.torchlsp/repros/1-b`\n",
+      },
+      want: {
+        open: { uri: "file:///ws/.torchlsp/repros/1-a/report.md", preview: true },
+        also: [{ uri: "file:///ws/.torchlsp/repros/1-b/report.md", preview: true }],
+      },
+    },
     { name: "other json", in: [1], want: { markdown: "```json\n[\n  1\n]\n```" } },
     { name: "unknown object", in: { x: 1 }, want: { markdown: "```json\n{\n  \"x\": 1\n}\n```" } },
   ];
@@ -72,4 +84,43 @@ test("status rendering", async (t) => {
       if ("message" in c.in) assert.match(v.tooltip, new RegExp(String(c.in.message)));
     });
   }
+});
+
+test("report folders named by a repro's markdown", () => {
+  assert.deepEqual(reportDirs("x\nScripts and output: `/a b/1-x`\nScripts and output: `/c`\n  Scripts and output: `/not-at-start`"), ["/a b/1-x", "/c"]);
+  assert.deepEqual(reportDirs("no runs"), []);
+});
+
+test("status shows the workspace file's trust", async (t) => {
+  await t.test("untrusted file: a shield, and a click trusts", () => {
+    const v = renderStatus({ target: "local", state: "ready" }, { path: "/w/torchlsp.toml", trust: "changed" });
+    assert.equal(v.text, "$(check) local $(shield)");
+    assert.equal(v.needsTrust, true);
+    assert.match(v.tooltip, /changed since you trusted it/);
+  });
+  await t.test("trusted file: no shield", () => {
+    const v = renderStatus({ target: "gpu", state: "ready" }, { path: "/w/torchlsp.toml", trust: "trusted" });
+    assert.equal(v.text, "$(check) gpu");
+    assert.equal(v.needsTrust, false);
+  });
+});
+
+test("status follows the active target", () => {
+  const s = new StatusTracker();
+  assert.deepEqual(s.current("fixture"), { target: "fixture", state: "connecting" });
+  s.update({ target: "fixture", state: "ready", torchVersion: "2.11" });
+  s.update({ target: "debian", state: "indexing" });
+  assert.equal(s.activeTarget(), "debian");
+  assert.equal(s.current().state, "indexing");
+  // Back to a target whose state did not change: the server sends nothing.
+  s.setActive("fixture");
+  assert.deepEqual(s.current(), { target: "fixture", state: "ready", torchVersion: "2.11" });
+  s.setActive("never-seen");
+  assert.deepEqual(s.current(), { target: "never-seen", state: "connecting" });
+  s.setActive(undefined);
+  assert.equal(s.activeTarget(), "never-seen");
+  s.update({ state: "ready" });
+  assert.equal(s.activeTarget(), "local");
+  s.clear();
+  assert.equal(s.activeTarget(), undefined);
 });
