@@ -192,7 +192,9 @@ func (e *Engine) Reconfigure(ctx context.Context) error {
 		e.notify.ShowMessage(ctx, MessageError, "torchlsp: "+err.Error())
 	}
 	before, beforeErr := e.cfg.spec("")
-	e.cfg.setResolved(resolved, err)
+	if dropped := e.cfg.setResolved(resolved, err); dropped != "" {
+		e.notify.ShowMessage(ctx, MessageWarning, fmt.Sprintf("torchlsp: target %s is no longer configured; back to the default target", dropped))
+	}
 	for _, s := range e.sessions.dropStale(e.cfg.spec) {
 		_ = s.close()
 	}

@@ -21,6 +21,7 @@ type workspaceConfig struct {
 	resolved config.Resolved
 	confErr  error
 	selected string // --target or Select Target; "" is the configured default
+	picked   bool   // selected came from Select Target, not the command line
 }
 
 func newWorkspaceConfig(selected, python string, opener remote.Opener) *workspaceConfig {
@@ -53,10 +54,22 @@ func (c *workspaceConfig) inputs() (folders []string, editor config.Layer) {
 	return c.folders, c.editor
 }
 
-func (c *workspaceConfig) setResolved(r config.Resolved, err error) {
+// setResolved takes a new configuration. A target picked with Select
+// Target that the new configuration no longer defines (its torchlsp.toml
+// lost trust, say) is dropped, and its name returned, so that the
+// configured default answers again instead of "no target".
+func (c *workspaceConfig) setResolved(r config.Resolved, err error) (dropped string) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.resolved, c.confErr = r, err
-	c.mu.Unlock()
+	if c.picked {
+		if _, ok, _ := c.opener.SpecFor(c.selected); !ok {
+			if _, terr := r.Target(c.selected); terr != nil {
+				dropped, c.selected, c.picked = c.selected, "", false
+			}
+		}
+	}
+	return dropped
 }
 
 // resolvedSnapshot returns the merged configuration as it is now.
@@ -76,7 +89,7 @@ func (c *workspaceConfig) sources() []string {
 // selectTarget makes a target the default for this engine's lifetime.
 func (c *workspaceConfig) selectTarget(name string) {
 	c.mu.Lock()
-	c.selected = name
+	c.selected, c.picked = name, true
 	c.mu.Unlock()
 }
 
