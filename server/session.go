@@ -22,10 +22,21 @@ type session struct {
 	target remote.Target
 	client *remote.Client
 
-	mu            sync.Mutex
+	mu            sync.Mutex      // guards the fields below
 	imported      map[string]bool // packages the helper has imported
 	pkgs          map[string]*pkgState
 	effectiveVals map[string]*effectiveState // by config module
+	lastFailure   string                     // the failure last shown to the user; "" once the target answers
+}
+
+// noteFailure records the target's current failure ("" for none) and
+// reports whether it differs from the one last shown.
+func (s *session) noteFailure(msg string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	changed := s.lastFailure != msg
+	s.lastFailure = msg
+	return changed
 }
 
 // pkgState is one package of one target. done closes when loading ended,
@@ -109,7 +120,11 @@ func (s *session) startLoad(name string, fresh bool) *pkgState {
 		ps.err = s.load(s.env.bg.ctx, ps)
 		ps.loaded = time.Since(start)
 		if ps.err != nil && !errors.Is(ps.err, ErrNotOnTarget) && s.env.bg.ctx.Err() == nil {
-			s.env.notify.ShowMessage(s.env.bg.ctx, MessageError, fmt.Sprintf("torchlsp: target %s: %v", s.spec.Name, ps.err))
+			// Every request retries a failed load; the user hears of a
+			// failure once, until it changes or the target recovers.
+			if s.noteFailure(ps.err.Error()) {
+				s.env.notify.ShowMessage(s.env.bg.ctx, MessageError, fmt.Sprintf("torchlsp: target %s: %v", s.spec.Name, ps.err))
+			}
 			s.env.status(s.spec.Name, "", "error", ps.err.Error())
 		}
 	})
@@ -202,6 +217,7 @@ func (s *session) use(ps *pkgState, m *remote.MirrorTree, info remote.PackageInf
 	if ps.name == "torch" {
 		ps.startOpTable(s.env.bg)
 	}
+	s.noteFailure("")
 	s.env.status(s.spec.Name, info.Version, "ready", "")
 	return nil
 }

@@ -283,6 +283,22 @@ func TestSSHConnectionFailuresReachTheEditor(t *testing.T) {
 			if h := env.Hover(uri, env.At(uri, "Model()", 0)); h != nil {
 				t.Errorf("hover on the user's own name = %+v", h)
 			}
+			// A second request retries the connection and fails the same
+			// way; its reply comes after any message the retry sent. The
+			// user hears of one failure once.
+			if locs, err := env.Editor.Definition(env.Ctx(), uri, pos.Line, pos.Character); err == nil && len(locs) != 0 {
+				t.Errorf("second definition through a refused connection = %+v", locs)
+			}
+			shown := 0
+			for _, e := range env.Client().Events() {
+				var m lsptest.Message
+				if e.Method == "window/showMessage" && e.Decode(&m) == nil && strings.Contains(m.Message, "torchlsp: target gpu") {
+					shown++
+				}
+			}
+			if shown != 1 {
+				t.Errorf("the failure was shown %d times, want once", shown)
+			}
 			env.Shutdown()
 		})
 	}
