@@ -83,7 +83,10 @@ type HelperLimits struct {
 	MaxFrame int
 	// MaxDoc and MaxDocSummary bound a docstring and its summary in an
 	// Inspection, MaxSignature a signature, MaxRepr a value's repr, in
-	// bytes; longer ones are cut and marked with a trailing "…".
+	// bytes; longer ones are cut and marked with a trailing "…". The
+	// helper cuts at a quarter of these in characters (16,000, 2,000,
+	// 4,000 and 2,000), so its own answers always fit, whatever their
+	// script.
 	MaxDoc        int
 	MaxDocSummary int
 	MaxSignature  int
@@ -105,11 +108,11 @@ type HelperLimits struct {
 
 // DefaultHelperLimits are the limits a Client uses.
 var DefaultHelperLimits = HelperLimits{
-	MaxFrame:      16 << 20,
-	MaxDoc:        16_000,
-	MaxDocSummary: 2_000,
-	MaxSignature:  4_000,
-	MaxRepr:       2_000,
+	MaxFrame:      4 << 20,
+	MaxDoc:        64_000,
+	MaxDocSummary: 8_000,
+	MaxSignature:  16_000,
+	MaxRepr:       8_000,
 	MaxName:       4_096,
 	MaxList:       256,
 	ProbeAfter:    5 * time.Second,
