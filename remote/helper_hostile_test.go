@@ -238,4 +238,3 @@ func pidGone(pid int, within time.Duration) bool {
 	}
 	return false
 }
-

@@ -31,10 +31,10 @@ import (
 const MirrorFormat = 2
 
 const (
-	manifestName  = "manifest.json"
-	siteDirName   = "site"
-	tmpPrefix     = ".tmp-"
-	oldPrefix     = ".old-"
+	manifestName = "manifest.json"
+	siteDirName  = "site"
+	tmpPrefix    = ".tmp-"
+	oldPrefix    = ".old-"
 	headerEntry  = ".torchlsp/header.json"
 	summaryEntry = ".torchlsp/summary.json"
 	staleTmpAge  = 24 * time.Hour
@@ -70,7 +70,7 @@ type Manifest struct {
 	Member           string    `json:"member"`             // "torch", or "six.py" for a module
 	TargetPackageDir string    `json:"target_package_dir"` // the package's location on the target
 	TargetSiteDir    string    `json:"target_site_dir"`    // the directory holding it on the target
-	Files            int       `json:"files"` // files in the mirror: what the target sent, less Skipped
+	Files            int       `json:"files"`              // files in the mirror: what the target sent, less Skipped
 	Bytes            int64     `json:"bytes"`
 	TargetFiles      int       `json:"target_files"` // source files on the target, as package_info counted them
 	TargetBytes      int64     `json:"target_bytes"`
