@@ -395,3 +395,42 @@ func rewriteManifest(t *testing.T, m *MirrorTree, edit func(*Manifest)) {
 		t.Fatal(err)
 	}
 }
+
+// The real mirror script does not send what torchlsp would not keep: files
+// over the per-file limit are listed as skipped by the target, and the
+// rest is mirrored.
+func TestMirrorScriptSkipsOversizedFiles(t *testing.T) {
+	t.Parallel()
+	site := t.TempDir()
+	pkg := filepath.Join(site, "bulky")
+	if err := os.MkdirAll(pkg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{
+		"__init__.py": "x = 1\n",
+		"big.py":      strings.Repeat("#", (1<<20)+1),
+	} {
+		if err := os.WriteFile(filepath.Join(pkg, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := fixtureSpec(t)
+	spec.Env = map[string]string{"PYTHONPATH": site}
+	info := packageInfo(t, spec, "bulky")
+	target := NewLocal(spec)
+	defer target.Close()
+	for _, comp := range []Compression{CompressNone, CompressGzip} {
+		m, err := MirrorWith(testContext(t), target, spec, info, cacheDir(t), MirrorOptions{Limits: testLimits, Compression: comp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sk := m.Skipped()
+		if m.Manifest.Files != 1 || len(sk) != 1 || sk[0].Path != "bulky/big.py" || sk[0].Size != (1<<20)+1 ||
+			sk[0].Reason != "on the target: too large: 1048577 bytes" {
+			t.Errorf("%s: %d files kept, skipped %+v", comp, m.Manifest.Files, sk)
+		}
+		if got := m.Info(); got.FilesCount != info.FilesCount || got.Bytes != info.Bytes {
+			t.Errorf("Info() = %d files %d bytes, the target said %d, %d", got.FilesCount, got.Bytes, info.FilesCount, info.Bytes)
+		}
+	}
+}
