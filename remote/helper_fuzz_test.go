@@ -40,7 +40,7 @@ func (nopWriteCloser) Close() error { return nil }
 func replayHelper(stream []byte, pending int) (*Helper, *streamProcess, map[uint64]chan reply) {
 	proc := &streamProcess{stdout: bytes.NewReader(stream)}
 	h := &Helper{
-		target: "fuzz", proc: proc, cancel: func() {}, limits: DefaultHelperLimits,
+		target: "fuzz", proc: proc, cancel: func() {}, limits: DefaultHelperLimits(),
 		stderr: newRingBuffer(stderrLines), stderrDone: make(chan struct{}),
 		stdin: proc.Stdin(), pending: make(map[uint64]*pendingCall),
 		dead: make(chan struct{}), exited: make(chan struct{}), started: time.Now(),

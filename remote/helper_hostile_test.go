@@ -2,6 +2,7 @@ package remote
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -75,7 +76,7 @@ func TestHelperAnswersAreBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := DefaultHelperLimits
+	l := DefaultHelperLimits()
 	for _, f := range []struct {
 		name string
 		v    string
@@ -237,4 +238,34 @@ func pidGone(pid int, within time.Duration) bool {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return false
+}
+
+// The helper's own caps (characters) are a quarter of HelperLimits (bytes)
+// and its reply limit is MaxFrame, so its answers always fit: a change on
+// one side must be made on the other.
+func TestHelperLimitsMatchThePythonHelper(t *testing.T) {
+	t.Parallel()
+	consts := map[string]int{}
+	for _, line := range strings.Split(string(helperSource), "\n") {
+		name, expr, ok := strings.Cut(line, " = ")
+		if !ok || strings.ToUpper(name) != name || strings.ContainsAny(name, " \t") {
+			continue
+		}
+		var a, b int
+		if n, _ := fmt.Sscanf(expr, "%d << %d", &a, &b); n == 2 {
+			consts[name] = a << b
+		} else if n, _ := fmt.Sscanf(expr, "%d", &a); n == 1 {
+			consts[name] = a
+		}
+	}
+	l := DefaultHelperLimits()
+	for _, c := range []struct {
+		name string
+		want int
+	}{{"MAX_REPLY", l.MaxFrame}, {"DOC_LIMIT", l.MaxDoc / 4}, {"SUMMARY_LIMIT", l.MaxDocSummary / 4},
+		{"SIGNATURE_LIMIT", l.MaxSignature / 4}, {"REPR_LIMIT", l.MaxRepr / 4}} {
+		if consts[c.name] != c.want {
+			t.Errorf("torchlsp_helper.py %s = %d, want %d", c.name, consts[c.name], c.want)
+		}
+	}
 }

@@ -35,21 +35,23 @@ type MirrorLimits struct {
 	Timeout time.Duration
 }
 
-// DefaultMirrorLimits are the limits Mirror uses: several times what torch
-// 2.11 needs, far below what would hurt the editor's machine.
-var DefaultMirrorLimits = MirrorLimits{
-	MaxFiles:       20_000,
-	MaxBytes:       256 << 20,
-	MaxFileBytes:   4 << 20,
-	MaxStreamBytes: 4 << 30,
-	StartTimeout:   2 * time.Minute,
-	StallTimeout:   60 * time.Second,
-	Timeout:        30 * time.Minute,
+// DefaultMirrorLimits returns the limits Mirror uses: several times what
+// torch 2.11 needs, far below what would hurt the editor's machine.
+func DefaultMirrorLimits() MirrorLimits {
+	return MirrorLimits{
+		MaxFiles:       20_000,
+		MaxBytes:       256 << 20,
+		MaxFileBytes:   4 << 20,
+		MaxStreamBytes: 4 << 30,
+		StartTimeout:   2 * time.Minute,
+		StallTimeout:   60 * time.Second,
+		Timeout:        30 * time.Minute,
+	}
 }
 
 // withDefaults fills the zero fields of l.
 func (l MirrorLimits) withDefaults() MirrorLimits {
-	d := DefaultMirrorLimits
+	d := DefaultMirrorLimits()
 	if l.MaxFiles <= 0 {
 		l.MaxFiles = d.MaxFiles
 	}
@@ -106,21 +108,23 @@ type HelperLimits struct {
 	ProbeTimeout time.Duration
 }
 
-// DefaultHelperLimits are the limits a Client uses.
-var DefaultHelperLimits = HelperLimits{
-	MaxFrame:      4 << 20,
-	MaxDoc:        64_000,
-	MaxDocSummary: 8_000,
-	MaxSignature:  16_000,
-	MaxRepr:       8_000,
-	MaxName:       4_096,
-	MaxList:       256,
-	ProbeAfter:    5 * time.Second,
-	ProbeTimeout:  10 * time.Second,
+// DefaultHelperLimits returns the limits a Client uses.
+func DefaultHelperLimits() HelperLimits {
+	return HelperLimits{
+		MaxFrame:      4 << 20,
+		MaxDoc:        64_000,
+		MaxDocSummary: 8_000,
+		MaxSignature:  16_000,
+		MaxRepr:       8_000,
+		MaxName:       4_096,
+		MaxList:       256,
+		ProbeAfter:    5 * time.Second,
+		ProbeTimeout:  10 * time.Second,
+	}
 }
 
 func (l HelperLimits) withDefaults() HelperLimits {
-	d := DefaultHelperLimits
+	d := DefaultHelperLimits()
 	pick := func(v *int, def int) {
 		if *v <= 0 {
 			*v = def

@@ -363,7 +363,7 @@ func OpenMirror(root string) (*MirrorTree, error) {
 	}
 	maxFile := m.MaxFileBytes
 	if maxFile <= 0 {
-		maxFile = DefaultMirrorLimits.MaxFileBytes
+		maxFile = DefaultMirrorLimits().MaxFileBytes
 	}
 	if err := checkTreeSize(site, m.Files, m.Bytes, maxFile); err != nil {
 		return nil, fmt.Errorf("open mirror %s: %w", root, err)
@@ -455,7 +455,7 @@ func MirrorWith(ctx context.Context, t Target, spec Spec, info PackageInfo, cach
 }
 
 func mirror(ctx context.Context, t Target, spec Spec, info PackageInfo, cacheRoot string, comp Compression, progress func(int64, int64)) (*MirrorTree, error) {
-	return mirrorLimited(ctx, t, spec, info, cacheRoot, comp, DefaultMirrorLimits, progress)
+	return mirrorLimited(ctx, t, spec, info, cacheRoot, comp, DefaultMirrorLimits(), progress)
 }
 
 // checkInfo refuses a package description whose paths could make a mirror

@@ -372,12 +372,26 @@ def main():
 	}
 	line, col := at(t, text, "nn.Linear", 0, 3)
 	start := time.Now()
+	// This hover waits for the mirror; it must be answered once the stall
+	// is found, not hang.
+	pending, err := p.StartHover(uri, line, col)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := p.AwaitMessage(ctx, false, "the stream stalled: no data for 1m0s after the header"); err != nil {
 		t.Fatalf("no stall message: %v", err)
 	}
 	t.Logf("stall reported after %v", time.Since(start).Round(time.Millisecond))
+	waitCtx := testContext(t, 10*time.Second)
+	resp, err := pending.Wait(waitCtx)
+	if err != nil {
+		t.Fatalf("the hover sent during the stall was not answered: %v", err)
+	}
+	t.Logf("the hover sent during the stall: error %v, result %s", resp.Error, resp.Result)
+	if resp.Error == nil || !strings.Contains(resp.Error.Message, "stalled") {
+		t.Errorf("the hover sent during the stall was answered without the stall: %+v", resp)
+	}
 	var hov *lsptest.Hover
-	var err error
 	for attempt := 0; attempt < 3; attempt++ {
 		if hov, err = p.Hover(ctx, uri, line, col); err == nil && hov != nil {
 			break
