@@ -236,6 +236,18 @@ func (h *Helper) call(ctx context.Context, method string, params, result any, pr
 	if params == nil {
 		params = struct{}{}
 	}
+	outer := ctx
+	ctx, cancel := context.WithTimeout(ctx, h.limits.MaxCall)
+	defer cancel()
+	err := h.callCtx(ctx, method, params, result, probe)
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && outer.Err() == nil {
+		return fmt.Errorf("%s on target %q: no answer within %s, the limit of one call (the helper still answers pings, so this call is stuck there): %w",
+			method, h.target, h.limits.MaxCall, context.DeadlineExceeded)
+	}
+	return err
+}
+
+func (h *Helper) callCtx(ctx context.Context, method string, params, result any, probe bool) error {
 	ch := make(chan reply, 1)
 	h.mu.Lock()
 	if h.dying {

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -267,5 +268,30 @@ func TestHelperLimitsMatchThePythonHelper(t *testing.T) {
 		if consts[c.name] != c.want {
 			t.Errorf("torchlsp_helper.py %s = %d, want %d", c.name, consts[c.name], c.want)
 		}
+	}
+}
+
+// A call that its helper never answers, while the helper still answers
+// pings, ends at MaxCall with a message saying so, even when the caller
+// gave no deadline; the helper is kept.
+func TestStuckCallEndsAtMaxCall(t *testing.T) {
+	t.Parallel()
+	c := hostileClient(t, HelperLimits{ProbeAfter: 100 * time.Millisecond, ProbeTimeout: 500 * time.Millisecond, MaxCall: 1500 * time.Millisecond})
+	first, err := c.Hello(testContext(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Inspection
+	start := time.Now()
+	err = c.Call(context.Background(), "inspect", map[string]any{"qualname": "fixturepkg.slow", "seconds": 600}, &r)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no answer within 1.5s, the limit of one call") {
+		t.Fatalf("err = %v", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("took %v", took)
+	}
+	second, err := c.Hello(testContext(t))
+	if err != nil || second.PID != first.PID {
+		t.Errorf("the helper was replaced: %d → %d, %v", first.PID, second.PID, err)
 	}
 }

@@ -106,6 +106,10 @@ type HelperLimits struct {
 	// are handled on its reader thread.
 	ProbeAfter   time.Duration
 	ProbeTimeout time.Duration
+	// MaxCall bounds one call whatever its context says: a helper that
+	// answers pings but never this call (a request thread stuck in an
+	// import) fails the call, not the caller forever.
+	MaxCall time.Duration
 }
 
 // DefaultHelperLimits returns the limits a Client uses.
@@ -120,6 +124,7 @@ func DefaultHelperLimits() HelperLimits {
 		MaxList:       256,
 		ProbeAfter:    5 * time.Second,
 		ProbeTimeout:  10 * time.Second,
+		MaxCall:       5 * time.Minute,
 	}
 }
 
@@ -142,6 +147,9 @@ func (l HelperLimits) withDefaults() HelperLimits {
 	}
 	if l.ProbeTimeout <= 0 {
 		l.ProbeTimeout = d.ProbeTimeout
+	}
+	if l.MaxCall <= 0 {
+		l.MaxCall = d.MaxCall
 	}
 	return l
 }
