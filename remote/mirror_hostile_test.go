@@ -248,11 +248,11 @@ def main():
 				m, err = MirrorWith(testContext(t), target, spec, tt.info, cache, MirrorOptions{Limits: testLimits, Compression: tt.comp})
 			})
 			took := time.Since(start)
-			if pidFile := spec.Env["HOSTILE_PATCH"] + ".pid"; true {
-				if b, rerr := os.ReadFile(pidFile); rerr == nil {
-					if pid, _ := strconv.Atoi(string(b)); pid > 0 {
-						syscall.Kill(pid, syscall.SIGKILL)
-					}
+			// A detached child of the script wrote its pid: it is no
+			// process of the target's group, so end it here.
+			if b, rerr := os.ReadFile(spec.Env["HOSTILE_PATCH"] + ".pid"); rerr == nil {
+				if pid, _ := strconv.Atoi(string(b)); pid > 0 {
+					syscall.Kill(pid, syscall.SIGKILL)
 				}
 			}
 			t.Logf("%v in %v, Go heap peak %.1f MiB, cache %d bytes", err, took.Round(time.Millisecond), float64(peak)/mib, dirBytes(t, cache))
