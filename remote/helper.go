@@ -88,8 +88,9 @@ type Helper struct {
 	stderr *ringBuffer
 	// stderrDone is closed when the stderr stream has been drained.
 	stderrDone chan struct{}
-	// lastFrame is when a frame last came from the helper (unix ns).
-	lastFrame atomic.Int64
+	// lastHeard is when bytes last came from the helper (unix ns): a
+	// large reply still arriving over a slow link is no silence.
+	lastHeard atomic.Int64
 
 	writeMu sync.Mutex // serialises writes to stdin
 	stdin   io.WriteCloser
@@ -151,7 +152,7 @@ func StartHelperWith(ctx context.Context, t Target, spec Spec, limits HelperLimi
 		hello Hello
 		err   error
 	}
-	out := bufio.NewReaderSize(proc.Stdout(), 64<<10)
+	out := bufio.NewReaderSize(&heardReader{r: proc.Stdout(), last: &h.lastHeard}, 64<<10)
 	got := make(chan helloResult, 1)
 	go func() {
 		if err := SendProgram(h.stdin, helperSource); err != nil {
@@ -194,7 +195,7 @@ func StartHelperWith(ctx context.Context, t Target, spec Spec, limits HelperLimi
 		return nil, fmt.Errorf("start helper on target %q: %w%s", h.target, res.err, h.stderrTail())
 	}
 	h.hello = res.hello.bounded(limits)
-	h.lastFrame.Store(time.Now().UnixNano())
+	h.lastHeard.Store(time.Now().UnixNano())
 	go h.readLoop(out)
 	go h.watch()
 	go func() {
@@ -332,7 +333,7 @@ func (h *Helper) watch() {
 		case <-t.C:
 		}
 		waited, ok := h.oldestCall()
-		quiet := time.Since(time.Unix(0, h.lastFrame.Load()))
+		quiet := time.Since(time.Unix(0, h.lastHeard.Load()))
 		if !ok || waited < h.limits.ProbeAfter || quiet < h.limits.ProbeAfter {
 			continue
 		}
@@ -343,7 +344,7 @@ func (h *Helper) watch() {
 		if err == nil || !errors.Is(err, context.DeadlineExceeded) {
 			continue // answered, or the helper died anyway
 		}
-		if time.Unix(0, h.lastFrame.Load()).After(sent) {
+		if time.Unix(0, h.lastHeard.Load()).After(sent) {
 			continue // it spoke meanwhile: busy, not hung
 		}
 		h.proc.Kill()
@@ -367,6 +368,20 @@ func (h *Helper) oldestCall() (time.Duration, bool) {
 		return 0, false
 	}
 	return time.Since(oldest), true
+}
+
+// heardReader notes when bytes arrive.
+type heardReader struct {
+	r    io.Reader
+	last *atomic.Int64
+}
+
+func (h *heardReader) Read(b []byte) (int, error) {
+	n, err := h.r.Read(b)
+	if n > 0 {
+		h.last.Store(time.Now().UnixNano())
+	}
+	return n, err
 }
 
 // hungCause is why a hung helper was killed.
@@ -437,7 +452,6 @@ func (h *Helper) readLoop(r *bufio.Reader) {
 			}
 			return
 		}
-		h.lastFrame.Store(time.Now().UnixNano())
 		var rep reply
 		if err := json.Unmarshal(body, &rep); err != nil {
 			h.proc.Kill()
