@@ -32,20 +32,22 @@ def m_inspect(params):
         import struct
         channel_out.write(struct.pack(">I", 1 << 30) + b"{")
         time.sleep(600)
-    if q == "fixturepkg.hang":
-        os.kill(os.getpid(), signal.SIGSTOP)
+    if q == "fixturepkg.deadlock":
+        # Hold the reply lock for good: the reader thread still reads the
+        # watchdog's ping, but can never send the pong.
+        channel_lock.acquire()
+        time.sleep(600)
     if q == "fixturepkg.slow":
         time.sleep(float(params.get("seconds") or 2))
     return _real_inspect(params)
 METHODS["inspect"] = (m_inspect, True)
 
-import signal
 _real_channel = Channel
 class Channel(_real_channel):
     def __init__(self, reader, out_fd):
         _real_channel.__init__(self, reader, out_fd)
-        global channel_out
-        channel_out = self._out
+        global channel_out, channel_lock
+        channel_out, channel_lock = self._out, self._lock
 `
 
 // probeLimits make the hung-helper watchdog fast for tests.
@@ -185,13 +187,14 @@ func TestHungHelperIsReplaced(t *testing.T) {
 	}
 }
 
-// A call that stops its helper every time fails, after one retry, with a
-// message that says the helper stopped answering; the backoff then grows.
+// A call that deadlocks its helper every time fails, after one retry,
+// with a message that says the helper stopped answering; the backoff then
+// grows.
 func TestHelperThatHangsEveryTime(t *testing.T) {
 	t.Parallel()
 	c := hostileClient(t, probeLimits)
 	ctx := testContext(t)
-	_, err := c.Inspect(ctx, "fixturepkg.hang")
+	_, err := c.Inspect(ctx, "fixturepkg.deadlock")
 	if !errors.Is(err, ErrHelperHung) || !errors.Is(err, ErrHelperExited) ||
 		!strings.Contains(err.Error(), "stopped answering") || !strings.Contains(err.Error(), "the next request starts a new one") {
 		t.Fatalf("err = %v", err)
