@@ -12,16 +12,19 @@ import (
 // Client keeps one resident helper alive on a target: it starts the helper
 // on first use and starts a new one on the first call after the old one
 // died. Calls in flight when a helper dies fail; later calls get a fresh
-// helper. Repeated quick deaths are spaced out with a growing backoff.
+// helper. Repeated quick deaths, and every hang, are spaced out with a
+// growing backoff. A call that failed because its helper hung is tried
+// once more on a new helper, within the call's own deadline.
 type Client struct {
 	target Target
 	spec   Spec
+	limits HelperLimits
 
 	// base bounds the life of helper processes; Close cancels it.
 	base   context.Context
 	cancel context.CancelFunc
 
-	mu       sync.Mutex
+	mu       sync.Mutex // guards the fields below
 	helper   *Helper
 	starting chan struct{} // non-nil while a start is in progress
 	startErr error         // the outcome of the last failed start
@@ -43,17 +46,33 @@ const (
 
 // NewClient returns a Client for t. Nothing runs until the first call.
 func NewClient(t Target, spec Spec) *Client {
-	base, cancel := context.WithCancel(context.Background())
-	return &Client{target: t, spec: spec, base: base, cancel: cancel}
+	return NewClientWith(t, spec, HelperLimits{})
 }
 
-// Call runs method on the target's helper; see Helper.Call.
+// NewClientWith is NewClient with explicit limits; zero fields take
+// DefaultHelperLimits.
+func NewClientWith(t Target, spec Spec, limits HelperLimits) *Client {
+	base, cancel := context.WithCancel(context.Background())
+	return &Client{target: t, spec: spec, limits: limits.withDefaults(), base: base, cancel: cancel}
+}
+
+// Call runs method on the target's helper; see Helper.Call. When the
+// helper hangs during the call, it is killed and the call runs once more
+// on a new helper, if ctx leaves time for it.
 func (c *Client) Call(ctx context.Context, method string, params, result any) error {
 	h, err := c.get(ctx)
 	if err != nil {
 		return err
 	}
-	return h.Call(ctx, method, params, result)
+	err = h.Call(ctx, method, params, result)
+	if !errors.Is(err, ErrHelperHung) || ctx.Err() != nil {
+		return err
+	}
+	h2, err2 := c.get(ctx)
+	if err2 != nil {
+		return fmt.Errorf("%w; restarting it: %w", err, err2)
+	}
+	return h2.Call(ctx, method, params, result)
 }
 
 // Hello returns the handshake of the running helper, starting one if
@@ -92,7 +111,9 @@ func (c *Client) get(ctx context.Context) (*Helper, error) {
 			select {
 			case <-h.Done():
 				c.helper = nil
-				if time.Since(h.started) < helperHealthyAfter {
+				if h.Hung() || time.Since(h.started) < helperHealthyAfter {
+					// A hang counts however long the helper lived: a
+					// target that keeps hanging gets slower restarts.
 					c.noteFailure(h.Err())
 				} else {
 					c.failures = 0
@@ -149,7 +170,7 @@ func (c *Client) get(ctx context.Context) (*Helper, error) {
 // impatient caller does not spoil the start for the others.
 func (c *Client) start(done chan struct{}) {
 	ctx, cancel := context.WithTimeout(c.base, helperStartTimeout)
-	h, err := StartHelper(ctx, c.target, c.spec)
+	h, err := StartHelperWith(ctx, c.target, c.spec, c.limits)
 	cancel()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -266,29 +287,35 @@ func (c *Client) Ping(ctx context.Context) error {
 func (c *Client) FindSpec(ctx context.Context, name string) (ModuleSpec, error) {
 	var s ModuleSpec
 	err := c.Call(ctx, "find_spec", map[string]string{"name": name}, &s)
-	return s, err
+	return s.bounded(c.limits), err
 }
 
 // PackageInfo describes the installed top-level package name without
 // importing it.
 func (c *Client) PackageInfo(ctx context.Context, name string) (PackageInfo, error) {
 	var p PackageInfo
-	err := c.Call(ctx, "package_info", map[string]string{"name": name}, &p)
-	return p, err
+	if err := c.Call(ctx, "package_info", map[string]string{"name": name}, &p); err != nil {
+		return PackageInfo{}, err
+	}
+	p, err := p.bounded(c.limits)
+	if err != nil {
+		return PackageInfo{}, fmt.Errorf("helper on target %q: %w", c.target.Name(), err)
+	}
+	return p, nil
 }
 
 // Import imports module in the helper (slow for torch).
 func (c *Client) Import(ctx context.Context, module string) (ImportResult, error) {
 	var r ImportResult
 	err := c.Call(ctx, "import", map[string]string{"module": module}, &r)
-	return r, err
+	return r.bounded(c.limits), err
 }
 
 // Inspect imports what it needs and describes the object at qualname.
 func (c *Client) Inspect(ctx context.Context, qualname string) (Inspection, error) {
 	var r Inspection
 	err := c.Call(ctx, "inspect", map[string]string{"qualname": qualname}, &r)
-	return r, err
+	return r.bounded(c.limits), err
 }
 
 // EvalConfig imports a config module and returns its effective values;
@@ -300,7 +327,7 @@ func (c *Client) EvalConfig(ctx context.Context, module string, keys ...string) 
 		params["keys"] = keys
 	}
 	err := c.Call(ctx, "eval_config", params, &r)
-	return r, err
+	return r.bounded(c.limits), err
 }
 
 // StderrTail returns the last stderr lines of the current helper, for logs.

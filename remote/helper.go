@@ -2,6 +2,7 @@ package remote
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -10,15 +11,12 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // ProtocolVersion is the helper protocol this package speaks.
 const ProtocolVersion = 1
-
-// maxFrame bounds one frame from the helper; larger ones mean a broken
-// stream, not a big answer.
-const maxFrame = 64 << 20
 
 // stderrLines is how many trailing stderr lines are kept for error messages.
 const stderrLines = 50
@@ -61,6 +59,10 @@ func IsRemoteError(err error, typ string) bool {
 // helper process ended.
 var ErrHelperExited = errors.New("helper exited")
 
+// ErrHelperHung is wrapped (with ErrHelperExited) by errors of calls that
+// failed because the helper stopped answering, even pings, and was killed.
+var ErrHelperHung = errors.New("helper hung")
+
 type request struct {
 	ID     uint64 `json:"id"`
 	Method string `json:"method"`
@@ -74,22 +76,28 @@ type reply struct {
 }
 
 // Helper is one running resident helper process. Calls on it are
-// multiplexed by id and may be answered out of order.
+// multiplexed by id and may be answered out of order. A watchdog pings a
+// helper that leaves a call unanswered and says nothing else, and kills
+// it when the ping goes unanswered too (see HelperLimits.ProbeAfter).
 type Helper struct {
 	target string
 	proc   Process
 	cancel context.CancelFunc
 	hello  Hello
+	limits HelperLimits
 	stderr *ringBuffer
 	// stderrDone is closed when the stderr stream has been drained.
 	stderrDone chan struct{}
+	// lastHeard is when bytes last came from the helper (unix ns): a
+	// large reply still arriving over a slow link is no silence.
+	lastHeard atomic.Int64
 
-	writeMu sync.Mutex
+	writeMu sync.Mutex // serialises writes to stdin
 	stdin   io.WriteCloser
 
-	mu      sync.Mutex
+	mu      sync.Mutex // guards the fields below
 	nextID  uint64
-	pending map[uint64]chan reply
+	pending map[uint64]*pendingCall
 	dying   bool
 	closing bool
 	dead    chan struct{} // closed once the helper can answer no more
@@ -98,10 +106,24 @@ type Helper struct {
 	started time.Time
 }
 
+// pendingCall is a call waiting for its reply.
+type pendingCall struct {
+	ch    chan reply // holds the one reply
+	since time.Time
+	probe bool // the watchdog's own ping
+}
+
 // StartHelper starts the resident helper on t and waits, under ctx, for its
 // hello. The process lives until Close (or until it dies); ctx only bounds
 // the start.
 func StartHelper(ctx context.Context, t Target, spec Spec) (*Helper, error) {
+	return StartHelperWith(ctx, t, spec, HelperLimits{})
+}
+
+// StartHelperWith is StartHelper with explicit limits; zero fields take
+// DefaultHelperLimits.
+func StartHelperWith(ctx context.Context, t Target, spec Spec, limits HelperLimits) (*Helper, error) {
+	limits = limits.withDefaults()
 	procCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	proc, err := startResident(procCtx, t, bootstrapCommand(spec, "torchlsp_helper"))
 	if err != nil {
@@ -114,8 +136,9 @@ func StartHelper(ctx context.Context, t Target, spec Spec) (*Helper, error) {
 		cancel:     cancel,
 		stderr:     newRingBuffer(stderrLines),
 		stderrDone: make(chan struct{}),
+		limits:     limits,
 		stdin:      proc.Stdin(),
-		pending:    make(map[uint64]chan reply),
+		pending:    make(map[uint64]*pendingCall),
 		dead:       make(chan struct{}),
 		exited:     make(chan struct{}),
 		started:    time.Now(),
@@ -129,14 +152,14 @@ func StartHelper(ctx context.Context, t Target, spec Spec) (*Helper, error) {
 		hello Hello
 		err   error
 	}
-	out := bufio.NewReaderSize(proc.Stdout(), 64<<10)
+	out := bufio.NewReaderSize(&heardReader{r: proc.Stdout(), last: &h.lastHeard}, 64<<10)
 	got := make(chan helloResult, 1)
 	go func() {
 		if err := SendProgram(h.stdin, helperSource); err != nil {
 			got <- helloResult{err: err}
 			return
 		}
-		body, err := readFrame(out)
+		body, err := readFrame(out, limits.MaxFrame)
 		if err != nil {
 			got <- helloResult{err: fmt.Errorf("read hello: %w", err)}
 			return
@@ -171,8 +194,10 @@ func StartHelper(ctx context.Context, t Target, spec Spec) (*Helper, error) {
 		t.Stop()
 		return nil, fmt.Errorf("start helper on target %q: %w%s", h.target, res.err, h.stderrTail())
 	}
-	h.hello = res.hello
+	h.hello = res.hello.bounded(limits)
+	h.lastHeard.Store(time.Now().UnixNano())
 	go h.readLoop(out)
+	go h.watch()
 	go func() {
 		err := proc.Wait()
 		close(h.exited)
@@ -205,9 +230,25 @@ func (h *Helper) StderrTail() []string { return h.stderr.lines() }
 // Call sends one request and decodes the result into result (which may be
 // nil). A cancelled ctx abandons the wait; the late reply is dropped.
 func (h *Helper) Call(ctx context.Context, method string, params, result any) error {
+	return h.call(ctx, method, params, result, false)
+}
+
+func (h *Helper) call(ctx context.Context, method string, params, result any, probe bool) error {
 	if params == nil {
 		params = struct{}{}
 	}
+	outer := ctx
+	ctx, cancel := context.WithTimeout(ctx, h.limits.MaxCall)
+	defer cancel()
+	err := h.callCtx(ctx, method, params, result, probe)
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && outer.Err() == nil {
+		return fmt.Errorf("%s on target %q: no answer within %s, the limit of one call (the helper still answers pings, so this call is stuck there): %w",
+			method, h.target, h.limits.MaxCall, context.DeadlineExceeded)
+	}
+	return err
+}
+
+func (h *Helper) callCtx(ctx context.Context, method string, params, result any, probe bool) error {
 	ch := make(chan reply, 1)
 	h.mu.Lock()
 	if h.dying {
@@ -217,7 +258,7 @@ func (h *Helper) Call(ctx context.Context, method string, params, result any) er
 	}
 	h.nextID++
 	id := h.nextID
-	h.pending[id] = ch
+	h.pending[id] = &pendingCall{ch: ch, since: time.Now(), probe: probe}
 	h.mu.Unlock()
 	defer func() {
 		h.mu.Lock()
@@ -275,6 +316,83 @@ func (h *Helper) Call(ctx context.Context, method string, params, result any) er
 	}
 }
 
+// watch is the helper's watchdog: while a call has waited ProbeAfter with
+// nothing at all heard from the helper, it sends a ping, which the helper
+// answers on its reader thread even while another thread imports torch.
+// A ping unanswered for ProbeTimeout means the helper is stopped or
+// deadlocked: it is killed, its calls fail with ErrHelperHung, and the
+// Client starts a new one.
+func (h *Helper) watch() {
+	tick := min(max(h.limits.ProbeAfter/5, 10*time.Millisecond), time.Second)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.dead:
+			return
+		case <-t.C:
+		}
+		waited, ok := h.oldestCall()
+		quiet := time.Since(time.Unix(0, h.lastHeard.Load()))
+		if !ok || waited < h.limits.ProbeAfter || quiet < h.limits.ProbeAfter {
+			continue
+		}
+		sent := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), h.limits.ProbeTimeout)
+		err := h.call(ctx, "ping", nil, nil, true)
+		cancel()
+		if err == nil || !errors.Is(err, context.DeadlineExceeded) {
+			continue // answered, or the helper died anyway
+		}
+		if time.Unix(0, h.lastHeard.Load()).After(sent) {
+			continue // it spoke meanwhile: busy, not hung
+		}
+		h.proc.Kill()
+		h.die(&hungCause{waited: waited + time.Since(sent), probe: h.limits.ProbeTimeout})
+		return
+	}
+}
+
+// oldestCall returns how long the longest-waiting call (pings of the
+// watchdog aside) has waited.
+func (h *Helper) oldestCall() (time.Duration, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var oldest time.Time
+	for _, p := range h.pending {
+		if !p.probe && (oldest.IsZero() || p.since.Before(oldest)) {
+			oldest = p.since
+		}
+	}
+	if oldest.IsZero() {
+		return 0, false
+	}
+	return time.Since(oldest), true
+}
+
+// heardReader notes when bytes arrive.
+type heardReader struct {
+	r    io.Reader
+	last *atomic.Int64
+}
+
+func (h *heardReader) Read(b []byte) (int, error) {
+	n, err := h.r.Read(b)
+	if n > 0 {
+		h.last.Store(time.Now().UnixNano())
+	}
+	return n, err
+}
+
+// hungCause is why a hung helper was killed.
+type hungCause struct {
+	waited, probe time.Duration
+}
+
+func (c *hungCause) Error() string {
+	return fmt.Sprintf("no reply to a call for %s and none to a ping within %s", c.waited.Round(time.Millisecond), c.probe)
+}
+
 // write sends a frame; a write blocked on a full pipe gives up with ctx.
 func (h *Helper) write(ctx context.Context, frame []byte) error {
 	done := make(chan error, 1)
@@ -317,7 +435,7 @@ func (h *Helper) Close() error {
 
 func (h *Helper) readLoop(r *bufio.Reader) {
 	for {
-		body, err := readFrame(r)
+		body, err := readFrame(r, h.limits.MaxFrame)
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				h.proc.Kill()
@@ -340,15 +458,18 @@ func (h *Helper) readLoop(r *bufio.Reader) {
 			h.die(fmt.Errorf("decode reply: %w", err))
 			return
 		}
+		if rep.Error != nil {
+			rep.Error.bound(h.limits)
+		}
 		h.mu.Lock()
-		ch := h.pending[rep.ID]
+		p := h.pending[rep.ID]
 		h.mu.Unlock()
-		if ch != nil {
+		if p != nil {
 			// The channel holds one reply. A second reply for the same id
 			// (a confused or hostile helper) is dropped rather than
 			// blocking this loop, which would starve every other call.
 			select {
-			case ch <- rep:
+			case p.ch <- rep:
 			default:
 			}
 		}
@@ -376,25 +497,38 @@ func (h *Helper) die(cause error) {
 	}
 	t.Stop()
 	var msg string
+	var hung *hungCause
 	switch {
 	case closing:
 		msg = fmt.Sprintf("helper on target %q was closed", h.target)
+	case errors.As(cause, &hung):
+		msg = fmt.Sprintf("helper on target %q stopped answering (%v: is it stopped or deadlocked?); it was killed, and the next request starts a new one%s",
+			h.target, hung, h.stderrTail())
 	case cause != nil:
 		msg = fmt.Sprintf("helper on target %q exited (%v)%s", h.target, cause, h.stderrTail())
 	default:
 		msg = fmt.Sprintf("helper on target %q exited%s", h.target, h.stderrTail())
 	}
 	h.mu.Lock()
-	h.deadErr = &exitError{msg: msg}
+	h.deadErr = &exitError{msg: msg, hung: hung != nil}
 	h.mu.Unlock()
 	close(h.dead)
 }
 
+// Hung reports whether the helper was killed for not answering.
+func (h *Helper) Hung() bool { return errors.Is(h.Err(), ErrHelperHung) }
+
 // exitError is the error of calls that failed because the helper ended.
-type exitError struct{ msg string }
+type exitError struct {
+	msg  string
+	hung bool // killed for not answering
+}
 
 func (e *exitError) Error() string { return e.msg }
 func (e *exitError) Unwrap() error { return ErrHelperExited }
+
+// Is makes a hung helper's error match ErrHelperHung as well.
+func (e *exitError) Is(target error) bool { return e.hung && target == ErrHelperHung }
 
 func (h *Helper) stderrTail() string {
 	lines := h.stderr.lines()
@@ -418,7 +552,10 @@ func encodeFrame(v any) ([]byte, error) {
 	return frame, nil
 }
 
-func readFrame(r io.Reader) ([]byte, error) {
+// readFrame reads one frame of at most limit bytes. The body is read as it
+// comes, so a length that the helper announces but never sends costs no
+// memory.
+func readFrame(r io.Reader, limit int) ([]byte, error) {
 	var head [4]byte
 	if _, err := io.ReadFull(r, head[:]); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
@@ -427,14 +564,18 @@ func readFrame(r io.Reader) ([]byte, error) {
 		return nil, err
 	}
 	n := binary.BigEndian.Uint32(head[:])
-	if n > maxFrame {
-		return nil, fmt.Errorf("frame of %d bytes exceeds %d (stream corrupted?)", n, maxFrame)
+	if uint64(n) > uint64(limit) {
+		return nil, fmt.Errorf("the helper sent a frame of %s, over the limit of %s (a broken or hostile helper): it was stopped", byteSize(int64(n)), byteSize(int64(limit)))
 	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(r, body); err != nil {
+	var buf bytes.Buffer
+	buf.Grow(int(min(n, 64<<10)))
+	if _, err := io.CopyN(&buf, r, int64(n)); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
 		return nil, fmt.Errorf("truncated frame: %w", err)
 	}
-	return body, nil
+	return buf.Bytes(), nil
 }
 
 // ringBuffer keeps the last lines of a stream.

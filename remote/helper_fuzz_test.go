@@ -40,9 +40,9 @@ func (nopWriteCloser) Close() error { return nil }
 func replayHelper(stream []byte, pending int) (*Helper, *streamProcess, map[uint64]chan reply) {
 	proc := &streamProcess{stdout: bytes.NewReader(stream)}
 	h := &Helper{
-		target: "fuzz", proc: proc, cancel: func() {},
+		target: "fuzz", proc: proc, cancel: func() {}, limits: DefaultHelperLimits(),
 		stderr: newRingBuffer(stderrLines), stderrDone: make(chan struct{}),
-		stdin: proc.Stdin(), pending: make(map[uint64]chan reply),
+		stdin: proc.Stdin(), pending: make(map[uint64]*pendingCall),
 		dead: make(chan struct{}), exited: make(chan struct{}), started: time.Now(),
 	}
 	close(h.stderrDone)
@@ -50,7 +50,7 @@ func replayHelper(stream []byte, pending int) (*Helper, *streamProcess, map[uint
 	chans := make(map[uint64]chan reply)
 	for id := uint64(1); id <= uint64(pending); id++ {
 		ch := make(chan reply, 1)
-		h.pending[id], chans[id] = ch, ch
+		h.pending[id], chans[id] = &pendingCall{ch: ch, since: time.Now()}, ch
 	}
 	return h, proc, chans
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/torchlsp/torchlsp/remote/shquote"
 )
 
 // Terminator is implemented by processes that can be asked to stop before
@@ -31,22 +33,31 @@ func NewLocal(spec Spec) Target {
 
 // hopArgv prepends the exec hop to argv. An exec hop (docker exec, pct
 // exec) does not forward this process's environment, so the command's
-// variables are passed through "env" inside the hop.
+// variables are passed through "env" inside the hop. A shell hop (sh -c,
+// bash -lc) gets the command as one string, quoted for that shell.
 func hopArgv(hop []string, c Command) ([]string, error) {
 	if len(hop) == 0 {
 		return append([]string(nil), c.Argv...), nil
 	}
-	argv := append([]string(nil), hop...)
+	if err := shquote.CheckHopShell(hop); err != nil {
+		return nil, fmt.Errorf("exec %q: %w", hop, err)
+	}
+	var words []string
 	if len(c.Env) > 0 {
-		argv = append(argv, "env")
+		words = append(words, "env")
 		for _, k := range sortedKeys(c.Env) {
 			if k == "" || strings.ContainsAny(k, "=\x00") {
 				return nil, fmt.Errorf("bad environment variable name %q", k)
 			}
-			argv = append(argv, k+"="+c.Env[k])
+			words = append(words, k+"="+c.Env[k])
 		}
 	}
-	return append(argv, c.Argv...), nil
+	words = append(words, c.Argv...)
+	argv := append([]string(nil), hop...)
+	if shquote.HopFromExec(hop).Shell {
+		return append(argv, shquote.Join(words)), nil
+	}
+	return append(argv, words...), nil
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -24,18 +24,28 @@ import (
 	"time"
 )
 
-// MirrorFormat is the version of the mirror layout and manifest.
-const MirrorFormat = 1
+// MirrorFormat is the version of the mirror layout and manifest. Format 2
+// records the target's own counts, the per-file limit and the files that
+// were skipped; mirrors of format 1 were made without the limits and
+// checks of format 2, so they are fetched again.
+const MirrorFormat = 2
 
 const (
-	manifestName  = "manifest.json"
-	siteDirName   = "site"
-	tmpPrefix     = ".tmp-"
-	oldPrefix     = ".old-"
-	headerEntry   = ".torchlsp/header.json"
-	summaryEntry  = ".torchlsp/summary.json"
-	maxMirrorFile = 256 << 20 // one source file; torch's largest is a few MB
-	staleTmpAge   = 24 * time.Hour
+	manifestName = "manifest.json"
+	siteDirName  = "site"
+	tmpPrefix    = ".tmp-"
+	oldPrefix    = ".old-"
+	headerEntry  = ".torchlsp/header.json"
+	summaryEntry = ".torchlsp/summary.json"
+	staleTmpAge  = 24 * time.Hour
+	// maxPath and maxPathPart bound an entry's name (Linux's PATH_MAX and
+	// NAME_MAX); maxDepth its directories. torch's deepest file is 8 deep.
+	maxPath     = 4096
+	maxPathPart = 255
+	maxDepth    = 64
+	// maxSkipped bounds the skip list kept in a manifest; the rest is
+	// counted in SkippedMore.
+	maxSkipped = 1000
 )
 
 // Compression selects how the mirror stream is packed on the target.
@@ -60,10 +70,27 @@ type Manifest struct {
 	Member           string    `json:"member"`             // "torch", or "six.py" for a module
 	TargetPackageDir string    `json:"target_package_dir"` // the package's location on the target
 	TargetSiteDir    string    `json:"target_site_dir"`    // the directory holding it on the target
-	Files            int       `json:"files"`
+	Files            int       `json:"files"`              // files in the mirror: what the target sent, less Skipped
 	Bytes            int64     `json:"bytes"`
+	TargetFiles      int       `json:"target_files"` // source files on the target, as package_info counted them
+	TargetBytes      int64     `json:"target_bytes"`
+	MaxFileBytes     int64     `json:"max_file_bytes"` // the per-file limit the mirror was made with
 	Compression      string    `json:"compression"`
 	Created          time.Time `json:"created"`
+	// Skipped lists the package's files that are not in the mirror (too
+	// large, unreadable on the target); SkippedMore counts those beyond
+	// the first maxSkipped.
+	Skipped     []SkippedFile `json:"skipped,omitempty"`
+	SkippedMore int           `json:"skipped_more,omitempty"`
+}
+
+// SkippedFile is a source file of the package that the mirror does not
+// hold. The index does not see it, and a definition in it has no local
+// file: say why instead of failing.
+type SkippedFile struct {
+	Path   string `json:"path"` // relative to the site dir, slash-separated: "torch/big.py"
+	Size   int64  `json:"size"` // bytes on the target; -1 when unknown
+	Reason string `json:"reason"`
 }
 
 // MirrorTree is a complete, read-only local copy of a package's sources.
@@ -88,15 +115,114 @@ func (m *MirrorTree) TargetPath(localPath string) string {
 }
 
 // LocalPath maps a path on the target to its copy in the mirror. It
-// reports false for paths outside the mirrored package.
+// reports false for paths outside the mirrored package, and for any path
+// Contain refuses.
 func (m *MirrorTree) LocalPath(targetPath string) (string, bool) {
-	clean := path.Clean(targetPath)
-	prefix := path.Join(m.TargetDir, m.Manifest.Member)
-	if clean != prefix && !strings.HasPrefix(clean, prefix+"/") {
-		return "", false
+	local, err := m.Contain(targetPath)
+	return local, err == nil
+}
+
+// Contain maps a path a target reported (a helper's answer, which a
+// hostile or broken target controls) to its copy in the mirror, and proves
+// that the copy is inside it: the path must be absolute, it is cleaned and
+// made relative to the target's site dir, it must lie in the mirrored
+// package, and every component of the local path is checked with lstat —
+// directories all the way down, no symbolic link, and a regular file (or
+// the package's own directory) at the end. Anything else is an error that
+// says why, and nothing outside the mirror is ever named.
+func (m *MirrorTree) Contain(targetPath string) (string, error) {
+	refuse := func(why string) (string, error) {
+		return "", fmt.Errorf("target path %q: %s", truncate(targetPath, 200), why)
 	}
-	rel := strings.TrimPrefix(clean, m.TargetDir+"/")
-	return filepath.Join(m.SiteDir, filepath.FromSlash(rel)), true
+	if !cleanAbs(m.TargetDir) {
+		return refuse(fmt.Sprintf("the mirror's site dir %q is not an absolute clean path", m.TargetDir))
+	}
+	if err := validMember(m.Manifest.Member); err != nil {
+		return refuse(err.Error())
+	}
+	if len(targetPath) > maxPath || strings.ContainsRune(targetPath, 0) {
+		return refuse("too long or holds a NUL byte")
+	}
+	if !path.IsAbs(targetPath) {
+		return refuse("not an absolute path")
+	}
+	clean := path.Clean(targetPath)
+	var rel string
+	switch {
+	case m.TargetDir == "/":
+		rel = strings.TrimPrefix(clean, "/")
+	case strings.HasPrefix(clean, m.TargetDir+"/"):
+		rel = clean[len(m.TargetDir)+1:]
+	default:
+		return refuse("outside the mirrored site dir " + m.TargetDir)
+	}
+	member := m.Manifest.Member
+	if rel != member && !strings.HasPrefix(rel, member+"/") {
+		return refuse("outside the mirrored package " + member)
+	}
+	if !fs.ValidPath(rel) {
+		return refuse("not a clean relative path inside the site dir")
+	}
+	local := filepath.Join(m.SiteDir, filepath.FromSlash(rel))
+	if r, ok := within(m.SiteDir, local); !ok || filepath.ToSlash(r) != rel {
+		return refuse("escapes the mirror")
+	}
+	// Lexically inside; now the file system must agree: no component may
+	// be a link that leads elsewhere.
+	cur := m.SiteDir
+	parts := strings.Split(rel, "/")
+	for i, part := range parts {
+		cur = filepath.Join(cur, part)
+		st, err := os.Lstat(cur)
+		if err != nil {
+			return refuse(fmt.Sprintf("not in the mirror: %v", err))
+		}
+		last := i == len(parts)-1
+		switch {
+		case st.Mode()&fs.ModeSymlink != 0:
+			return refuse("a symbolic link in the mirror")
+		case !last && !st.IsDir():
+			return refuse(cur + " is not a directory")
+		case last && !st.Mode().IsRegular() && !(st.IsDir() && rel == member):
+			return refuse("not a regular file in the mirror")
+		}
+	}
+	return local, nil
+}
+
+// Skipped lists the package's files that the mirror does not hold, and
+// why; an index built from SiteDir does not see them.
+func (m *MirrorTree) Skipped() []SkippedFile { return m.Manifest.Skipped }
+
+// IsSkipped reports whether rel (relative to SiteDir, slash-separated) is
+// a file of the package that the mirror skipped, and why.
+func (m *MirrorTree) IsSkipped(rel string) (SkippedFile, bool) {
+	for _, s := range m.Manifest.Skipped {
+		if s.Path == rel {
+			return s, true
+		}
+	}
+	return SkippedFile{}, false
+}
+
+// Info is what the target said about the package when it was mirrored:
+// its own file count and bytes, skipped files included, so that it
+// compares equal with a fresh package_info of the same install.
+func (m *MirrorTree) Info() PackageInfo {
+	files, bytes := m.Manifest.TargetFiles, m.Manifest.TargetBytes
+	if files == 0 && bytes == 0 {
+		files, bytes = m.Manifest.Files, m.Manifest.Bytes
+	}
+	return PackageInfo{
+		Name:       m.Manifest.Package,
+		Version:    m.Manifest.Version,
+		Location:   m.Manifest.TargetPackageDir,
+		Site:       m.Manifest.TargetSiteDir,
+		Member:     m.Manifest.Member,
+		IsPackage:  m.Manifest.Member != "" && !strings.HasSuffix(m.Manifest.Member, ".py"),
+		FilesCount: files,
+		Bytes:      bytes,
+	}
 }
 
 func within(dir, p string) (string, bool) {
@@ -105,6 +231,27 @@ func within(dir, p string) (string, bool) {
 		return "", false
 	}
 	return rel, true
+}
+
+// cleanAbs reports whether p is an absolute, clean, slash-separated path.
+func cleanAbs(p string) bool {
+	return p != "" && path.IsAbs(p) && path.Clean(p) == p && !strings.ContainsRune(p, 0) && len(p) <= maxPath
+}
+
+// validMember checks a package's name inside its site dir: one path
+// component, "torch" or "six.py".
+func validMember(m string) error {
+	if m == "" || m == "." || m == ".." || len(m) > maxPathPart || strings.ContainsAny(m, "/\\\x00") {
+		return fmt.Errorf("bad member name %q", truncate(m, 200))
+	}
+	return nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 // TargetIdentity is a short hash of how a target is reached: the same
@@ -185,7 +332,11 @@ func LookupMirror(cacheRoot string, spec Spec, pkg string) (*MirrorTree, error) 
 	return best, nil
 }
 
-// OpenMirror opens the mirror at root, checking its manifest.
+// OpenMirror opens the mirror at root, checking its manifest: its format,
+// that the target paths it records are absolute and clean (a relative
+// site such as x/../.. would let target paths escape the mirror), and
+// that the tree holds exactly the regular files it lists, none over the
+// per-file limit it was made with.
 func OpenMirror(root string) (*MirrorTree, error) {
 	data, err := os.ReadFile(filepath.Join(root, manifestName))
 	if err != nil {
@@ -198,11 +349,23 @@ func OpenMirror(root string) (*MirrorTree, error) {
 	if m.Format != MirrorFormat || m.Package == "" || m.Member == "" || m.TargetSiteDir == "" {
 		return nil, fmt.Errorf("open mirror %s: manifest of format %d is not usable", root, m.Format)
 	}
-	site := filepath.Join(root, siteDirName)
-	if _, err := os.Stat(filepath.Join(site, m.Member)); err != nil {
+	if err := validMember(m.Member); err != nil {
 		return nil, fmt.Errorf("open mirror %s: %w", root, err)
 	}
-	if err := checkTreeSize(site, m.Files, m.Bytes); err != nil {
+	if !cleanAbs(m.TargetSiteDir) {
+		return nil, fmt.Errorf("open mirror %s: target site dir %q is not an absolute clean path", root, truncate(m.TargetSiteDir, 200))
+	}
+	site := filepath.Join(root, siteDirName)
+	if st, err := os.Lstat(filepath.Join(site, m.Member)); err != nil {
+		return nil, fmt.Errorf("open mirror %s: %w", root, err)
+	} else if st.Mode()&fs.ModeSymlink != 0 {
+		return nil, fmt.Errorf("open mirror %s: %s is a symbolic link", root, m.Member)
+	}
+	maxFile := m.MaxFileBytes
+	if maxFile <= 0 {
+		maxFile = DefaultMirrorLimits().MaxFileBytes
+	}
+	if err := checkTreeSize(site, m.Files, m.Bytes, maxFile); err != nil {
 		return nil, fmt.Errorf("open mirror %s: %w", root, err)
 	}
 	return &MirrorTree{Root: root, SiteDir: site, TargetDir: m.TargetSiteDir, Manifest: m}, nil
@@ -210,9 +373,10 @@ func OpenMirror(root string) (*MirrorTree, error) {
 
 // checkTreeSize compares the regular files under site with the count and
 // total size the manifest recorded, so that a mirror with a file deleted,
-// truncated or added since it was written is not trusted. It costs one
-// stat per file, a few milliseconds for torch.
-func checkTreeSize(site string, wantFiles int, wantBytes int64) error {
+// truncated or added since it was written is not trusted; a file over
+// maxFile (left by a version without the limit) fails it too. It costs
+// one stat per file, a few milliseconds for torch.
+func checkTreeSize(site string, wantFiles int, wantBytes, maxFile int64) error {
 	files, bytes := 0, int64(0)
 	err := filepath.WalkDir(site, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -228,8 +392,14 @@ func checkTreeSize(site string, wantFiles int, wantBytes int64) error {
 		if !info.Mode().IsRegular() {
 			return fmt.Errorf("%s is not a regular file", p)
 		}
+		if info.Size() > maxFile {
+			return fmt.Errorf("%s is %s, over the per-file limit of %s", p, byteSize(info.Size()), byteSize(maxFile))
+		}
 		files++
 		bytes += info.Size()
+		if files > wantFiles {
+			return fmt.Errorf("more than the %d files of the manifest", wantFiles)
+		}
 		return nil
 	})
 	if err != nil {
@@ -241,32 +411,82 @@ func checkTreeSize(site string, wantFiles int, wantBytes int64) error {
 	return nil
 }
 
+// MirrorOptions adjusts MirrorWith.
+type MirrorOptions struct {
+	// Limits bound the transfer; zero fields take DefaultMirrorLimits.
+	Limits MirrorLimits
+	// Progress, if not nil, is called as file bytes arrive, with the total
+	// the target announced.
+	Progress func(doneBytes, totalBytes int64)
+	// Compression overrides the choice by target ("" chooses: none for
+	// local targets, gzip otherwise).
+	Compression Compression
+}
+
 // Mirror copies the .py and .pyi files of the package info describes from
 // the target into the cache, as one streamed archive read by a separate
-// process on the target. A complete mirror of the same files (same count
-// and bytes) is reused without a transfer. The mirror appears atomically:
-// an interrupted transfer leaves nothing that LookupMirror would use.
+// process on the target, within DefaultMirrorLimits. A complete mirror of
+// the same files (same count and bytes) is reused without a transfer. The
+// mirror appears atomically: an interrupted transfer leaves nothing that
+// LookupMirror would use.
 //
 // progress, if not nil, is called as file bytes arrive, with the total the
 // target announced. The stream is a plain tar for local targets (fastest
 // there) and tar.gz at level 1 otherwise (about 4x smaller).
 func Mirror(ctx context.Context, t Target, spec Spec, info PackageInfo, cacheRoot string, progress func(doneBytes, totalBytes int64)) (*MirrorTree, error) {
-	comp := CompressGzip
-	if spec.IsLocal() {
-		comp = CompressNone
+	return MirrorWith(ctx, t, spec, info, cacheRoot, MirrorOptions{Progress: progress})
+}
+
+// MirrorWith is Mirror with explicit limits. Every limit that is hit fails
+// the mirror with a message naming it (a file over MaxFileBytes is only
+// skipped and listed), and a stall in any phase — no header after the
+// start, no bytes during the stream, no exit after it — stops the
+// transfer; nothing of a failed mirror is kept, so the next call tries
+// again.
+func MirrorWith(ctx context.Context, t Target, spec Spec, info PackageInfo, cacheRoot string, opts MirrorOptions) (*MirrorTree, error) {
+	comp := opts.Compression
+	if comp == "" {
+		comp = CompressGzip
+		if spec.IsLocal() {
+			comp = CompressNone
+		}
 	}
-	return mirror(ctx, t, spec, info, cacheRoot, comp, progress)
+	return mirrorLimited(ctx, t, spec, info, cacheRoot, comp, opts.Limits.withDefaults(), opts.Progress)
 }
 
 func mirror(ctx context.Context, t Target, spec Spec, info PackageInfo, cacheRoot string, comp Compression, progress func(int64, int64)) (*MirrorTree, error) {
+	return mirrorLimited(ctx, t, spec, info, cacheRoot, comp, DefaultMirrorLimits(), progress)
+}
+
+// checkInfo refuses a package description whose paths could make a mirror
+// or its lookups leave the cache: the site must be absolute and clean, and
+// the location must be the member inside it.
+func checkInfo(info PackageInfo) error {
 	if info.Name == "" || info.Site == "" || info.Member == "" {
-		return nil, fmt.Errorf("mirror %s: package info lacks its location", info.Name)
+		return errors.New("package info lacks its location")
 	}
-	if m := info.Member; m == "." || m == ".." || strings.ContainsAny(m, "/\\\x00") {
-		return nil, fmt.Errorf("mirror %s: bad member name %q", info.Name, m)
+	if err := validMember(info.Member); err != nil {
+		return err
+	}
+	if !cleanAbs(info.Site) {
+		return fmt.Errorf("the target reported site dir %q, which is not an absolute clean path: refused", truncate(info.Site, 200))
+	}
+	if info.Location != "" && info.Location != path.Join(info.Site, info.Member) {
+		return fmt.Errorf("the target reported location %q, which is not %s inside site dir %s: refused",
+			truncate(info.Location, 200), info.Member, info.Site)
+	}
+	return nil
+}
+
+func mirrorLimited(ctx context.Context, t Target, spec Spec, info PackageInfo, cacheRoot string, comp Compression, lim MirrorLimits, progress func(int64, int64)) (*MirrorTree, error) {
+	if err := checkInfo(info); err != nil {
+		return nil, fmt.Errorf("mirror %s: %w", info.Name, err)
+	}
+	if info.FilesCount > lim.MaxFiles {
+		return nil, fmt.Errorf("mirror %s: the target has %d source files, over the limit of %d files per package: not mirrored", info.Name, info.FilesCount, lim.MaxFiles)
 	}
 	final := MirrorDir(cacheRoot, spec, info)
-	if m, err := OpenMirror(final); err == nil && m.Manifest.Files == info.FilesCount && m.Manifest.Bytes == info.Bytes {
+	if m, err := OpenMirror(final); err == nil && sameCounts(m, info) {
 		return m, nil
 	}
 	parent := filepath.Dir(final)
@@ -286,20 +506,26 @@ func mirror(ctx context.Context, t Target, spec Spec, info PackageInfo, cacheRoo
 		}
 	}()
 
-	stats, err := fetchTree(ctx, t, spec, info, comp, filepath.Join(tmp, siteDirName), progress)
+	res, err := fetchTree(ctx, t, spec, info, comp, filepath.Join(tmp, siteDirName), lim, progress)
 	if err != nil {
 		return nil, fmt.Errorf("mirror %s from target %q: %w", info.Name, t.Name(), err)
+	}
+	skipped, more := res.skipped, res.skippedMore
+	if len(skipped) > maxSkipped {
+		skipped, more = skipped[:maxSkipped], more+len(skipped)-maxSkipped
 	}
 	man := Manifest{
 		Format: MirrorFormat, Target: spec.Name, Identity: TargetIdentity(spec),
 		Package: info.Name, Version: info.Version, Member: info.Member,
 		TargetPackageDir: info.Location, TargetSiteDir: info.Site,
-		Files: stats.Files, Bytes: stats.Bytes, Compression: string(comp), Created: time.Now().UTC(),
+		Files: res.Files, Bytes: res.Bytes, TargetFiles: info.FilesCount, TargetBytes: info.Bytes,
+		MaxFileBytes: lim.MaxFileBytes, Compression: string(comp), Created: time.Now().UTC(),
+		Skipped: skipped, SkippedMore: more,
 	}
 	if err := finishTree(tmp, man); err != nil {
 		return nil, fmt.Errorf("mirror %s: %w", info.Name, err)
 	}
-	if m, err := OpenMirror(final); err == nil && m.Manifest.Files == stats.Files && m.Manifest.Bytes == stats.Bytes {
+	if m, err := OpenMirror(final); err == nil && sameCounts(m, info) {
 		// A concurrent Mirror of the same files finished first.
 		return m, nil
 	}
@@ -312,6 +538,13 @@ func mirror(ctx context.Context, t Target, spec Spec, info PackageInfo, cacheRoo
 	}
 	done = true
 	return OpenMirror(final)
+}
+
+// sameCounts reports whether a mirror was made from the files info
+// describes (the target's counts, skipped files included).
+func sameCounts(m *MirrorTree, info PackageInfo) bool {
+	got := m.Info()
+	return got.FilesCount == info.FilesCount && got.Bytes == info.Bytes
 }
 
 // finishTree writes the manifest last and makes the tree read-only.
@@ -451,23 +684,35 @@ type treeStats struct {
 	Bytes int64
 }
 
+// untarResult is what a stream brought: the files kept, and the package's
+// files that were not (too large here, or unreadable on the target).
+type untarResult struct {
+	treeStats
+	skipped     []SkippedFile
+	skippedMore int // skipped files the target did not list
+}
+
 // streamMeta is the header or summary entry of a mirror stream.
 type streamMeta struct {
-	Files   int               `json:"files"`
-	Bytes   int64             `json:"bytes"`
-	Skipped []json.RawMessage `json:"skipped"`
+	Files       int               `json:"files"`
+	Bytes       int64             `json:"bytes"`
+	Skipped     []json.RawMessage `json:"skipped"`
+	SkippedMore int               `json:"skipped_more"`
 }
 
 // fetchTree runs the mirror script on the target and unpacks its stream
-// into dest.
-func fetchTree(ctx context.Context, t Target, spec Spec, info PackageInfo, comp Compression, dest string, progress func(int64, int64)) (treeStats, error) {
-	ctx, cancel := context.WithCancel(ctx)
+// into dest, every phase under a deadline (see mirrorWatch).
+func fetchTree(ctx context.Context, t Target, spec Spec, info PackageInfo, comp Compression, dest string, lim MirrorLimits, progress func(int64, int64)) (untarResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
 	defer cancel()
+	w := newMirrorWatch(lim, cancel, info.FilesCount, info.Bytes)
+	defer w.stop()
 	proc, err := t.Start(ctx, bootstrapCommand(spec, "torchlsp_mirror"))
 	if err != nil {
-		return treeStats{}, err
+		return untarResult{}, w.explain(ctx, err)
 	}
 	defer proc.Kill()
+	w.closeOnFire(proc.Stdout())
 	stderr := newRingBuffer(20)
 	stderrDone := make(chan struct{})
 	go func() {
@@ -476,9 +721,10 @@ func fetchTree(ctx context.Context, t Target, spec Spec, info PackageInfo, comp 
 	}()
 	params, err := json.Marshal(map[string]any{
 		"site": info.Site, "member": info.Member, "is_package": info.IsPackage, "compress": string(comp),
+		"max_file_bytes": lim.MaxFileBytes,
 	})
 	if err != nil {
-		return treeStats{}, err
+		return untarResult{}, err
 	}
 	sendErr := make(chan error, 1)
 	go func() {
@@ -490,17 +736,23 @@ func fetchTree(ctx context.Context, t Target, spec Spec, info PackageInfo, comp 
 		in.Close()
 		sendErr <- err
 	}()
+	fail := func(err error) (untarResult, error) {
+		return untarResult{}, withStderr(w.explain(ctx, err), proc, stderr, stderrDone)
+	}
 
-	var r io.Reader = bufio.NewReaderSize(proc.Stdout(), 256<<10)
+	var r io.Reader = bufio.NewReaderSize(w.reader(proc.Stdout()), 256<<10)
 	if comp == CompressGzip {
 		zr, err := gzip.NewReader(r)
 		if err != nil {
-			return treeStats{}, withStderr(fmt.Errorf("read stream: %w", err), proc, stderr, stderrDone)
+			return fail(fmt.Errorf("read stream: %w", err))
 		}
 		zr.Multistream(false)
 		r = zr
 	}
-	stats, err := untarTree(r, dest, info.Member, info.IsPackage, progress, info.Bytes)
+	r = &capReader{r: r, left: lim.MaxStreamBytes, limit: lim.MaxStreamBytes}
+	res, err := untarTree(r, dest, info.Member, info.IsPackage, lim, untarObserver{
+		progress: progress, announced: info.Bytes, header: w.headerCame, file: w.fileCame,
+	})
 	if err == nil {
 		// Reach the gzip trailer so that its checksum is verified, and let
 		// the script finish writing its tar padding.
@@ -512,15 +764,45 @@ func fetchTree(ctx context.Context, t Target, spec Spec, info PackageInfo, comp 
 		}
 	}
 	if err != nil {
-		return stats, withStderr(err, proc, stderr, stderrDone)
+		return fail(err)
 	}
+	w.streamEnded()
 	if err := <-sendErr; err != nil {
-		return stats, withStderr(err, proc, stderr, stderrDone)
+		return fail(err)
 	}
 	if err := proc.Wait(); err != nil {
-		return stats, withStderr(fmt.Errorf("mirror script: %w", err), proc, stderr, stderrDone)
+		return fail(fmt.Errorf("mirror script: %w", err))
 	}
-	return stats, nil
+	if err := w.fired(); err != nil {
+		return fail(err)
+	}
+	return res, nil
+}
+
+// streamTooLarge is the error of a capReader past its limit.
+type streamTooLarge struct{ limit int64 }
+
+func (e *streamTooLarge) Error() string {
+	return fmt.Sprintf("the unpacked stream passed the limit of %s: refused", byteSize(e.limit))
+}
+
+// capReader fails once more than limit bytes have been read through it.
+type capReader struct {
+	r     io.Reader
+	left  int64
+	limit int64
+}
+
+func (c *capReader) Read(b []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, &streamTooLarge{c.limit}
+	}
+	if int64(len(b)) > c.left {
+		b = b[:c.left]
+	}
+	n, err := c.r.Read(b)
+	c.left -= int64(n)
+	return n, err
 }
 
 func withStderr(err error, proc Process, stderr *ringBuffer, done <-chan struct{}) error {
@@ -541,21 +823,33 @@ func withStderr(err error, proc Process, stderr *ringBuffer, done <-chan struct{
 	return fmt.Errorf("%w: %s", err, strings.Join(lines, "\n"))
 }
 
+// untarObserver is told what untarTree receives.
+type untarObserver struct {
+	progress  func(done, total int64) // file bytes kept, of the announced total
+	announced int64                   // the expected total until the header says
+	header    func(files int, bytes int64)
+	file      func(kept treeStats)
+}
+
 // untarTree unpacks a mirror stream into dest, accepting only regular .py
 // and .pyi files under member (or member itself for a single module), and
-// checks the result against the stream's summary. announced is the
-// expected byte total used for progress until the header arrives.
-func untarTree(r io.Reader, dest, member string, isPackage bool, progress func(int64, int64), announced int64) (treeStats, error) {
-	var stats treeStats
+// checks the result against the stream's summary. Files over
+// lim.MaxFileBytes are read past, not written, and listed as skipped; more
+// files than lim.MaxFiles, or more bytes than lim.MaxBytes, fail it.
+func untarTree(r io.Reader, dest, member string, isPackage bool, lim MirrorLimits, obs untarObserver) (untarResult, error) {
+	lim = lim.withDefaults()
+	var res untarResult
+	var sent treeStats // every file entry, skipped ones included
 	var header, summary *streamMeta
+	announced := obs.announced
 	if err := os.MkdirAll(dest, 0o755); err != nil {
-		return stats, err
+		return res, err
 	}
 	made := map[string]bool{dest: true}
 	if isPackage {
 		// An empty package is still a package.
 		if err := os.MkdirAll(filepath.Join(dest, member), 0o755); err != nil {
-			return stats, err
+			return res, err
 		}
 	}
 	tr := tar.NewReader(r)
@@ -566,22 +860,30 @@ func untarTree(r io.Reader, dest, member string, isPackage bool, progress func(i
 			break
 		}
 		if err != nil {
-			return stats, fmt.Errorf("read stream: %w", err)
+			return res, fmt.Errorf("read stream: %w", err)
 		}
 		if summary != nil {
-			return stats, fmt.Errorf("entry %q after the summary", hdr.Name)
+			return res, fmt.Errorf("entry %q after the summary", truncate(hdr.Name, 200))
 		}
 		if hdr.Name == headerEntry || hdr.Name == summaryEntry {
 			meta, err := readMeta(tr, hdr)
 			if err != nil {
-				return stats, err
+				return res, err
 			}
 			if hdr.Name == headerEntry {
-				if header != nil || stats.Files > 0 {
-					return stats, errors.New("misplaced stream header")
+				if header != nil || sent.Files > 0 {
+					return res, errors.New("misplaced stream header")
+				}
+				// Bytes are checked as files arrive: announced bytes may
+				// belong to files that are only skipped.
+				if meta.Files > lim.MaxFiles || meta.Files < 0 {
+					return res, fmt.Errorf("the target announced %d files, over the limit of %d files per package: not mirrored", meta.Files, lim.MaxFiles)
 				}
 				header = meta
 				announced = meta.Bytes
+				if obs.header != nil {
+					obs.header(meta.Files, meta.Bytes)
+				}
 			} else {
 				summary = meta
 			}
@@ -589,19 +891,37 @@ func untarTree(r io.Reader, dest, member string, isPackage bool, progress func(i
 		}
 		rel, err := checkEntry(hdr, member, isPackage)
 		if err != nil {
-			return stats, err
+			return res, err
+		}
+		if sent.Files >= lim.MaxFiles {
+			return res, fmt.Errorf("the target sent more than %d files, the limit per package: not mirrored", lim.MaxFiles)
+		}
+		sent.Files++
+		sent.Bytes += hdr.Size
+		if hdr.Size > lim.MaxFileBytes {
+			// Too large to index: read past it (the stream limit bounds
+			// that) and say so, rather than fail the package.
+			if _, err := io.CopyBuffer(io.Discard, tr, buf); err != nil {
+				return res, fmt.Errorf("entry %q: %w", rel, err)
+			}
+			res.skipped = append(res.skipped, SkippedFile{Path: rel, Size: hdr.Size,
+				Reason: fmt.Sprintf("%s, over the per-file limit of %s", byteSize(hdr.Size), byteSize(lim.MaxFileBytes))})
+			continue
+		}
+		if res.Bytes+hdr.Size > lim.MaxBytes {
+			return res, fmt.Errorf("the target sent more than %s of files, the limit per package: not mirrored", byteSize(lim.MaxBytes))
 		}
 		target := filepath.Join(dest, filepath.FromSlash(rel))
 		if dir := filepath.Dir(target); !made[dir] {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return stats, err
+				return res, err
 			}
 			made[dir] = true
 		}
 		// Created read-only: the descriptor stays writable.
 		f, err := os.OpenFile(target, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o444)
 		if err != nil {
-			return stats, fmt.Errorf("entry %q: %w", hdr.Name, err)
+			return res, fmt.Errorf("entry %q: %w", rel, err)
 		}
 		n, err := io.CopyBuffer(f, io.LimitReader(tr, hdr.Size), buf)
 		if cerr := f.Close(); err == nil {
@@ -611,27 +931,69 @@ func untarTree(r io.Reader, dest, member string, isPackage bool, progress func(i
 			err = io.ErrUnexpectedEOF
 		}
 		if err != nil {
-			return stats, fmt.Errorf("entry %q: %w", hdr.Name, err)
+			return res, fmt.Errorf("entry %q: %w", rel, err)
 		}
-		stats.Files++
-		stats.Bytes += n
-		if progress != nil {
-			progress(stats.Bytes, announced)
+		res.Files++
+		res.Bytes += n
+		if obs.file != nil {
+			obs.file(res.treeStats)
+		}
+		if obs.progress != nil {
+			obs.progress(res.Bytes, announced)
 		}
 	}
 	if summary == nil {
-		return stats, errors.New("stream ended without its summary: incomplete transfer")
+		return res, errors.New("stream ended without its summary: incomplete transfer")
 	}
-	if summary.Files != stats.Files || summary.Bytes != stats.Bytes {
-		return stats, fmt.Errorf("received %d files (%d bytes), the target sent %d (%d bytes)",
-			stats.Files, stats.Bytes, summary.Files, summary.Bytes)
+	if summary.Files != sent.Files || summary.Bytes != sent.Bytes {
+		return res, fmt.Errorf("received %d files (%d bytes), the target sent %d (%d bytes)",
+			sent.Files, sent.Bytes, summary.Files, summary.Bytes)
 	}
-	if header != nil && len(summary.Skipped) == 0 && (header.Files != stats.Files || header.Bytes != stats.Bytes) {
+	if header != nil && len(summary.Skipped) == 0 && (header.Files != sent.Files || header.Bytes != sent.Bytes) {
 		// Files changed on the target while they were read.
-		return stats, fmt.Errorf("package changed during the transfer: announced %d files (%d bytes), sent %d (%d bytes)",
-			header.Files, header.Bytes, stats.Files, stats.Bytes)
+		return res, fmt.Errorf("package changed during the transfer: announced %d files (%d bytes), sent %d (%d bytes)",
+			header.Files, header.Bytes, sent.Files, sent.Bytes)
 	}
-	return stats, nil
+	res.skipped = append(res.skipped, targetSkips(summary.Skipped, member, isPackage)...)
+	if summary.SkippedMore > 0 && summary.SkippedMore <= lim.MaxFiles {
+		res.skippedMore = summary.SkippedMore
+	}
+	return res, nil
+}
+
+// targetSkips reads the files the target's script did not send (too
+// large, unreadable) from its summary. Entries that do not name a file of
+// the package are dropped: the list is shown to the user, and a target
+// decides what is in it.
+func targetSkips(raw []json.RawMessage, member string, isPackage bool) []SkippedFile {
+	var out []SkippedFile
+	for _, r := range raw {
+		if len(out) >= maxSkipped {
+			break
+		}
+		var e struct {
+			Name  string `json:"name"`
+			Size  *int64 `json:"size"`
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(r, &e) != nil {
+			continue
+		}
+		rel, err := checkName(e.Name, member, isPackage)
+		if err != nil {
+			continue
+		}
+		size := int64(-1)
+		if e.Size != nil && *e.Size >= 0 {
+			size = *e.Size
+		}
+		reason := strings.ToValidUTF8(truncate(e.Error, 200), "?")
+		if reason == "" {
+			reason = "not sent by the target"
+		}
+		out = append(out, SkippedFile{Path: rel, Size: size, Reason: "on the target: " + reason})
+	}
+	return out
 }
 
 func readMeta(tr *tar.Reader, hdr *tar.Header) (*streamMeta, error) {
@@ -651,12 +1013,23 @@ func readMeta(tr *tar.Reader, hdr *tar.Header) (*streamMeta, error) {
 
 // checkEntry returns the entry's clean relative path, or why it is refused.
 func checkEntry(hdr *tar.Header, member string, isPackage bool) (string, error) {
-	name := hdr.Name
-	refuse := func(why string) (string, error) {
-		return "", fmt.Errorf("refused stream entry %q: %s", name, why)
-	}
 	if hdr.Typeflag != tar.TypeReg {
-		return refuse("not a regular file")
+		return "", fmt.Errorf("refused stream entry %q: not a regular file", truncate(hdr.Name, 200))
+	}
+	if hdr.Size < 0 {
+		return "", fmt.Errorf("refused stream entry %q: size %d", truncate(hdr.Name, 200), hdr.Size)
+	}
+	return checkName(hdr.Name, member, isPackage)
+}
+
+// checkName returns name if it is a clean relative path of a Python
+// source file of the package, or why it is refused.
+func checkName(name, member string, isPackage bool) (string, error) {
+	refuse := func(why string) (string, error) {
+		return "", fmt.Errorf("refused stream entry %q: %s", truncate(name, 200), why)
+	}
+	if len(name) > maxPath {
+		return refuse("path too long")
 	}
 	if name == "" || strings.HasPrefix(name, "/") || strings.Contains(name, "\\") || strings.ContainsRune(name, 0) {
 		return refuse("not a relative path")
@@ -664,9 +1037,16 @@ func checkEntry(hdr *tar.Header, member string, isPackage bool) (string, error) 
 	if path.Clean(name) != name {
 		return refuse("not a clean path")
 	}
-	for _, part := range strings.Split(name, "/") {
+	parts := strings.Split(name, "/")
+	if len(parts) > maxDepth {
+		return refuse("too deep")
+	}
+	for _, part := range parts {
 		if part == ".." || part == "." || part == "" {
 			return refuse("path escapes")
+		}
+		if len(part) > maxPathPart {
+			return refuse("a name in it is too long")
 		}
 	}
 	if !strings.HasSuffix(name, ".py") && !strings.HasSuffix(name, ".pyi") {
@@ -674,9 +1054,6 @@ func checkEntry(hdr *tar.Header, member string, isPackage bool) (string, error) 
 	}
 	if isPackage && !strings.HasPrefix(name, member+"/") || !isPackage && name != member {
 		return refuse("outside " + member)
-	}
-	if hdr.Size < 0 || hdr.Size > maxMirrorFile {
-		return refuse("size " + strconv.FormatInt(hdr.Size, 10))
 	}
 	return name, nil
 }

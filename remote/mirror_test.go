@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -317,27 +318,50 @@ func TestMirrorConcurrent(t *testing.T) {
 }
 
 func TestMirrorTreePaths(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	site := filepath.Join(root, "site")
+	for _, f := range []string{"torch/__init__.py", "torch/nn/functional.py", "six.py"} {
+		p := filepath.Join(site, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x = 1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	m := &MirrorTree{
-		Root: "/cache/m", SiteDir: "/cache/m/site", TargetDir: "/opt/venv/lib/site-packages",
+		Root: root, SiteDir: site, TargetDir: "/opt/venv/lib/site-packages",
 		Manifest: Manifest{Member: "torch"},
 	}
 	tests := []struct {
 		target string
-		local  string
-		ok     bool
+		local  string // relative to site; empty when refused
 	}{
-		{"/opt/venv/lib/site-packages/torch/__init__.py", "/cache/m/site/torch/__init__.py", true},
-		{"/opt/venv/lib/site-packages/torch", "/cache/m/site/torch", true},
-		{"/opt/venv/lib/site-packages/torchvision/__init__.py", "", false},
-		{"/opt/venv/lib/site-packages/numpy/__init__.py", "", false},
-		{"/opt/venv/lib/site-packages/torch/../six.py", "", false},
+		{"/opt/venv/lib/site-packages/torch/__init__.py", "torch/__init__.py"},
+		{"/opt/venv/lib/site-packages/torch/nn/functional.py", "torch/nn/functional.py"},
+		{"/opt/venv/lib/site-packages/torch", "torch"},
+		{"/opt/venv/lib/site-packages/torch//nn/./functional.py", "torch/nn/functional.py"},
+		{"/opt/venv/lib/site-packages/torch/nn", ""}, // a directory, not a file
+		{"/opt/venv/lib/site-packages/torch/missing.py", ""},
+		{"/opt/venv/lib/site-packages/torchvision/__init__.py", ""},
+		{"/opt/venv/lib/site-packages/numpy/__init__.py", ""},
+		{"/opt/venv/lib/site-packages/torch/../six.py", ""},
+		{"/opt/venv/lib/site-packages/../../../../etc/passwd", ""},
+		{"torch/__init__.py", ""},
+		{"", ""},
+		{"/opt/venv/lib/site-packages/torch/\x00.py", ""},
 	}
 	for _, tt := range tests {
 		local, ok := m.LocalPath(tt.target)
-		if local != tt.local || ok != tt.ok {
-			t.Errorf("LocalPath(%s) = %s, %v; want %s, %v", tt.target, local, ok, tt.local, tt.ok)
+		want := ""
+		if tt.local != "" {
+			want = filepath.Join(site, filepath.FromSlash(tt.local))
 		}
-		if ok && m.TargetPath(local) != tt.target {
+		if local != want || ok != (want != "") {
+			t.Errorf("LocalPath(%q) = %s, %v; want %s", tt.target, local, ok, want)
+		}
+		if ok && m.TargetPath(local) != path.Clean(tt.target) {
 			t.Errorf("TargetPath(%s) = %s, want %s", local, m.TargetPath(local), tt.target)
 		}
 	}
@@ -410,7 +434,7 @@ func TestUntarTree(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dest := filepath.Join(t.TempDir(), "site")
-			_, err := untarTree(bytes.NewReader(buildTar(t, tt.entries)), dest, "pkg", true, nil, 0)
+			_, err := untarTree(bytes.NewReader(buildTar(t, tt.entries)), dest, "pkg", true, MirrorLimits{}, untarObserver{})
 			if tt.want == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -440,11 +464,11 @@ func TestUntarTree(t *testing.T) {
 func TestUntarSingleModule(t *testing.T) {
 	dest := filepath.Join(t.TempDir(), "site")
 	data := buildTar(t, []entry{{name: "six.py", body: "x"}, {name: summaryEntry, body: meta(1, 1)}})
-	if _, err := untarTree(bytes.NewReader(data), dest, "six.py", false, nil, 0); err != nil {
+	if _, err := untarTree(bytes.NewReader(data), dest, "six.py", false, MirrorLimits{}, untarObserver{}); err != nil {
 		t.Fatal(err)
 	}
 	data = buildTar(t, []entry{{name: "other.py", body: "x"}})
-	if _, err := untarTree(bytes.NewReader(data), dest, "six.py", false, nil, 0); err == nil {
+	if _, err := untarTree(bytes.NewReader(data), dest, "six.py", false, MirrorLimits{}, untarObserver{}); err == nil {
 		t.Error("accepted a file other than the module")
 	}
 }

@@ -151,3 +151,40 @@ func TestLookupCacheBound(t *testing.T) {
 		t.Errorf("last entry = %+v, %v; want a rendered hover and no reference", got, ok)
 	}
 }
+
+// The cache is bounded in bytes as well as entries: an answer over
+// maxEntryBytes is not kept, and many large answers (a target whose helper
+// sends long docstrings and signatures) never hold more than
+// maxCachedBytes.
+func TestLookupCacheByteBound(t *testing.T) {
+	t.Parallel()
+	var c lookupCache
+	ps := &pkgState{}
+	huge := strings.Repeat("d", maxEntryBytes)
+	if c.put("torch.huge", &target{qualname: "torch.huge", pkg: ps, kind: "function", docSummary: huge}) {
+		t.Error("an answer over maxEntryBytes was cached")
+	}
+	if _, ok := c.get("torch.huge"); ok {
+		t.Error("torch.huge is in the cache")
+	}
+	big := strings.Repeat("s", 100<<10) // under the entry limit, with the hover twice that
+	for i := 0; i < 1000; i++ {
+		name := fmt.Sprintf("torch.f%d", i)
+		if !c.put(name, &target{qualname: name, pkg: ps, kind: "function", signature: big}) {
+			t.Fatalf("put %d refused an answer of %d bytes", i, len(big))
+		}
+		if _, bytes := c.size(); bytes > maxCachedBytes {
+			t.Fatalf("after %d puts the cache holds %d bytes, over %d", i+1, bytes, maxCachedBytes)
+		}
+	}
+	n, bytes := c.size()
+	t.Logf("after 1000 answers of 100 KB: %d entries, %d bytes", n, bytes)
+	if n == 0 || bytes == 0 {
+		t.Error("nothing cached")
+	}
+	// Replacing an entry does not count it twice.
+	c.put("torch.f999", &target{qualname: "torch.f999", pkg: ps, missing: true})
+	if _, after := c.size(); after >= bytes {
+		t.Errorf("replacing a 200 KB entry with a small one: %d → %d bytes", bytes, after)
+	}
+}

@@ -23,8 +23,14 @@ import traceback
 
 PROTOCOL = 1
 MAX_FRAME = 64 << 20
+# Replies larger than this are replaced by an error: torchlsp stops a
+# helper whose frame passes its limit (remote.HelperLimits.MaxFrame).
+MAX_REPLY = 4 << 20
+# Characters; torchlsp's byte limits are four times these.
 DOC_LIMIT = 16000
 SUMMARY_LIMIT = 2000
+SIGNATURE_LIMIT = 4000
+REPR_LIMIT = 2000
 SOURCE_SUFFIXES = (".py", ".pyi")
 
 
@@ -56,6 +62,11 @@ class Channel:
         except (TypeError, ValueError) as exc:
             body = json.dumps({"id": message.get("id"), "error": {
                 "type": type(exc).__name__, "message": "reply not serializable: %s" % exc,
+                "traceback": ""}}).encode("ascii")
+        if len(body) > MAX_REPLY:
+            body = json.dumps({"id": message.get("id"), "error": {
+                "type": "ReplyTooLarge",
+                "message": "the reply of %d bytes exceeds the helper's limit of %d bytes" % (len(body), MAX_REPLY),
                 "traceback": ""}}).encode("ascii")
         data = struct.pack(">I", len(body)) + body
         with self._lock:
@@ -400,6 +411,12 @@ def stub_candidates(obj, requested):
     return out
 
 
+def _cut(text, limit):
+    if text is None or len(text) <= limit:
+        return text
+    return text[:limit - 1] + "\u2026"
+
+
 def _doc(obj):
     try:
         doc = inspect.getdoc(obj)
@@ -407,8 +424,9 @@ def _doc(obj):
         doc = None
     if not isinstance(doc, str):
         return None, None
-    summary = doc.strip().split("\n\n", 1)[0].strip()
-    return doc[:DOC_LIMIT], summary[:SUMMARY_LIMIT]
+    # Split only the head: a docstring may be megabytes long.
+    summary = doc[:SUMMARY_LIMIT * 4].strip().split("\n\n", 1)[0].strip()
+    return _cut(doc, DOC_LIMIT), _cut(summary, SUMMARY_LIMIT)
 
 
 def m_inspect(params):
@@ -424,7 +442,7 @@ def m_inspect(params):
         has_source = False
     line = _def_line(target, path) if has_source else None
     try:
-        signature = str(inspect.signature(obj))
+        signature = _cut(str(inspect.signature(obj)), SIGNATURE_LIMIT)
     except (TypeError, ValueError):
         signature = None
     doc, summary = _doc(obj)
@@ -450,7 +468,7 @@ def m_inspect(params):
     return result
 
 
-def _safe_repr(value, limit=2000):
+def _safe_repr(value, limit=REPR_LIMIT):
     try:
         text = repr(value)
     except Exception as exc:
@@ -759,7 +777,10 @@ def m_site_packages(params):
 METHODS = {
     "ping": (m_ping, False),
     "find_spec": (m_find_spec, True),
-    "package_info": (m_package_info, False),
+    # Only ping runs on the reader thread: it answers torchlsp's liveness
+    # probe while other requests (an import of torch, a walk of a large
+    # package) run on threads of their own.
+    "package_info": (m_package_info, True),
     "import": (m_import, True),
     "inspect": (m_inspect, True),
     "eval_config": (m_eval_config, True),

@@ -1,12 +1,16 @@
 # torchlsp mirror script.
 #
 # Sent over stdin like the helper. After the source, stdin carries one line
-# of JSON parameters: {"site", "member", "is_package", "compress"}. It writes
-# to stdout a tar stream (gzip level 1 when compress is "gzip") holding:
+# of JSON parameters: {"site", "member", "is_package", "compress",
+# "max_file_bytes"}. It writes to stdout a tar stream (gzip level 1 when
+# compress is "gzip") holding:
 #   .torchlsp/header.json   {"files", "bytes"} as counted before sending
 #   <member>/...            the .py and .pyi files, as regular files
 #   .torchlsp/summary.json  {"files", "bytes", "skipped"} as actually sent
-# A stream without the summary entry is incomplete.
+# A stream without the summary entry is incomplete. Files larger than
+# max_file_bytes are not sent: torchlsp would not keep them. They, and
+# files that cannot be read, are listed in "skipped" as
+# {"name", "size", "error"}; the header counts only the files it sends.
 #
 # It must run on Python 3.8 and later, with only the standard library.
 
@@ -19,6 +23,8 @@ import tarfile
 import time
 
 SOURCE_SUFFIXES = (".py", ".pyi")
+# The skip list is kept short: torchlsp reads at most 1 MiB of summary.
+MAX_SKIPPED = 1000
 
 
 def source_files(site, member, is_package):
@@ -49,12 +55,17 @@ def main():
     site = params["site"]
     member = params["member"]
     is_package = bool(params.get("is_package", True))
+    max_file = params.get("max_file_bytes") or 0
     listing = []
     total = 0
+    skipped = []
     for name, path in source_files(site, member, is_package):
         try:
             size = os.stat(path).st_size
         except OSError:
+            continue
+        if max_file and size > max_file:
+            skipped.append({"name": name, "size": size, "error": "too large: %d bytes" % size})
             continue
         listing.append((name, path))
         total += size
@@ -67,11 +78,15 @@ def main():
     add_json(tar, ".torchlsp/header.json", {"files": len(listing), "bytes": total})
     sent_files = 0
     sent_bytes = 0
-    skipped = []
     for name, path in listing:
         try:
             with open(path, "rb") as f:
-                data = f.read()
+                # A file that grew since the walk is cut at the limit
+                # plus one byte, so it is still refused, not read whole.
+                data = f.read(max_file + 1) if max_file else f.read()
+            if max_file and len(data) > max_file:
+                skipped.append({"name": name, "size": len(data), "error": "grew past the limit while read"})
+                continue
             st = os.stat(path)
         except OSError as exc:
             skipped.append({"name": name, "error": str(exc)})
@@ -83,8 +98,10 @@ def main():
         tar.addfile(info, io.BytesIO(data))
         sent_files += 1
         sent_bytes += len(data)
-    add_json(tar, ".torchlsp/summary.json",
-             {"files": sent_files, "bytes": sent_bytes, "skipped": skipped})
+    summary = {"files": sent_files, "bytes": sent_bytes, "skipped": skipped[:MAX_SKIPPED]}
+    if len(skipped) > MAX_SKIPPED:
+        summary["skipped_more"] = len(skipped) - MAX_SKIPPED
+    add_json(tar, ".torchlsp/summary.json", summary)
     tar.close()
     if zipped is not None:
         zipped.close()

@@ -23,10 +23,79 @@ type Hop struct {
 
 // HopFromExec returns the hop for a configured exec prefix. A prefix that
 // ends in "-c" (sh -c, bash -c, su - user -c) hands a command string to a
-// shell and is marked Shell.
+// shell and is marked Shell; so does one whose last program is a shell
+// given a cluster of short options that holds c, as login shells are
+// usually asked: bash -lc, zsh -ic, docker exec -i NAME bash -lc.
 func HopFromExec(prefix []string) Hop {
-	return Hop{Argv: prefix, Shell: len(prefix) > 0 && prefix[len(prefix)-1] == "-c"}
+	if len(prefix) == 0 {
+		return Hop{Argv: prefix}
+	}
+	if prefix[len(prefix)-1] == "-c" {
+		return Hop{Argv: prefix, Shell: true}
+	}
+	if i := lastShell(prefix); i >= 0 && i < len(prefix)-1 {
+		return Hop{Argv: prefix, Shell: takesCommand(prefix[i+1:])}
+	}
+	return Hop{Argv: prefix}
 }
+
+// shells are the programs that run a command string given with -c.
+var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true, "yash": true}
+
+// shortCluster matches a cluster of short options, such as -lc.
+var shortCluster = regexp.MustCompile(`^-[A-Za-z]+$`)
+
+// lastShell is the index of the last word of prefix that names a shell
+// and is followed only by options, or -1.
+func lastShell(prefix []string) int {
+	for i := len(prefix) - 1; i >= 0; i-- {
+		w := prefix[i]
+		if shells[path.Base(w)] {
+			return i
+		}
+		if !strings.HasPrefix(w, "-") {
+			return -1
+		}
+	}
+	return -1
+}
+
+// takesCommand reports whether a shell's options end with one that makes
+// it read its next argument as the command string.
+func takesCommand(opts []string) bool {
+	last := opts[len(opts)-1]
+	return last == "-c" || shortCluster.MatchString(last) && strings.HasSuffix(last, "c")
+}
+
+// checkShellHop refuses a prefix that ends in a shell which would not
+// take torchlsp's command as its command string: bash alone would read
+// the helper program from stdin as shell commands, and bash -l would run
+// a file named python3. A shell given its own command (sh -c 'exec "$@"'
+// sh) is left alone: the words that follow reach it as arguments.
+func checkShellHop(prefix []string) error {
+	for j := 0; j+2 < len(prefix); j++ {
+		if shells[path.Base(prefix[j])] && takesCommand(prefix[j+1:j+2]) && !strings.HasPrefix(prefix[j+2], "-") {
+			return nil // the shell has its own command string
+		}
+	}
+	i := lastShell(prefix)
+	if i < 0 {
+		return nil
+	}
+	sh, opts := path.Base(prefix[i]), prefix[i+1:]
+	if len(opts) == 0 {
+		return fmt.Errorf("%s alone would read torchlsp's program from stdin as shell commands: end the prefix with -c, as in [%q, %q]", sh, prefix[i], "-lc")
+	}
+	if !takesCommand(opts) {
+		return fmt.Errorf("%s %s does not take a command string (the last option must be -c, or a cluster ending in c such as -lc): use [%q, %q]",
+			sh, strings.Join(opts, " "), prefix[i], "-lc")
+	}
+	return nil
+}
+
+// CheckHopShell is checkShellHop for callers outside the package (a local
+// target runs hops without an SSH command line).
+func CheckHopShell(prefix []string) error { return checkShellHop(prefix) }
 
 // CommandLine returns the command string for an SSH server, whose login
 // shell parses it once: it runs argv with env on the target host through
@@ -125,6 +194,9 @@ func ValidateHop(h Hop) error {
 	prog := h.Argv[0]
 	if prog == "" || strings.HasPrefix(prog, "-") || strings.Contains(prog, "=") {
 		return fmt.Errorf("exec program %q is not a program name", prog)
+	}
+	if err := checkShellHop(h.Argv); err != nil {
+		return err
 	}
 	args := h.Argv[1:]
 	var tail []string

@@ -216,11 +216,14 @@ func (t *Target) dialHop(ctx context.Context, prev *ssh.Client, h hop) (*ssh.Cli
 	if err != nil {
 		nc.Close()
 		var hkErr *HostKeyError
+		var algErr *ssh.AlgorithmNegotiationError
 		switch {
 		case interrupted:
 			return nil, fmt.Errorf("%s: handshake: %w", h.label, ctx.Err())
 		case errors.As(err, &hkErr):
 			return nil, fmt.Errorf("%s: %w", h.label, hkErr)
+		case errors.As(err, &algErr) && algErr.What == "host key":
+			return nil, fmt.Errorf("%s: %w", h.label, hostKeys.typeGone(h.addr, h.verify, algErr.RequestedAlgorithms))
 		case isAuthFailure(err):
 			return nil, fmt.Errorf("%s: %w", h.label, creds.authError(h.user, err))
 		default:

@@ -24,6 +24,9 @@ const (
 	HostKeyChanged
 	// HostKeyRevoked: the key (or the CA that signed it) is @revoked.
 	HostKeyRevoked
+	// HostKeyTypeGone: known_hosts holds keys for the host only of types
+	// the server no longer offers, so none can be checked.
+	HostKeyTypeGone
 )
 
 // HostKeyError is a host key that known_hosts does not vouch for. There is
@@ -34,6 +37,7 @@ type HostKeyError struct {
 	Host        string // as written in known_hosts: host or [host]:port
 	Fingerprint string // SHA256 fingerprint of the key the server offered
 	Known       []string
+	Offered     []string // HostKeyTypeGone: the key types the server offers
 	Hint        string
 }
 
@@ -44,6 +48,10 @@ func (e *HostKeyError) Error() string {
 	case HostKeyChanged:
 		return fmt.Sprintf("host key for %s CHANGED (possible attack): server offered %s, known_hosts has %s; %s",
 			e.Host, e.Fingerprint, strings.Join(e.Known, ", "), e.Hint)
+	case HostKeyTypeGone:
+		return fmt.Sprintf("host key for %s cannot be checked: known_hosts has only %s, and the server no longer offers that key type "+
+			"(it offers %s), so torchlsp refuses to connect (its keys changed: possibly an attack, usually a server upgrade); %s",
+			e.Host, strings.Join(e.Known, ", "), strings.Join(e.Offered, ", "), e.Hint)
 	default:
 		return fmt.Sprintf("host key for %s is @revoked in %s: refusing to connect", e.Host, strings.Join(e.Known, ", "))
 	}
@@ -197,14 +205,39 @@ func (hk *hostKeys) callback(verify string) ssh.HostKeyCallback {
 			return &HostKeyError{Problem: HostKeyUnknown, Host: name, Fingerprint: fp,
 				Hint: fmt.Sprintf("connect once with `%s` to verify and record it", verify)}
 		}
-		hint := fmt.Sprintf("if the change is expected, remove the old key with `ssh-keygen -R %s` and connect once with `%s` to record the new one",
-			shellWord(name), verify)
-		if f := ke.Want[0].Filename; len(ke.Want) > 0 && !strings.HasSuffix(f, "/.ssh/known_hosts") {
-			hint = fmt.Sprintf("if the change is expected, remove the old key with `ssh-keygen -f %s -R %s` and connect once with `%s` to record the new one",
-				shellWord(f), shellWord(name), verify)
-		}
-		return &HostKeyError{Problem: HostKeyChanged, Host: name, Fingerprint: fp, Known: plain, Hint: hint}
+		return &HostKeyError{Problem: HostKeyChanged, Host: name, Fingerprint: fp, Known: plain, Hint: changeHint(name, verify, ke.Want)}
 	}
+}
+
+// changeHint says how to replace the known_hosts entries want for name:
+// remove them with ssh-keygen -R, then record the new key with OpenSSH.
+func changeHint(name, verify string, want []knownhosts.KnownKey) string {
+	if len(want) > 0 && !strings.HasSuffix(want[0].Filename, "/.ssh/known_hosts") {
+		return fmt.Sprintf("if the change is expected, remove the old key with `ssh-keygen -f %s -R %s` and connect once with `%s` to record the new one",
+			shellWord(want[0].Filename), shellWord(name), verify)
+	}
+	return fmt.Sprintf("if the change is expected, remove the old key with `ssh-keygen -R %s` and connect once with `%s` to record the new one",
+		shellWord(name), verify)
+}
+
+// typeGone explains a handshake that found no common host key algorithm:
+// the client asks only for the types known_hosts holds for addr (see
+// algorithms), so the server dropped, or never had, every one of them.
+func (hk *hostKeys) typeGone(addr, verify string, offered []string) *HostKeyError {
+	name := knownhosts.Normalize(addr)
+	want := hk.known(addr)
+	var known []string
+	for _, k := range want {
+		what := "key"
+		if hk.caLines[k.Filename+":"+strconv.Itoa(k.Line)] {
+			what = "CA key"
+		}
+		known = append(known, fmt.Sprintf("a %s %s %s (%s:%d)", k.Key.Type(), what, ssh.FingerprintSHA256(k.Key), k.Filename, k.Line))
+	}
+	if len(known) == 0 {
+		known = []string{"keys of other types"}
+	}
+	return &HostKeyError{Problem: HostKeyTypeGone, Host: name, Known: known, Offered: offered, Hint: changeHint(name, verify, want)}
 }
 
 // shellWord quotes s for a hint the user pastes into a shell.

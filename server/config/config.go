@@ -303,10 +303,12 @@ func DefaultDirs() (Dirs, error) {
 // UserFile is the path of the user-level config.toml.
 func (d Dirs) UserFile() string { return filepath.Join(d.Config, "config.toml") }
 
-// LoadUser reads the user's config.toml; a missing file is no error.
+// LoadUser reads the user's config.toml; a missing file is no error. It
+// may be a symbolic link (dotfile managers make them), but what it names
+// must be a regular file of at most MaxConfigBytes.
 func LoadUser(d Dirs) (Layer, error) {
 	path := d.UserFile()
-	data, err := os.ReadFile(path)
+	data, err := readRegular(path, MaxConfigBytes, true)
 	if errors.Is(err, os.ErrNotExist) {
 		return Layer{Source: path}, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -60,7 +61,7 @@ type trustRecords struct {
 
 func (s *TrustStore) load() (trustRecords, error) {
 	recs := trustRecords{Version: 1, Files: map[string]string{}}
-	data, err := os.ReadFile(s.path)
+	data, err := readRegular(s.path, maxRecordsBytes, true)
 	if errors.Is(err, os.ErrNotExist) {
 		return recs, nil
 	}
@@ -117,7 +118,7 @@ func (s *TrustStore) Trust(file string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	data, err := os.ReadFile(abs)
+	data, err := readRegular(abs, MaxConfigBytes, false)
 	if err != nil {
 		return "", fmt.Errorf("trust %s: %w", abs, err)
 	}
@@ -145,6 +146,21 @@ func (s *TrustStore) Revoke(file string) error {
 	}
 	delete(recs.Files, abs)
 	return s.save(recs)
+}
+
+// recorded reports whether file has a trust record at all; a file without
+// one is untrusted whatever it holds, so it need not be read.
+func (s *TrustStore) recorded(file string) (bool, error) {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return false, err
+	}
+	recs, err := s.load()
+	if err != nil {
+		return false, err
+	}
+	_, ok := recs.Files[abs]
+	return ok, nil
 }
 
 // Check compares data, the current content of file, with the record.
@@ -204,17 +220,47 @@ func (w WorkspaceStatus) Message() string {
 }
 
 // LoadWorkspace reads dir/torchlsp.toml and returns it as a layer only if
-// the user trusts its current content.
+// the user trusts its current content. The file comes with the
+// repository, so it is looked at as little as possible before trust is
+// settled: a file the user never trusted is not opened at all, and one
+// with a trust record is read only if it is a regular file (a symbolic
+// link is not followed) of at most MaxConfigBytes. A link to /dev/zero or
+// /dev/stdin thus costs one lstat.
 func LoadWorkspace(dir string, store *TrustStore) (Layer, WorkspaceStatus) {
 	path := filepath.Join(dir, WorkspaceFile)
 	st := WorkspaceStatus{Dir: dir, Path: path}
-	data, err := os.ReadFile(path)
+	info, err := os.Lstat(path)
 	if errors.Is(err, os.ErrNotExist) {
 		st.State = Absent
 		return Layer{}, st
 	}
 	if err != nil {
 		st.State, st.Err = Untrusted, fmt.Errorf("read %s: %w", path, err)
+		return Layer{}, st
+	}
+	if !info.Mode().IsRegular() {
+		// Refused whether trusted or not: trust was given to a file's
+		// content, and this is no file to read content from.
+		st.State = Untrusted
+		if info.Mode()&fs.ModeSymlink != 0 {
+			st.Err = fmt.Errorf("%s is a symbolic link: its targets are ignored; torchlsp reads it only as a regular file in the workspace, so replace the link with a copy of the file", path)
+		} else {
+			st.Err = fmt.Errorf("%s is %s, not a regular file: its targets are ignored", path, kindOf(info.Mode()))
+		}
+		return Layer{}, st
+	}
+	known, err := store.recorded(path)
+	if err != nil {
+		st.State, st.Err = Untrusted, err
+		return Layer{}, st
+	}
+	if !known {
+		st.State = Untrusted
+		return Layer{}, st
+	}
+	data, err := readRegular(path, MaxConfigBytes, false)
+	if err != nil {
+		st.State, st.Err = Untrusted, fmt.Errorf("workspace config: %w", err)
 		return Layer{}, st
 	}
 	st.State, err = store.Check(path, data)
