@@ -53,6 +53,11 @@ type Options struct {
 	// MaxDocumentBytes bounds the text analysed per document
 	// (source.DefaultMaxBytes when 0).
 	MaxDocumentBytes int
+	// MirrorLimits and HelperLimits bound what a target may send (files,
+	// bytes, stalls; reply frames and fields); zero fields take remote's
+	// defaults (docs/RELIABILITY.md lists them).
+	MirrorLimits remote.MirrorLimits
+	HelperLimits remote.HelperLimits
 }
 
 // Engine is the editor-independent core. Its methods are safe for
@@ -121,6 +126,8 @@ func (e *Engine) sessionEnv() sessionEnv {
 		validateCache:  e.opts.ValidateCache,
 
 		packagesChanged: e.sitePackagesChanged,
+		mirrorLimits:    e.opts.MirrorLimits,
+		helperLimits:    e.opts.HelperLimits,
 	}
 }
 

@@ -75,6 +75,10 @@ type sessionEnv struct {
 	// packagesChanged tells the engine a package was mirrored again (its
 	// site view follows).
 	packagesChanged func(target string)
+	// Bounds on what a target may send; zero fields take remote's
+	// defaults.
+	mirrorLimits remote.MirrorLimits
+	helperLimits remote.HelperLimits
 }
 
 func newSession(env sessionEnv, spec remote.Spec, t remote.Target) *session {
@@ -82,7 +86,7 @@ func newSession(env sessionEnv, spec remote.Spec, t remote.Target) *session {
 		env:    env,
 		spec:   spec,
 		target: t,
-		client: remote.NewClient(t, spec),
+		client: remote.NewClientWith(t, spec, env.helperLimits),
 		pkgs:   map[string]*pkgState{},
 
 		effectiveVals: map[string]*effectiveState{},
@@ -267,16 +271,35 @@ func (s *session) mirror(ctx context.Context, info remote.PackageInfo, prog Prog
 	prog.Report(fmt.Sprintf("mirroring %s %s (%d files)", info.Name, info.Version, info.FilesCount), 0)
 	s.env.status(s.spec.Name, info.Version, "indexing", "mirroring")
 	var last int
-	return remote.Mirror(ctx, s.target, s.spec, info, s.env.cacheDir, func(done, total int64) {
-		if total <= 0 {
-			return
-		}
-		pct := int(done * 100 / total)
-		if pct != last {
-			last = pct
-			prog.Report(fmt.Sprintf("mirroring %s %s", info.Name, info.Version), pct)
-		}
+	m, err := remote.MirrorWith(ctx, s.target, s.spec, info, s.env.cacheDir, remote.MirrorOptions{
+		Limits: s.env.mirrorLimits,
+		Progress: func(done, total int64) {
+			if total <= 0 {
+				return
+			}
+			pct := int(done * 100 / total)
+			if pct != last {
+				last = pct
+				prog.Report(fmt.Sprintf("mirroring %s %s", info.Name, info.Version), pct)
+			}
+		},
 	})
+	if err != nil {
+		return nil, err
+	}
+	if skipped := m.Skipped(); len(skipped) > 0 {
+		names := make([]string, 0, min(len(skipped), 5))
+		for i, f := range skipped {
+			if i == 5 {
+				names = append(names, fmt.Sprintf("and %d more", len(skipped)-5))
+				break
+			}
+			names = append(names, fmt.Sprintf("%s (%s)", f.Path, f.Reason))
+		}
+		s.env.notify.LogMessage(ctx, MessageWarning, fmt.Sprintf("torchlsp: %s %s on %s: %d file(s) not mirrored, so not indexed: %s",
+			info.Name, info.Version, s.spec.Name, len(skipped), strings.Join(names, ", ")))
+	}
+	return m, nil
 }
 
 func (s *session) openIndex(ps *pkgState) error {
@@ -338,17 +361,7 @@ func topPackage(qualname string) string {
 
 // infoOf rebuilds what the target said about a package from a mirror's
 // manifest, for a mirror used without asking the target.
-func infoOf(m *remote.MirrorTree) remote.PackageInfo {
-	return remote.PackageInfo{
-		Name:       m.Manifest.Package,
-		Version:    m.Manifest.Version,
-		Location:   m.Manifest.TargetPackageDir,
-		Site:       m.Manifest.TargetSiteDir,
-		Member:     m.Manifest.Member,
-		FilesCount: m.Manifest.Files,
-		Bytes:      m.Manifest.Bytes,
-	}
-}
+func infoOf(m *remote.MirrorTree) remote.PackageInfo { return m.Info() }
 
 // importing runs a helper call that may import pkg on the target, which
 // takes seconds for torch (6 s on a GPU host): the first such call shows

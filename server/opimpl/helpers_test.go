@@ -21,17 +21,3 @@ func debianSite(t testing.TB) string {
 	}
 	return site
 }
-
-// torch211 returns the copy of torch 2.11's site dir named by
-// TORCHLSP_TORCH211_SITE, skipping when it is unset.
-func torch211(t testing.TB) string {
-	t.Helper()
-	site := os.Getenv("TORCHLSP_TORCH211_SITE")
-	if site == "" {
-		t.Skip("TORCHLSP_TORCH211_SITE is unset: no copy of torch 2.11's sources to scan")
-	}
-	if _, err := os.Stat(filepath.Join(site, "torch", "_inductor", "lowering.py")); err != nil {
-		t.Fatalf("TORCHLSP_TORCH211_SITE=%s holds no torch 2.11 tree: %v", site, err)
-	}
-	return site
-}

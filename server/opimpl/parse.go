@@ -68,7 +68,6 @@ func (c *callFact) kw(name string) (expr, bool) {
 type param struct {
 	name    string
 	kwOnly  bool // after * or *args
-	variad  bool // *args or **kwargs
 	initial int  // positional index, -1 for keyword-only
 }
 

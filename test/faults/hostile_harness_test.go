@@ -270,3 +270,33 @@ func treeBytes(dir string) int64 {
 	})
 	return n
 }
+
+// testContext is a context that ends after d or with the test.
+func testContext(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// hostileWorkspace is a workspace holding the e2e training script, for
+// the tests that start the binary themselves.
+func hostileWorkspace(t testing.TB) (dir, file, text string) {
+	t.Helper()
+	files, text := workspace(t)
+	dir = t.TempDir()
+	file = filepath.Join(dir, "train.py")
+	if err := os.WriteFile(file, []byte(files["train.py"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, file, text
+}
+
+// at is the LSP position of the n-th needle in text, off bytes into it.
+func at(t testing.TB, text, needle string, n, off int) (uint32, uint32) {
+	t.Helper()
+	line, col, err := lsptest.Find(text, needle, n, off)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return line, col
+}

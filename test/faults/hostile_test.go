@@ -42,7 +42,7 @@ func TestHostileWorkspaceConfig(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ws, file, text := workspace(t)
+			ws, file, text := hostileWorkspace(t)
 			tt.plant(t, filepath.Join(ws, "torchlsp.toml"))
 			env, _ := xdgEnv(t)
 
@@ -118,7 +118,7 @@ def main():
 func TestHostileMirrorFiles(t *testing.T) {
 	needPython(t)
 	bin := buildServer(t)
-	_, file, text := workspace(t)
+	_, file, text := hostileWorkspace(t)
 	line, col := at(t, text, "nn.Linear", 0, 3)
 	pos := fmt.Sprintf("%s:%d:%d", file, line+1, col+1)
 	for _, tt := range []struct {
@@ -164,7 +164,7 @@ func TestHostileMirrorFileUnderLimit(t *testing.T) {
 	for _, kind := range []string{"assignments", "packed"} {
 		t.Run(kind, func(t *testing.T) {
 			h := newHostileTarget(t, "torchlsp_mirror", hostileMirror(1, (4<<20)-4096, kind))
-			ws, file, text := workspace(t)
+			ws, file, text := hostileWorkspace(t)
 			env, _ := xdgEnv(t)
 			p := serveProcess(t, bin, ws, h.settings(t, nil), env)
 			ctx := testContext(t, 3*time.Minute)
@@ -238,7 +238,7 @@ METHODS["inspect"] = (m_inspect, True)
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			h := newHostileTarget(t, "torchlsp_helper", tt.patch)
-			ws, file, text := workspace(t)
+			ws, file, text := hostileWorkspace(t)
 			env, cache := xdgEnv(t)
 			p := serveProcess(t, bin, ws, h.settings(t, nil), env)
 			ctx := testContext(t, 2*time.Minute)
@@ -362,7 +362,7 @@ def main():
     s.flush()
     _time.sleep(600)
 `)
-	ws, file, text := workspace(t)
+	ws, file, text := hostileWorkspace(t)
 	env, _ := xdgEnv(t)
 	p := serveProcess(t, bin, ws, h.settings(t, nil), env)
 	ctx := testContext(t, 4*time.Minute)
@@ -413,7 +413,7 @@ func TestStoppedHelperIsReplaced(t *testing.T) {
 	bin := buildServer(t)
 	mark := marker(t)
 	site := filepath.Join(repoRoot(t), "testdata", "site")
-	ws, file, text := workspace(t)
+	ws, file, text := hostileWorkspace(t)
 	env, _ := xdgEnv(t)
 	p := serveProcess(t, bin, ws, targetSettings(t, debianPython, map[string]string{"PYTHONPATH": site, "FAULT_MARK": mark}), env)
 	ctx := testContext(t, 3*time.Minute)

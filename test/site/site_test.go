@@ -9,7 +9,6 @@ package site
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -512,10 +511,4 @@ func find(t testing.TB, path, needle, sub string) (int, int) {
 	}
 	t.Fatalf("%s has no line with %q", path, needle)
 	return 0, 0
-}
-
-// mustJSON is for settings in failure messages.
-func mustJSON(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }
