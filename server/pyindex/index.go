@@ -306,6 +306,9 @@ func (ix *Index) Build(ctx context.Context) error {
 	if err := p.Wait(); err != nil {
 		return fmt.Errorf("pyindex: build %s: %w", ix.siteDir, err)
 	}
+	// Every file is parsed: the parsers and their scratch memory are idle
+	// from now on (the pool makes new ones should a file be parsed again).
+	ix.parsers.Close()
 	if ix.cacheFile == "" || ix.fromCache || ix.saved.Load() {
 		return nil
 	}
@@ -346,11 +349,15 @@ func (ix *Index) parse(f *fileState) *fileData {
 	if err != nil {
 		return &fileData{}
 	}
-	tree, err := ix.parsers.Parse(src)
+	p, err := ix.parsers.Get()
 	if err != nil {
 		return &fileData{}
 	}
-	return extract(tree, f.pkg)
+	defer ix.parsers.Put(p)
+	fd := &fileData{}
+	// extract copies what it keeps: the tree may live in scratch memory.
+	p.Visit(src, func(t *syntax.Tree) { fd = extract(t, f.pkg) })
+	return fd
 }
 
 // maxBuildWorkers caps parsing concurrency: each worker holds a parser and
