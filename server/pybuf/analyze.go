@@ -53,6 +53,7 @@ type walker struct {
 	b         *Buffer
 	tryBody   int32
 	handlerOf int32
+	work      int // steps taken, for the tests that bound them
 }
 
 func analyze(b *Buffer) {
@@ -63,6 +64,9 @@ func analyze(b *Buffer) {
 	}
 	w := walker{b: b, tryBody: -1, handlerOf: -1}
 	w.visit(0, 0)
+	b.writes = writeTargets(b.nodes)
+	b.scopeOrder, b.scopeUp = scopeNesting(b.scopes)
+	b.work = w.work + len(b.nodes) + len(b.scopes)
 	sort.SliceStable(b.idents, func(i, j int) bool {
 		return b.nodes[b.idents[i].node].Start < b.nodes[b.idents[j].node].Start
 	})
@@ -96,6 +100,7 @@ func (w *walker) visitChildren(n, s int32) {
 
 func (w *walker) visit(n, s int32) {
 	b := w.b
+	w.work++
 	switch b.nodes[n].Kind {
 	case syntax.KindIdentifier:
 		b.idents = append(b.idents, ident{node: n, scope: s, bind: -1})
@@ -213,6 +218,7 @@ func (w *walker) bindScope(name string, s int32) int32 {
 	}
 	if sc.nonlocals[name] {
 		for p := sc.Parent; p > 0; p = w.b.scopes[p].Parent {
+			w.work++
 			if k := w.b.scopes[p].Kind; k == ScopeFunction || k == ScopeLambda {
 				if len(w.b.scopes[p].names[name]) > 0 {
 					return p
@@ -246,6 +252,7 @@ func (w *walker) bind(id, s int32, at int, bk bindKind, write bool) *binding {
 // own value; attributes and subscripts in it are visited as reads.
 func (w *walker) bindTargets(t, s int32, at int, write bool) {
 	b := w.b
+	w.work++
 	switch b.nodes[t].Kind {
 	case syntax.KindIdentifier:
 		w.bind(t, s, at, bindOther, write)
@@ -259,9 +266,11 @@ func (w *walker) bindTargets(t, s int32, at int, write bool) {
 	}
 }
 
-// isChain reports whether n is a name or a dotted chain of names.
+// isChain reports whether n is a name or a dotted chain of names, of at
+// most maxChain+1 attributes: longer chains resolve to nothing, and walking
+// them for every use would make answering quadratic in their length.
 func (b *Buffer) isChain(n int32) bool {
-	for {
+	for depth := 0; depth <= maxChain+1; depth++ {
 		switch b.nodes[n].Kind {
 		case syntax.KindIdentifier:
 			return b.nodes[n].Start < b.nodes[n].End
@@ -277,21 +286,35 @@ func (b *Buffer) isChain(n int32) bool {
 			return false
 		}
 	}
+	return false
 }
 
-func (w *walker) assignment(n, s int32) {
+func (w *walker) assignment(n, s int32) { w.assignTo(n, s, -2) }
+
+// assignTo binds the targets of assignment n. value is the right-hand side
+// at the end of a chain a = b = v that n is part of, or -2 for n at its
+// head: each link of the chain is walked once, not once per target.
+func (w *walker) assignTo(n, s, value int32) {
 	b := w.b
 	left, right := b.child(n, syntax.FieldLeft), b.child(n, syntax.FieldRight)
 	at := int(b.nodes[n].End)
-	value := right
-	for value >= 0 && b.nodes[value].Kind == syntax.KindAssignment { // a = b = torch.nn
-		value = b.child(value, syntax.FieldRight)
+	if value == -2 {
+		value = right
+		for value >= 0 && b.nodes[value].Kind == syntax.KindAssignment { // a = b = torch.nn
+			w.work++
+			value = b.child(value, syntax.FieldRight)
+		}
 	}
 	if left >= 0 {
 		w.bindAssigned(left, value, s, at)
 	}
 	for c := b.nodes[n].FirstChild; c >= 0; c = b.nodes[c].NextSibling {
-		if c != left {
+		switch {
+		case c == left:
+		case c == right && b.nodes[c].Kind == syntax.KindAssignment:
+			w.work++
+			w.assignTo(c, s, value)
+		default:
 			w.visit(c, s)
 		}
 	}
@@ -301,6 +324,7 @@ func (w *walker) assignment(n, s int32) {
 // becomes an alias; "a, b = x.y, z" pairs up.
 func (w *walker) bindAssigned(target, value, s int32, at int) {
 	b := w.b
+	w.work++
 	if value >= 0 && b.nodes[target].Kind == syntax.KindIdentifier && b.isChain(value) {
 		bd := w.bind(target, s, at, bindAlias, true)
 		bd.rhs, bd.rhsScope = value, s
@@ -598,3 +622,63 @@ func (w *walker) importRecord(name, qual, module string, relative bool, nameNode
 		Alternative: w.handlerOf >= 0,
 	}
 }
+
+// writeTargets marks the nodes that are assigned to: the left side of an
+// assignment, for or with target, and what a tuple or list there holds.
+// One pass in tree order, since a node's answer follows from its parent's.
+func writeTargets(nodes []syntax.Node) bitset {
+	out := newBitset(len(nodes))
+	for i := range nodes {
+		p := nodes[i].Parent
+		if p < 0 {
+			continue
+		}
+		switch nodes[p].Kind {
+		case syntax.KindPatternList, syntax.KindTuplePattern, syntax.KindListPattern, syntax.KindTuple, syntax.KindList,
+			syntax.KindParenthesizedExpression, syntax.KindListSplatPattern, syntax.KindListSplat, syntax.KindExpressionList:
+			if out.has(p) {
+				out.set(int32(i))
+			}
+		case syntax.KindAsPatternTarget:
+			out.set(int32(i))
+		case syntax.KindAssignment, syntax.KindAugmentedAssignment, syntax.KindForStatement, syntax.KindForInClause:
+			if nodes[i].Field == syntax.FieldLeft {
+				out.set(int32(i))
+			}
+		}
+	}
+	return out
+}
+
+// scopeNesting orders the scopes by start and links each to the nearest
+// one holding it, for scopeAt. Scopes nest or are apart, as the nodes they
+// come from do.
+func scopeNesting(scopes []scope) (order, up []int32) {
+	order = make([]int32, len(scopes))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	sort.SliceStable(order, func(i, j int) bool { return scopes[order[i]].Start < scopes[order[j]].Start })
+	up = make([]int32, len(order))
+	var stack []int32 // positions in order of the scopes holding the current one
+	for k, si := range order {
+		for len(stack) > 0 && scopes[si].End > scopes[order[stack[len(stack)-1]]].End {
+			stack = stack[:len(stack)-1]
+		}
+		up[k] = -1
+		if len(stack) > 0 {
+			up[k] = stack[len(stack)-1]
+		}
+		stack = append(stack, int32(k))
+	}
+	return order, up
+}
+
+// bitset is a set of node ids.
+type bitset []uint64
+
+func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
+
+func (s bitset) set(i int32) { s[i/64] |= 1 << (i % 64) }
+
+func (s bitset) has(i int32) bool { return i >= 0 && int(i/64) < len(s) && s[i/64]&(1<<(i%64)) != 0 }

@@ -28,7 +28,7 @@ func (b *Buffer) resolveCallees() {
 	b.callees = make([]string, len(b.calls))
 	for i, c := range b.calls {
 		if callee := b.child(c, syntax.FieldFunction); callee >= 0 && b.isChain(callee) {
-			b.callees[i] = b.resolveChain(callee, b.scopeOfChain(callee), 0)
+			b.callees[i] = b.resolveChain(callee, b.scopeOfChain(callee), 0, nil)
 		}
 	}
 }
@@ -41,7 +41,7 @@ func (b *Buffer) scopeOfChain(n int32) int32 {
 	if i := b.identIndex(n); i >= 0 {
 		return b.idents[i].scope
 	}
-	return b.scopeAt(int(b.nodes[n].Start))
+	return b.scopeAt(int(b.nodes[n].Start), nil)
 }
 
 func (b *Buffer) call(c, callee int32, qualname string, s int32) Call {
@@ -88,7 +88,7 @@ func (b *Buffer) value(n, s int32) Value {
 		}
 	case syntax.KindIdentifier, syntax.KindAttribute:
 		if b.isChain(n) {
-			v.Kind, v.Qualname = ValueName, b.resolveChain(n, s, 0)
+			v.Kind, v.Qualname = ValueName, b.resolveChain(n, s, 0, nil)
 		}
 	case syntax.KindDictionary:
 		v.Kind = ValueDict

@@ -23,6 +23,10 @@ type Buffer struct {
 	strs        []int32 // string nodes, by start offset
 	imps        []Import
 	errors      bool
+	writes      bitset  // nodes assigned to (see writeTargets)
+	scopeOrder  []int32 // scope indexes by start, for scopeAt
+	scopeUp     []int32 // per scopeOrder position: the position of the nearest scope holding it, or -1
+	work        int     // steps the analysis took, for the tests that bound them
 }
 
 // HasErrors reports whether the text did not parse cleanly.
