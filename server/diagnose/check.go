@@ -8,6 +8,11 @@
 // diagnostic cites torch's own lines, from the mirrored source; nothing
 // about a torch version is hard-coded. It is pure analysis: no processes,
 // no LSP types.
+//
+// The checks read the syntax tree of the pybuf.Buffer they are handed,
+// never parsing again, and cost steps in proportion to the buffer's size:
+// per-node facts (enclosing function, statement) come from one pass over
+// the tree, and per-site questions from one index of the references.
 package diagnose
 
 import (

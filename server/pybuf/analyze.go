@@ -140,7 +140,7 @@ func (w *walker) visit(n, s int32) {
 		return
 	case syntax.KindForStatement:
 		at := int(b.nodes[n].End)
-		if r := b.child(n, syntax.FieldRight); r >= 0 {
+		if r := b.tree.Child(n, syntax.FieldRight); r >= 0 {
 			at = int(b.nodes[r].End)
 		}
 		for c := b.nodes[n].FirstChild; c >= 0; c = b.nodes[c].NextSibling {
@@ -196,7 +196,7 @@ func (w *walker) visit(n, s int32) {
 				if *m == nil {
 					*m = map[string]bool{}
 				}
-				(*m)[b.text(c)] = true
+				(*m)[b.tree.Text(c)] = true
 			}
 			b.idents = append(b.idents, ident{node: c, scope: s, bind: -1})
 		}
@@ -232,7 +232,7 @@ func (w *walker) bindScope(name string, s int32) int32 {
 // bind records that identifier id gets a value in scope s from offset at.
 func (w *walker) bind(id, s int32, at int, bk bindKind, write bool) *binding {
 	b := w.b
-	name := b.text(id)
+	name := b.tree.Text(id)
 	target := w.bindScope(name, s)
 	b.binds = append(b.binds, binding{
 		name: name, scope: target, at: at, node: id, Kind: bk, write: write,
@@ -275,10 +275,10 @@ func (b *Buffer) isChain(n int32) bool {
 		case syntax.KindIdentifier:
 			return b.nodes[n].Start < b.nodes[n].End
 		case syntax.KindAttribute:
-			if b.child(n, syntax.FieldAttribute) < 0 {
+			if b.tree.Child(n, syntax.FieldAttribute) < 0 {
 				return false
 			}
-			n = b.child(n, syntax.FieldObject)
+			n = b.tree.Child(n, syntax.FieldObject)
 			if n < 0 {
 				return false
 			}
@@ -296,13 +296,13 @@ func (w *walker) assignment(n, s int32) { w.assignTo(n, s, -2) }
 // head: each link of the chain is walked once, not once per target.
 func (w *walker) assignTo(n, s, value int32) {
 	b := w.b
-	left, right := b.child(n, syntax.FieldLeft), b.child(n, syntax.FieldRight)
+	left, right := b.tree.Child(n, syntax.FieldLeft), b.tree.Child(n, syntax.FieldRight)
 	at := int(b.nodes[n].End)
 	if value == -2 {
 		value = right
 		for value >= 0 && b.nodes[value].Kind == syntax.KindAssignment { // a = b = torch.nn
 			w.work++
-			value = b.child(value, syntax.FieldRight)
+			value = b.tree.Child(value, syntax.FieldRight)
 		}
 	}
 	if left >= 0 {
@@ -331,7 +331,7 @@ func (w *walker) bindAssigned(target, value, s int32, at int) {
 		return
 	}
 	if value >= 0 && isSequence(b.nodes[target].Kind) && isSequence(b.nodes[value].Kind) {
-		ts, vs := b.childrenOf(target), b.childrenOf(value)
+		ts, vs := b.tree.CodeChildren(target), b.tree.CodeChildren(value)
 		if len(ts) == len(vs) {
 			for i := range ts {
 				w.bindAssigned(ts[i], vs[i], s, at)
@@ -350,17 +350,6 @@ func isSequence(k syntax.Kind) bool {
 	return false
 }
 
-// childrenOf lists the children of n other than comments.
-func (b *Buffer) childrenOf(n int32) []int32 {
-	var out []int32
-	for c := b.nodes[n].FirstChild; c >= 0; c = b.nodes[c].NextSibling {
-		if b.nodes[c].Kind != syntax.KindComment {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
 // walrus binds "name := value" in the nearest scope that is not a
 // comprehension, as Python does.
 func (w *walker) walrus(n, s int32) {
@@ -369,7 +358,7 @@ func (w *walker) walrus(n, s int32) {
 	for b.scopes[target].Kind == ScopeComprehension && b.scopes[target].Parent >= 0 {
 		target = b.scopes[target].Parent
 	}
-	name, value := b.child(n, syntax.FieldName), b.child(n, syntax.FieldValue)
+	name, value := b.tree.Child(n, syntax.FieldName), b.tree.Child(n, syntax.FieldValue)
 	if value >= 0 {
 		w.visit(value, s)
 	}
@@ -388,14 +377,14 @@ func (w *walker) walrus(n, s int32) {
 
 func (w *walker) function(n, s int32) {
 	b := w.b
-	name, params := b.child(n, syntax.FieldName), b.child(n, syntax.FieldParameters)
+	name, params := b.tree.Child(n, syntax.FieldName), b.tree.Child(n, syntax.FieldParameters)
 	start := int(b.nodes[n].Start)
 	if params >= 0 {
 		start = int(b.nodes[params].Start)
 	}
 	fname := ""
 	if name >= 0 {
-		fname = b.text(name)
+		fname = b.tree.Text(name)
 	}
 	fs := w.newScope(ScopeFunction, fname, start, int(b.nodes[n].End), s)
 	for c := b.nodes[n].FirstChild; c >= 0; c = b.nodes[c].NextSibling {
@@ -460,10 +449,10 @@ func (w *walker) parameters(n, s, fs int32) {
 
 func (w *walker) class(n, s int32) {
 	b := w.b
-	name, body := b.child(n, syntax.FieldName), b.child(n, syntax.FieldBody)
+	name, body := b.tree.Child(n, syntax.FieldName), b.tree.Child(n, syntax.FieldBody)
 	cname := ""
 	if name >= 0 {
-		cname = b.text(name)
+		cname = b.tree.Text(name)
 	}
 	start := int(b.nodes[n].End)
 	if body >= 0 {
@@ -520,7 +509,7 @@ func (b *Buffer) dotted(n int32, upTo int32) string {
 		if sb.Len() > 0 {
 			sb.WriteByte('.')
 		}
-		sb.Write(b.textBytes(c))
+		sb.Write(b.tree.Bytes(c))
 		if c == upTo {
 			break
 		}
@@ -531,12 +520,12 @@ func (b *Buffer) dotted(n int32, upTo int32) string {
 // fromModule returns the module of a from-import: its dotted name, and
 // whether it is relative.
 func (b *Buffer) fromModule(stmt int32) (module string, relative bool) {
-	m := b.child(stmt, syntax.FieldModuleName)
+	m := b.tree.Child(stmt, syntax.FieldModuleName)
 	if m < 0 {
 		return "", false
 	}
 	if b.nodes[m].Kind == syntax.KindRelativeImport {
-		return strings.Join(strings.Fields(b.text(m)), ""), true
+		return strings.Join(strings.Fields(b.tree.Text(m)), ""), true
 	}
 	return b.dotted(m, -1), false
 }
@@ -566,10 +555,10 @@ func (w *walker) importStmt(n, s int32) {
 		switch b.nodes[c].Kind {
 		case syntax.KindDottedName:
 			nameNode = c
-			local = b.firstOfKind(c, syntax.KindIdentifier)
+			local = b.tree.ChildOfKind(c, syntax.KindIdentifier)
 		case syntax.KindAliasedImport:
-			nameNode = b.child(c, syntax.FieldName)
-			local = b.child(c, syntax.FieldAlias)
+			nameNode = b.tree.Child(c, syntax.FieldName)
+			local = b.tree.Child(c, syntax.FieldAlias)
 		}
 		if nameNode < 0 || local < 0 || b.nodes[local].Kind != syntax.KindIdentifier {
 			continue
@@ -583,7 +572,7 @@ func (w *walker) importStmt(n, s int32) {
 		case b.nodes[c].Kind == syntax.KindAliasedImport:
 			qual = full
 		default: // import a.b.c binds a
-			qual = b.text(local)
+			qual = b.tree.Text(local)
 		}
 		mod := module
 		if !from {
@@ -592,7 +581,7 @@ func (w *walker) importStmt(n, s int32) {
 		bd := w.bind(local, s, at, bindImport, false)
 		bd.qual = qual
 		bound[local] = true
-		b.imps = append(b.imps, w.importRecord(b.text(local), qual, mod, relative, local, n, s))
+		b.imps = append(b.imps, w.importRecord(b.tree.Text(local), qual, mod, relative, local, n, s))
 	}
 	// Every other identifier of the statement is a read of a module path.
 	w.recordIdents(n, s, bound)
@@ -617,7 +606,7 @@ func (w *walker) importRecord(name, qual, module string, relative bool, nameNode
 	sc := &b.scopes[w.bindScope(name, s)]
 	return Import{
 		Name: name, Qualname: qual, Module: module, Relative: relative,
-		NameSpan: b.span(nameNode), Stmt: b.span(stmt),
+		NameSpan: b.tree.Span(nameNode), Stmt: b.tree.Span(stmt),
 		Scope:       Scope{Kind: sc.Kind, Name: sc.name, Span: b.spanOf(sc.Start, sc.End)},
 		Alternative: w.handlerOf >= 0,
 	}

@@ -215,7 +215,7 @@ func isNameList(s string) bool {
 // literal, judged by the tree where it parsed and by a scan of the line
 // before off where it did not.
 func (b *Buffer) inCommentOrString(off, ls int) bool {
-	if n := b.innermost(off); n >= 0 {
+	if n := b.tree.Innermost(off); n >= 0 {
 		switch b.nodes[n].Kind {
 		case syntax.KindComment, syntax.KindString, syntax.KindStringContent:
 			return true

@@ -31,7 +31,7 @@ func (b *Buffer) refAt(pos Pos, m *meter) (Ref, bool) {
 		if r, ok := b.refForIdent(i, m); ok {
 			return r, true
 		}
-		if !b.inError(b.idents[i].node) {
+		if !b.tree.InError(b.idents[i].node) {
 			return Ref{}, false
 		}
 	}
@@ -50,7 +50,7 @@ func (b *Buffer) QualnameOf(n int32) string {
 		return ""
 	}
 	r, ok := b.refForIdent(i, nil)
-	if !ok && b.inError(n) {
+	if !ok && b.tree.InError(n) {
 		r, ok = b.fallbackAt(int(b.nodes[n].Start), nil)
 	}
 	if !ok || r.Span.Start != b.tree.StartPos(n) {
@@ -125,7 +125,7 @@ func (b *Buffer) refForIdent(i int, m *meter) (Ref, bool) {
 	if nd.Start == nd.End {
 		return Ref{}, false
 	}
-	r := Ref{Span: b.span(n)}
+	r := Ref{Span: b.tree.Span(n)}
 	p := nd.Parent
 	if p < 0 {
 		return Ref{}, false
@@ -139,8 +139,8 @@ func (b *Buffer) refForIdent(i int, m *meter) (Ref, bool) {
 		if call < 0 {
 			return Ref{}, false
 		}
-		r.Qualname = b.resolveChain(b.child(call, syntax.FieldFunction), id.scope, 0, m)
-		r.Kind, r.Keyword = KindKeyword, b.text(n)
+		r.Qualname = b.resolveChain(b.tree.Child(call, syntax.FieldFunction), id.scope, 0, m)
+		r.Kind, r.Keyword = KindKeyword, b.tree.Text(n)
 		return r, r.Qualname != ""
 	case pk == syntax.KindAttribute && nd.Field == syntax.FieldAttribute:
 		return b.attributeRef(r, id, p, m)
@@ -149,7 +149,7 @@ func (b *Buffer) refForIdent(i int, m *meter) (Ref, bool) {
 		r.Qualname = b.evalBinding(id.bind, 0, m)
 		r.Write = b.binds[id.bind].write
 	} else {
-		r.Qualname = b.resolveName(b.text(n), id.scope, int(nd.Start), 0, m)
+		r.Qualname = b.resolveName(b.tree.Text(n), id.scope, int(nd.Start), 0, m)
 	}
 	r.Kind = KindName
 	if b.isCallee(n) {
@@ -164,7 +164,7 @@ func (b *Buffer) attributeRef(r Ref, id ident, a int32, m *meter) (Ref, bool) {
 	root := int32(-1)
 	for cur := a; root < 0; {
 		m.add(1)
-		obj := b.child(cur, syntax.FieldObject)
+		obj := b.tree.Child(cur, syntax.FieldObject)
 		if obj < 0 {
 			return Ref{}, false
 		}
@@ -177,7 +177,7 @@ func (b *Buffer) attributeRef(r Ref, id ident, a int32, m *meter) (Ref, bool) {
 		case syntax.KindIdentifier:
 			root = obj
 		case syntax.KindAttribute:
-			attr := b.child(obj, syntax.FieldAttribute)
+			attr := b.tree.Child(obj, syntax.FieldAttribute)
 			if attr < 0 || len(segs) > maxChain {
 				return Ref{}, false
 			}
@@ -190,7 +190,7 @@ func (b *Buffer) attributeRef(r Ref, id ident, a int32, m *meter) (Ref, bool) {
 	if b.nodes[root].Start == b.nodes[root].End {
 		return Ref{}, false
 	}
-	qual := b.resolveName(b.text(root), id.scope, int(b.nodes[root].Start), 0, m)
+	qual := b.resolveName(b.tree.Text(root), id.scope, int(b.nodes[root].Start), 0, m)
 	if qual == "" {
 		return Ref{}, false
 	}
@@ -198,7 +198,7 @@ func (b *Buffer) attributeRef(r Ref, id ident, a int32, m *meter) (Ref, bool) {
 	sb.WriteString(qual)
 	for i := len(segs) - 1; i >= 0; i-- {
 		sb.WriteByte('.')
-		sb.Write(b.textBytes(segs[i]))
+		sb.Write(b.tree.Bytes(segs[i]))
 	}
 	r.Qualname = sb.String()
 	switch {
@@ -266,7 +266,7 @@ func (b *Buffer) importQual(n, p int32, m *meter) string {
 	var name string // the dotted name n is in, up to n
 	switch {
 	case b.nodes[p].Kind == syntax.KindAliasedImport: // the alias: the whole name
-		d := b.child(p, syntax.FieldName)
+		d := b.tree.Child(p, syntax.FieldName)
 		if d < 0 {
 			return ""
 		}
@@ -297,14 +297,14 @@ func (b *Buffer) resolveChain(n int32, s int32, depth int, m *meter) string {
 	var segs []int32
 	for b.nodes[n].Kind == syntax.KindAttribute {
 		m.add(1)
-		attr, obj := b.child(n, syntax.FieldAttribute), b.child(n, syntax.FieldObject)
+		attr, obj := b.tree.Child(n, syntax.FieldAttribute), b.tree.Child(n, syntax.FieldObject)
 		if b.brokenChain(obj, attr) || len(segs) > maxChain {
 			return ""
 		}
 		segs = append(segs, attr)
 		n = obj
 	}
-	qual := b.resolveName(b.text(n), s, int(b.nodes[n].Start), depth, m)
+	qual := b.resolveName(b.tree.Text(n), s, int(b.nodes[n].Start), depth, m)
 	if qual == "" {
 		return ""
 	}
@@ -312,7 +312,7 @@ func (b *Buffer) resolveChain(n int32, s int32, depth int, m *meter) string {
 	sb.WriteString(qual)
 	for i := len(segs) - 1; i >= 0; i-- {
 		sb.WriteByte('.')
-		sb.Write(b.textBytes(segs[i]))
+		sb.Write(b.tree.Bytes(segs[i]))
 	}
 	return sb.String()
 }

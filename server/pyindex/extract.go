@@ -80,8 +80,6 @@ func intern(s string) string {
 	return unique.Make(s).Value()
 }
 
-func (e *extractor) text(n int32) string { return e.t.Text(n) }
-
 // body collects the bindings of a module or class body, descending into
 // compound statements that run in the same scope (if, try, with, for, while).
 func (e *extractor) body(n int32, tc, top bool, out []binding) []binding {
@@ -103,7 +101,7 @@ func (e *extractor) statement(c int32, tc, top bool, out []binding) []binding {
 		for d := range e.t.Children(c) {
 			switch e.t.Kind(d) {
 			case syntax.KindDecorator:
-				decos = append(decos, strings.TrimPrefix(oneLine(e.text(d), true), "@"))
+				decos = append(decos, strings.TrimPrefix(oneLine(e.t.Text(d), true), "@"))
 			case syntax.KindFunctionDefinition, syntax.KindClassDefinition:
 				def = d
 			}
@@ -139,7 +137,7 @@ func (e *extractor) statement(c int32, tc, top bool, out []binding) []binding {
 	case syntax.KindImportFromStatement:
 		return e.importFrom(c, tc, top, out)
 	case syntax.KindIfStatement:
-		cond := strings.TrimSpace(e.text(e.t.Child(c, syntax.FieldCondition)))
+		cond := strings.TrimSpace(e.t.Text(e.t.Child(c, syntax.FieldCondition)))
 		isTC := cond == "TYPE_CHECKING" || strings.HasSuffix(cond, ".TYPE_CHECKING")
 		negTC := cond == "not TYPE_CHECKING" || (strings.HasPrefix(cond, "not ") && strings.HasSuffix(cond, ".TYPE_CHECKING"))
 		for d := range e.t.Children(c) {
@@ -188,12 +186,12 @@ func (e *extractor) function(n int32, decos string, tc bool) binding {
 	if name < 0 {
 		name = n
 	}
-	b := binding{name: intern(e.text(name)), kind: KindFunction, typeChecking: tc, decorators: decos}
+	b := binding{name: intern(e.t.Text(name)), kind: KindFunction, typeChecking: tc, decorators: decos}
 	b.line, b.col = e.pos(name)
 	b.endLine = int32(e.t.Node(n).EndRow)
-	sig := oneLine(e.text(e.t.Child(n, syntax.FieldParameters)), true)
+	sig := oneLine(e.t.Text(e.t.Child(n, syntax.FieldParameters)), true)
 	if ret := e.t.Child(n, syntax.FieldReturnType); ret >= 0 {
-		sig += " -> " + oneLine(e.text(ret), true)
+		sig += " -> " + oneLine(e.t.Text(ret), true)
 	}
 	if isAsync(e.t.Bytes(n)) {
 		sig = "async " + sig
@@ -210,10 +208,10 @@ func (e *extractor) class(n int32, decos string, tc bool) binding {
 	if name < 0 {
 		name = n
 	}
-	b := binding{name: intern(e.text(name)), kind: KindClass, typeChecking: tc, decorators: decos}
+	b := binding{name: intern(e.t.Text(name)), kind: KindClass, typeChecking: tc, decorators: decos}
 	b.line, b.col = e.pos(name)
 	b.endLine = int32(e.t.Node(n).EndRow)
-	b.sig = intern(oneLine(e.text(e.t.Child(n, syntax.FieldSuperclasses)), true))
+	b.sig = intern(oneLine(e.t.Text(e.t.Child(n, syntax.FieldSuperclasses)), true))
 	if body := e.t.Child(n, syntax.FieldBody); body >= 0 {
 		b.docStart, b.docEnd, b.docSummary = e.docstring(body)
 		b.members = e.body(body, false, false, nil)
@@ -256,7 +254,7 @@ func (e *extractor) assignment(n int32, tc, top bool, out []binding) []binding {
 	}
 	value := ""
 	if right >= 0 {
-		value = oneLine(e.text(right), false)
+		value = oneLine(e.t.Text(right), false)
 		if len(value) > maxValueLen {
 			value = truncateUTF8(value, maxValueLen) + "…"
 		}
@@ -264,9 +262,9 @@ func (e *extractor) assignment(n int32, tc, top bool, out []binding) []binding {
 	}
 	ann := ""
 	if t := e.t.Child(n, syntax.FieldType); t >= 0 {
-		ann = intern(": " + oneLine(e.text(t), true))
+		ann = intern(": " + oneLine(e.t.Text(t), true))
 	}
-	if top && left >= 0 && e.t.Kind(left) == syntax.KindIdentifier && e.text(left) == "__all__" && right >= 0 {
+	if top && left >= 0 && e.t.Kind(left) == syntax.KindIdentifier && e.t.Text(left) == "__all__" && right >= 0 {
 		e.fd.all = nil
 		e.fd.hasAll = true
 		e.addAll(right)
@@ -278,7 +276,7 @@ func (e *extractor) assignment(n int32, tc, top bool, out []binding) []binding {
 		}
 		switch e.t.Kind(t) {
 		case syntax.KindIdentifier:
-			b := binding{name: intern(e.text(t)), kind: KindVariable, typeChecking: tc, sig: ann, value: value}
+			b := binding{name: intern(e.t.Text(t)), kind: KindVariable, typeChecking: tc, sig: ann, value: value}
 			b.line, b.col = e.pos(t)
 			b.endLine = int32(e.t.Node(n).EndRow)
 			out = append(out, b)
@@ -323,7 +321,7 @@ func (e *extractor) addAll(n int32) {
 
 func (e *extractor) augmentAll(n int32) {
 	left := e.t.Child(n, syntax.FieldLeft)
-	if left < 0 || e.t.Kind(left) != syntax.KindIdentifier || e.text(left) != "__all__" {
+	if left < 0 || e.t.Kind(left) != syntax.KindIdentifier || e.t.Text(left) != "__all__" {
 		return
 	}
 	e.fd.hasAll = true
@@ -339,7 +337,7 @@ func (e *extractor) allCall(n int32) {
 		return
 	}
 	obj := e.t.Child(fn, syntax.FieldObject)
-	if obj < 0 || e.text(obj) != "__all__" {
+	if obj < 0 || e.t.Text(obj) != "__all__" {
 		return
 	}
 	args := e.t.Child(n, syntax.FieldArguments)
@@ -349,7 +347,7 @@ func (e *extractor) allCall(n int32) {
 	}
 	e.fd.hasAll = true
 	arg := e.t.NthChild(args, 0)
-	switch e.text(e.t.Child(fn, syntax.FieldAttribute)) {
+	switch e.t.Text(e.t.Child(fn, syntax.FieldAttribute)) {
 	case "extend":
 		e.addAll(arg)
 	case "append":
@@ -373,14 +371,14 @@ func (e *extractor) importStatement(n int32, tc bool, out []binding) []binding {
 			if first < 0 {
 				continue
 			}
-			b = binding{name: intern(e.text(first)), value: intern(e.text(first))}
+			b = binding{name: intern(e.t.Text(first)), value: intern(e.t.Text(first))}
 			b.line, b.col = e.pos(first)
 		case syntax.KindAliasedImport:
 			alias := e.t.Child(c, syntax.FieldAlias)
 			if alias < 0 {
 				continue
 			}
-			b = binding{name: intern(e.text(alias)), value: intern(e.t.DottedName(e.t.Child(c, syntax.FieldName)))}
+			b = binding{name: intern(e.t.Text(alias)), value: intern(e.t.DottedName(e.t.Child(c, syntax.FieldName)))}
 			b.line, b.col = e.pos(alias)
 		default:
 			continue
@@ -419,7 +417,7 @@ func (e *extractor) importFrom(n int32, tc, top bool, out []binding) []binding {
 			if alias < 0 {
 				continue
 			}
-			b = binding{name: intern(e.text(alias)), attr: intern(e.t.DottedName(e.t.Child(c, syntax.FieldName)))}
+			b = binding{name: intern(e.t.Text(alias)), attr: intern(e.t.DottedName(e.t.Child(c, syntax.FieldName)))}
 			b.line, b.col = e.pos(alias)
 		default:
 			continue
@@ -444,7 +442,7 @@ func (e *extractor) absModule(n int32) string {
 	for c := range e.t.Children(n) {
 		switch e.t.Kind(c) {
 		case syntax.KindImportPrefix:
-			dots = strings.Count(e.text(c), ".")
+			dots = strings.Count(e.t.Text(c), ".")
 		case syntax.KindDottedName:
 			rest = e.t.DottedName(c)
 		}
