@@ -79,7 +79,7 @@ func ChainedAssignment(size int) []byte {
 // NestedCalls is f(g(f(g(...config.debug...)))), nested as deep as size
 // allows.
 func NestedCalls(size int) []byte {
-	n := (size - len(header) - 32) / 8
+	n := (size - len(header) - 32) / 6 // a level costs "torch.f(" and ")", or "g(" and ")"
 	var b strings.Builder
 	b.WriteString(header)
 	b.WriteString("y = ")
