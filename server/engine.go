@@ -101,7 +101,7 @@ func New(opts Options) *Engine {
 		bg:     newBackground(),
 	}
 	e.notify.set(opts.Notifier)
-	e.parse = newParserPool().parse
+	e.parse = newParse()
 	e.docs = source.NewStore(opts.MaxDocumentBytes, e.parse)
 	e.cfg = newWorkspaceConfig(opts.Target, opts.Python, opts.Opener)
 	e.sessions = &sessionSet{byName: map[string]*session{}}

@@ -4,34 +4,19 @@ import (
 	"runtime"
 
 	"github.com/torchlsp/torchlsp/server/pybuf"
+	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
-// parserPool hands out tree-sitter parsers; each is used by one goroutine
-// at a time. Parsers hold C memory, so the pool is a bounded free list
-// rather than a sync.Pool, which would drop them without freeing.
-type parserPool struct {
-	free chan *pybuf.Parser
-}
-
-func newParserPool() *parserPool {
-	return &parserPool{free: make(chan *pybuf.Parser, runtime.GOMAXPROCS(0))}
-}
-
-func (p *parserPool) parse(src []byte) *pybuf.Buffer {
-	var parser *pybuf.Parser
-	select {
-	case parser = <-p.free:
-	default:
-		var err error
-		if parser, err = pybuf.NewParser(); err != nil {
-			return pybuf.Parse(src)
+// newParse makes the engine's parse function: one parse of a document
+// version, with tree-sitter parsers lent from a bounded pool (they hold C
+// memory), then the buffer analysis of that one tree.
+func newParse() func(src []byte) *pybuf.Buffer {
+	pool := syntax.NewPool(runtime.GOMAXPROCS(0))
+	return func(src []byte) *pybuf.Buffer {
+		t, err := pool.Parse(src)
+		if err != nil {
+			return pybuf.Parse(src) // no parser to lend: a parser for this call
 		}
+		return pybuf.FromTree(t)
 	}
-	buf := parser.Parse(src)
-	select {
-	case p.free <- parser:
-	default:
-		parser.Close()
-	}
-	return buf
 }

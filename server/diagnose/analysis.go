@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"math/bits"
 	"sort"
 
 	"github.com/torchlsp/torchlsp/server/gates"
@@ -70,7 +71,11 @@ type analysis struct {
 	starts  []threadStart
 	execs   map[string]bool // names bound to thread pool executors
 	torchAt int             // line of the first module-level torch import, or -1
-	quals   map[uint32]string
+	quals   map[int32]string
+	finals  map[int32]int32  // assignment → the value at the end of its chain (assigned)
+	texts   map[int32]string // value node → its text (valueText)
+	imps    map[string]int   // moduleImports
+	work    int              // steps taken, for the tests that bound them
 }
 
 // analyze reads the tree buf was analysed from: one parse per version of
@@ -84,7 +89,9 @@ func analyze(buf *pybuf.Buffer, cat *gates.Catalog) *analysis {
 		funcs:      map[string][]int32{},
 		execs:      map[string]bool{},
 		torchAt:    -1,
-		quals:      map[uint32]string{},
+		quals:      map[int32]string{},
+		finals:     map[int32]int32{},
+		texts:      map[int32]string{},
 	}
 	if cat != nil {
 		for _, m := range cat.Modules {
@@ -104,17 +111,31 @@ func analyze(buf *pybuf.Buffer, cat *gates.Catalog) *analysis {
 }
 
 // qual resolves the identifier n through the buffer's imports and aliases.
+// Each answer costs the buffer a bounded number of steps (pybuf's tests
+// hold it to that), so it counts as one here.
 func (a *analysis) qual(n int32) string {
-	start, sp := a.t.Node(n).Start, a.t.StartPos(n)
-	if q, ok := a.quals[start]; ok {
+	a.work++
+	if q, ok := a.quals[n]; ok {
 		return q
 	}
-	q := ""
-	if r, ok := a.buf.RefAt(sp); ok && r.Span.Start == sp {
-		q = r.Qualname
-	}
-	a.quals[start] = q
+	q := a.buf.QualnameOf(n)
+	a.quals[n] = q
 	return q
+}
+
+// moduleImports maps each name a module-level import binds to the line of
+// its first such import; made once per analysis.
+func (a *analysis) moduleImports() map[string]int {
+	if a.imps == nil {
+		a.imps = map[string]int{}
+		for _, imp := range a.buf.Imports() {
+			a.work++
+			if l, ok := a.imps[imp.Name]; imp.Scope.Kind == pybuf.ScopeModule && (!ok || imp.Stmt.Start.Line < l) {
+				a.imps[imp.Name] = imp.Stmt.Start.Line
+			}
+		}
+	}
+	return a.imps
 }
 
 // chainQual resolves a dotted chain expression, or returns "".
@@ -128,6 +149,7 @@ func (a *analysis) chainQual(n int32) string {
 
 func (a *analysis) walk() {
 	t := a.t
+	a.work += t.Len()
 	for i := range t.Len() {
 		n := int32(i)
 		switch t.Kind(n) {
@@ -160,6 +182,7 @@ func (a *analysis) walk() {
 		}
 	}
 	for _, c := range a.calls {
+		a.work++
 		a.classifyCall(c)
 	}
 }
@@ -202,6 +225,7 @@ func (a *analysis) addCall(n int32) {
 	if args := t.Child(n, syntax.FieldArguments); args >= 0 && t.Kind(args) == syntax.KindArgumentList {
 		c.argList = args
 		for _, arg := range t.CodeChildren(args) {
+			a.work++
 			switch t.Kind(arg) {
 			case syntax.KindKeywordArgument:
 				name, val := t.Child(arg, syntax.FieldName), t.Child(arg, syntax.FieldValue)
@@ -335,6 +359,7 @@ func (a *analysis) threadCall(c *callInfo) {
 			}
 		}
 	}
+	a.work++
 	start := func(how string, target int32) {
 		a.starts = append(a.starts, threadStart{node: c.node, how: how, targets: a.targetNames(target), within: -1})
 	}
@@ -361,7 +386,10 @@ func (a *analysis) threadCall(c *callInfo) {
 			return
 		}
 		recv := t.Unwrap(obj)
-		if a.execs[t.Text(recv)] || t.Kind(recv) == syntax.KindCall && executorTypes[a.chainQual(t.Child(recv, syntax.FieldFunction))] {
+		// Only a name or a chain of names can be bound to an executor:
+		// the text of anything else (a.map(f).map(g)...) is never looked up.
+		named := t.Kind(recv) == syntax.KindIdentifier || t.Kind(recv) == syntax.KindAttribute && t.Chain(recv) != nil
+		if named && a.execs[t.Text(recv)] || t.Kind(recv) == syntax.KindCall && executorTypes[a.chainQual(t.Child(recv, syntax.FieldFunction))] {
 			start(t.Text(recv)+"."+c.callee, c.args[0])
 		}
 	case "run_in_executor":
@@ -398,11 +426,12 @@ func (a *analysis) targetNames(n int32) []string {
 		}
 	case syntax.KindLambda:
 		body := t.Child(n, syntax.FieldBody)
+		if body < 0 {
+			return nil
+		}
 		var out []string
-		for _, c := range a.calls {
-			if body >= 0 && t.Node(c.node).Start >= t.Node(body).Start && t.Node(c.node).End <= t.Node(body).End {
-				out = append(out, c.callee)
-			}
+		for _, c := range a.callsIn(body) {
+			out = append(out, c.callee)
 		}
 		return out
 	case syntax.KindCall:
@@ -427,45 +456,64 @@ type reach struct {
 const maxCallDepth = 4
 
 // threadReach follows calls from every thread start, a few levels deep, by
-// name within the buffer.
+// name within the buffer. Each start claims what it reaches first; a
+// function already reached at the same depth or less is not followed again
+// (everything it leads to is claimed already), so a function is followed
+// at most maxCallDepth+1 times however many starts reach it.
 func (a *analysis) threadReach() reach {
 	r := reach{funcs: map[int32]threadStart{}, sites: map[*compileSite]threadStart{}}
 	byTarget := map[string][]*compileSite{}
+	byFn := map[int32][]*compileSite{}
 	for _, s := range a.sites {
+		a.work++
 		if s.target != "" {
 			byTarget[s.target] = append(byTarget[s.target], s)
 		}
+		byFn[s.fn] = append(byFn[s.fn], s)
 	}
+	claim := func(s *compileSite, st threadStart) {
+		if _, ok := r.sites[s]; !ok {
+			r.sites[s] = st
+		}
+	}
+	targetSeen := map[string]bool{} // names whose compiled results are claimed
+	reached := map[int32]int{}      // function → the least depth it was followed at
 	for _, st := range a.starts {
 		names := st.targets
 		seen := map[string]bool{}
 		for depth := 0; depth <= maxCallDepth && len(names) > 0; depth++ {
 			var next []string
 			for _, name := range names {
+				a.work++
 				if seen[name] {
 					continue
 				}
 				seen[name] = true
-				for _, s := range byTarget[name] {
-					if _, ok := r.sites[s]; !ok {
-						r.sites[s] = st
+				if !targetSeen[name] {
+					targetSeen[name] = true
+					for _, s := range byTarget[name] {
+						a.work++
+						claim(s, st)
 					}
 				}
 				for _, def := range a.funcs[name] {
+					a.work++
 					if depth == 0 && st.within >= 0 && a.t.clsOf[def] != st.within {
 						continue // another class's run
 					}
+					if d, ok := reached[def]; ok && d <= depth {
+						continue
+					}
+					reached[def] = depth
 					if _, ok := r.funcs[def]; !ok {
 						r.funcs[def] = st
 					}
-					for _, s := range a.sites {
-						if s.fn == def {
-							if _, ok := r.sites[s]; !ok {
-								r.sites[s] = st
-							}
-						}
+					for _, s := range byFn[def] {
+						a.work++
+						claim(s, st)
 					}
-					for _, c := range a.callsWithin(def) {
+					for _, c := range a.callsIn(def) {
+						a.work++
 						next = append(next, c.callee)
 					}
 				}
@@ -476,14 +524,13 @@ func (a *analysis) threadReach() reach {
 	return r
 }
 
-// callsWithin returns the calls inside def, nested functions included.
-func (a *analysis) callsWithin(def int32) []*callInfo {
+// callsIn returns the calls inside node n, nested functions included: a
+// binary search, since calls are in source order.
+func (a *analysis) callsIn(n int32) []*callInfo {
 	t := a.t
-	var out []*callInfo
-	s, e := t.Node(def).Start, t.Node(def).End
+	s, e := t.Node(n).Start, t.Node(n).End
 	i := sort.Search(len(a.calls), func(i int) bool { return t.Node(a.calls[i].node).Start >= s })
-	for ; i < len(a.calls) && t.Node(a.calls[i].node).Start < e; i++ {
-		out = append(out, a.calls[i])
-	}
-	return out
+	j := i + sort.Search(len(a.calls)-i, func(k int) bool { return t.Node(a.calls[i+k].node).Start >= e })
+	a.work += 1 + bits.Len(uint(len(a.calls)))
+	return a.calls[i:j]
 }

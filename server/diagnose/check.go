@@ -8,6 +8,11 @@
 // diagnostic cites torch's own lines, from the mirrored source; nothing
 // about a torch version is hard-coded. It is pure analysis: no processes,
 // no LSP types.
+//
+// The checks read the syntax tree of the pybuf.Buffer they are handed,
+// never parsing again, and cost steps in proportion to the buffer's size:
+// per-node facts (enclosing function, statement) come from one pass over
+// the tree, and per-site questions from one index of the references.
 package diagnose
 
 import (
@@ -128,6 +133,66 @@ type checker struct {
 	opts  Options
 	files *siteFiles
 	out   []Diagnostic
+	ix    *refIndex // built on first use
+}
+
+// refIndex answers the questions the checks ask about the references
+// once per site or per reference, each from one pass over them.
+type refIndex struct {
+	optionsCudagraphs map[int32]*FlagRef // call → its options={"triton.cudagraphs": ...} key
+	cudagraphsOn      *FlagRef           // the first module-level write that turns CUDA graphs on
+	treesOffByCall    map[int32]int      // call → index of the first options entry turning cudagraph trees off
+	treesOffModule    int                // index of the first module-level write turning them off, or -1
+	envWrites         map[envFlag]*FlagRef
+	bySpan            map[pybuf.Span][]*FlagRef // environment references by span
+	treeGates         []gates.Site
+}
+
+type envFlag struct {
+	env  string
+	flag *gates.Flag
+}
+
+func (c *checker) index() *refIndex {
+	if c.ix != nil {
+		return c.ix
+	}
+	a := c.a
+	ix := &refIndex{optionsCudagraphs: map[int32]*FlagRef{}, treesOffByCall: map[int32]int{}, treesOffModule: -1,
+		envWrites: map[envFlag]*FlagRef{}, bySpan: map[pybuf.Span][]*FlagRef{}, treeGates: c.conditionSites(keyTrees)}
+	flag := a.lookupFlag(inductorConfig, keyCudagraphs)
+	for i := range a.refs {
+		a.work++
+		r := &a.refs[i]
+		if r.Spelling == SpellOptionsKey && r.Key == keyCudagraphs {
+			if _, ok := ix.optionsCudagraphs[r.call]; !ok {
+				ix.optionsCudagraphs[r.call] = r
+			}
+		}
+		if flag != nil && ix.cudagraphsOn == nil && r.Flag == flag && r.Write && r.fn < 0 &&
+			((r.Spelling == SpellAttribute || r.Spelling == SpellGetattr) && r.Value == "True" ||
+				r.Spelling == SpellEnvVar && c.envValue(r) == "1" && (a.torchAt < 0 || r.Span.Start.Line < a.torchAt)) {
+			ix.cudagraphsOn = r
+		}
+		if r.Key == keyTrees && r.Module == inductorConfig && r.Write && r.Value == "False" && r.Flag != nil {
+			switch {
+			case r.Spelling == SpellOptionsKey:
+				if _, ok := ix.treesOffByCall[r.call]; !ok {
+					ix.treesOffByCall[r.call] = i
+				}
+			case r.Spelling != SpellEnvVar && r.fn < 0 && ix.treesOffModule < 0:
+				ix.treesOffModule = i
+			}
+		}
+		if r.Spelling == SpellEnvVar {
+			if k := (envFlag{r.EnvVar, r.Flag}); r.Write && ix.envWrites[k] == nil {
+				ix.envWrites[k] = r
+			}
+			ix.bySpan[r.Span] = append(ix.bySpan[r.Span], r)
+		}
+	}
+	c.ix = ix
+	return ix
 }
 
 func (c *checker) add(d Diagnostic) { c.out = append(c.out, d) }
@@ -166,6 +231,7 @@ func (c *checker) siteSpan(s *compileSite) pybuf.Span {
 func (c *checker) compileArgs() {
 	t := c.t
 	for _, s := range c.a.sites {
+		c.a.work++
 		if s.modeNode >= 0 && s.mode != "" && len(c.cat.Modes) > 0 {
 			if _, ok := c.cat.Modes[s.mode]; !ok {
 				c.unknownMode(s)
@@ -294,20 +360,17 @@ type cudagraphState struct {
 // made elsewhere in the file or the target's environment.
 func (c *checker) cudagraphs(s *compileSite) cudagraphState {
 	a := c.a
+	a.work++
 	flag := a.lookupFlag(inductorConfig, keyCudagraphs)
 	if flag == nil {
 		return cudagraphState{}
 	}
-	for i := range a.refs {
-		r := &a.refs[i]
-		if r.call == s.node && r.Spelling == SpellOptionsKey && r.Key == keyCudagraphs {
-			switch r.Value {
-			case "True":
-				return cudagraphState{on: true, kind: "options", why: `options={"triton.cudagraphs": True}`, span: c.t.Span(r.valueNode), ref: r}
-			default:
-				return cudagraphState{}
-			}
+	ix := c.index()
+	if r := ix.optionsCudagraphs[s.node]; r != nil {
+		if r.Value == "True" {
+			return cudagraphState{on: true, kind: "options", why: `options={"triton.cudagraphs": True}`, span: c.t.Span(r.valueNode), ref: r}
 		}
+		return cudagraphState{}
 	}
 	if s.mode != "" {
 		if v, ok := c.cat.Modes[s.mode][keyCudagraphs]; ok {
@@ -318,19 +381,13 @@ func (c *checker) cudagraphs(s *compileSite) cudagraphState {
 		}
 	}
 	span := c.siteSpan(s)
-	for i := range a.refs {
-		r := &a.refs[i]
-		if r.Flag != flag || !r.Write || r.fn >= 0 {
-			continue
-		}
-		switch {
-		case (r.Spelling == SpellAttribute || r.Spelling == SpellGetattr) && r.Value == "True":
-			return cudagraphState{on: true, kind: "config", span: span, ref: r,
-				why: fmt.Sprintf("torch.compile with triton.cudagraphs = True (line %d)", r.Span.Start.Line+1)}
-		case r.Spelling == SpellEnvVar && c.envValue(r) == "1" && (a.torchAt < 0 || r.Span.Start.Line < a.torchAt):
+	if r := ix.cudagraphsOn; r != nil {
+		if r.Spelling == SpellEnvVar {
 			return cudagraphState{on: true, kind: "env", span: span, ref: r,
 				why: fmt.Sprintf("torch.compile with %s=1 (line %d)", r.EnvVar, r.Span.Start.Line+1)}
 		}
+		return cudagraphState{on: true, kind: "config", span: span, ref: r,
+			why: fmt.Sprintf("torch.compile with triton.cudagraphs = True (line %d)", r.Span.Start.Line+1)}
 	}
 	for _, e := range flag.Env() {
 		if c.opts.Env[e] == "1" {
@@ -351,19 +408,19 @@ func (c *checker) envValue(r *FlagRef) string {
 }
 
 // treesOff returns the module-level write that turns cudagraph trees off,
-// or the options entry of site s that does.
+// or the options entry of site s that does, whichever comes first.
 func (c *checker) treesOff(s *compileSite) *FlagRef {
-	for i := range c.a.refs {
-		r := &c.a.refs[i]
-		if r.Key != keyTrees || r.Module != inductorConfig || !r.Write || r.Value != "False" || r.Flag == nil {
-			continue
-		}
-		if r.Spelling == SpellOptionsKey && s != nil && r.call == s.node ||
-			r.Spelling != SpellOptionsKey && r.Spelling != SpellEnvVar && r.fn < 0 {
-			return r
+	ix := c.index()
+	first := ix.treesOffModule
+	if s != nil {
+		if i, ok := ix.treesOffByCall[s.node]; ok && (first < 0 || i < first) {
+			first = i
 		}
 	}
-	return nil
+	if first < 0 {
+		return nil
+	}
+	return &c.a.refs[first]
 }
 
 // threads runs the checks that need to know what runs in other threads.
@@ -375,6 +432,7 @@ func (c *checker) threads() {
 	rc := a.threadReach()
 	var hot []*compileSite // compiled code with CUDA graphs run in threads
 	for _, s := range a.sites {
+		a.work++
 		st, ok := rc.sites[s]
 		if !ok {
 			continue
@@ -390,6 +448,7 @@ func (c *checker) threads() {
 		c.treesOffInThreads(hot, rc)
 	}
 	for i := range a.refs {
+		a.work++
 		r := &a.refs[i]
 		if !r.Write || r.Spelling == SpellOptionsKey || r.Spelling == SpellEnvVar || r.fn < 0 {
 			continue
@@ -410,7 +469,7 @@ func (c *checker) cudagraphsInThreads(s *compileSite, st threadStart, cg cudagra
 	d := Diagnostic{Code: CodeCudagraphsInThreads, Severity: SeverityError, Span: cg.span}
 	startLine := c.t.StartPos(st.node).Line + 1
 	off := c.treesOff(s)
-	treeGates := c.conditionSites(keyTrees)
+	treeGates := c.index().treeGates
 	const trees = "torch/_inductor/cudagraph_trees.py"
 	assertLine := c.files.find(trees, 0, "assert", "_is_key_in_tls")
 	switch {
@@ -536,13 +595,18 @@ func (c *checker) modeWithoutCudagraphs(mode string) bool {
 func (c *checker) treesOffInThreads(hot []*compileSite, rc reach) {
 	a := c.a
 	cg := a.lookupFlag(inductorConfig, keyCudagraphs)
+	hotCalls := map[int32]bool{}
+	for _, s := range hot {
+		hotCalls[s.node] = true
+	}
 	for i := range a.refs {
+		a.work++
 		r := &a.refs[i]
 		if r.Key != keyTrees || r.Module != inductorConfig || r.Flag == nil || !r.Write ||
 			r.Value != "False" || r.Spelling == SpellEnvVar {
 			continue
 		}
-		if r.Spelling == SpellOptionsKey && !siteIn(hot, r.call) {
+		if r.Spelling == SpellOptionsKey && !hotCalls[r.call] {
 			continue
 		}
 		st := rc.sites[hot[0]]
@@ -552,7 +616,7 @@ func (c *checker) treesOffInThreads(hot []*compileSite, rc reach) {
 				st.how, c.t.StartPos(st.node).Line+1),
 			Related: []Related{c.flagRelated(r.Flag, "triton.cudagraph_trees is defined here")},
 		}
-		for i, g := range c.conditionSites(keyTrees) {
+		for i, g := range c.index().treeGates {
 			if i == 2 {
 				break
 			}
@@ -568,23 +632,14 @@ func (c *checker) treesOffInThreads(hot []*compileSite, rc reach) {
 	}
 }
 
-func siteIn(sites []*compileSite, call int32) bool {
-	for _, s := range sites {
-		if s.node == call {
-			return true
-		}
-	}
-	return false
-}
-
 // lastComponentSpan is the span of the trailing name within a one-line
 // span whose text ends with name.
 func (c *checker) lastComponentSpan(sp pybuf.Span, name string) (pybuf.Span, bool) {
 	if sp.Start.Line != sp.End.Line {
 		return pybuf.Span{}, false
 	}
-	line := c.line(sp.End.Line)
-	if sp.End.Col > len(line) || !strings.HasSuffix(line[:sp.End.Col], name) {
+	ls, le := c.t.lines.Bounds(c.t.src, sp.End.Line)
+	if sp.End.Col > le-ls || !strings.HasSuffix(string(c.t.src[max(ls, ls+sp.End.Col-len(name)):ls+sp.End.Col]), name) {
 		return pybuf.Span{}, false
 	}
 	start := sp.End

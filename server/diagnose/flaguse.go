@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
@@ -14,11 +15,13 @@ func (c *checker) flagUse() {
 	a := c.a
 	probed := map[string]bool{} // keys the code checks for before use
 	for _, r := range a.refs {
+		a.work++
 		if r.probe {
 			probed[r.Module+"."+r.Key] = true
 		}
 	}
 	for i := range a.refs {
+		a.work++
 		r := &a.refs[i]
 		if r.Spelling == SpellEnvVar || r.probe || r.Flag == nil && !r.Write && probed[r.Module+"."+r.Key] {
 			continue
@@ -203,12 +206,9 @@ func (c *checker) envForced(r *FlagRef) {
 		if val, ok := c.opts.Env[v]; ok {
 			where = fmt.Sprintf("%s (=%s in the target's environment)", v, val)
 		}
-		for i := range c.a.refs {
-			e := &c.a.refs[i]
-			if e.Spelling == SpellEnvVar && e.EnvVar == v && e.Write && e.Flag == r.Flag {
-				where = fmt.Sprintf("%s (set at line %d)", v, e.Span.Start.Line+1)
-				break
-			}
+		c.a.work++
+		if e := c.index().envWrites[envFlag{v, r.Flag}]; e != nil {
+			where = fmt.Sprintf("%s (set at line %d)", v, e.Span.Start.Line+1)
 		}
 		if where == "" {
 			continue
@@ -232,6 +232,7 @@ func (c *checker) envAfterImport() {
 	}
 	seen := map[pybuf.Span]bool{}
 	for i := range a.refs {
+		a.work++
 		r := &a.refs[i]
 		if r.Spelling != SpellEnvVar || !r.Write || seen[r.Span] || r.Span.Start.Line <= a.torchAt {
 			continue
@@ -239,11 +240,10 @@ func (c *checker) envAfterImport() {
 		seen[r.Span] = true
 		var keys []string
 		var flags []*gates.Flag
-		for j := range a.refs {
-			if e := &a.refs[j]; e.Spelling == SpellEnvVar && e.Span == r.Span {
-				keys = append(keys, e.Module+"."+e.Key)
-				flags = append(flags, e.Flag)
-			}
+		for _, e := range c.index().bySpan[r.Span] {
+			a.work++
+			keys = append(keys, e.Module+"."+e.Key)
+			flags = append(flags, e.Flag)
 		}
 		d := Diagnostic{
 			Code: CodeEnvAfterImport, Severity: SeverityWarning, Span: r.Span,
@@ -264,6 +264,15 @@ func (c *checker) envAfterImport() {
 	}
 }
 
+// maxMovedLine bounds the statements the move-above-import fix offers to
+// move: one that long is generated code, and copying it for every
+// reference on it would cost its length each time.
+const maxMovedLine = 1024
+
+func isNameByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
 // moveAboveImport moves a one-line module-level statement to just above
 // the first torch import, when the names it uses are bound before that.
 func (c *checker) moveAboveImport(r *FlagRef) (Fix, bool) {
@@ -273,22 +282,25 @@ func (c *checker) moveAboveImport(r *FlagRef) (Fix, bool) {
 		return Fix{}, false
 	}
 	line := t.StartPos(st).Line
-	if text := c.line(line); strings.TrimSpace(text) != strings.TrimSpace(t.Text(st)) {
-		return Fix{}, false // shares its line with another statement
+	ls, le := t.lines.Bounds(t.src, line)
+	if le-ls > maxMovedLine || len(bytes.TrimSpace(t.src[t.End(st):le])) > 0 {
+		return Fix{}, false // shares its line with another statement, or is too long to move
 	}
 	// The head name (os, or whatever imports it) must be imported earlier.
-	head := strings.FieldsFunc(t.Text(st), func(r rune) bool {
-		return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
-	})
-	if len(head) == 0 {
+	text := t.Bytes(st)
+	start := 0
+	for start < len(text) && !isNameByte(text[start]) {
+		start++
+	}
+	end := start
+	for end < len(text) && isNameByte(text[end]) {
+		end++
+	}
+	if end == start {
 		return Fix{}, false
 	}
-	bound := false
-	for _, imp := range c.a.buf.Imports() {
-		if imp.Name == head[0] && imp.Scope.Kind == pybuf.ScopeModule && imp.Stmt.Start.Line < c.a.torchAt {
-			bound = true
-		}
-	}
+	first, ok := c.a.moduleImports()[string(text[start:end])]
+	bound := ok && first < c.a.torchAt
 	if !bound {
 		return Fix{}, false
 	}

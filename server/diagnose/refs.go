@@ -160,6 +160,7 @@ func (a *analysis) attributeRef(n int32) {
 	partOf := func(i int) int32 { return parts[len(parts)-len(comps)+i] }
 	key := ""
 	for i, c := range comps {
+		a.work++
 		if key != "" {
 			key += "."
 		}
@@ -193,8 +194,8 @@ func (a *analysis) attributeRef(n int32) {
 			switch t.Kind(p) {
 			case syntax.KindAssignment, syntax.KindAugmentedAssignment:
 				r.Write = true
-				if v := t.Child(p, syntax.FieldRight); v >= 0 {
-					r.Value, r.valueNode = t.Text(v), v
+				if v := a.assigned(t.Child(p, syntax.FieldRight)); v >= 0 {
+					r.Value, r.valueNode = a.valueText(v), v
 				}
 			}
 		}
@@ -210,6 +211,7 @@ func (a *analysis) isCallee(n int32) bool {
 
 func (a *analysis) addRef(r FlagRef, at int32) {
 	t := a.t
+	a.work++
 	r.stmt = t.stmt[at]
 	r.fn = t.fnOf[at]
 	if r.call >= 0 {
@@ -234,7 +236,7 @@ func (a *analysis) keyRef(call int32, mod string, keyNode int32, key string, sp 
 		Span: t.ContentSpan(keyNode), Write: sp != SpellGetattr, valueNode: -1, call: call,
 	}
 	if value >= 0 {
-		r.Value, r.valueNode, r.Write = t.Text(value), value, true
+		r.Value, r.valueNode, r.Write = a.valueText(value), value, true
 	}
 	a.addRef(r, keyNode)
 }
@@ -266,6 +268,7 @@ func (a *analysis) patchRefs(c *callInfo, mod string) {
 func (a *analysis) dictRefs(call int32, mod string, d int32, sp Spelling) {
 	t := a.t
 	for _, p := range t.CodeChildren(d) {
+		a.work++
 		if t.Kind(p) != syntax.KindPair {
 			continue
 		}
@@ -315,7 +318,7 @@ func (a *analysis) getattrRef(c *callInfo) {
 	case "setattr":
 		r.Write = true
 		if len(c.args) >= 3 {
-			r.Value, r.valueNode = t.Text(c.args[2]), c.args[2]
+			r.Value, r.valueNode = a.valueText(c.args[2]), c.args[2]
 		}
 	case "delattr":
 		r.Write = true
@@ -392,7 +395,7 @@ func (a *analysis) subscriptEnvRef(n int32) {
 		switch t.Kind(p) {
 		case syntax.KindAssignment, syntax.KindAugmentedAssignment:
 			if t.Field(n) == syntax.FieldLeft {
-				write, v = true, t.Child(p, syntax.FieldRight)
+				write, v = true, a.assigned(t.Child(p, syntax.FieldRight))
 			}
 		case syntax.KindDeleteStatement:
 			write = true
@@ -409,8 +412,41 @@ func (a *analysis) envRef(nameNode int32, name string, write bool, value int32) 
 			Span: a.t.ContentSpan(nameNode), Write: write, valueNode: -1, call: -1,
 		}
 		if value >= 0 {
-			r.Value, r.valueNode = a.t.Text(value), value
+			r.Value, r.valueNode = a.valueText(value), value
 		}
 		a.addRef(r, nameNode)
 	}
+}
+
+// assigned is the value the right side n of an assignment gives its
+// targets: v for each target of a = b = v. Chains are walked once, however
+// many targets they have.
+func (a *analysis) assigned(n int32) int32 {
+	t := a.t
+	var path []int32
+	for t.Kind(n) == syntax.KindAssignment {
+		a.work++
+		if v, ok := a.finals[n]; ok {
+			n = v
+			break
+		}
+		path = append(path, n)
+		n = t.Child(n, syntax.FieldRight)
+	}
+	for _, p := range path {
+		a.finals[p] = n
+	}
+	return n
+}
+
+// valueText is the source text of value node n, made once: the targets of
+// a chained assignment share it.
+func (a *analysis) valueText(n int32) string {
+	a.work++
+	if s, ok := a.texts[n]; ok {
+		return s
+	}
+	s := a.t.Text(n)
+	a.texts[n] = s
+	return s
 }

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,10 +17,11 @@ const maxSiteFile = 8 << 20
 type siteFiles struct {
 	dir   string
 	lines map[string][]string
+	found map[string]int // find's answers, by its arguments: each site asks again
 }
 
 func newSiteFiles(dir string) *siteFiles {
-	return &siteFiles{dir: dir, lines: map[string][]string{}}
+	return &siteFiles{dir: dir, lines: map[string][]string{}, found: map[string]int{}}
 }
 
 // file returns the lines of rel (slash separated, relative to the site
@@ -45,6 +47,16 @@ func (s *siteFiles) file(rel string) []string {
 // find returns the 0-based line of the first line of rel at or after from
 // that contains every one of subs, or -1.
 func (s *siteFiles) find(rel string, from int, subs ...string) int {
+	key := fmt.Sprintf("%s\x00%d\x00%s", rel, from, strings.Join(subs, "\x00"))
+	if i, ok := s.found[key]; ok {
+		return i
+	}
+	i := s.scan(rel, from, subs)
+	s.found[key] = i
+	return i
+}
+
+func (s *siteFiles) scan(rel string, from int, subs []string) int {
 	lines := s.file(rel)
 	for i := max(from, 0); i < len(lines); i++ {
 		ok := true

@@ -53,6 +53,7 @@ type walker struct {
 	b         *Buffer
 	tryBody   int32
 	handlerOf int32
+	work      int // steps taken, for the tests that bound them
 }
 
 func analyze(b *Buffer) {
@@ -63,6 +64,9 @@ func analyze(b *Buffer) {
 	}
 	w := walker{b: b, tryBody: -1, handlerOf: -1}
 	w.visit(0, 0)
+	b.writes = writeTargets(b.nodes)
+	b.scopeOrder, b.scopeUp = scopeNesting(b.scopes)
+	b.work = w.work + len(b.nodes) + len(b.scopes)
 	sort.SliceStable(b.idents, func(i, j int) bool {
 		return b.nodes[b.idents[i].node].Start < b.nodes[b.idents[j].node].Start
 	})
@@ -96,6 +100,7 @@ func (w *walker) visitChildren(n, s int32) {
 
 func (w *walker) visit(n, s int32) {
 	b := w.b
+	w.work++
 	switch b.nodes[n].Kind {
 	case syntax.KindIdentifier:
 		b.idents = append(b.idents, ident{node: n, scope: s, bind: -1})
@@ -135,7 +140,7 @@ func (w *walker) visit(n, s int32) {
 		return
 	case syntax.KindForStatement:
 		at := int(b.nodes[n].End)
-		if r := b.child(n, syntax.FieldRight); r >= 0 {
+		if r := b.tree.Child(n, syntax.FieldRight); r >= 0 {
 			at = int(b.nodes[r].End)
 		}
 		for c := b.nodes[n].FirstChild; c >= 0; c = b.nodes[c].NextSibling {
@@ -191,7 +196,7 @@ func (w *walker) visit(n, s int32) {
 				if *m == nil {
 					*m = map[string]bool{}
 				}
-				(*m)[b.text(c)] = true
+				(*m)[b.tree.Text(c)] = true
 			}
 			b.idents = append(b.idents, ident{node: c, scope: s, bind: -1})
 		}
@@ -213,6 +218,7 @@ func (w *walker) bindScope(name string, s int32) int32 {
 	}
 	if sc.nonlocals[name] {
 		for p := sc.Parent; p > 0; p = w.b.scopes[p].Parent {
+			w.work++
 			if k := w.b.scopes[p].Kind; k == ScopeFunction || k == ScopeLambda {
 				if len(w.b.scopes[p].names[name]) > 0 {
 					return p
@@ -226,7 +232,7 @@ func (w *walker) bindScope(name string, s int32) int32 {
 // bind records that identifier id gets a value in scope s from offset at.
 func (w *walker) bind(id, s int32, at int, bk bindKind, write bool) *binding {
 	b := w.b
-	name := b.text(id)
+	name := b.tree.Text(id)
 	target := w.bindScope(name, s)
 	b.binds = append(b.binds, binding{
 		name: name, scope: target, at: at, node: id, Kind: bk, write: write,
@@ -246,6 +252,7 @@ func (w *walker) bind(id, s int32, at int, bk bindKind, write bool) *binding {
 // own value; attributes and subscripts in it are visited as reads.
 func (w *walker) bindTargets(t, s int32, at int, write bool) {
 	b := w.b
+	w.work++
 	switch b.nodes[t].Kind {
 	case syntax.KindIdentifier:
 		w.bind(t, s, at, bindOther, write)
@@ -259,17 +266,19 @@ func (w *walker) bindTargets(t, s int32, at int, write bool) {
 	}
 }
 
-// isChain reports whether n is a name or a dotted chain of names.
+// isChain reports whether n is a name or a dotted chain of names, of at
+// most maxChain+1 attributes: longer chains resolve to nothing, and walking
+// them for every use would make answering quadratic in their length.
 func (b *Buffer) isChain(n int32) bool {
-	for {
+	for depth := 0; depth <= maxChain+1; depth++ {
 		switch b.nodes[n].Kind {
 		case syntax.KindIdentifier:
 			return b.nodes[n].Start < b.nodes[n].End
 		case syntax.KindAttribute:
-			if b.child(n, syntax.FieldAttribute) < 0 {
+			if b.tree.Child(n, syntax.FieldAttribute) < 0 {
 				return false
 			}
-			n = b.child(n, syntax.FieldObject)
+			n = b.tree.Child(n, syntax.FieldObject)
 			if n < 0 {
 				return false
 			}
@@ -277,21 +286,35 @@ func (b *Buffer) isChain(n int32) bool {
 			return false
 		}
 	}
+	return false
 }
 
-func (w *walker) assignment(n, s int32) {
+func (w *walker) assignment(n, s int32) { w.assignTo(n, s, -2) }
+
+// assignTo binds the targets of assignment n. value is the right-hand side
+// at the end of a chain a = b = v that n is part of, or -2 for n at its
+// head: each link of the chain is walked once, not once per target.
+func (w *walker) assignTo(n, s, value int32) {
 	b := w.b
-	left, right := b.child(n, syntax.FieldLeft), b.child(n, syntax.FieldRight)
+	left, right := b.tree.Child(n, syntax.FieldLeft), b.tree.Child(n, syntax.FieldRight)
 	at := int(b.nodes[n].End)
-	value := right
-	for value >= 0 && b.nodes[value].Kind == syntax.KindAssignment { // a = b = torch.nn
-		value = b.child(value, syntax.FieldRight)
+	if value == -2 {
+		value = right
+		for value >= 0 && b.nodes[value].Kind == syntax.KindAssignment { // a = b = torch.nn
+			w.work++
+			value = b.tree.Child(value, syntax.FieldRight)
+		}
 	}
 	if left >= 0 {
 		w.bindAssigned(left, value, s, at)
 	}
 	for c := b.nodes[n].FirstChild; c >= 0; c = b.nodes[c].NextSibling {
-		if c != left {
+		switch {
+		case c == left:
+		case c == right && b.nodes[c].Kind == syntax.KindAssignment:
+			w.work++
+			w.assignTo(c, s, value)
+		default:
 			w.visit(c, s)
 		}
 	}
@@ -301,13 +324,14 @@ func (w *walker) assignment(n, s int32) {
 // becomes an alias; "a, b = x.y, z" pairs up.
 func (w *walker) bindAssigned(target, value, s int32, at int) {
 	b := w.b
+	w.work++
 	if value >= 0 && b.nodes[target].Kind == syntax.KindIdentifier && b.isChain(value) {
 		bd := w.bind(target, s, at, bindAlias, true)
 		bd.rhs, bd.rhsScope = value, s
 		return
 	}
 	if value >= 0 && isSequence(b.nodes[target].Kind) && isSequence(b.nodes[value].Kind) {
-		ts, vs := b.childrenOf(target), b.childrenOf(value)
+		ts, vs := b.tree.CodeChildren(target), b.tree.CodeChildren(value)
 		if len(ts) == len(vs) {
 			for i := range ts {
 				w.bindAssigned(ts[i], vs[i], s, at)
@@ -326,17 +350,6 @@ func isSequence(k syntax.Kind) bool {
 	return false
 }
 
-// childrenOf lists the children of n other than comments.
-func (b *Buffer) childrenOf(n int32) []int32 {
-	var out []int32
-	for c := b.nodes[n].FirstChild; c >= 0; c = b.nodes[c].NextSibling {
-		if b.nodes[c].Kind != syntax.KindComment {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
 // walrus binds "name := value" in the nearest scope that is not a
 // comprehension, as Python does.
 func (w *walker) walrus(n, s int32) {
@@ -345,7 +358,7 @@ func (w *walker) walrus(n, s int32) {
 	for b.scopes[target].Kind == ScopeComprehension && b.scopes[target].Parent >= 0 {
 		target = b.scopes[target].Parent
 	}
-	name, value := b.child(n, syntax.FieldName), b.child(n, syntax.FieldValue)
+	name, value := b.tree.Child(n, syntax.FieldName), b.tree.Child(n, syntax.FieldValue)
 	if value >= 0 {
 		w.visit(value, s)
 	}
@@ -364,14 +377,14 @@ func (w *walker) walrus(n, s int32) {
 
 func (w *walker) function(n, s int32) {
 	b := w.b
-	name, params := b.child(n, syntax.FieldName), b.child(n, syntax.FieldParameters)
+	name, params := b.tree.Child(n, syntax.FieldName), b.tree.Child(n, syntax.FieldParameters)
 	start := int(b.nodes[n].Start)
 	if params >= 0 {
 		start = int(b.nodes[params].Start)
 	}
 	fname := ""
 	if name >= 0 {
-		fname = b.text(name)
+		fname = b.tree.Text(name)
 	}
 	fs := w.newScope(ScopeFunction, fname, start, int(b.nodes[n].End), s)
 	for c := b.nodes[n].FirstChild; c >= 0; c = b.nodes[c].NextSibling {
@@ -436,10 +449,10 @@ func (w *walker) parameters(n, s, fs int32) {
 
 func (w *walker) class(n, s int32) {
 	b := w.b
-	name, body := b.child(n, syntax.FieldName), b.child(n, syntax.FieldBody)
+	name, body := b.tree.Child(n, syntax.FieldName), b.tree.Child(n, syntax.FieldBody)
 	cname := ""
 	if name >= 0 {
-		cname = b.text(name)
+		cname = b.tree.Text(name)
 	}
 	start := int(b.nodes[n].End)
 	if body >= 0 {
@@ -496,7 +509,7 @@ func (b *Buffer) dotted(n int32, upTo int32) string {
 		if sb.Len() > 0 {
 			sb.WriteByte('.')
 		}
-		sb.Write(b.textBytes(c))
+		sb.Write(b.tree.Bytes(c))
 		if c == upTo {
 			break
 		}
@@ -507,12 +520,12 @@ func (b *Buffer) dotted(n int32, upTo int32) string {
 // fromModule returns the module of a from-import: its dotted name, and
 // whether it is relative.
 func (b *Buffer) fromModule(stmt int32) (module string, relative bool) {
-	m := b.child(stmt, syntax.FieldModuleName)
+	m := b.tree.Child(stmt, syntax.FieldModuleName)
 	if m < 0 {
 		return "", false
 	}
 	if b.nodes[m].Kind == syntax.KindRelativeImport {
-		return strings.Join(strings.Fields(b.text(m)), ""), true
+		return strings.Join(strings.Fields(b.tree.Text(m)), ""), true
 	}
 	return b.dotted(m, -1), false
 }
@@ -542,10 +555,10 @@ func (w *walker) importStmt(n, s int32) {
 		switch b.nodes[c].Kind {
 		case syntax.KindDottedName:
 			nameNode = c
-			local = b.firstOfKind(c, syntax.KindIdentifier)
+			local = b.tree.ChildOfKind(c, syntax.KindIdentifier)
 		case syntax.KindAliasedImport:
-			nameNode = b.child(c, syntax.FieldName)
-			local = b.child(c, syntax.FieldAlias)
+			nameNode = b.tree.Child(c, syntax.FieldName)
+			local = b.tree.Child(c, syntax.FieldAlias)
 		}
 		if nameNode < 0 || local < 0 || b.nodes[local].Kind != syntax.KindIdentifier {
 			continue
@@ -559,7 +572,7 @@ func (w *walker) importStmt(n, s int32) {
 		case b.nodes[c].Kind == syntax.KindAliasedImport:
 			qual = full
 		default: // import a.b.c binds a
-			qual = b.text(local)
+			qual = b.tree.Text(local)
 		}
 		mod := module
 		if !from {
@@ -568,7 +581,7 @@ func (w *walker) importStmt(n, s int32) {
 		bd := w.bind(local, s, at, bindImport, false)
 		bd.qual = qual
 		bound[local] = true
-		b.imps = append(b.imps, w.importRecord(b.text(local), qual, mod, relative, local, n, s))
+		b.imps = append(b.imps, w.importRecord(b.tree.Text(local), qual, mod, relative, local, n, s))
 	}
 	// Every other identifier of the statement is a read of a module path.
 	w.recordIdents(n, s, bound)
@@ -593,8 +606,68 @@ func (w *walker) importRecord(name, qual, module string, relative bool, nameNode
 	sc := &b.scopes[w.bindScope(name, s)]
 	return Import{
 		Name: name, Qualname: qual, Module: module, Relative: relative,
-		NameSpan: b.span(nameNode), Stmt: b.span(stmt),
+		NameSpan: b.tree.Span(nameNode), Stmt: b.tree.Span(stmt),
 		Scope:       Scope{Kind: sc.Kind, Name: sc.name, Span: b.spanOf(sc.Start, sc.End)},
 		Alternative: w.handlerOf >= 0,
 	}
 }
+
+// writeTargets marks the nodes that are assigned to: the left side of an
+// assignment, for or with target, and what a tuple or list there holds.
+// One pass in tree order, since a node's answer follows from its parent's.
+func writeTargets(nodes []syntax.Node) bitset {
+	out := newBitset(len(nodes))
+	for i := range nodes {
+		p := nodes[i].Parent
+		if p < 0 {
+			continue
+		}
+		switch nodes[p].Kind {
+		case syntax.KindPatternList, syntax.KindTuplePattern, syntax.KindListPattern, syntax.KindTuple, syntax.KindList,
+			syntax.KindParenthesizedExpression, syntax.KindListSplatPattern, syntax.KindListSplat, syntax.KindExpressionList:
+			if out.has(p) {
+				out.set(int32(i))
+			}
+		case syntax.KindAsPatternTarget:
+			out.set(int32(i))
+		case syntax.KindAssignment, syntax.KindAugmentedAssignment, syntax.KindForStatement, syntax.KindForInClause:
+			if nodes[i].Field == syntax.FieldLeft {
+				out.set(int32(i))
+			}
+		}
+	}
+	return out
+}
+
+// scopeNesting orders the scopes by start and links each to the nearest
+// one holding it, for scopeAt. Scopes nest or are apart, as the nodes they
+// come from do.
+func scopeNesting(scopes []scope) (order, up []int32) {
+	order = make([]int32, len(scopes))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	sort.SliceStable(order, func(i, j int) bool { return scopes[order[i]].Start < scopes[order[j]].Start })
+	up = make([]int32, len(order))
+	var stack []int32 // positions in order of the scopes holding the current one
+	for k, si := range order {
+		for len(stack) > 0 && scopes[si].End > scopes[order[stack[len(stack)-1]]].End {
+			stack = stack[:len(stack)-1]
+		}
+		up[k] = -1
+		if len(stack) > 0 {
+			up[k] = stack[len(stack)-1]
+		}
+		stack = append(stack, int32(k))
+	}
+	return order, up
+}
+
+// bitset is a set of node ids.
+type bitset []uint64
+
+func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
+
+func (s bitset) set(i int32) { s[i/64] |= 1 << (i % 64) }
+
+func (s bitset) has(i int32) bool { return i >= 0 && int(i/64) < len(s) && s[i/64]&(1<<(i%64)) != 0 }

@@ -16,7 +16,7 @@ func (b *Buffer) Calls(qualname string) []Call {
 	for i, q := range b.callees {
 		if q == qualname {
 			c := b.calls[i]
-			callee := b.child(c, syntax.FieldFunction)
+			callee := b.tree.Child(c, syntax.FieldFunction)
 			out = append(out, b.call(c, callee, qualname, b.scopeOfChain(callee)))
 		}
 	}
@@ -27,8 +27,8 @@ func (b *Buffer) Calls(qualname string) []Call {
 func (b *Buffer) resolveCallees() {
 	b.callees = make([]string, len(b.calls))
 	for i, c := range b.calls {
-		if callee := b.child(c, syntax.FieldFunction); callee >= 0 && b.isChain(callee) {
-			b.callees[i] = b.resolveChain(callee, b.scopeOfChain(callee), 0)
+		if callee := b.tree.Child(c, syntax.FieldFunction); callee >= 0 && b.isChain(callee) {
+			b.callees[i] = b.resolveChain(callee, b.scopeOfChain(callee), 0, nil)
 		}
 	}
 }
@@ -36,17 +36,17 @@ func (b *Buffer) resolveCallees() {
 // scopeOfChain returns the scope the first name of chain n is looked up in.
 func (b *Buffer) scopeOfChain(n int32) int32 {
 	for b.nodes[n].Kind == syntax.KindAttribute {
-		n = b.child(n, syntax.FieldObject)
+		n = b.tree.Child(n, syntax.FieldObject)
 	}
 	if i := b.identIndex(n); i >= 0 {
 		return b.idents[i].scope
 	}
-	return b.scopeAt(int(b.nodes[n].Start))
+	return b.scopeAt(int(b.nodes[n].Start), nil)
 }
 
 func (b *Buffer) call(c, callee int32, qualname string, s int32) Call {
-	out := Call{Qualname: qualname, Span: b.span(c), CalleeSpan: b.span(callee)}
-	args := b.child(c, syntax.FieldArguments)
+	out := Call{Qualname: qualname, Span: b.tree.Span(c), CalleeSpan: b.tree.Span(callee)}
+	args := b.tree.Child(c, syntax.FieldArguments)
 	if args < 0 {
 		return out
 	}
@@ -58,12 +58,12 @@ func (b *Buffer) call(c, callee int32, qualname string, s int32) Call {
 		switch b.nodes[a].Kind {
 		case syntax.KindComment, syntax.KindListSplat, syntax.KindDictionarySplat:
 		case syntax.KindKeywordArgument:
-			name, value := b.child(a, syntax.FieldName), b.child(a, syntax.FieldValue)
+			name, value := b.tree.Child(a, syntax.FieldName), b.tree.Child(a, syntax.FieldValue)
 			if name < 0 || value < 0 {
 				continue
 			}
 			out.Keywords = append(out.Keywords, Keyword{
-				Name: b.text(name), NameSpan: b.span(name), Value: b.value(value, s),
+				Name: b.tree.Text(name), NameSpan: b.tree.Span(name), Value: b.value(value, s),
 			})
 		default:
 			out.Args = append(out.Args, b.value(a, s))
@@ -74,21 +74,21 @@ func (b *Buffer) call(c, callee int32, qualname string, s int32) Call {
 
 // value describes argument expression n, evaluated in scope s.
 func (b *Buffer) value(n, s int32) Value {
-	v := Value{Kind: ValueOther, Text: b.text(n), Span: b.span(n)}
+	v := Value{Kind: ValueOther, Text: b.tree.Text(n), Span: b.tree.Span(n)}
 	switch b.nodes[n].Kind {
 	case syntax.KindString, syntax.KindConcatenatedString:
 		v.Kind, v.Str = ValueString, b.tree.StringValue(n)
 	case syntax.KindTrue, syntax.KindFalse, syntax.KindNone, syntax.KindInteger, syntax.KindFloat:
 		v.Kind = ValueConstant
 	case syntax.KindUnaryOperator:
-		if arg := b.child(n, syntax.FieldArgument); arg >= 0 {
+		if arg := b.tree.Child(n, syntax.FieldArgument); arg >= 0 {
 			if k := b.nodes[arg].Kind; k == syntax.KindInteger || k == syntax.KindFloat {
 				v.Kind = ValueConstant
 			}
 		}
 	case syntax.KindIdentifier, syntax.KindAttribute:
 		if b.isChain(n) {
-			v.Kind, v.Qualname = ValueName, b.resolveChain(n, s, 0)
+			v.Kind, v.Qualname = ValueName, b.resolveChain(n, s, 0, nil)
 		}
 	case syntax.KindDictionary:
 		v.Kind = ValueDict
@@ -96,7 +96,7 @@ func (b *Buffer) value(n, s int32) Value {
 			if b.nodes[p].Kind != syntax.KindPair {
 				continue
 			}
-			key, val := b.child(p, syntax.FieldKey), b.child(p, syntax.FieldValue)
+			key, val := b.tree.Child(p, syntax.FieldKey), b.tree.Child(p, syntax.FieldValue)
 			if key < 0 || val < 0 {
 				continue
 			}
@@ -104,7 +104,7 @@ func (b *Buffer) value(n, s int32) Value {
 				continue
 			}
 			v.Entries = append(v.Entries, Entry{
-				Key: b.tree.StringValue(key), KeySpan: b.span(key), Value: b.value(val, s),
+				Key: b.tree.StringValue(key), KeySpan: b.tree.Span(key), Value: b.value(val, s),
 			})
 		}
 	}
@@ -124,7 +124,7 @@ func (b *Buffer) StringAt(pos Pos) (value string, span Span, ok bool) {
 	for ; i >= 0; i-- { // the innermost string holding off starts last
 		n := b.strs[i]
 		if b.nodes[n].Start <= o && o < b.nodes[n].End {
-			return b.tree.StringValue(n), b.span(n), true
+			return b.tree.StringValue(n), b.tree.Span(n), true
 		}
 	}
 	return b.lineStringAt(off)
@@ -134,7 +134,7 @@ func (b *Buffer) StringAt(pos Pos) (value string, span Span, ok bool) {
 // text tree-sitter could not parse: typically a string still being typed,
 // with no closing quote yet.
 func (b *Buffer) lineStringAt(off int) (string, Span, bool) {
-	if n := b.innermost(off); n >= 0 && b.nodes[n].Kind == syntax.KindComment {
+	if n := b.tree.Innermost(off); n >= 0 && b.nodes[n].Kind == syntax.KindComment {
 		return "", Span{}, false
 	}
 	ls, le := b.lines.Bounds(b.src, b.lines.Pos(off).Line)

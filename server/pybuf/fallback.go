@@ -8,14 +8,27 @@ import (
 	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
+// maxFallbackLine bounds the text around the cursor that the fallback
+// reads: a line longer than that is generated code, and reading all of it
+// for every position would make answering quadratic in its length.
+const maxFallbackLine = 1024
+
 // fallbackAt answers from the text of the line around off, for positions
 // in parts tree-sitter could not parse: it reads the dotted chain of names
 // that ends at the cursor and resolves its first name through the
 // bindings the parsed parts made.
-func (b *Buffer) fallbackAt(off int) (Ref, bool) {
+func (b *Buffer) fallbackAt(off int, m *meter) (Ref, bool) {
 	src := b.src
 	line := b.lines.Pos(off).Line
 	ls, le := b.lines.Bounds(src, line)
+	long := le-ls > maxFallbackLine
+	if long { // read only the window around the cursor
+		ls, le = max(ls, off-maxFallbackLine), min(le, off+maxFallbackLine)
+		for ls < off && !utf8.RuneStart(src[ls]) {
+			ls++
+		}
+	}
+	m.add(1 + off - ls)
 	if b.inCommentOrString(off, ls) {
 		return Ref{}, false
 	}
@@ -77,9 +90,12 @@ func (b *Buffer) fallbackAt(off int) (Ref, bool) {
 	for i, s := range segs {
 		words[i] = string(src[s.Start:s.End])
 	}
-	qual, isImport := b.importLineQual(ls, segs[0].Start, words)
+	qual, isImport := "", false
+	if !long { // an import statement is never that long
+		qual, isImport = b.importLineQual(ls, segs[0].Start, words, m)
+	}
 	if !isImport {
-		base := b.resolveName(root, b.scopeAt(off), segs[0].Start, 0)
+		base := b.resolveName(root, b.scopeAt(off, m), segs[0].Start, 0, m)
 		if base == "" {
 			return Ref{}, false
 		}
@@ -109,14 +125,14 @@ func (b *Buffer) fallbackAt(off int) (Ref, bool) {
 // importLineQual answers for a chain on a line that is an import
 // statement still being typed ("from torch.nn import Lin", "import
 // torch.ut"): there the chain is an absolute module path.
-func (b *Buffer) importLineQual(ls, chainStart int, words []string) (string, bool) {
+func (b *Buffer) importLineQual(ls, chainStart int, words []string, m *meter) (string, bool) {
 	before := string(b.src[ls:chainStart])
 	chain := strings.Join(words, ".")
 	fields := strings.Fields(before)
 	if len(fields) == 0 || isNameList(before) && fields[0] != "import" && fields[0] != "from" {
 		// Maybe a later line of "from m import (a,\n b": find the
 		// statement's first line.
-		module, ok := b.openFromImport(b.lines.Pos(ls).Line-1, before)
+		module, ok := b.openFromImport(b.lines.Pos(ls).Line-1, before, m)
 		if !ok {
 			return "", false
 		}
@@ -154,12 +170,16 @@ const maxImportLines = 100
 // parenthesized "from m import (" statement left open, every line in
 // between listing names only. before is the current line's text before
 // the cursor's chain.
-func (b *Buffer) openFromImport(line int, before string) (module string, ok bool) {
+func (b *Buffer) openFromImport(line int, before string, m *meter) (module string, ok bool) {
 	if !isNameList(before) {
 		return "", false
 	}
 	for l := line; l >= 0 && l > line-maxImportLines; l-- {
 		ls, le := b.lines.Bounds(b.src, l)
+		m.add(1 + le - ls)
+		if le-ls > maxFallbackLine {
+			return "", false
+		}
 		text := string(b.src[ls:le])
 		if i := strings.IndexByte(text, '#'); i >= 0 {
 			text = text[:i]
@@ -195,7 +215,7 @@ func isNameList(s string) bool {
 // literal, judged by the tree where it parsed and by a scan of the line
 // before off where it did not.
 func (b *Buffer) inCommentOrString(off, ls int) bool {
-	if n := b.innermost(off); n >= 0 {
+	if n := b.tree.Innermost(off); n >= 0 {
 		switch b.nodes[n].Kind {
 		case syntax.KindComment, syntax.KindString, syntax.KindStringContent:
 			return true

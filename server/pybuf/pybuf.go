@@ -8,9 +8,15 @@
 // chains and resolves them through the bindings of the parts that did
 // parse.
 //
-// A Buffer holds no tree-sitter resources: Parse flattens the syntax tree
-// into Go memory and frees the C tree at once, so a Buffer needs no Close
-// and is safe for concurrent readers.
+// A Buffer holds no tree-sitter resources: it is built on a syntax.Tree,
+// the flattened tree of package syntax (the one Python syntax layer), so a
+// Buffer needs no Close and is safe for concurrent readers. Its Tree is
+// the one diagnostics read: a version of a buffer is parsed once.
+//
+// Answering costs steps in proportion to the text: analysis visits each
+// node a bounded number of times, and RefAt costs a binary search and a
+// bounded walk (chains of at most maxChain names, a fallback read of at
+// most maxFallbackLine bytes), whatever the buffer's size.
 package pybuf
 
 import (

@@ -2,6 +2,7 @@ package pybuf
 
 import (
 	"bytes"
+	"math/bits"
 	"sort"
 	"strings"
 
@@ -19,20 +20,53 @@ const maxChain = 64
 // identifier or just after its last byte. ok is false when the position
 // names nothing known: the user's own variables, builtins, expressions
 // whose value is not known without running the code, comments, strings.
-func (b *Buffer) RefAt(pos Pos) (Ref, bool) {
+func (b *Buffer) RefAt(pos Pos) (Ref, bool) { return b.refAt(pos, nil) }
+
+func (b *Buffer) refAt(pos Pos, m *meter) (Ref, bool) {
 	off, ok := b.lines.Offset(b.src, pos)
 	if !ok {
 		return Ref{}, false
 	}
-	if i := b.identAt(off); i >= 0 {
-		if r, ok := b.refForIdent(i); ok {
+	if i := b.identAt(off, m); i >= 0 {
+		if r, ok := b.refForIdent(i, m); ok {
 			return r, true
 		}
-		if !b.inError(b.idents[i].node) {
+		if !b.tree.InError(b.idents[i].node) {
 			return Ref{}, false
 		}
 	}
-	return b.fallbackAt(off)
+	return b.fallbackAt(off, m)
+}
+
+// QualnameOf is RefAt for identifier node n of the buffer's Tree: the
+// qualified name the identifier names, when the answer is about n itself
+// (its span starts where n does); "" otherwise.
+func (b *Buffer) QualnameOf(n int32) string {
+	if n < 0 || int(n) >= len(b.nodes) || b.nodes[n].Kind != syntax.KindIdentifier {
+		return ""
+	}
+	i := b.identIndex(n)
+	if i < 0 {
+		return ""
+	}
+	r, ok := b.refForIdent(i, nil)
+	if !ok && b.tree.InError(n) {
+		r, ok = b.fallbackAt(int(b.nodes[n].Start), nil)
+	}
+	if !ok || r.Span.Start != b.tree.StartPos(n) {
+		return ""
+	}
+	return r.Qualname
+}
+
+// meter counts the steps a query takes, for the tests that bound them. A
+// nil meter counts nothing.
+type meter struct{ steps int }
+
+func (m *meter) add(k int) {
+	if m != nil {
+		m.steps += k
+	}
 }
 
 // Refs returns every identifier of the buffer that resolves, in source
@@ -40,7 +74,7 @@ func (b *Buffer) RefAt(pos Pos) (Ref, bool) {
 func (b *Buffer) Refs() []Ref {
 	var out []Ref
 	for i := range b.idents {
-		if r, ok := b.refForIdent(i); ok {
+		if r, ok := b.refForIdent(i, nil); ok {
 			out = append(out, r)
 		}
 	}
@@ -54,7 +88,8 @@ func (b *Buffer) Imports() []Import {
 
 // identAt returns the index of the identifier containing off, or ending
 // at off when none contains it; -1 when there is neither.
-func (b *Buffer) identAt(off int) int {
+func (b *Buffer) identAt(off int, m *meter) int {
+	m.add(bits.Len(uint(len(b.idents))))
 	o := uint32(off)
 	i := sort.Search(len(b.idents), func(i int) bool {
 		return b.nodes[b.idents[i].node].Start > o
@@ -83,38 +118,38 @@ func (b *Buffer) identIndex(n int32) int {
 	return -1
 }
 
-func (b *Buffer) refForIdent(i int) (Ref, bool) {
+func (b *Buffer) refForIdent(i int, m *meter) (Ref, bool) {
 	id := b.idents[i]
 	n := id.node
 	nd := b.nodes[n]
 	if nd.Start == nd.End {
 		return Ref{}, false
 	}
-	r := Ref{Span: b.span(n)}
+	r := Ref{Span: b.tree.Span(n)}
 	p := nd.Parent
 	if p < 0 {
 		return Ref{}, false
 	}
 	switch pk := b.nodes[p].Kind; {
 	case pk == syntax.KindDottedName || (pk == syntax.KindAliasedImport && nd.Field == syntax.FieldAlias):
-		r.Qualname, r.Kind = b.importQual(n, p), KindImport
+		r.Qualname, r.Kind = b.importQual(n, p, m), KindImport
 		return r, r.Qualname != ""
 	case pk == syntax.KindKeywordArgument && nd.Field == syntax.FieldName:
 		call := b.callOfArgument(p)
 		if call < 0 {
 			return Ref{}, false
 		}
-		r.Qualname = b.resolveChain(b.child(call, syntax.FieldFunction), id.scope, 0)
-		r.Kind, r.Keyword = KindKeyword, b.text(n)
+		r.Qualname = b.resolveChain(b.tree.Child(call, syntax.FieldFunction), id.scope, 0, m)
+		r.Kind, r.Keyword = KindKeyword, b.tree.Text(n)
 		return r, r.Qualname != ""
 	case pk == syntax.KindAttribute && nd.Field == syntax.FieldAttribute:
-		return b.attributeRef(r, id, p)
+		return b.attributeRef(r, id, p, m)
 	}
 	if id.bind >= 0 {
-		r.Qualname = b.evalBinding(id.bind, 0)
+		r.Qualname = b.evalBinding(id.bind, 0, m)
 		r.Write = b.binds[id.bind].write
 	} else {
-		r.Qualname = b.resolveName(b.text(n), id.scope, int(nd.Start), 0)
+		r.Qualname = b.resolveName(b.tree.Text(n), id.scope, int(nd.Start), 0, m)
 	}
 	r.Kind = KindName
 	if b.isCallee(n) {
@@ -124,11 +159,12 @@ func (b *Buffer) refForIdent(i int) (Ref, bool) {
 }
 
 // attributeRef answers for the identifier of attribute node a.
-func (b *Buffer) attributeRef(r Ref, id ident, a int32) (Ref, bool) {
+func (b *Buffer) attributeRef(r Ref, id ident, a int32, m *meter) (Ref, bool) {
 	segs := []int32{id.node} // right to left
 	root := int32(-1)
 	for cur := a; root < 0; {
-		obj := b.child(cur, syntax.FieldObject)
+		m.add(1)
+		obj := b.tree.Child(cur, syntax.FieldObject)
 		if obj < 0 {
 			return Ref{}, false
 		}
@@ -141,7 +177,7 @@ func (b *Buffer) attributeRef(r Ref, id ident, a int32) (Ref, bool) {
 		case syntax.KindIdentifier:
 			root = obj
 		case syntax.KindAttribute:
-			attr := b.child(obj, syntax.FieldAttribute)
+			attr := b.tree.Child(obj, syntax.FieldAttribute)
 			if attr < 0 || len(segs) > maxChain {
 				return Ref{}, false
 			}
@@ -154,7 +190,7 @@ func (b *Buffer) attributeRef(r Ref, id ident, a int32) (Ref, bool) {
 	if b.nodes[root].Start == b.nodes[root].End {
 		return Ref{}, false
 	}
-	qual := b.resolveName(b.text(root), id.scope, int(b.nodes[root].Start), 0)
+	qual := b.resolveName(b.tree.Text(root), id.scope, int(b.nodes[root].Start), 0, m)
 	if qual == "" {
 		return Ref{}, false
 	}
@@ -162,7 +198,7 @@ func (b *Buffer) attributeRef(r Ref, id ident, a int32) (Ref, bool) {
 	sb.WriteString(qual)
 	for i := len(segs) - 1; i >= 0; i-- {
 		sb.WriteByte('.')
-		sb.Write(b.textBytes(segs[i]))
+		sb.Write(b.tree.Bytes(segs[i]))
 	}
 	r.Qualname = sb.String()
 	switch {
@@ -173,7 +209,7 @@ func (b *Buffer) attributeRef(r Ref, id ident, a int32) (Ref, bool) {
 	default:
 		r.Kind = KindAttribute
 	}
-	r.Write = len(segs) > 0 && b.isWriteTarget(a)
+	r.Write = len(segs) > 0 && b.writes.has(a)
 	return r, true
 }
 
@@ -191,27 +227,6 @@ func (b *Buffer) isCallee(n int32) bool {
 	return p >= 0 && b.nodes[p].Kind == syntax.KindCall && b.nodes[n].Field == syntax.FieldFunction
 }
 
-// isWriteTarget reports whether expression n is assigned to.
-func (b *Buffer) isWriteTarget(n int32) bool {
-	for {
-		p := b.nodes[n].Parent
-		if p < 0 {
-			return false
-		}
-		switch b.nodes[p].Kind {
-		case syntax.KindPatternList, syntax.KindTuplePattern, syntax.KindListPattern, syntax.KindTuple, syntax.KindList, syntax.KindParenthesizedExpression,
-			syntax.KindListSplatPattern, syntax.KindListSplat, syntax.KindExpressionList:
-			n = p
-			continue
-		case syntax.KindAsPatternTarget:
-			return true
-		case syntax.KindAssignment, syntax.KindAugmentedAssignment, syntax.KindForStatement, syntax.KindForInClause:
-			return b.nodes[n].Field == syntax.FieldLeft
-		}
-		return false
-	}
-}
-
 // callOfArgument returns the call a keyword argument belongs to, or -1.
 func (b *Buffer) callOfArgument(kw int32) int32 {
 	al := b.nodes[kw].Parent
@@ -227,9 +242,15 @@ func (b *Buffer) callOfArgument(kw int32) int32 {
 
 // importQual answers for identifier n of an import statement; p is its
 // parent, a dotted_name or an aliased_import.
-func (b *Buffer) importQual(n, p int32) string {
+func (b *Buffer) importQual(n, p int32, m *meter) string {
 	stmt := p
-	for stmt >= 0 {
+	// The statement is at most three levels up (dotted_name, aliased_import
+	// or relative_import, statement); anything further is no import.
+	for hops := 0; stmt >= 0; hops++ {
+		m.add(1)
+		if hops > 3 {
+			return ""
+		}
 		k := b.nodes[stmt].Kind
 		if k == syntax.KindImportStatement || k == syntax.KindImportFromStatement {
 			break
@@ -245,7 +266,7 @@ func (b *Buffer) importQual(n, p int32) string {
 	var name string // the dotted name n is in, up to n
 	switch {
 	case b.nodes[p].Kind == syntax.KindAliasedImport: // the alias: the whole name
-		d := b.child(p, syntax.FieldName)
+		d := b.tree.Child(p, syntax.FieldName)
 		if d < 0 {
 			return ""
 		}
@@ -268,20 +289,22 @@ func (b *Buffer) importQual(n, p int32) string {
 
 // resolveChain resolves a name or dotted chain of names evaluated in
 // scope s; "" when it names nothing known.
-func (b *Buffer) resolveChain(n int32, s int32, depth int) string {
+func (b *Buffer) resolveChain(n int32, s int32, depth int, m *meter) string {
 	if n < 0 || !b.isChain(n) {
 		return ""
 	}
+	m.add(1)
 	var segs []int32
 	for b.nodes[n].Kind == syntax.KindAttribute {
-		attr, obj := b.child(n, syntax.FieldAttribute), b.child(n, syntax.FieldObject)
+		m.add(1)
+		attr, obj := b.tree.Child(n, syntax.FieldAttribute), b.tree.Child(n, syntax.FieldObject)
 		if b.brokenChain(obj, attr) || len(segs) > maxChain {
 			return ""
 		}
 		segs = append(segs, attr)
 		n = obj
 	}
-	qual := b.resolveName(b.text(n), s, int(b.nodes[n].Start), depth)
+	qual := b.resolveName(b.tree.Text(n), s, int(b.nodes[n].Start), depth, m)
 	if qual == "" {
 		return ""
 	}
@@ -289,29 +312,29 @@ func (b *Buffer) resolveChain(n int32, s int32, depth int) string {
 	sb.WriteString(qual)
 	for i := len(segs) - 1; i >= 0; i-- {
 		sb.WriteByte('.')
-		sb.Write(b.textBytes(segs[i]))
+		sb.Write(b.tree.Bytes(segs[i]))
 	}
 	return sb.String()
 }
 
-func (b *Buffer) resolveName(name string, s int32, off int, depth int) string {
+func (b *Buffer) resolveName(name string, s int32, off int, depth int, m *meter) string {
 	if depth > maxAliasDepth {
 		return ""
 	}
-	bi := b.lookup(name, s, off)
+	bi := b.lookup(name, s, off, m)
 	if bi < 0 {
 		return ""
 	}
-	return b.evalBinding(bi, depth)
+	return b.evalBinding(bi, depth, m)
 }
 
-func (b *Buffer) evalBinding(bi int32, depth int) string {
+func (b *Buffer) evalBinding(bi int32, depth int, m *meter) string {
 	bd := &b.binds[bi]
 	switch bd.Kind {
 	case bindImport:
 		return bd.qual
 	case bindAlias:
-		return b.resolveChain(bd.rhs, bd.rhsScope, depth+1)
+		return b.resolveChain(bd.rhs, bd.rhsScope, depth+1, m)
 	}
 	return ""
 }
@@ -322,10 +345,11 @@ func (b *Buffer) evalBinding(bi int32, depth int) string {
 // (class bodies, comprehensions), the last binding before off wins. A
 // function body runs later, when every module-level statement has run,
 // so from inside one an enclosing binding after off counts too.
-func (b *Buffer) lookup(name string, s int32, off int) int32 {
+func (b *Buffer) lookup(name string, s int32, off int, m *meter) int32 {
 	immediate := true    // no function or lambda boundary crossed yet
 	crossedFunc := false // class scopes are invisible from nested functions
 	for s >= 0 {
+		m.add(1)
 		sc := &b.scopes[s]
 		if crossedFunc && sc.Kind == ScopeClass {
 			s = sc.Parent
@@ -338,10 +362,11 @@ func (b *Buffer) lookup(name string, s int32, off int) int32 {
 		if binds := sc.names[name]; len(binds) > 0 && !sc.nonlocals[name] {
 			// binds is sorted by visibility offset: take the last one
 			// visible at off.
+			m.add(bits.Len(uint(len(binds))))
 			i := sort.Search(len(binds), func(i int) bool { return b.binds[binds[i]].at > off }) - 1
 			switch {
 			case i >= 0:
-				return b.preferTryBody(binds, i)
+				return b.preferTryBody(binds, i, m)
 			case !immediate:
 				return binds[0]
 			case sc.Kind != ScopeClass:
@@ -363,12 +388,13 @@ func (b *Buffer) lookup(name string, s int32, off int) int32 {
 // into the one the try body made for the same name: "try: import x as y /
 // except ImportError: y = None" names x where y is used. binds is sorted
 // by visibility offset; the try body's binding comes shortly before.
-func (b *Buffer) preferTryBody(binds []int32, i int) int32 {
+func (b *Buffer) preferTryBody(binds []int32, i int, m *meter) int32 {
 	try := b.binds[binds[i]].handlerOf
 	if try < 0 {
 		return binds[i]
 	}
 	for j := i - 1; j >= 0 && j >= i-maxChain; j-- {
+		m.add(1)
 		if a := &b.binds[binds[j]]; a.tryBody == try && a.Kind != bindOther {
 			return binds[j]
 		}
@@ -376,15 +402,19 @@ func (b *Buffer) preferTryBody(binds []int32, i int) int32 {
 	return binds[i]
 }
 
-// scopeAt returns the innermost scope containing off. A scope's end
-// counts as inside, for the cursor after the last name of a function.
-func (b *Buffer) scopeAt(off int) int32 {
-	best := int32(0)
-	for i := 1; i < len(b.scopes); i++ {
-		sc := &b.scopes[i]
-		if sc.Start <= off && off <= sc.End && sc.Start >= b.scopes[best].Start {
-			best = int32(i)
+// scopeAt returns the innermost scope containing off (the one starting
+// last). A scope's end counts as inside, for the cursor after the last name
+// of a function. Scopes nest or are apart, so the answer is the last scope
+// starting at or before off, or the first of its enclosing ones that still
+// holds off.
+func (b *Buffer) scopeAt(off int, m *meter) int32 {
+	m.add(bits.Len(uint(len(b.scopeOrder))))
+	k := int32(sort.Search(len(b.scopeOrder), func(k int) bool { return b.scopes[b.scopeOrder[k]].Start > off })) - 1
+	for ; k >= 0; k = b.scopeUp[k] {
+		m.add(1)
+		if sc := &b.scopes[b.scopeOrder[k]]; off <= sc.End {
+			return b.scopeOrder[k]
 		}
 	}
-	return best
+	return 0
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
 const edgeSite = "testdata/edge"
@@ -119,7 +121,7 @@ func TestDocText(t *testing.T) {
 		{`"""unterminated`, "unterminated", "unterminated"},
 	}
 	for _, tt := range tests {
-		doc := cleandoc(literalText([]byte(tt.lit)))
+		doc := cleandoc(syntax.LiteralContents([]byte(tt.lit)))
 		if doc != tt.doc || summarize(doc) != tt.summary {
 			t.Errorf("%s: doc %q summary %q, want %q %q", tt.lit, doc, summarize(doc), tt.doc, tt.summary)
 		}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unique"
 
-	sitter "github.com/tree-sitter/go-tree-sitter"
+	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
 // maxValueLen bounds the stored right-hand side of an assignment; hover
@@ -52,15 +52,20 @@ type fileData struct {
 
 // extractor turns one syntax tree into fileData.
 type extractor struct {
+	t   *syntax.Tree
 	src []byte
 	pkg string // package that relative imports start from
 	fd  *fileData
 }
 
-// extract parses nothing itself: it walks a tree of src for module, whose
+// extract parses nothing itself: it walks the tree of a module whose
 // package is pkg (the module itself for packages, else its parent).
-func extract(root *sitter.Node, src []byte, pkg string) *fileData {
-	e := &extractor{src: src, pkg: pkg, fd: &fileData{}}
+func extract(t *syntax.Tree, pkg string) *fileData {
+	e := &extractor{t: t, src: t.Src(), pkg: pkg, fd: &fileData{}}
+	root := t.Root()
+	if root < 0 {
+		return e.fd
+	}
 	e.fd.docStart, e.fd.docEnd, e.fd.docSummary = e.docstring(root)
 	if bs := e.body(root, false, true, nil); len(bs) > 0 {
 		e.fd.bindings = append(make([]binding, 0, len(bs)), bs...) // drop spare capacity
@@ -75,101 +80,86 @@ func intern(s string) string {
 	return unique.Make(s).Value()
 }
 
-func (e *extractor) text(n *sitter.Node) string {
-	if n == nil {
-		return ""
-	}
-	return string(e.src[n.StartByte():n.EndByte()])
-}
-
 // body collects the bindings of a module or class body, descending into
 // compound statements that run in the same scope (if, try, with, for, while).
-func (e *extractor) body(n *sitter.Node, tc, top bool, out []binding) []binding {
-	count := n.NamedChildCount()
-	for i := uint(0); i < count; i++ {
-		c := n.NamedChild(i)
+func (e *extractor) body(n int32, tc, top bool, out []binding) []binding {
+	for c := range e.t.Children(n) {
 		out = e.statement(c, tc, top, out)
 	}
 	return out
 }
 
-func (e *extractor) statement(c *sitter.Node, tc, top bool, out []binding) []binding {
-	switch c.Kind() {
-	case "function_definition":
+func (e *extractor) statement(c int32, tc, top bool, out []binding) []binding {
+	switch e.t.Kind(c) {
+	case syntax.KindFunctionDefinition:
 		return append(out, e.function(c, "", tc))
-	case "class_definition":
+	case syntax.KindClassDefinition:
 		return append(out, e.class(c, "", tc))
-	case "decorated_definition":
+	case syntax.KindDecoratedDefinition:
 		var decos []string
-		var def *sitter.Node
-		count := c.NamedChildCount()
-		for i := uint(0); i < count; i++ {
-			d := c.NamedChild(i)
-			switch d.Kind() {
-			case "decorator":
-				decos = append(decos, strings.TrimPrefix(oneLine(e.text(d), true), "@"))
-			case "function_definition", "class_definition":
+		def := int32(-1)
+		for d := range e.t.Children(c) {
+			switch e.t.Kind(d) {
+			case syntax.KindDecorator:
+				decos = append(decos, strings.TrimPrefix(oneLine(e.t.Text(d), true), "@"))
+			case syntax.KindFunctionDefinition, syntax.KindClassDefinition:
 				def = d
 			}
 		}
-		if def == nil {
+		if def < 0 {
 			return out
 		}
 		joined := intern(strings.Join(decos, "\n"))
-		if def.Kind() == "class_definition" {
+		if e.t.Kind(def) == syntax.KindClassDefinition {
 			return append(out, e.class(def, joined, tc))
 		}
 		return append(out, e.function(def, joined, tc))
-	case "expression_statement":
-		if c.NamedChildCount() == 0 {
+	case syntax.KindExpressionStatement:
+		if e.t.ChildCount(c) == 0 {
 			return out
 		}
-		x := c.NamedChild(0)
-		switch x.Kind() {
-		case "assignment":
+		x := e.t.NthChild(c, 0)
+		switch e.t.Kind(x) {
+		case syntax.KindAssignment:
 			return e.assignment(x, tc, top, out)
-		case "augmented_assignment":
+		case syntax.KindAugmentedAssignment:
 			if top {
 				e.augmentAll(x)
 			}
-		case "call":
+		case syntax.KindCall:
 			if top {
 				e.allCall(x)
 			}
 		}
 		return out
-	case "import_statement":
+	case syntax.KindImportStatement:
 		return e.importStatement(c, tc, out)
-	case "import_from_statement":
+	case syntax.KindImportFromStatement:
 		return e.importFrom(c, tc, top, out)
-	case "if_statement":
-		cond := strings.TrimSpace(e.text(c.ChildByFieldName("condition")))
+	case syntax.KindIfStatement:
+		cond := strings.TrimSpace(e.t.Text(e.t.Child(c, syntax.FieldCondition)))
 		isTC := cond == "TYPE_CHECKING" || strings.HasSuffix(cond, ".TYPE_CHECKING")
 		negTC := cond == "not TYPE_CHECKING" || (strings.HasPrefix(cond, "not ") && strings.HasSuffix(cond, ".TYPE_CHECKING"))
-		count := c.NamedChildCount()
-		for i := uint(0); i < count; i++ {
-			d := c.NamedChild(i)
-			switch d.Kind() {
-			case "block":
+		for d := range e.t.Children(c) {
+			switch e.t.Kind(d) {
+			case syntax.KindBlock:
 				out = e.body(d, tc || isTC, top, out)
-			case "elif_clause", "else_clause":
+			case syntax.KindElifClause, syntax.KindElseClause:
 				out = e.clause(d, tc || negTC, top, out)
 			}
 		}
 		return out
-	case "try_statement", "with_statement", "for_statement", "while_statement":
-		count := c.NamedChildCount()
-		for i := uint(0); i < count; i++ {
-			d := c.NamedChild(i)
-			switch d.Kind() {
-			case "block":
+	case syntax.KindTryStatement, syntax.KindWithStatement, syntax.KindForStatement, syntax.KindWhileStatement:
+		for d := range e.t.Children(c) {
+			switch e.t.Kind(d) {
+			case syntax.KindBlock:
 				out = e.body(d, tc, top, out)
-			case "except_clause", "except_group_clause", "else_clause", "finally_clause":
+			case syntax.KindExceptClause, syntax.KindExceptGroupClause, syntax.KindElseClause, syntax.KindFinallyClause:
 				out = e.clause(d, tc, top, out)
 			}
 		}
 		return out
-	case "ERROR":
+	case syntax.KindError:
 		// Error recovery often leaves whole definitions inside ERROR nodes;
 		// index what is recognisable.
 		return e.body(c, tc, top, out)
@@ -177,53 +167,52 @@ func (e *extractor) statement(c *sitter.Node, tc, top bool, out []binding) []bin
 	return out
 }
 
-func (e *extractor) clause(n *sitter.Node, tc, top bool, out []binding) []binding {
-	count := n.NamedChildCount()
-	for i := uint(0); i < count; i++ {
-		if d := n.NamedChild(i); d.Kind() == "block" {
+func (e *extractor) clause(n int32, tc, top bool, out []binding) []binding {
+	for d := range e.t.Children(n) {
+		if e.t.Kind(d) == syntax.KindBlock {
 			out = e.body(d, tc, top, out)
 		}
 	}
 	return out
 }
 
-func pos(n *sitter.Node) (int32, int32) {
-	p := n.StartPosition()
-	return int32(p.Row), int32(p.Column)
+func (e *extractor) pos(n int32) (int32, int32) {
+	nd := e.t.Node(n)
+	return int32(nd.StartRow), int32(nd.StartCol)
 }
 
-func (e *extractor) function(n *sitter.Node, decos string, tc bool) binding {
-	name := n.ChildByFieldName("name")
-	if name == nil {
+func (e *extractor) function(n int32, decos string, tc bool) binding {
+	name := e.t.Child(n, syntax.FieldName)
+	if name < 0 {
 		name = n
 	}
-	b := binding{name: intern(e.text(name)), kind: KindFunction, typeChecking: tc, decorators: decos}
-	b.line, b.col = pos(name)
-	b.endLine = int32(n.EndPosition().Row)
-	sig := oneLine(e.text(n.ChildByFieldName("parameters")), true)
-	if ret := n.ChildByFieldName("return_type"); ret != nil {
-		sig += " -> " + oneLine(e.text(ret), true)
+	b := binding{name: intern(e.t.Text(name)), kind: KindFunction, typeChecking: tc, decorators: decos}
+	b.line, b.col = e.pos(name)
+	b.endLine = int32(e.t.Node(n).EndRow)
+	sig := oneLine(e.t.Text(e.t.Child(n, syntax.FieldParameters)), true)
+	if ret := e.t.Child(n, syntax.FieldReturnType); ret >= 0 {
+		sig += " -> " + oneLine(e.t.Text(ret), true)
 	}
-	if n.ChildCount() > 0 && n.Child(0).Kind() == "async" {
+	if isAsync(e.t.Bytes(n)) {
 		sig = "async " + sig
 	}
 	b.sig = intern(sig)
-	if body := n.ChildByFieldName("body"); body != nil {
+	if body := e.t.Child(n, syntax.FieldBody); body >= 0 {
 		b.docStart, b.docEnd, b.docSummary = e.docstring(body)
 	}
 	return b
 }
 
-func (e *extractor) class(n *sitter.Node, decos string, tc bool) binding {
-	name := n.ChildByFieldName("name")
-	if name == nil {
+func (e *extractor) class(n int32, decos string, tc bool) binding {
+	name := e.t.Child(n, syntax.FieldName)
+	if name < 0 {
 		name = n
 	}
-	b := binding{name: intern(e.text(name)), kind: KindClass, typeChecking: tc, decorators: decos}
-	b.line, b.col = pos(name)
-	b.endLine = int32(n.EndPosition().Row)
-	b.sig = intern(oneLine(e.text(n.ChildByFieldName("superclasses")), true))
-	if body := n.ChildByFieldName("body"); body != nil {
+	b := binding{name: intern(e.t.Text(name)), kind: KindClass, typeChecking: tc, decorators: decos}
+	b.line, b.col = e.pos(name)
+	b.endLine = int32(e.t.Node(n).EndRow)
+	b.sig = intern(oneLine(e.t.Text(e.t.Child(n, syntax.FieldSuperclasses)), true))
+	if body := e.t.Child(n, syntax.FieldBody); body >= 0 {
 		b.docStart, b.docEnd, b.docSummary = e.docstring(body)
 		b.members = e.body(body, false, false, nil)
 		if len(b.members) == 0 {
@@ -237,66 +226,63 @@ func (e *extractor) class(n *sitter.Node, decos string, tc bool) binding {
 
 // docstring finds the docstring of a module or block: its first statement
 // when that is a string literal.
-func (e *extractor) docstring(body *sitter.Node) (uint32, uint32, string) {
-	count := body.NamedChildCount()
-	for i := uint(0); i < count; i++ {
-		s := body.NamedChild(i)
-		if s.Kind() == "comment" {
+func (e *extractor) docstring(body int32) (uint32, uint32, string) {
+	for s := range e.t.Children(body) {
+		if e.t.Kind(s) == syntax.KindComment {
 			continue
 		}
-		if s.Kind() != "expression_statement" || s.NamedChildCount() != 1 {
+		if e.t.Kind(s) != syntax.KindExpressionStatement || e.t.ChildCount(s) != 1 {
 			return 0, 0, ""
 		}
-		lit := s.NamedChild(0)
-		if lit.Kind() != "string" && lit.Kind() != "concatenated_string" {
+		lit := e.t.NthChild(s, 0)
+		if e.t.Kind(lit) != syntax.KindString && e.t.Kind(lit) != syntax.KindConcatenatedString {
 			return 0, 0, ""
 		}
-		start, end := lit.StartByte(), lit.EndByte()
-		return uint32(start), uint32(end), summarize(cleandoc(literalText(e.src[start:end])))
+		start, end := e.t.Start(lit), e.t.End(lit)
+		return uint32(start), uint32(end), summarize(cleandoc(syntax.LiteralContents(e.src[start:end])))
 	}
 	return 0, 0, ""
 }
 
-func (e *extractor) assignment(n *sitter.Node, tc, top bool, out []binding) []binding {
-	left := n.ChildByFieldName("left")
-	right := n.ChildByFieldName("right")
+func (e *extractor) assignment(n int32, tc, top bool, out []binding) []binding {
+	left := e.t.Child(n, syntax.FieldLeft)
+	right := e.t.Child(n, syntax.FieldRight)
 	// a = b = value: the right side is itself an assignment.
-	for right != nil && right.Kind() == "assignment" {
+	for right >= 0 && e.t.Kind(right) == syntax.KindAssignment {
 		out = e.assignment(right, tc, top, out)
-		right = right.ChildByFieldName("right")
+		right = e.t.Child(right, syntax.FieldRight)
 	}
 	value := ""
-	if right != nil {
-		value = oneLine(e.text(right), false)
+	if right >= 0 {
+		value = oneLine(e.t.Text(right), false)
 		if len(value) > maxValueLen {
 			value = truncateUTF8(value, maxValueLen) + "…"
 		}
 		value = intern(value)
 	}
 	ann := ""
-	if t := n.ChildByFieldName("type"); t != nil {
-		ann = intern(": " + oneLine(e.text(t), true))
+	if t := e.t.Child(n, syntax.FieldType); t >= 0 {
+		ann = intern(": " + oneLine(e.t.Text(t), true))
 	}
-	if top && left != nil && left.Kind() == "identifier" && e.text(left) == "__all__" && right != nil {
+	if top && left >= 0 && e.t.Kind(left) == syntax.KindIdentifier && e.t.Text(left) == "__all__" && right >= 0 {
 		e.fd.all = nil
 		e.fd.hasAll = true
 		e.addAll(right)
 	}
-	var targets func(t *sitter.Node)
-	targets = func(t *sitter.Node) {
-		if t == nil {
+	var targets func(t int32)
+	targets = func(t int32) {
+		if t < 0 {
 			return
 		}
-		switch t.Kind() {
-		case "identifier":
-			b := binding{name: intern(e.text(t)), kind: KindVariable, typeChecking: tc, sig: ann, value: value}
-			b.line, b.col = pos(t)
-			b.endLine = int32(n.EndPosition().Row)
+		switch e.t.Kind(t) {
+		case syntax.KindIdentifier:
+			b := binding{name: intern(e.t.Text(t)), kind: KindVariable, typeChecking: tc, sig: ann, value: value}
+			b.line, b.col = e.pos(t)
+			b.endLine = int32(e.t.Node(n).EndRow)
 			out = append(out, b)
-		case "pattern_list", "tuple_pattern", "list_pattern", "list_splat_pattern":
-			count := t.NamedChildCount()
-			for i := uint(0); i < count; i++ {
-				targets(t.NamedChild(i))
+		case syntax.KindPatternList, syntax.KindTuplePattern, syntax.KindListPattern, syntax.KindListSplatPattern:
+			for c := range e.t.Children(t) {
+				targets(c)
 			}
 			// attributes and subscripts bind nothing in this scope
 		}
@@ -307,68 +293,66 @@ func (e *extractor) assignment(n *sitter.Node, tc, top bool, out []binding) []bi
 
 // addAll appends the string literals of a list/tuple (or a sum of them) to
 // __all__, and marks __all__ dynamic for anything else.
-func (e *extractor) addAll(n *sitter.Node) {
-	switch n.Kind() {
-	case "list", "tuple", "parenthesized_expression", "set":
-		count := n.NamedChildCount()
-		for i := uint(0); i < count; i++ {
-			c := n.NamedChild(i)
-			switch c.Kind() {
-			case "string":
-				if s := literalText(e.src[c.StartByte():c.EndByte()]); s != "" {
+func (e *extractor) addAll(n int32) {
+	switch e.t.Kind(n) {
+	case syntax.KindList, syntax.KindTuple, syntax.KindParenthesizedExpression, syntax.KindSet:
+		for c := range e.t.Children(n) {
+			switch e.t.Kind(c) {
+			case syntax.KindString:
+				if s := syntax.LiteralContents(e.src[e.t.Start(c):e.t.End(c)]); s != "" {
 					e.fd.all = append(e.fd.all, intern(s))
 				}
-			case "comment":
+			case syntax.KindComment:
 			default:
-				if n.Kind() == "parenthesized_expression" {
+				if e.t.Kind(n) == syntax.KindParenthesizedExpression {
 					e.addAll(c)
 				} else {
 					e.fd.allDynamic = true
 				}
 			}
 		}
-	case "binary_operator":
-		e.addAll(n.ChildByFieldName("left"))
-		e.addAll(n.ChildByFieldName("right"))
+	case syntax.KindBinaryOperator:
+		e.addAll(e.t.Child(n, syntax.FieldLeft))
+		e.addAll(e.t.Child(n, syntax.FieldRight))
 	default:
 		e.fd.allDynamic = true
 	}
 }
 
-func (e *extractor) augmentAll(n *sitter.Node) {
-	left := n.ChildByFieldName("left")
-	if left == nil || left.Kind() != "identifier" || e.text(left) != "__all__" {
+func (e *extractor) augmentAll(n int32) {
+	left := e.t.Child(n, syntax.FieldLeft)
+	if left < 0 || e.t.Kind(left) != syntax.KindIdentifier || e.t.Text(left) != "__all__" {
 		return
 	}
 	e.fd.hasAll = true
-	if right := n.ChildByFieldName("right"); right != nil {
+	if right := e.t.Child(n, syntax.FieldRight); right >= 0 {
 		e.addAll(right)
 	}
 }
 
 // allCall handles __all__.extend([...]) and __all__.append("x").
-func (e *extractor) allCall(n *sitter.Node) {
-	fn := n.ChildByFieldName("function")
-	if fn == nil || fn.Kind() != "attribute" {
+func (e *extractor) allCall(n int32) {
+	fn := e.t.Child(n, syntax.FieldFunction)
+	if fn < 0 || e.t.Kind(fn) != syntax.KindAttribute {
 		return
 	}
-	obj := fn.ChildByFieldName("object")
-	if obj == nil || e.text(obj) != "__all__" {
+	obj := e.t.Child(fn, syntax.FieldObject)
+	if obj < 0 || e.t.Text(obj) != "__all__" {
 		return
 	}
-	args := n.ChildByFieldName("arguments")
-	if args == nil || args.NamedChildCount() != 1 {
+	args := e.t.Child(n, syntax.FieldArguments)
+	if args < 0 || e.t.ChildCount(args) != 1 {
 		e.fd.allDynamic = true
 		return
 	}
 	e.fd.hasAll = true
-	arg := args.NamedChild(0)
-	switch e.text(fn.ChildByFieldName("attribute")) {
+	arg := e.t.NthChild(args, 0)
+	switch e.t.Text(e.t.Child(fn, syntax.FieldAttribute)) {
 	case "extend":
 		e.addAll(arg)
 	case "append":
-		if arg.Kind() == "string" {
-			e.fd.all = append(e.fd.all, intern(literalText(e.src[arg.StartByte():arg.EndByte()])))
+		if e.t.Kind(arg) == syntax.KindString {
+			e.fd.all = append(e.fd.all, intern(syntax.LiteralContents(e.src[e.t.Start(arg):e.t.End(arg)])))
 		} else {
 			e.fd.allDynamic = true
 		}
@@ -377,68 +361,64 @@ func (e *extractor) allCall(n *sitter.Node) {
 	}
 }
 
-func (e *extractor) importStatement(n *sitter.Node, tc bool, out []binding) []binding {
-	count := n.NamedChildCount()
-	for i := uint(0); i < count; i++ {
-		c := n.NamedChild(i)
+func (e *extractor) importStatement(n int32, tc bool, out []binding) []binding {
+	for c := range e.t.Children(n) {
 		var b binding
-		switch c.Kind() {
-		case "dotted_name":
+		switch e.t.Kind(c) {
+		case syntax.KindDottedName:
 			// "import a.b.c" binds a to the top-level package.
-			first := c.NamedChild(0)
-			if first == nil {
+			first := e.t.NthChild(c, 0)
+			if first < 0 {
 				continue
 			}
-			b = binding{name: intern(e.text(first)), value: intern(e.text(first))}
-			b.line, b.col = pos(first)
-		case "aliased_import":
-			alias := c.ChildByFieldName("alias")
-			if alias == nil {
+			b = binding{name: intern(e.t.Text(first)), value: intern(e.t.Text(first))}
+			b.line, b.col = e.pos(first)
+		case syntax.KindAliasedImport:
+			alias := e.t.Child(c, syntax.FieldAlias)
+			if alias < 0 {
 				continue
 			}
-			b = binding{name: intern(e.text(alias)), value: intern(dotted(e.text(c.ChildByFieldName("name"))))}
-			b.line, b.col = pos(alias)
+			b = binding{name: intern(e.t.Text(alias)), value: intern(e.t.DottedName(e.t.Child(c, syntax.FieldName)))}
+			b.line, b.col = e.pos(alias)
 		default:
 			continue
 		}
 		b.kind, b.typeChecking = KindImport, tc
-		b.endLine = int32(n.EndPosition().Row)
+		b.endLine = int32(e.t.Node(n).EndRow)
 		out = append(out, b)
 	}
 	return out
 }
 
-func (e *extractor) importFrom(n *sitter.Node, tc, top bool, out []binding) []binding {
-	modNode := n.ChildByFieldName("module_name")
-	if modNode == nil {
+func (e *extractor) importFrom(n int32, tc, top bool, out []binding) []binding {
+	modNode := e.t.Child(n, syntax.FieldModuleName)
+	if modNode < 0 {
 		return out
 	}
 	module := e.absModule(modNode)
-	count := n.NamedChildCount()
-	for i := uint(0); i < count; i++ {
-		c := n.NamedChild(i)
-		if c.Equals(*modNode) {
+	for c := range e.t.Children(n) {
+		if c == modNode {
 			continue
 		}
 		var b binding
-		switch c.Kind() {
-		case "wildcard_import":
+		switch e.t.Kind(c) {
+		case syntax.KindWildcardImport:
 			if top && module != "" {
-				line, _ := pos(n)
+				line, _ := e.pos(n)
 				e.fd.stars = append(e.fd.stars, starImport{module: intern(module), line: line, typeChecking: tc})
 			}
 			continue
-		case "dotted_name":
-			name := dotted(e.text(c))
+		case syntax.KindDottedName:
+			name := e.t.DottedName(c)
 			b = binding{name: intern(name), attr: intern(name)}
-			b.line, b.col = pos(c)
-		case "aliased_import":
-			alias := c.ChildByFieldName("alias")
-			if alias == nil {
+			b.line, b.col = e.pos(c)
+		case syntax.KindAliasedImport:
+			alias := e.t.Child(c, syntax.FieldAlias)
+			if alias < 0 {
 				continue
 			}
-			b = binding{name: intern(e.text(alias)), attr: intern(dotted(e.text(c.ChildByFieldName("name"))))}
-			b.line, b.col = pos(alias)
+			b = binding{name: intern(e.t.Text(alias)), attr: intern(e.t.DottedName(e.t.Child(c, syntax.FieldName)))}
+			b.line, b.col = e.pos(alias)
 		default:
 			continue
 		}
@@ -446,7 +426,7 @@ func (e *extractor) importFrom(n *sitter.Node, tc, top bool, out []binding) []bi
 			continue // relative import climbing above the top-level package
 		}
 		b.kind, b.typeChecking, b.value = KindImport, tc, intern(module)
-		b.endLine = int32(n.EndPosition().Row)
+		b.endLine = int32(e.t.Node(n).EndRow)
 		out = append(out, b)
 	}
 	return out
@@ -454,19 +434,17 @@ func (e *extractor) importFrom(n *sitter.Node, tc, top bool, out []binding) []bi
 
 // absModule turns the module of a from-import into an absolute dotted
 // name, resolving leading dots against the importing module's package.
-func (e *extractor) absModule(n *sitter.Node) string {
-	if n.Kind() != "relative_import" {
-		return dotted(e.text(n))
+func (e *extractor) absModule(n int32) string {
+	if e.t.Kind(n) != syntax.KindRelativeImport {
+		return e.t.DottedName(n)
 	}
 	dots, rest := 0, ""
-	count := n.NamedChildCount()
-	for i := uint(0); i < count; i++ {
-		c := n.NamedChild(i)
-		switch c.Kind() {
-		case "import_prefix":
-			dots = strings.Count(e.text(c), ".")
-		case "dotted_name":
-			rest = dotted(e.text(c))
+	for c := range e.t.Children(n) {
+		switch e.t.Kind(c) {
+		case syntax.KindImportPrefix:
+			dots = strings.Count(e.t.Text(c), ".")
+		case syntax.KindDottedName:
+			rest = e.t.DottedName(c)
 		}
 	}
 	base := e.pkg
@@ -486,16 +464,8 @@ func (e *extractor) absModule(n *sitter.Node) string {
 	return base + "." + rest
 }
 
-// dotted removes whitespace (and line continuations) from a dotted name.
-func dotted(s string) string {
-	if !strings.ContainsAny(s, " \t\r\n\\") {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if r != ' ' && r != '\t' && r != '\r' && r != '\n' && r != '\\' {
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
+// isAsync reports whether a function definition's text starts with the
+// async keyword (the keyword is not a named node).
+func isAsync(def []byte) bool {
+	return len(def) > 5 && string(def[:5]) == "async" && (def[5] == ' ' || def[5] == '\t' || def[5] == '\\')
 }

@@ -13,8 +13,8 @@ import (
 	"sync/atomic"
 
 	"github.com/sourcegraph/conc/pool"
-	sitter "github.com/tree-sitter/go-tree-sitter"
-	python "github.com/tree-sitter/tree-sitter-python/bindings/go"
+
+	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
 // Index is the index of a site directory. It is safe for concurrent use:
@@ -30,8 +30,7 @@ type Index struct {
 	children map[string][]string // module → names of its direct submodules
 	files    []*fileState        // sorted by path
 
-	lang    *sitter.Language
-	parsers chan *sitter.Parser // idle parsers; a parser serves one goroutine at a time
+	parsers *syntax.Pool
 
 	fromCache bool         // every file's data came from the cache file
 	parsed    atomic.Int64 // files parsed since Open
@@ -114,16 +113,14 @@ func Open(siteDir, cacheFile string, opts ...Option) (*Index, error) {
 		cacheFile: cacheFile,
 		modules:   map[string]*module{},
 		children:  map[string][]string{},
-		lang:      sitter.NewLanguage(python.Language()),
-		parsers:   make(chan *sitter.Parser, buildWorkers()),
+		parsers:   syntax.NewPool(buildWorkers()),
 	}
 	// The grammar is compiled in: a version mismatch shows here or never.
-	p := sitter.NewParser()
-	if err := p.SetLanguage(ix.lang); err != nil {
-		p.Close()
+	p, err := ix.parsers.Get()
+	if err != nil {
 		return nil, fmt.Errorf("pyindex: python grammar: %w", err)
 	}
-	ix.parsers <- p
+	ix.parsers.Put(p)
 	if err := ix.scan(o.packages); err != nil {
 		return nil, fmt.Errorf("pyindex: open %s: %w", siteDir, err)
 	}
@@ -309,6 +306,9 @@ func (ix *Index) Build(ctx context.Context) error {
 	if err := p.Wait(); err != nil {
 		return fmt.Errorf("pyindex: build %s: %w", ix.siteDir, err)
 	}
+	// Every file is parsed: the parsers and their scratch memory are idle
+	// from now on (the pool makes new ones should a file be parsed again).
+	ix.parsers.Close()
 	if ix.cacheFile == "" || ix.fromCache || ix.saved.Load() {
 		return nil
 	}
@@ -322,14 +322,8 @@ func (ix *Index) Build(ctx context.Context) error {
 // Close releases the parsers. The index stays usable; parsing resumes with
 // new parsers.
 func (ix *Index) Close() error {
-	for {
-		select {
-		case p := <-ix.parsers:
-			p.Close()
-		default:
-			return nil
-		}
-	}
+	ix.parsers.Close()
+	return nil
 }
 
 // load returns the data of f, parsing it first if needed.
@@ -355,40 +349,15 @@ func (ix *Index) parse(f *fileState) *fileData {
 	if err != nil {
 		return &fileData{}
 	}
-	p := ix.parser()
-	if p == nil {
+	p, err := ix.parsers.Get()
+	if err != nil {
 		return &fileData{}
 	}
-	defer ix.releaseParser(p)
-	tree := p.Parse(src, nil)
-	if tree == nil {
-		return &fileData{}
-	}
-	defer tree.Close()
-	return extract(tree.RootNode(), src, f.pkg)
-}
-
-func (ix *Index) parser() *sitter.Parser {
-	select {
-	case p := <-ix.parsers:
-		return p
-	default:
-	}
-	p := sitter.NewParser()
-	if err := p.SetLanguage(ix.lang); err != nil {
-		// Open checked the grammar, so this does not happen.
-		p.Close()
-		return nil
-	}
-	return p
-}
-
-func (ix *Index) releaseParser(p *sitter.Parser) {
-	select {
-	case ix.parsers <- p:
-	default:
-		p.Close()
-	}
+	defer ix.parsers.Put(p)
+	fd := &fileData{}
+	// extract copies what it keeps: the tree may live in scratch memory.
+	p.Visit(src, func(t *syntax.Tree) { fd = extract(t, f.pkg) })
+	return fd
 }
 
 // maxBuildWorkers caps parsing concurrency: each worker holds a parser and

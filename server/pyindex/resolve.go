@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
 // maxDepth bounds how many bindings one resolution may pass through.
@@ -390,7 +392,7 @@ func (ix *Index) readDoc(f *fileState, start, end uint32, summary string) string
 	if _, err := file.ReadAt(buf, int64(start)); err != nil {
 		return summary
 	}
-	return cleandoc(literalText(buf))
+	return cleandoc(syntax.LiteralContents(buf))
 }
 
 // Members lists the attributes of a module or class, each resolved to its

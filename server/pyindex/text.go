@@ -95,54 +95,6 @@ func trimTrailingComma(b *strings.Builder) {
 	}
 }
 
-// literalText returns the contents of a Python string literal (or of
-// adjacent literals), without prefix and quotes. Escapes are left as written.
-func literalText(lit []byte) string {
-	s := string(lit)
-	var out strings.Builder
-	for len(s) > 0 {
-		s = strings.TrimLeft(s, " \t\r\n\\")
-		i := 0
-		for i < len(s) && strings.IndexByte("rRbBuUfFtT", s[i]) >= 0 {
-			i++
-		}
-		s = s[i:]
-		if s == "" {
-			break
-		}
-		q := s[:1]
-		if q != `"` && q != `'` {
-			break
-		}
-		if strings.HasPrefix(s, q+q+q) {
-			q = q + q + q
-		}
-		s = s[len(q):]
-		end := closingQuote(s, q)
-		if end < 0 {
-			out.WriteString(s)
-			break
-		}
-		out.WriteString(s[:end])
-		s = s[end+len(q):]
-	}
-	return out.String()
-}
-
-func closingQuote(s, q string) int {
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case q[0]:
-			if strings.HasPrefix(s[i:], q) {
-				return i
-			}
-		}
-	}
-	return -1
-}
-
 // cleandoc dedents a docstring as Python's inspect.cleandoc does.
 func cleandoc(doc string) string {
 	doc = strings.ReplaceAll(doc, "\t", "        ")

@@ -123,15 +123,35 @@ type Range struct {
 // Parse parses src. The Tree keeps src without copying it: do not modify
 // src while the Tree is in use.
 func (p *Parser) Parse(src []byte) *Tree {
-	t, _, _ := p.parse(nil, src, nil)
+	t, _, _ := p.parse(context.Background(), src, nil)
 	return t
+}
+
+// Visit parses src and calls f with the tree, whose nodes live in the
+// parser's scratch memory instead of a copy: for callers that extract what
+// they need and drop the tree. f must not keep the tree or its nodes; once
+// f returns the tree is emptied and the memory goes to the next parse.
+func (p *Parser) Visit(src []byte, f func(*Tree)) {
+	t, ct, count := p.parseC(src, nil, 0)
+	if ct == nil {
+		f(t)
+		return
+	}
+	n, out := p.flattenScratch(ct, count)
+	C.ts_tree_delete(ct) // the nodes are in Go memory now
+	t.nodes = out[:n]
+	defer func() {
+		t.nodes = nil
+		p.keep(out)
+	}()
+	f(t)
 }
 
 // ParseRanges parses only the given ranges of src, in order and not
 // overlapping, as one program; nodes keep their offsets and positions in
 // src.
 func (p *Parser) ParseRanges(src []byte, ranges []Range) *Tree {
-	t, _, _ := p.parse(nil, src, ranges)
+	t, _, _ := p.parse(context.Background(), src, ranges)
 	return t
 }
 
@@ -149,9 +169,40 @@ func (p *Parser) ParseContext(ctx context.Context, src []byte) (*Tree, error) {
 // closed parser, text over MaxSource. stopped reports that tree-sitter
 // gave up before the end (cancelled).
 func (p *Parser) parse(ctx context.Context, src []byte, ranges []Range) (_ *Tree, stopped bool, _ error) {
+	var handle C.uintptr_t // 0: not cancellable
+	if ctx != nil && ctx.Done() != nil {
+		h := cgo.NewHandle(ctx)
+		defer h.Delete()
+		handle = C.uintptr_t(h)
+	}
+	t, ct, count := p.parseC(src, ranges, handle)
+	if ctx != nil {
+		if err := ctx.Err(); err != nil {
+			if ct != nil {
+				C.ts_tree_delete(ct)
+			}
+			return nil, ct == nil, fmt.Errorf("syntax: parse: %w", err)
+		}
+	}
+	if ct == nil {
+		return t, p.ts != nil && len(src) <= MaxSource, nil
+	}
+	n, out := p.flattenScratch(ct, count)
+	C.ts_tree_delete(ct)
+	t.nodes = make([]Node, n)
+	copy(t.nodes, out[:n])
+	p.keep(out)
+	return t, false, nil
+}
+
+// parseC runs tree-sitter. It returns the Tree to fill, the C tree (nil
+// when there is none: a closed parser, text over MaxSource, a stopped
+// parse) and its node count, anonymous nodes included; the caller deletes
+// the C tree.
+func (p *Parser) parseC(src []byte, ranges []Range, handle C.uintptr_t) (*Tree, *C.TSTree, int) {
 	t := &Tree{src: src}
 	if p.ts == nil || len(src) > MaxSource {
-		return t, false, nil
+		return t, nil, 0
 	}
 	var cr *C.TSRange
 	if len(ranges) > 0 {
@@ -168,42 +219,23 @@ func (p *Parser) parse(ctx context.Context, src []byte, ranges []Range) (_ *Tree
 			}
 		}
 	}
-	var handle C.uintptr_t // 0: not cancellable
-	if ctx != nil && ctx.Done() != nil {
-		h := cgo.NewHandle(ctx)
-		defer h.Delete()
-		handle = C.uintptr_t(h)
-	}
 	var text *C.char
 	if len(src) > 0 {
 		text = (*C.char)(unsafe.Pointer(&src[0]))
 	}
 	var count C.uint32_t
 	var hasErr C.bool
-	ct := C.syntax_parse(p.ts, text, C.uint32_t(len(src)), cr, C.uint32_t(len(ranges)),
-		handle, &count, &hasErr)
-	if ctx != nil {
-		if err := ctx.Err(); err != nil {
-			if ct != nil {
-				C.ts_tree_delete(ct)
-			}
-			return nil, ct == nil, fmt.Errorf("syntax: parse: %w", err)
-		}
-	}
-	if ct == nil {
-		return t, true, nil
-	}
-	defer C.ts_tree_delete(ct)
-	t.hasError = bool(hasErr)
-	t.nodes = p.flatten(ct, int(count))
-	return t, false, nil
+	ct := C.syntax_parse(p.ts, text, C.uint32_t(len(src)), cr, C.uint32_t(len(ranges)), handle, &count, &hasErr)
+	t.hasError = ct != nil && bool(hasErr)
+	return t, ct, int(count)
 }
 
-// flatten copies the named nodes of ct into Go memory in one C call: a
-// Tree is walked from Go without crossing into C again.
-func (p *Parser) flatten(ct *C.TSTree, count int) []Node {
+// flattenScratch writes the named nodes of ct into the parser's scratch in
+// one C call, so a Tree is walked from Go without crossing into C again.
+// It returns how many it wrote and the scratch, to hand back to keep.
+func (p *Parser) flattenScratch(ct *C.TSTree, count int) (int, []Node) {
 	if count == 0 {
-		return nil
+		return 0, p.scratch
 	}
 	out, links := p.scratch, p.links
 	if cap(out) < count {
@@ -218,14 +250,17 @@ func (p *Parser) flatten(ct *C.TSTree, count int) []Node {
 		C.uint32_t(count),
 		(*C.uint8_t)(unsafe.Pointer(&python3.kinds[0])), C.uint32_t(len(python3.kinds)),
 		(*C.uint8_t)(unsafe.Pointer(&python3.fields[0])), C.uint32_t(len(python3.fields))))
-	nodes := make([]Node, n)
-	copy(nodes, out[:n])
+	p.links = links[:0]
+	return n, out
+}
+
+// keep holds on to the scratch for the next parse while it is small.
+func (p *Parser) keep(out []Node) {
 	if cap(out) <= keepScratch {
-		p.scratch, p.links = out[:0], links[:0]
-	} else {
-		p.scratch, p.links = nil, nil
+		p.scratch = out[:0]
+		return
 	}
-	return nodes
+	p.scratch, p.links = nil, nil
 }
 
 // Node must match syntax_node byte for byte: this fails to compile otherwise.

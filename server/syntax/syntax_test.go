@@ -306,6 +306,36 @@ func TestParseContext(t *testing.T) {
 	}
 }
 
+// Visit's tree is the tree Parse makes, and it is emptied afterwards.
+func TestVisit(t *testing.T) {
+	t.Parallel()
+	p, err := NewParser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for name, src := range testSources(t) {
+		want := p.Parse(src)
+		var kept *Tree
+		p.Visit(src, func(tree *Tree) {
+			kept = tree
+			if tree.Len() != want.Len() || tree.HasError() != want.HasError() {
+				t.Errorf("%s: Visit has %d nodes (error %v), Parse %d (%v)", name, tree.Len(), tree.HasError(), want.Len(), want.HasError())
+				return
+			}
+			for i := range want.Len() {
+				if *tree.Node(int32(i)) != *want.Node(int32(i)) {
+					t.Errorf("%s: node %d differs", name, i)
+					return
+				}
+			}
+		})
+		if kept.Len() != 0 {
+			t.Errorf("%s: the tree still has %d nodes after Visit", name, kept.Len())
+		}
+	}
+}
+
 func TestPoolConcurrent(t *testing.T) {
 	t.Parallel()
 	pool := NewPool(2)

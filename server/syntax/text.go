@@ -43,10 +43,7 @@ func Unquote(lit string) string {
 	if strings.HasPrefix(lit[i:], q+q+q) {
 		q = q + q + q
 	}
-	body := lit[i+len(q):]
-	if strings.HasSuffix(body, q) {
-		body = body[:len(body)-len(q)]
-	}
+	body := strings.TrimSuffix(lit[i+len(q):], q)
 	if raw || !strings.Contains(body, `\`) {
 		return body
 	}

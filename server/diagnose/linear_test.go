@@ -1,0 +1,96 @@
+package diagnose
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/torchlsp/torchlsp/server/pybuf"
+	"github.com/torchlsp/torchlsp/server/syntax/syntaxtest"
+)
+
+// linearSizes are the two input sizes the linearity tests compare.
+var linearSizes = [2]int{150 << 10, 300 << 10}
+
+// checkWork is Check that also reports the steps its analysis took.
+func checkWork(buf *pybuf.Buffer, s site) ([]Diagnostic, int) {
+	a := analyze(buf, s.cat)
+	c := &checker{a: a, t: a.t, cat: s.cat, opts: Options{SiteDir: s.dir}, files: newSiteFiles(s.dir)}
+	c.compileArgs()
+	c.threads()
+	c.flagUse()
+	c.envAfterImport()
+	return c.out, a.work
+}
+
+// Checking a buffer costs steps in proportion to its size, for the shapes
+// that used to cost its square (a 300 KB file of chained calls took 42 s):
+// doubling the input at most doubles the steps, and each node costs a
+// bounded number of them. pybuf's own test bounds each name lookup the
+// checks ask it for, which count as one step here.
+func TestCheckLinearInInputSize(t *testing.T) {
+	t.Parallel()
+	s := fixture(t)
+	for _, shape := range syntaxtest.Shapes {
+		t.Run(shape.Name, func(t *testing.T) {
+			t.Parallel()
+			var work [2]int
+			for k, size := range linearSizes {
+				src := shape.Gen(size)
+				buf := pybuf.Parse(src)
+				ds, w := checkWork(buf, s)
+				work[k] = w
+				nodes := buf.Tree().Len()
+				if w > 8*nodes+64 {
+					t.Errorf("%d bytes: checking took %d steps for %d nodes", len(src), w, nodes)
+				}
+				// The exported entry points do the same work.
+				if got := Check(buf, src, s.cat, Options{SiteDir: s.dir}); len(got) != len(ds) {
+					t.Errorf("%d bytes: Check found %d diagnostics, the counted run %d", len(src), len(got), len(ds))
+				}
+				t.Logf("%d bytes, %d nodes: %d steps, %d diagnostics", len(src), nodes, w, len(ds))
+			}
+			if r := float64(work[1]) / float64(max(work[0], 1)); r > 2.2 {
+				t.Errorf("steps grew %.2fx for 2x the input (%v)", r, work)
+			}
+		})
+	}
+}
+
+// BenchmarkCheckDeepChain checks a file of chained calls and a single
+// chained call at two sizes: the time per byte should stay the same.
+func BenchmarkCheckDeepChain(b *testing.B) {
+	s := fixture(b)
+	for _, gen := range []struct {
+		name string
+		f    func(int) []byte
+	}{{"lines", syntaxtest.ChainLines}, {"one", syntaxtest.DeepChain}} {
+		for _, size := range linearSizes {
+			src := gen.f(size)
+			buf := pybuf.Parse(src)
+			b.Run(fmt.Sprintf("%s/%dKB", gen.name, size>>10), func(b *testing.B) {
+				b.SetBytes(int64(len(src)))
+				b.ReportAllocs()
+				for b.Loop() {
+					Check(buf, src, s.cat, Options{SiteDir: s.dir})
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkFlagRefsDeepChain is FlagRefs, what a hover in such a file
+// costs, at two sizes.
+func BenchmarkFlagRefsDeepChain(b *testing.B) {
+	s := fixture(b)
+	for _, size := range linearSizes {
+		src := syntaxtest.DeepChain(size)
+		buf := pybuf.Parse(src)
+		b.Run(fmt.Sprintf("%dKB", size>>10), func(b *testing.B) {
+			b.SetBytes(int64(len(src)))
+			b.ReportAllocs()
+			for b.Loop() {
+				FlagRefs(buf, src, s.cat)
+			}
+		})
+	}
+}
