@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -117,6 +118,22 @@ func TestCommands(t *testing.T) {
 		code, out, errOut := cli(t, "check", "--quiet", "--python", debianPython, filepath.Join(ws, "fixed.py"))
 		if code != 0 || strings.Contains(out, "TL001") {
 			t.Fatalf("check fixed: %d\n%s\n%s", code, out, errOut)
+		}
+	})
+
+	t.Run("check is silent on a torch whose cudagraph trees make per-thread state", func(t *testing.T) {
+		site := filepath.Join(t.TempDir(), "site")
+		if out, err := exec.Command("cp", "-R", filepath.Join("..", "..", "testdata", "site"), site).CombinedOutput(); err != nil {
+			t.Fatalf("copy the fixture: %v\n%s", err, out)
+		}
+		fixed := mustRead(t, filepath.Join("..", "..", "server", "diagnose", "testdata", "fixed_tls", "cudagraph_trees.py"))
+		if err := os.WriteFile(filepath.Join(site, "torch", "_inductor", "cudagraph_trees.py"), []byte(fixed), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("PYTHONPATH", site)
+		code, out, errOut := cli(t, "check", "--quiet", "--python", debianPython, train)
+		if strings.Contains(out, "TL001") {
+			t.Fatalf("check on the fixed-TLS torch: %d\n%s\n%s", code, out, errOut)
 		}
 	})
 

@@ -73,6 +73,24 @@ func (s *siteFiles) scan(rel string, from int, subs []string) int {
 	return -1
 }
 
+// findStatement returns the first line at or after from in rel that is a
+// statement starting with keyword (not a comment or a string that names
+// it) and contains every sub, or -1.
+func (s *siteFiles) findStatement(rel string, from int, keyword string, subs ...string) int {
+	lines := s.file(rel)
+	for i := max(from, 0); i < len(lines); i++ {
+		i = s.find(rel, i, subs...)
+		if i < 0 {
+			return -1
+		}
+		code := strings.TrimLeft(lines[i], " \t")
+		if rest, ok := strings.CutPrefix(code, keyword); ok && rest != "" && (rest[0] == ' ' || rest[0] == '(') {
+			return i
+		}
+	}
+	return -1
+}
+
 // text returns line i of rel, trimmed, or "".
 func (s *siteFiles) text(rel string, i int) string {
 	lines := s.file(rel)
