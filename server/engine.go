@@ -105,7 +105,12 @@ func New(opts Options) *Engine {
 	e.docs = source.NewStore(opts.MaxDocumentBytes, e.parse)
 	e.cfg = newWorkspaceConfig(opts.Target, opts.Python, opts.Opener)
 	e.sessions = &sessionSet{byName: map[string]*session{}}
-	e.statuses = &statusBoard{ctx: e.bg.ctx, notify: e.notify, last: map[string]Status{}, isDefault: e.cfg.isDefault}
+	e.statuses = &statusBoard{ctx: e.bg.ctx, notify: e.notify, last: map[string]Status{}, isDefault: e.cfg.isDefault,
+		becameReady: func() {
+			if e.started.Load() {
+				e.republishDiagnostics() // its torch, or the connection, changed
+			}
+		}}
 	return e
 }
 

@@ -12,6 +12,9 @@ type statusBoard struct {
 	ctx       context.Context // the engine's lifetime
 	notify    Notifier
 	isDefault func(target string) bool
+	// becameReady is called when the default target turns ready from any
+	// other state (a new torch mirrored, the connection back).
+	becameReady func()
 
 	mu    sync.Mutex // guards last and shown
 	last  map[string]Status
@@ -26,10 +29,15 @@ func (b *statusBoard) report(target, version, state, msg string) {
 	if version == "" {
 		st.TorchVersion = b.last[target].TorchVersion
 	}
+	prev, known := b.last[target]
 	b.last[target] = st
 	b.mu.Unlock()
-	if b.isDefault(target) {
-		b.show(st)
+	if !b.isDefault(target) {
+		return
+	}
+	b.show(st)
+	if st.State == "ready" && (!known || prev.State != "ready" || prev.TorchVersion != st.TorchVersion) && b.becameReady != nil {
+		b.becameReady()
 	}
 }
 

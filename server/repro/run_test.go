@@ -236,6 +236,10 @@ func TestRunKeepsFiles(t *testing.T) {
 	if first.Dir == second.Dir {
 		t.Fatalf("both runs wrote to %s", first.Dir)
 	}
+	// The runs stay out of the user's source control.
+	if ignore, err := os.ReadFile(filepath.Join(ws, ".torchlsp", ".gitignore")); err != nil || !strings.Contains(string(ignore), "\n*\n") {
+		t.Errorf(".torchlsp/.gitignore = %q, %v; want one that ignores everything", ignore, err)
+	}
 	for _, dir := range []string{first.Dir, second.Dir} {
 		rel, err := filepath.Rel(filepath.Join(ws, ".torchlsp", "repros"), dir)
 		if err != nil || strings.Contains(rel, "/") || !strings.HasSuffix(strings.TrimSuffix(rel, "-2"), "-gpu_box") {

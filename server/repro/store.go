@@ -40,6 +40,7 @@ func newRunDir(workspace, target string, now time.Time) (*runDir, error) {
 		return nil, fmt.Errorf("repro files in %s: %w", workspace, err)
 	}
 	defer state.Close()
+	keepOutOfGit(state)
 	repros, err := openPlainDir(state, reprosDir)
 	if err != nil {
 		return nil, fmt.Errorf("repro files in %s: %w", workspace, err)
@@ -63,6 +64,18 @@ func newRunDir(workspace, target string, now time.Time) (*runDir, error) {
 		return nil, fmt.Errorf("repro files: %w", err)
 	}
 	return &runDir{path: filepath.Join(workspace, stateDir, reprosDir, name), root: root}, nil
+}
+
+// keepOutOfGit puts a .gitignore that ignores everything into the state
+// directory, once, so that runs' files never show up as untracked in the
+// user's source control. A failure only costs that convenience.
+func keepOutOfGit(state *os.Root) {
+	f, err := state.OpenFile(".gitignore", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return // there already (the user's own, perhaps), or not writable
+	}
+	defer f.Close()
+	_, _ = f.WriteString("# torchlsp keeps its repro runs here; they are not part of the project.\n*\n")
 }
 
 // openPlainDir opens dir inside parent, creating it (0700) if missing. A
