@@ -361,6 +361,32 @@ check("diagnostic on reduce-overhead in threads", function()
   assert(#vim.diagnostic.get(bufnr) > 0, "vim.diagnostic has none for the buffer")
 end)
 
+-- Diagnostics follow the target: switching to another target's torch
+-- republishes the open buffer's diagnostics, unedited, and switching back
+-- brings the old ones back.
+check("diagnostics follow a target switch without an edit", function()
+  assert(diagnostic, "no diagnostic")
+  local uri = vim.uri_from_bufnr(bufnr)
+  local function has_tl001()
+    for _, d in ipairs(published[uri] or {}) do
+      if tostring(d.code or ""):find("TL001") then
+        return true
+      end
+    end
+    return false
+  end
+  local tick = vim.api.nvim_buf_get_changedtick(bufnr)
+  vim.cmd("TorchlspTarget debian")
+  assert(vim.wait(ready_timeout_ms, function()
+    return published[uri] ~= nil and not has_tl001()
+  end, 100), "TL001 still shown after switching to debian (torch 1.13): " .. vim.inspect(published[uri]))
+  vim.cmd("TorchlspTarget fixture")
+  assert(vim.wait(ready_timeout_ms, function()
+    return has_tl001()
+  end, 100), "TL001 not back after switching to fixture: " .. vim.inspect(published[uri]))
+  assert(vim.api.nvim_buf_get_changedtick(bufnr) == tick, "the buffer was edited")
+end)
+
 -- Windows showing a buffer whose name matches a Lua pattern.
 local function windows_showing(pattern)
   local found = {}
