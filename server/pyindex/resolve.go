@@ -53,7 +53,35 @@ func (ix *Index) Resolve(qualname string) (Resolution, error) {
 	if err != nil {
 		return Resolution{}, fmt.Errorf("pyindex: resolve %s: %w", qualname, err)
 	}
-	return Resolution{Symbol: ix.symbol(t), Chain: r.chain}, nil
+	return Resolution{Symbol: ix.symbol(r.rebound(t)), Chain: r.chain}, nil
+}
+
+// rebound follows simple rebinding assignments from a resolved name to the
+// object they bind, as Python does ("f = _registry.f" names _registry.f,
+// so f's definition is its def there). A value the index cannot follow
+// leaves the assignment as the definition.
+func (r *resolver) rebound(t target) target {
+	for i := 0; i < maxDepth && t.b != nil && t.b.kind == KindVariable && isRebinding(t.b.value); i++ {
+		saved := len(r.chain)
+		r.chain = append(r.chain, Hop{Kind: HopAlias, Module: t.mod.name, Name: t.path, File: t.file.rel, Line: int(t.b.line), Target: t.b.value})
+		nt, err := r.expr(t.mod, t.b.value)
+		if err != nil || (nt.b != nil && nt.b.kind == KindImport) || nt.b == t.b {
+			r.chain = r.chain[:saved]
+			return t
+		}
+		t = nt
+	}
+	return t
+}
+
+// isRebinding says whether an assignment's value is a plain (dotted) name,
+// which binds the same object, rather than a constant or an expression.
+func isRebinding(value string) bool {
+	switch value {
+	case "True", "False", "None", "NotImplemented", "Ellipsis":
+		return false
+	}
+	return isDottedName(value)
 }
 
 func (r *resolver) resolve(qualname string) (target, error) {
@@ -142,6 +170,9 @@ func (r *resolver) moduleAttr(m *module, name string) (target, error) {
 		return target{}, err
 	}
 	defer r.leave(key)
+	if t, ok, err := r.served(m, name); ok {
+		return t, err
+	}
 	for _, f := range [2]*fileState{m.py, m.pyi} {
 		if f == nil {
 			continue
