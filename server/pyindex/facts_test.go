@@ -1,0 +1,160 @@
+package pyindex
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// chainFacts is what scripts/device/chain_facts.py prints: where a running
+// torch defines the objects of static chains.
+type chainFacts struct {
+	Version string      `json:"version"`
+	Site    string      `json:"site"`
+	Facts   []chainFact `json:"facts"`
+}
+
+type chainFact struct {
+	Name    string `json:"name"`
+	Keyword string `json:"keyword"`
+	Kind    string `json:"kind"`
+	Rel     string `json:"rel"`  // file relative to the site dir
+	Line    int    `json:"line"` // 1-based: the def/class line, or the parameter's
+	Col     int    `json:"col"`  // 0-based byte column of a parameter
+	Error   string `json:"error"`
+}
+
+func (f chainFact) String() string {
+	if f.Keyword != "" {
+		return f.Name + "(" + f.Keyword + "=)"
+	}
+	return f.Name
+}
+
+// staticAnswer is the index's answer to one fact's question, as hover and
+// definition give it: the definition, or for a keyword the parameter of the
+// def that runs (a class's __init__).
+func staticAnswer(ix *Index, f chainFact) (rel string, line, col int, err error) {
+	r, err := ix.Resolve(f.Name)
+	if err != nil {
+		return "", 0, 0, err
+	}
+	s := r.Symbol
+	if f.Keyword == "" {
+		if s.Kind == KindModule {
+			return s.File, 1, 0, nil
+		}
+		return s.File, s.Line + 1, 0, nil
+	}
+	if s.Kind == KindClass {
+		if r, err = ix.Resolve(s.Qualname + ".__init__"); err != nil {
+			return "", 0, 0, err
+		}
+		s = r.Symbol
+	}
+	p, ok, err := ix.Parameter(s.Path, s.Line, f.Keyword)
+	if err != nil {
+		return "", 0, 0, err
+	}
+	if !ok {
+		return "", 0, 0, fmt.Errorf("%s at %s:%d has no parameter %s", s.Qualname, s.File, s.Line+1, f.Keyword)
+	}
+	return s.File, p.Line + 1, p.Col, nil
+}
+
+// compareFacts checks the index of site against facts: every fact the
+// interpreter could place must be where the index says.
+func compareFacts(t *testing.T, site string, facts chainFacts) {
+	t.Helper()
+	ix, err := Open(site, "", WithPackages("torch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	checked, right := 0, 0
+	for _, f := range facts.Facts {
+		if f.Error != "" {
+			t.Logf("%s: not placed by the interpreter (%s)", f, f.Error)
+			continue
+		}
+		checked++
+		rel, line, col, err := staticAnswer(ix, f)
+		switch {
+		case err != nil:
+			t.Errorf("%s: the interpreter says %s:%d, the index: %v", f, f.Rel, f.Line, err)
+		case rel != f.Rel || line != f.Line || (f.Keyword != "" && col != f.Col):
+			t.Errorf("%s: the interpreter says %s:%d:%d, the index %s:%d:%d", f, f.Rel, f.Line, f.Col, rel, line, col)
+		default:
+			right++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("the facts place nothing")
+	}
+	t.Logf("torch %s: %d of %d static-chain answers agree with the interpreter (%.1f%%)", facts.Version, right, checked, 100*float64(right)/float64(checked))
+}
+
+// TestChainFacts113 runs the device script with Debian's python3 on its
+// torch 1.13 and checks the index of the same install against it.
+func TestChainFacts113(t *testing.T) {
+	t.Parallel()
+	requireDebianTorch(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	script, err := filepath.Abs(filepath.Join("..", "..", "scripts", "device", "chain_facts.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, debianPython, "-W", "ignore", script)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %s: %v", debianPython, script, err)
+	}
+	var facts chainFacts
+	if err := json.Unmarshal(out, &facts); err != nil {
+		t.Fatalf("facts: %v", err)
+	}
+	if facts.Site != debianSite {
+		t.Fatalf("the script ran on the torch in %s, not %s", facts.Site, debianSite)
+	}
+	compareFacts(t, debianSite, facts)
+}
+
+// TestChainFactsFile checks a copy of a torch tree against the facts the
+// device script printed on the machine that has it: TORCHLSP_CHAIN_FACTS
+// names the JSON, TORCHLSP_CHAIN_SITE (default TORCHLSP_TORCH211_SITE) the
+// copy of the tree.
+func TestChainFactsFile(t *testing.T) {
+	t.Parallel()
+	path := os.Getenv("TORCHLSP_CHAIN_FACTS")
+	if path == "" {
+		t.Skip("TORCHLSP_CHAIN_FACTS is unset: run scripts/device/chain_facts.py on the target and name its output there")
+	}
+	site := os.Getenv("TORCHLSP_CHAIN_SITE")
+	if site == "" {
+		site = os.Getenv("TORCHLSP_TORCH211_SITE")
+	}
+	if site == "" {
+		t.Skip("TORCHLSP_CHAIN_SITE and TORCHLSP_TORCH211_SITE are unset: no copy of the torch tree the facts describe")
+	}
+	site, err := filepath.EvalSymlinks(site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var facts chainFacts
+	if err := json.Unmarshal(raw, &facts); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	compareFacts(t, site, facts)
+}
