@@ -53,7 +53,11 @@ func (e *Engine) keywordHover(ctx context.Context, doc *Snapshot, pos Position) 
 	if err != nil || t == nil {
 		return nil, err
 	}
-	return &Hover{Markdown: renderHover(t), Range: refRange(ref)}, nil
+	md := renderHover(t)
+	if e.siteCompact(t.spec.Name) {
+		md = renderSiteHover(t, e.siteHanded(t.spec.Name))
+	}
+	return &Hover{Markdown: md, Range: refRange(ref)}, nil
 }
 
 // refRange is the span of the name hovered, or nil right after a dot.
