@@ -6,7 +6,10 @@ Run with the target's interpreter (on the GPU host: torch 2.11):
 
 A query is a dotted name (torch._inductor.config.patch) or a dotted name and
 a keyword argument (torch.nn.functional.softmax:dim). FILE holds one query a
-line (# comments allowed). Without queries the built-in list below is used.
+line (# comments allowed). --module M (repeatable) adds every public name of
+module M as the running torch has it, and, with --keywords, every parameter
+of each that can be passed by keyword. Without queries the built-in list
+below is used.
 
 Prints JSON: the torch version, the site directory torch was imported from,
 and for each query the file and line where inspect says the object is
@@ -103,21 +106,20 @@ def parse_queries(lines):
 
 
 def lookup(name):
-    """Resolves a dotted name as Python does: import the longest module
-    prefix that imports, then getattr the rest (module __getattr__
-    included)."""
+    """Resolves a dotted name as the expression would: getattr from the top
+    package on (a module's __getattr__ included), importing a submodule only
+    where no attribute has the name (a function named like its module wins,
+    as torch.nn.utils.spectral_norm does)."""
     parts = name.split(".")
-    err = None
-    for i in range(len(parts), 0, -1):
+    obj = importlib.import_module(parts[0])
+    for i in range(1, len(parts)):
         try:
-            obj = importlib.import_module(".".join(parts[:i]))
-        except Exception as e:  # not a module: try a shorter prefix
-            err = e
-            continue
-        for p in parts[i:]:
-            obj = getattr(obj, p)
-        return obj
-    raise err
+            obj = getattr(obj, parts[i])
+        except AttributeError:
+            if not inspect.ismodule(obj):
+                raise
+            obj = importlib.import_module(".".join(parts[: i + 1]))
+    return obj
 
 
 def def_line(obj):
@@ -144,30 +146,74 @@ def parameter(obj, keyword):
     """File, 1-based line and 0-based byte column of a parameter."""
     fn = callee(obj)
     path, line = def_line(fn)
-    with open(path, "rb") as f:
-        tree = ast.parse(f.read(), path)
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == line:
-            # Positional-only parameters cannot be passed by keyword.
-            for a in node.args.args + node.args.kwonlyargs:
-                if a.arg == keyword:
-                    return path, a.lineno, a.col_offset
-            raise LookupError(f"{fn.__qualname__} has no parameter {keyword!r} (only **kwargs)")
-    raise LookupError(f"no def at {path}:{line}")
+    node = defs(path).get(line)
+    if node is None:
+        raise LookupError(f"no def at {path}:{line}")
+    # Positional-only parameters cannot be passed by keyword.
+    for a in node.args.args + node.args.kwonlyargs:
+        if a.arg == keyword:
+            return path, a.lineno, a.col_offset
+    raise LookupError(f"{fn.__qualname__} has no parameter {keyword!r} (only **kwargs)")
+
+
+_defs = {}
+
+
+def defs(path):
+    """The defs of a file by 1-based line, each file parsed once."""
+    if path not in _defs:
+        with open(path, "rb") as f:
+            tree = ast.parse(f.read(), path)
+        _defs[path] = {n.lineno: n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return _defs[path]
+
+
+def module_queries(modname, keywords):
+    """Every public attribute of a module at run time, and with keywords
+    every parameter of each that a call can pass by name."""
+    m = importlib.import_module(modname)
+    out = []
+    for attr in sorted(dir(m)):
+        if attr.startswith("_"):
+            continue
+        name = modname + "." + attr
+        out.append((name, ""))
+        if not keywords:
+            continue
+        try:
+            obj = getattr(m, attr)
+            if inspect.ismodule(obj):
+                continue
+            sig = inspect.signature(callee(obj))
+        except Exception:  # no signature to read: the name alone is asked
+            continue
+        for i, p in enumerate(sig.parameters.values()):
+            if i == 0 and p.name in ("self", "cls"):
+                continue
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+                out.append((name, p.name))
+    return out
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("queries", nargs="*", help="NAME or NAME:KEYWORD")
     ap.add_argument("--queries", dest="file", help="file of queries, one a line")
+    ap.add_argument("--module", action="append", default=[], help="ask about every public name of this module")
+    ap.add_argument("--keywords", action="store_true", help="with --module, ask about their keyword parameters too")
     args = ap.parse_args()
     lines = list(args.queries)
     if args.file:
         with open(args.file, encoding="utf-8") as f:
             lines += f.read().splitlines()
-    queries = parse_queries(lines or DEFAULT_QUERIES.splitlines())
+    queries = parse_queries(lines)
 
     import torch
+
+    for m in args.module:
+        queries += module_queries(m, args.keywords)
+    if not queries:
+        queries = parse_queries(DEFAULT_QUERIES.splitlines())
 
     site = os.path.dirname(os.path.dirname(os.path.realpath(torch.__file__)))
     facts = []

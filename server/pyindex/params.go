@@ -7,11 +7,22 @@ import (
 	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
+// maxParamFiles bounds the files whose parameter tables an Index keeps: a
+// keyword's answer reads one file, usually the same few (functional.py).
+const maxParamFiles = 16
+
 // Param is a parameter of a def, as written in its signature.
 type Param struct {
 	Name      string
 	Line, Col int    // 0-based line, UTF-8 byte column of the name
 	Text      string // the parameter as written: "dim: int = -1"
+}
+
+// paramFile is the keyword parameters of every def in one version of a file,
+// by the 0-based line of the def's name and of its first decorator.
+type paramFile struct {
+	size, mtime int64
+	defs        map[int][]Param
 }
 
 // Parameter finds the parameter called name in the def at line (0-based)
@@ -21,57 +32,80 @@ type Param struct {
 // (before "/") cannot be passed as keywords. ok is false when the file has
 // no such def or the def no such parameter.
 func (ix *Index) Parameter(path string, line int, name string) (Param, bool, error) {
-	src, err := os.ReadFile(path)
+	pf, err := ix.paramFile(path)
 	if err != nil {
 		return Param{}, false, fmt.Errorf("pyindex: parameter %s: %w", name, err)
+	}
+	for _, p := range pf.defs[line] {
+		if p.Name == name {
+			return p, true, nil
+		}
+	}
+	return Param{}, false, nil
+}
+
+// paramFile returns the parameter table of a file, parsing it unless the
+// same version is cached.
+func (ix *Index) paramFile(path string) (*paramFile, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	ix.paramMu.Lock()
+	pf := ix.params[path]
+	ix.paramMu.Unlock()
+	if pf != nil && pf.size == info.Size() && pf.mtime == info.ModTime().UnixNano() {
+		return pf, nil
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
 	}
 	p, err := ix.parsers.Get()
 	if err != nil {
-		return Param{}, false, fmt.Errorf("pyindex: parameter %s: %w", name, err)
+		return nil, err
 	}
 	defer ix.parsers.Put(p)
-	var out Param
-	var ok bool
-	p.Visit(src, func(t *syntax.Tree) { out, ok = findParameter(t, line, name) })
-	return out, ok, nil
+	pf = &paramFile{size: info.Size(), mtime: info.ModTime().UnixNano(), defs: map[int][]Param{}}
+	p.Visit(src, func(t *syntax.Tree) { collectParams(t, pf.defs) })
+	ix.paramMu.Lock()
+	if ix.params == nil || len(ix.params) >= maxParamFiles {
+		ix.params = map[string]*paramFile{}
+	}
+	ix.params[path] = pf
+	ix.paramMu.Unlock()
+	return pf, nil
 }
 
-func findParameter(t *syntax.Tree, line int, name string) (Param, bool) {
-	nodes := t.Nodes()
-	for i := range nodes {
+// collectParams records the keyword parameters of every def in a tree.
+func collectParams(t *syntax.Tree, defs map[int][]Param) {
+	for i := range t.Nodes() {
 		n := int32(i)
 		if t.Kind(n) != syntax.KindFunctionDefinition {
 			continue
 		}
 		nm := t.Child(n, syntax.FieldName)
-		if nm < 0 {
-			continue
-		}
-		start := int(t.Node(n).StartRow)
-		if par := t.Parent(n); par >= 0 && t.Kind(par) == syntax.KindDecoratedDefinition {
-			start = int(t.Node(par).StartRow)
-		}
-		if int(t.Node(nm).StartRow) != line && start != line {
-			continue
-		}
 		params := t.Child(n, syntax.FieldParameters)
-		if params < 0 {
-			return Param{}, false
+		if nm < 0 || params < 0 {
+			continue
 		}
-		return paramNamed(t, params, name)
+		ps := keywordParams(t, params)
+		defs[int(t.Node(nm).StartRow)] = ps
+		if par := t.Parent(n); par >= 0 && t.Kind(par) == syntax.KindDecoratedDefinition {
+			defs[int(t.Node(par).StartRow)] = ps
+		}
 	}
-	return Param{}, false
 }
 
-// paramNamed finds name among a parameter list's children.
-func paramNamed(t *syntax.Tree, params int32, name string) (Param, bool) {
-	var found Param
-	ok := false
+// keywordParams lists the parameters of a parameter list that a call can
+// pass by name.
+func keywordParams(t *syntax.Tree, params int32) []Param {
+	var out []Param
 	for c := range t.Children(params) {
 		id := int32(-1)
 		switch t.Kind(c) {
 		case syntax.KindPositionalSeparator:
-			ok = false // what came before "/" is positional-only
+			out = out[:0] // what came before "/" is positional-only
 			continue
 		case syntax.KindIdentifier:
 			id = c
@@ -84,10 +118,10 @@ func paramNamed(t *syntax.Tree, params int32, name string) (Param, bool) {
 				id = f
 			}
 		}
-		if id >= 0 && t.Text(id) == name {
+		if id >= 0 {
 			nd := t.Node(id)
-			found, ok = Param{Name: name, Line: int(nd.StartRow), Col: int(nd.StartCol), Text: oneLine(t.Text(c), true)}, true
+			out = append(out, Param{Name: t.Text(id), Line: int(nd.StartRow), Col: int(nd.StartCol), Text: oneLine(t.Text(c), true)})
 		}
 	}
-	return found, ok
+	return out
 }

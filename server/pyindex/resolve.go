@@ -100,14 +100,47 @@ func (r *resolver) resolve(qualname string) (target, error) {
 	if i == 0 {
 		return target{}, fmt.Errorf("%w: no module %s in the index", ErrNotFound, parts[0])
 	}
-	t := target{mod: r.ix.modules[strings.Join(parts[:i], ".")]}
-	for _, name := range parts[i:] {
+	// Python evaluates the name attribute by attribute: a package's own
+	// binding wins over a submodule of the same name (torch.nn.utils binds
+	// spectral_norm, the function, over the module spectral_norm). A name
+	// that does not resolve that way is a module's dotted name plus a path
+	// in it, as Symbol.Qualname is.
+	for j := 1; j < i; j++ {
+		if pkg := r.ix.modules[strings.Join(parts[:j], ".")]; pkg != nil && r.shadows(pkg, parts[j]) {
+			saved := len(r.chain)
+			if t, err := r.walk(target{mod: pkg}, parts[j:]); err == nil {
+				return t, nil
+			}
+			r.chain = r.chain[:saved]
+			break
+		}
+	}
+	return r.walk(target{mod: r.ix.modules[strings.Join(parts[:i], ".")]}, parts[i:])
+}
+
+// walk looks names up one after the other as attributes, from t.
+func (r *resolver) walk(t target, names []string) (target, error) {
+	for _, name := range names {
 		var err error
 		if t, err = r.attr(t, name); err != nil {
 			return target{}, err
 		}
 	}
 	return t, nil
+}
+
+// shadows says whether package pkg binds name at run time to something
+// other than its submodule of that name.
+func (r *resolver) shadows(pkg *module, name string) bool {
+	if pkg.py == nil {
+		return false
+	}
+	b := best(r.ix.load(pkg.py).bindings, name)
+	if b == nil || b.typeChecking {
+		return false
+	}
+	sub := pkg.name + "." + name
+	return b.kind != KindImport || (b.attr == "" && b.value != sub) || (b.attr != "" && b.value+"."+b.attr != sub)
 }
 
 // attr looks name up as an attribute of t.
