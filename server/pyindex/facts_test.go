@@ -1,9 +1,11 @@
 package pyindex
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,8 +89,8 @@ func compareFacts(t *testing.T, site string, facts chainFacts, minRight float64)
 			t.Logf("%s: not placed by the interpreter (%s)", f, f.Error)
 			continue
 		}
-		if strings.HasPrefix(f.Rel, "../") {
-			continue // the standard library: not torchlsp's to answer
+		if !strings.HasPrefix(f.Rel, "torch/") {
+			continue // the standard library or another package: torch's chains are measured
 		}
 		checked++
 		miss := t.Errorf
@@ -174,13 +176,18 @@ func debianFacts(t *testing.T, args ...string) chainFacts {
 // TestChainFactsFile checks a copy of a torch tree against the facts the
 // device script printed on the machine that has it: TORCHLSP_CHAIN_FACTS
 // names the JSON (default: the committed facts of torch 2.11 on the H200
-// host), TORCHLSP_CHAIN_SITE (default TORCHLSP_TORCH211_SITE) the copy of
-// the tree.
+// host, the built-in list and every public name and keyword parameter of
+// the modules training code uses; .gz is read compressed),
+// TORCHLSP_CHAIN_SITE (default TORCHLSP_TORCH211_SITE) the copy of the
+// tree. At least 99% must agree.
 func TestChainFactsFile(t *testing.T) {
 	t.Parallel()
-	path := os.Getenv("TORCHLSP_CHAIN_FACTS")
-	if path == "" {
-		path = filepath.Join("testdata", "facts", "chain-facts-2.11.0+cu130.json")
+	paths := []string{os.Getenv("TORCHLSP_CHAIN_FACTS")}
+	if paths[0] == "" {
+		paths = []string{
+			filepath.Join("testdata", "facts", "chain-facts-2.11.0+cu130.json"),
+			filepath.Join("testdata", "facts", "chain-modules-2.11.0+cu130.json.gz"),
+		}
 	}
 	site := os.Getenv("TORCHLSP_CHAIN_SITE")
 	if site == "" {
@@ -193,13 +200,34 @@ func TestChainFactsFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile(path)
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			t.Parallel()
+			compareFacts(t, site, readFacts(t, path), 0.99)
+		})
+	}
+}
+
+// readFacts reads a facts file, gzip-compressed when its name ends in .gz.
+func readFacts(t *testing.T, path string) chainFacts {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
 	var facts chainFacts
-	if err := json.Unmarshal(raw, &facts); err != nil {
+	if err := json.NewDecoder(r).Decode(&facts); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	compareFacts(t, site, facts, 0.99)
+	return facts
 }
