@@ -126,6 +126,15 @@ func (e *Engine) resolve(ctx context.Context, qualname string, ref pybuf.Ref) (*
 	if err != nil {
 		return nil, err
 	}
+	if ref.Module {
+		// "import torch.nn.utils.spectral_norm" imports the module, though
+		// torch.nn.utils.spectral_norm evaluates to the function.
+		if sym, ok := ps.index.Module(qualname); ok {
+			t := &target{qualname: qualname, ref: ref, spec: s.spec, pkg: ps}
+			t.fromSymbol(sym, "index")
+			return t, nil
+		}
+	}
 	if cached, ok := ps.lookups.get(qualname); ok {
 		t := *cached
 		t.ref = ref

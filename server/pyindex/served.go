@@ -68,3 +68,13 @@ func (r *resolver) runtimeBound(m *module, name string) bool {
 	}
 	return false
 }
+
+// Module describes the module called name, if the index has it, whatever
+// its package binds under the same name: what "import name" imports.
+func (ix *Index) Module(name string) (Symbol, bool) {
+	m := ix.modules[name]
+	if m == nil {
+		return Symbol{}, false
+	}
+	return ix.symbol(target{mod: m}), true
+}
