@@ -38,7 +38,7 @@ func (e *Engine) flagAt(ctx context.Context, doc *Snapshot, pos Position) (*flag
 		return nil, pybuf.Span{}, err
 	}
 	fr, ok := flagRefAt(doc.FlagRefs(cat), p)
-	if !ok {
+	if !ok || midChain(fr, p) {
 		return nil, pybuf.Span{}, nil
 	}
 	ft := &flagTarget{flag: fr.Flag, cat: cat, pkg: ps, spec: s.spec}
@@ -54,6 +54,17 @@ func flagRefAt(refs []diagnose.FlagRef, p pybuf.Pos) (diagnose.FlagRef, bool) {
 		}
 	}
 	return diagnose.FlagRef{}, false
+}
+
+// midChain says whether p is on a name before the flag's own in an
+// attribute chain (triton in config.triton.cudagraphs): that name is the
+// class the flag sits in, not the flag.
+func midChain(fr diagnose.FlagRef, p pybuf.Pos) bool {
+	if fr.Spelling != diagnose.SpellAttribute || fr.Span.Start.Line != fr.Span.End.Line || p.Line != fr.Span.End.Line {
+		return false
+	}
+	name := fr.Key[strings.LastIndexByte(fr.Key, '.')+1:]
+	return p.Col < fr.Span.End.Col-len(name)
 }
 
 func posBefore(a, b pybuf.Pos) bool {

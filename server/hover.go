@@ -25,7 +25,7 @@ func (e *Engine) Hover(ctx context.Context, doc *Snapshot, pos Position) (*Hover
 	}
 	ref, ok := refAt(doc, pos)
 	if !ok {
-		return nil, nil
+		return e.keywordHover(ctx, doc, pos)
 	}
 	t, err := e.resolve(ctx, ref.Qualname, ref)
 	if err != nil || t == nil {
@@ -40,6 +40,23 @@ func (e *Engine) Hover(ctx context.Context, doc *Snapshot, pos Position) (*Hover
 	}
 	md += e.compilerStackSection(ctx, t)
 	// The range is this request's name: a cached target carries none.
+	return &Hover{Markdown: md, Range: refRange(ref)}, nil
+}
+
+// keywordHover describes the parameter a keyword argument binds.
+func (e *Engine) keywordHover(ctx context.Context, doc *Snapshot, pos Position) (*Hover, error) {
+	ref, ok := keywordAt(doc, pos)
+	if !ok {
+		return nil, nil
+	}
+	t, err := e.resolveKeyword(ctx, ref)
+	if err != nil || t == nil {
+		return nil, err
+	}
+	md := renderHover(t)
+	if e.siteCompact(t.spec.Name) {
+		md = renderSiteHover(t, e.siteHanded(t.spec.Name))
+	}
 	return &Hover{Markdown: md, Range: refRange(ref)}, nil
 }
 
@@ -75,6 +92,8 @@ func renderHover(t *target) string {
 		fmt.Fprintf(&b, "class %s%s\n", name, t.signature)
 	case "module":
 		fmt.Fprintf(&b, "module %s\n", t.qualname)
+	case "parameter":
+		fmt.Fprintf(&b, "(parameter) %s\n", t.paramText)
 	default:
 		fmt.Fprintf(&b, "%s%s\n", name, t.signature)
 	}

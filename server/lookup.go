@@ -33,6 +33,8 @@ type target struct {
 	nameLen    int
 
 	hover string // rendered Markdown, set on targets from the lookup cache
+
+	paramText string // a keyword's parameter as written in the def ("dim: int = -1")
 }
 
 // refZero is the reference of a cached target: cached answers serve any
@@ -43,11 +45,59 @@ var refZero pybuf.Ref
 // torchlsp has nothing to say: the user's own names, the standard library,
 // packages the target does not have.
 func (e *Engine) lookup(ctx context.Context, doc *Snapshot, pos Position) (*target, error) {
-	ref, ok := refAt(doc, pos)
-	if !ok {
+	if ref, ok := refAt(doc, pos); ok {
+		return e.resolve(ctx, ref.Qualname, ref)
+	}
+	if ref, ok := keywordAt(doc, pos); ok {
+		return e.resolveKeyword(ctx, ref)
+	}
+	return nil, nil
+}
+
+// keywordAt returns the keyword argument named at pos, with its callee
+// alias-resolved (dim in F.softmax(x, dim=-1)).
+func keywordAt(doc *Snapshot, pos Position) (pybuf.Ref, bool) {
+	if doc == nil {
+		return pybuf.Ref{}, false
+	}
+	ref, ok := doc.Buffer().RefAt(pybuf.Pos{Line: pos.Line, Col: pos.Column})
+	if !ok || ref.Kind != pybuf.KindKeyword || ref.Qualname == "" || ref.Keyword == "" {
+		return pybuf.Ref{}, false
+	}
+	return ref, true
+}
+
+// resolveKeyword finds the parameter a keyword argument binds: in the
+// callee's def, or in __init__ when the callee is a class. It returns
+// (nil, nil) when the callee is not torchlsp's to answer or takes the
+// keyword only through **kwargs. The answer is not cached: it is read from
+// the callee's file, whose own lookup is.
+func (e *Engine) resolveKeyword(ctx context.Context, ref pybuf.Ref) (*target, error) {
+	fn, err := e.resolve(ctx, ref.Qualname, ref)
+	if err != nil || fn == nil || fn.missing {
+		return nil, err
+	}
+	if fn.kind == "class" {
+		// Calling a class runs its __init__: the keywords are its parameters.
+		if fn, err = e.resolve(ctx, ref.Qualname+".__init__", ref); err != nil || fn == nil || fn.missing {
+			return nil, err
+		}
+	}
+	if fn.localPath == "" {
 		return nil, nil
 	}
-	return e.resolve(ctx, ref.Qualname, ref)
+	p, ok, err := fn.pkg.index.Parameter(fn.localPath, fn.line, ref.Keyword)
+	if err != nil || !ok {
+		return nil, err
+	}
+	t := *fn
+	t.qualname = fn.qualname + "(" + ref.Keyword + "=)"
+	t.kind = "parameter"
+	t.signature, t.docSummary, t.decorators, t.chain = "", "", nil, nil
+	t.paramText = p.Text
+	t.line, t.col, t.nameLen = p.Line, p.Col, len(p.Name)
+	t.hover = ""
+	return &t, nil
 }
 
 // refAt returns the alias-resolved name at pos in a document.
@@ -75,6 +125,15 @@ func (e *Engine) resolve(ctx context.Context, qualname string, ref pybuf.Ref) (*
 	}
 	if err != nil {
 		return nil, err
+	}
+	if ref.Module {
+		// "import torch.nn.utils.spectral_norm" imports the module, though
+		// torch.nn.utils.spectral_norm evaluates to the function.
+		if sym, ok := ps.index.Module(qualname); ok {
+			t := &target{qualname: qualname, ref: ref, spec: s.spec, pkg: ps}
+			t.fromSymbol(sym, "index")
+			return t, nil
+		}
 	}
 	if cached, ok := ps.lookups.get(qualname); ok {
 		t := *cached

@@ -83,6 +83,10 @@ type Ref struct {
 	// AfterDot is set when the cursor follows "obj." with nothing typed
 	// after the dot yet; Qualname then names obj.
 	AfterDot bool
+	// Module is set for a name an import statement reads as a module path
+	// (import a.b, from a.b import c: a and b), which names the module
+	// even where its package binds something else under that name.
+	Module bool
 }
 
 // ScopeKind says what sort of block a scope is.

@@ -231,3 +231,34 @@ func TestRefAtMultilineImportBeingTyped(t *testing.T) {
 		}
 	}
 }
+
+// TestRefAtModule checks which names of an import statement are read as a
+// module path (the module, whatever its package binds under its name) and
+// which as an attribute of a module.
+func TestRefAtModule(t *testing.T) {
+	p, err := NewParser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for _, tc := range []struct {
+		name, src, want string
+		module          bool
+	}{
+		{"import path", "import torch.nn.utils.spectral_no^rm", "torch.nn.utils.spectral_norm", true},
+		{"import path prefix", "import torch.n^n.utils", "torch.nn", true},
+		{"import as", "import torch.nn.utils.spectral_norm as s^n", "torch.nn.utils.spectral_norm", true},
+		{"from module", "from torch.autograd.gradch^eck import gradcheck", "torch.autograd.gradcheck", true},
+		{"from name", "from torch.autograd import gradch^eck", "torch.autograd.gradcheck", false},
+		{"from name as", "from torch.nn.utils import spectral_norm as s^n", "torch.nn.utils.spectral_norm", false},
+		{"use", "import torch\ntorch.nn.utils.spectral_no^rm(m)", "torch.nn.utils.spectral_norm", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src, pos := cursor(t, tc.src)
+			r, ok := p.Parse(src).RefAt(pos)
+			if !ok || r.Qualname != tc.want || r.Module != tc.module {
+				t.Fatalf("RefAt(%v) = %+v, %v; want %q with Module %v", pos, r, ok, tc.want, tc.module)
+			}
+		})
+	}
+}

@@ -132,7 +132,8 @@ func (b *Buffer) refForIdent(i int, m *meter) (Ref, bool) {
 	}
 	switch pk := b.nodes[p].Kind; {
 	case pk == syntax.KindDottedName || (pk == syntax.KindAliasedImport && nd.Field == syntax.FieldAlias):
-		r.Qualname, r.Kind = b.importQual(n, p, m), KindImport
+		r.Qualname, r.Module = b.importQual(n, p, m)
+		r.Kind = KindImport
 		return r, r.Qualname != ""
 	case pk == syntax.KindKeywordArgument && nd.Field == syntax.FieldName:
 		call := b.callOfArgument(p)
@@ -242,49 +243,49 @@ func (b *Buffer) callOfArgument(kw int32) int32 {
 
 // importQual answers for identifier n of an import statement; p is its
 // parent, a dotted_name or an aliased_import.
-func (b *Buffer) importQual(n, p int32, m *meter) string {
+func (b *Buffer) importQual(n, p int32, m *meter) (string, bool) {
 	stmt := p
 	// The statement is at most three levels up (dotted_name, aliased_import
 	// or relative_import, statement); anything further is no import.
 	for hops := 0; stmt >= 0; hops++ {
 		m.add(1)
 		if hops > 3 {
-			return ""
+			return "", false
 		}
 		k := b.nodes[stmt].Kind
 		if k == syntax.KindImportStatement || k == syntax.KindImportFromStatement {
 			break
 		}
 		if k == syntax.KindFutureImportStatement || k == syntax.KindRelativeImport || k == syntax.KindError {
-			return ""
+			return "", false
 		}
 		stmt = b.nodes[stmt].Parent
 	}
 	if stmt < 0 {
-		return ""
+		return "", false
 	}
 	var name string // the dotted name n is in, up to n
 	switch {
 	case b.nodes[p].Kind == syntax.KindAliasedImport: // the alias: the whole name
 		d := b.tree.Child(p, syntax.FieldName)
 		if d < 0 {
-			return ""
+			return "", false
 		}
 		name = b.dotted(d, -1)
 	default:
 		name = b.dotted(p, n)
 		if b.nodes[p].Field == syntax.FieldModuleName { // from NAME import ...
-			return name
+			return name, true
 		}
 	}
 	if b.nodes[stmt].Kind == syntax.KindImportStatement {
-		return name
+		return name, true
 	}
 	module, relative := b.fromModule(stmt)
 	if relative || module == "" {
-		return ""
+		return "", false
 	}
-	return module + "." + name
+	return module + "." + name, false
 }
 
 // resolveChain resolves a name or dotted chain of names evaluated in

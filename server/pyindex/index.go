@@ -36,6 +36,9 @@ type Index struct {
 	parsed    atomic.Int64 // files parsed since Open
 	saved     atomic.Bool  // Build wrote the cache file
 	saveMu    sync.Mutex
+
+	paramMu sync.Mutex            // guards params
+	params  map[string]*paramFile // parameter tables of recently asked files, by path
 }
 
 // module is a dotted module name and the files that define it.

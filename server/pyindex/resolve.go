@@ -53,7 +53,35 @@ func (ix *Index) Resolve(qualname string) (Resolution, error) {
 	if err != nil {
 		return Resolution{}, fmt.Errorf("pyindex: resolve %s: %w", qualname, err)
 	}
-	return Resolution{Symbol: ix.symbol(t), Chain: r.chain}, nil
+	return Resolution{Symbol: ix.symbol(r.rebound(t)), Chain: r.chain}, nil
+}
+
+// rebound follows simple rebinding assignments from a resolved name to the
+// object they bind, as Python does ("f = _registry.f" names _registry.f,
+// so f's definition is its def there). A value the index cannot follow
+// leaves the assignment as the definition.
+func (r *resolver) rebound(t target) target {
+	for i := 0; i < maxDepth && t.b != nil && t.b.kind == KindVariable && isRebinding(t.b.value); i++ {
+		saved := len(r.chain)
+		r.chain = append(r.chain, Hop{Kind: HopAlias, Module: t.mod.name, Name: t.path, File: t.file.rel, Line: int(t.b.line), Target: t.b.value})
+		nt, err := r.expr(t.mod, t.b.value)
+		if err != nil || (nt.b != nil && nt.b.kind == KindImport) || nt.b == t.b {
+			r.chain = r.chain[:saved]
+			return t
+		}
+		t = nt
+	}
+	return t
+}
+
+// isRebinding says whether an assignment's value is a plain (dotted) name,
+// which binds the same object, rather than a constant or an expression.
+func isRebinding(value string) bool {
+	switch value {
+	case "True", "False", "None", "NotImplemented", "Ellipsis":
+		return false
+	}
+	return isDottedName(value)
 }
 
 func (r *resolver) resolve(qualname string) (target, error) {
@@ -72,14 +100,47 @@ func (r *resolver) resolve(qualname string) (target, error) {
 	if i == 0 {
 		return target{}, fmt.Errorf("%w: no module %s in the index", ErrNotFound, parts[0])
 	}
-	t := target{mod: r.ix.modules[strings.Join(parts[:i], ".")]}
-	for _, name := range parts[i:] {
+	// Python evaluates the name attribute by attribute: a package's own
+	// binding wins over a submodule of the same name (torch.nn.utils binds
+	// spectral_norm, the function, over the module spectral_norm). A name
+	// that does not resolve that way is a module's dotted name plus a path
+	// in it, as Symbol.Qualname is.
+	for j := 1; j < i; j++ {
+		if pkg := r.ix.modules[strings.Join(parts[:j], ".")]; pkg != nil && r.shadows(pkg, parts[j]) {
+			saved := len(r.chain)
+			if t, err := r.walk(target{mod: pkg}, parts[j:]); err == nil {
+				return t, nil
+			}
+			r.chain = r.chain[:saved]
+			break
+		}
+	}
+	return r.walk(target{mod: r.ix.modules[strings.Join(parts[:i], ".")]}, parts[i:])
+}
+
+// walk looks names up one after the other as attributes, from t.
+func (r *resolver) walk(t target, names []string) (target, error) {
+	for _, name := range names {
 		var err error
 		if t, err = r.attr(t, name); err != nil {
 			return target{}, err
 		}
 	}
 	return t, nil
+}
+
+// shadows says whether package pkg binds name at run time to something
+// other than its submodule of that name.
+func (r *resolver) shadows(pkg *module, name string) bool {
+	if pkg.py == nil {
+		return false
+	}
+	b := best(r.ix.load(pkg.py).bindings, name)
+	if b == nil || b.typeChecking {
+		return false
+	}
+	sub := pkg.name + "." + name
+	return b.kind != KindImport || (b.attr == "" && b.value != sub) || (b.attr != "" && b.value+"."+b.attr != sub)
 }
 
 // attr looks name up as an attribute of t.
@@ -142,6 +203,9 @@ func (r *resolver) moduleAttr(m *module, name string) (target, error) {
 		return target{}, err
 	}
 	defer r.leave(key)
+	if t, ok, err := r.served(m, name); ok {
+		return t, err
+	}
 	for _, f := range [2]*fileState{m.py, m.pyi} {
 		if f == nil {
 			continue

@@ -7,6 +7,11 @@
 // The index never imports or runs the code it indexes. Names bound at run
 // time only (globals() updates, setattr loops, compiled extensions without
 // stubs) are invisible to it; stubs (.pyi) fill in for compiled modules.
+// What Python binds predictably it follows: a rebinding assignment
+// ("f = _registry.f") is the object it names, a config module's methods
+// (install_config_module makes it a ConfigModule) are ConfigModule's, and a
+// name a module's __getattr__ serves is a submodule or, wrapped in
+// ErrDynamic, left to the interpreter.
 package pyindex
 
 import (

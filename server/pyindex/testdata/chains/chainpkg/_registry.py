@@ -1,0 +1,6 @@
+class Registry:
+    pass
+
+
+def register(name):
+    return name
