@@ -25,6 +25,7 @@ type session struct {
 	mu            sync.Mutex      // guards the fields below
 	imported      map[string]bool // packages the helper has imported
 	pkgs          map[string]*pkgState
+	quick         map[string]*quickState     // packages answered on demand while they mirror
 	effectiveVals map[string]*effectiveState // by config module
 	lastFailure   string                     // the failure last shown to the user; "" once the target answers
 }
@@ -200,6 +201,9 @@ func (s *session) load(ctx context.Context, ps *pkgState) error {
 	}
 	m, done := cached, "ready (cached mirror)"
 	if m == nil || !sameInstall(infoOf(m), info) {
+		// The first answer comes on demand; the whole tree waits for it
+		// rather than share the link.
+		s.holdBulk(ctx, ps.name)
 		if m, err = s.mirror(ctx, info, prog); err != nil {
 			return fail(err)
 		}

@@ -774,6 +774,95 @@ def m_site_packages(params):
     return {"packages": out}
 
 
+# On-demand reads: a few source files of one package, bounded in count and
+# bytes, so that a first answer needs only the files on a name's import path.
+READ_MAX_FILES = 64
+READ_MAX_BYTES = 2 << 20
+READ_MAX_FILE = 2 << 20
+LIST_MAX_FILES = 20000
+
+
+def _package_root(name):
+    """Returns (site, member, location, is_package) without importing name."""
+    if "." in name:
+        raise RequestError("ValueError", "takes a top-level name, not %r" % name)
+    spec = importlib.util.find_spec(name)
+    if spec is None:
+        raise RequestError("ModuleNotFoundError", "no module named %r" % name)
+    locations = spec.submodule_search_locations
+    if locations is not None:
+        locations = list(locations)
+        if not locations:
+            raise RequestError("ValueError", "%r is a namespace package with no location" % name)
+        location = os.path.realpath(locations[0])
+        return os.path.dirname(location), os.path.basename(location), location, True
+    if not spec.has_location or not spec.origin or not spec.origin.endswith(".py"):
+        raise RequestError("ValueError", "%r has no Python source on disk" % name)
+    location = os.path.realpath(spec.origin)
+    return os.path.dirname(location), os.path.basename(location), location, False
+
+
+def m_list_files(params):
+    name = _require_str(params, "name")
+    site, member, location, is_package = _package_root(name)
+    files = []
+    for rel, path in source_files(site, member, is_package):
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        files.append([rel.replace(os.sep, "/"), st.st_size])
+        if len(files) > LIST_MAX_FILES:
+            raise RequestError("ValueError", "%r has more than %d source files" % (name, LIST_MAX_FILES))
+    return {"site": site, "member": member, "files": files}
+
+
+def m_read_files(params):
+    import base64
+    name = _require_str(params, "name")
+    paths = params.get("paths")
+    if not isinstance(paths, list) or len(paths) > READ_MAX_FILES:
+        raise RequestError("ValueError", "paths must be a list of at most %d paths" % READ_MAX_FILES)
+    site, member, location, is_package = _package_root(name)
+    budget = READ_MAX_BYTES
+    files, skipped = [], []
+    for rel in paths:
+        if not isinstance(rel, str) or not rel.endswith(SOURCE_SUFFIXES):
+            skipped.append({"path": str(rel)[:200], "reason": "not a source file"})
+            continue
+        norm = os.path.normpath(rel)
+        top = norm.split(os.sep)[0]
+        if os.path.isabs(rel) or norm != rel.replace("/", os.sep) or top != member:
+            skipped.append({"path": rel[:200], "reason": "outside the package"})
+            continue
+        path = os.path.join(site, norm)
+        real = os.path.realpath(path)
+        if real != location and not real.startswith(location + os.sep):
+            skipped.append({"path": rel, "reason": "outside the package"})
+            continue
+        try:
+            st = os.lstat(path)
+            if not os.path.isfile(path) or os.path.islink(path):
+                raise OSError("not a regular file")
+            if st.st_size > READ_MAX_FILE:
+                skipped.append({"path": rel, "reason": "too large"})
+                continue
+            if st.st_size > budget:
+                skipped.append({"path": rel, "reason": "over the reply's budget"})
+                continue
+            with open(path, "rb") as f:
+                data = f.read(READ_MAX_FILE + 1)
+        except OSError as exc:
+            skipped.append({"path": rel, "reason": "unreadable: %s" % exc})
+            continue
+        if len(data) > budget:
+            skipped.append({"path": rel, "reason": "over the reply's budget"})
+            continue
+        budget -= len(data)
+        files.append({"path": rel, "size": len(data), "data": base64.b64encode(data).decode("ascii")})
+    return {"site": site, "files": files, "skipped": skipped}
+
+
 METHODS = {
     "ping": (m_ping, False),
     "find_spec": (m_find_spec, True),
@@ -785,6 +874,8 @@ METHODS = {
     "inspect": (m_inspect, True),
     "eval_config": (m_eval_config, True),
     "site_packages": (m_site_packages, True),
+    "list_files": (m_list_files, True),
+    "read_files": (m_read_files, True),
 }
 
 
