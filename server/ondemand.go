@@ -303,3 +303,27 @@ func removeStale(root string, cutoff time.Time) {
 		_ = os.RemoveAll(dir)
 	}
 }
+
+// mirrored reports, without waiting, whether a package's complete mirror
+// is ready (it starts loading it if nobody has).
+func (s *session) mirrored(name string) bool {
+	ps := s.start(name)
+	select {
+	case <-ps.done:
+		return ps.err == nil
+	default:
+		return false
+	}
+}
+
+// mayBeFlag reports whether a dotted name could be a torch config flag:
+// flags live in config modules and torch.backends. Other names need not
+// wait for the flag catalog, which needs the whole mirror.
+func mayBeFlag(qualname string) bool {
+	for _, part := range strings.Split(qualname, ".") {
+		if strings.Contains(part, "config") || part == "backends" || part == "_dynamo" || part == "_inductor" || part == "_functorch" || part == "fx" || part == "export" {
+			return true
+		}
+	}
+	return false
+}
