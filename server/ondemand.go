@@ -43,6 +43,8 @@ type quickState struct {
 
 	answerOnce sync.Once
 	answered   chan struct{} // closed after the first answer from ps
+	needOnce   sync.Once
+	needed     chan struct{} // closed when a request waits for the complete mirror
 }
 
 // quickSlot returns the on-demand state of a package, creating it (not
@@ -55,7 +57,7 @@ func (s *session) quickSlot(name string) *quickState {
 	}
 	q, ok := s.quick[name]
 	if !ok {
-		q = &quickState{name: name, done: make(chan struct{}), answered: make(chan struct{})}
+		q = &quickState{name: name, done: make(chan struct{}), answered: make(chan struct{}), needed: make(chan struct{})}
 		s.quick[name] = q
 	}
 	return q
@@ -112,16 +114,24 @@ func (s *session) answering(ctx context.Context, name, qualname string) (ps *pkg
 }
 
 // holdBulk delays the bulk mirror of a package until its first on-demand
-// answer is out, or bulkHold passes.
+// answer is out, a request needs the complete mirror (the flag catalog,
+// implementations), or bulkHold passes.
 func (s *session) holdBulk(ctx context.Context, name string) {
 	q := s.quickSlot(name)
 	t := time.NewTimer(bulkHold)
 	defer t.Stop()
 	select {
 	case <-q.answered:
+	case <-q.needed:
 	case <-t.C:
 	case <-ctx.Done():
 	}
+}
+
+// needMirror tells a held bulk mirror that a request waits for it.
+func (s *session) needMirror(name string) {
+	q := s.quickSlot(name)
+	q.needOnce.Do(func() { close(q.needed) })
 }
 
 // openQuick makes the on-demand tree of a package: one round trip asks

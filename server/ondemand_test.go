@@ -152,3 +152,16 @@ func TestFirstAnswerOnDemandThenMirror(t *testing.T) {
 		t.Errorf("definition %s still from the on-demand tree once the mirror is ready", locs[0].Path)
 	}
 }
+
+// waitMirror waits until the default target's complete mirror of a
+// package is ready (answers before it come from the on-demand tree).
+func waitMirror(ctx context.Context, t testing.TB, eng *Engine, name string) {
+	t.Helper()
+	s, err := eng.session("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pkg(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -146,8 +146,13 @@ func (s *session) pkg(ctx context.Context, name string) (*pkgState, error) {
 	ps := s.start(name)
 	select {
 	case <-ps.done:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	default:
+		s.needMirror(name) // a held bulk mirror starts now
+		select {
+		case <-ps.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	if ps.err != nil {
 		s.mu.Lock()
@@ -203,7 +208,9 @@ func (s *session) load(ctx context.Context, ps *pkgState) error {
 	if m == nil || !sameInstall(infoOf(m), info) {
 		// The first answer comes on demand; the whole tree waits for it
 		// rather than share the link.
-		s.holdBulk(ctx, ps.name)
+		if !ps.fresh { // a re-mirror has the old mirror to answer meanwhile
+			s.holdBulk(ctx, ps.name)
+		}
 		if m, err = s.mirror(ctx, info, prog); err != nil {
 			return fail(err)
 		}
