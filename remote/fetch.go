@@ -89,11 +89,31 @@ func (c *Client) ListFiles(ctx context.Context, name string) (FileListing, error
 // for and its contents match its stated size; at most MaxReadFiles paths
 // and MaxReadBytes of contents.
 func (c *Client) ReadFiles(ctx context.Context, name string, paths []string) (FetchResult, error) {
+	return c.readFiles(ctx, name, paths, "")
+}
+
+// ReadImportPath is ReadFiles that also brings the files the helper
+// guesses lie on the import path of qualname (the modules that re-export
+// it, from the text of the files, a few hops deep; within the same
+// bounds), so that one round trip brings what resolving it needs. The
+// guess is a prefetch: a file it misses is read later.
+func (c *Client) ReadImportPath(ctx context.Context, name, qualname string, paths []string) (FetchResult, error) {
+	return c.readFiles(ctx, name, paths, qualname)
+}
+
+func (c *Client) readFiles(ctx context.Context, name string, paths []string, follow string) (FetchResult, error) {
 	if len(paths) > MaxReadFiles {
 		return FetchResult{}, fmt.Errorf("read_files %s: %d paths, over the limit of %d", name, len(paths), MaxReadFiles)
 	}
+	if paths == nil {
+		paths = []string{} // a list on the wire, not null
+	}
+	params := map[string]any{"name": name, "paths": paths}
+	if follow != "" {
+		params["follow"] = follow
+	}
 	var r FetchResult
-	if err := c.Call(ctx, "read_files", map[string]any{"name": name, "paths": paths}, &r); err != nil {
+	if err := c.Call(ctx, "read_files", params, &r); err != nil {
 		return FetchResult{}, err
 	}
 	refuse := func(format string, args ...any) (FetchResult, error) {
@@ -104,11 +124,25 @@ func (c *Client) ReadFiles(ctx context.Context, name string, paths []string) (Fe
 		asked[p] = true
 	}
 	var total int64
+	if len(r.Files) > MaxReadFiles {
+		return refuse("%d files, over the limit of %d", len(r.Files), MaxReadFiles)
+	}
+	seen := make(map[string]bool, len(r.Files))
 	for _, f := range r.Files {
-		if !asked[f.Path] {
+		if seen[f.Path] {
+			return refuse("%q twice", cut(f.Path, 200))
+		}
+		seen[f.Path] = true
+		switch {
+		case asked[f.Path]:
+		case follow != "":
+			// A guessed file: it must still be a source file of the package.
+			if err := validRel(f.Path, name, c.limits); err != nil {
+				return refuse("%v", err)
+			}
+		default:
 			return refuse("a file not asked for (%q)", cut(f.Path, 200))
 		}
-		delete(asked, f.Path) // each at most once
 		if int64(len(f.Data)) != f.Size {
 			return refuse("%s: %d bytes for a stated %d", f.Path, len(f.Data), f.Size)
 		}
@@ -117,7 +151,7 @@ func (c *Client) ReadFiles(ctx context.Context, name string, paths []string) (Fe
 	if total > MaxReadBytes {
 		return refuse("%s of contents, over the limit of %s", byteSize(total), byteSize(MaxReadBytes))
 	}
-	if len(r.Skipped) > len(paths) {
+	if len(r.Skipped) > MaxReadFiles {
 		return refuse("more refusals than paths")
 	}
 	for i := range r.Skipped {

@@ -104,3 +104,46 @@ func TestValidRel(t *testing.T) {
 		}
 	}
 }
+
+// One request brings the files on a name's import path, re-exports
+// followed: Debian's torch re-exports nn.Linear twice.
+func TestReadImportPath(t *testing.T) {
+	t.Parallel()
+	site := "/usr/lib/python3/dist-packages"
+	if _, err := os.Stat(filepath.Join(site, "torch", "nn", "modules", "linear.py")); err != nil {
+		t.Skip("Debian's python3-torch is not installed")
+	}
+	c := newTestClient(t)
+	tests := []struct {
+		qualname string
+		want     []string
+	}{
+		{"torch.nn.Linear", []string{"torch/nn/__init__.py", "torch/nn/modules/__init__.py", "torch/nn/modules/linear.py"}},
+		{"torch.optim.AdamW", []string{"torch/optim/__init__.py", "torch/optim/adamw.py"}},
+		{"torch.nosuchthing", []string{"torch/__init__.py"}},
+	}
+	for _, tt := range tests {
+		r, err := c.ReadImportPath(testContext(t), "torch", tt.qualname, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]bool{}
+		var total int64
+		for _, f := range r.Files {
+			got[f.Path] = true
+			total += f.Size
+			want, err := os.ReadFile(filepath.Join(site, f.Path))
+			if err != nil || string(want) != string(f.Data) {
+				t.Errorf("%s: %s differs from the file (%v)", tt.qualname, f.Path, err)
+			}
+		}
+		for _, w := range tt.want {
+			if !got[w] {
+				t.Errorf("%s: %s not read; read %v", tt.qualname, w, got)
+			}
+		}
+		if total > MaxReadBytes {
+			t.Errorf("%s: %d bytes, over MaxReadBytes", tt.qualname, total)
+		}
+	}
+}

@@ -74,6 +74,10 @@ func TestOnDemandResolve(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The first round trip brought the import path.
+			if _, err := os.Stat(filepath.Join(ps.mirror.SiteDir, "torch", "nn", "modules", "linear.py")); err != nil {
+				t.Errorf("the import path of nn.Linear was not read at once: %v", err)
+			}
 			for _, tt := range []struct{ name, file, line string }{
 				{"torch.nn.Linear", "torch/nn/modules/linear.py", "class Linear"},
 				{"torch.nn.functional.relu", "torch/nn/functional.py", "def relu"},

@@ -817,6 +817,78 @@ def m_list_files(params):
     return {"site": site, "member": member, "files": files}
 
 
+_FROM_IMPORT = None
+
+
+def _module_files(site, module):
+    """The existing source files that define a dotted module, relative to site."""
+    base = module.replace(".", "/")
+    out = []
+    for rel in (base + "/__init__.py", base + "/__init__.pyi", base + ".py", base + ".pyi"):
+        if os.path.isfile(os.path.join(site, rel)):
+            out.append(rel)
+    return out
+
+
+def _import_path(site, qualname, limit):
+    """Guesses, from the text of the files, those on the import path of
+    qualname: the deepest module its prefixes name, then the modules that
+    re-export the next component (from X import name, from X import *),
+    a few hops deep. A guess only: torchlsp reads anything it missed."""
+    global _FROM_IMPORT
+    import re
+    if _FROM_IMPORT is None:
+        _FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
+    parts = qualname.split(".")
+    out, seen = [], set()
+    frontier = []
+    for i in range(len(parts), 0, -1):
+        module = ".".join(parts[:i])
+        if _module_files(site, module):
+            frontier = [(module, parts[i] if i < len(parts) else None)]
+            break
+    for _ in range(5):
+        following = []
+        for module, attr in frontier:
+            if module in seen:
+                continue
+            seen.add(module)
+            for rel in _module_files(site, module):
+                if len(out) >= limit:
+                    return out
+                out.append(rel)
+                if attr is None:
+                    continue
+                try:
+                    with open(os.path.join(site, rel), "r", encoding="utf-8", errors="replace") as f:
+                        text = f.read(READ_MAX_FILE)
+                except OSError:
+                    continue
+                package = module if rel.endswith(("__init__.py", "__init__.pyi")) else module.rpartition(".")[0]
+                for dots, source, names in _FROM_IMPORT.findall(text):
+                    names = re.sub(r"#[^\n]*", "", names).strip().strip("()").replace("\\\n", " ")
+                    imported = [n.split(" as ")[-1].strip() for n in names.split(",")]
+                    if attr not in imported and "*" not in imported:
+                        continue
+                    if dots:
+                        anchor = package.split(".")
+                        if len(dots) > 1:
+                            anchor = anchor[: len(anchor) - (len(dots) - 1)]
+                        target = ".".join([p for p in anchor + source.split(".") if p])
+                    else:
+                        target = source
+                    if not target:
+                        continue
+                    sub = target + "." + attr
+                    if _module_files(site, sub):
+                        following.append((sub, None))
+                    following.append((target, attr))
+        frontier = following
+        if not frontier:
+            break
+    return out
+
+
 def m_read_files(params):
     import base64
     name = _require_str(params, "name")
@@ -824,6 +896,11 @@ def m_read_files(params):
     if not isinstance(paths, list) or len(paths) > READ_MAX_FILES:
         raise RequestError("ValueError", "paths must be a list of at most %d paths" % READ_MAX_FILES)
     site, member, location, is_package = _package_root(name)
+    follow = params.get("follow")
+    if isinstance(follow, str) and follow.split(".")[0] == name and is_package:
+        # The files the name's import path guesses, after those asked for.
+        extra = [p for p in _import_path(site, follow, READ_MAX_FILES) if p not in paths]
+        paths = list(paths) + extra[: max(0, READ_MAX_FILES - len(paths))]
     budget = READ_MAX_BYTES
     files, skipped = [], []
     for rel in paths:
