@@ -152,7 +152,10 @@ func (s *session) openQuick(ctx context.Context, name, qualname string) (*pkgSta
 	wg.Add(3)
 	go func() { defer wg.Done(); info, infoErr = s.locate(cctx, name) }()
 	go func() { defer wg.Done(); listing, listErr = s.client.ListFiles(cctx, name) }()
-	go func() { defer wg.Done(); first, readErr = s.client.ReadImportPath(cctx, name, qualname, prefixFiles(qualname)) }()
+	go func() {
+		defer wg.Done()
+		first, readErr = s.client.ReadImportPath(cctx, name, qualname, prefixFiles(qualname))
+	}()
 	wg.Wait()
 	switch {
 	case infoErr != nil:
