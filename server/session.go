@@ -26,6 +26,7 @@ type session struct {
 	imported      map[string]bool // packages the helper has imported
 	pkgs          map[string]*pkgState
 	quick         map[string]*quickState     // packages answered on demand while they mirror
+	locating      map[string]*locateCall     // package_info calls in flight, shared
 	effectiveVals map[string]*effectiveState // by config module
 	lastFailure   string                     // the failure last shown to the user; "" once the target answers
 }
@@ -243,8 +244,53 @@ func sameInstall(a, b remote.PackageInfo) bool {
 	return a.Version == b.Version && a.Location == b.Location && a.FilesCount == b.FilesCount && a.Bytes == b.Bytes
 }
 
-// locate asks the helper where a package is installed.
+// locateCall is one package_info call that concurrent callers share.
+type locateCall struct {
+	done chan struct{}
+	info remote.PackageInfo
+	err  error
+}
+
+// locate asks the helper where a package is installed. Concurrent callers
+// (the mirror and the on-demand tree starting together) share one call:
+// it walks the package on the target.
 func (s *session) locate(ctx context.Context, name string) (remote.PackageInfo, error) {
+	s.mu.Lock()
+	if s.locating == nil {
+		s.locating = map[string]*locateCall{}
+	}
+	c, ok := s.locating[name]
+	if !ok {
+		c = &locateCall{done: make(chan struct{})}
+		s.locating[name] = c
+		s.mu.Unlock()
+		started := s.env.bg.Go(func() {
+			c.info, c.err = s.locateNow(s.env.bg.ctx, name)
+			s.mu.Lock()
+			delete(s.locating, name) // the next caller asks afresh
+			s.mu.Unlock()
+			close(c.done)
+		})
+		if !started {
+			s.mu.Lock()
+			delete(s.locating, name)
+			s.mu.Unlock()
+			c.err = errShutDown
+			close(c.done)
+		}
+	} else {
+		s.mu.Unlock()
+	}
+	select {
+	case <-c.done:
+		return c.info, c.err
+	case <-ctx.Done():
+		return remote.PackageInfo{}, ctx.Err()
+	}
+}
+
+// locateNow asks the helper where a package is installed.
+func (s *session) locateNow(ctx context.Context, name string) (remote.PackageInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.env.connectTimeout)
 	defer cancel()
 	info, err := s.client.PackageInfo(ctx, name)
