@@ -28,6 +28,9 @@ const (
 	// answer before streaming the whole tree, which would otherwise share
 	// the link with it.
 	bulkHold = 3 * time.Second
+	// maxBulkRetries bounds the background retries of a failed bulk
+	// mirror in a row.
+	maxBulkRetries = 3
 	// onDemandMaxAge is when a leftover on-demand directory of an earlier
 	// run is removed (the paths it gave an editor are stale by then).
 	onDemandMaxAge = time.Hour
@@ -80,9 +83,15 @@ func (s *session) answering(ctx context.Context, name, qualname string) (ps *pkg
 	full := s.start(name)
 	select {
 	case <-full.done:
-		s.dropQuick(name)
-		ps, err := s.pkg(ctx, name)
-		return ps, func() {}, err
+		if full.err == nil || errors.Is(full.err, ErrNotOnTarget) || !s.hasQuick(name) {
+			s.dropQuick(name)
+			ps, err := s.pkg(ctx, name)
+			return ps, func() {}, err
+		}
+		// The mirror failed while answers came on demand: they go on
+		// coming so, while it is tried again.
+		s.forgetFailed(full)
+		full = s.start(name)
 	default:
 	}
 	q := s.quickSlot(name)
@@ -111,6 +120,70 @@ func (s *session) answering(ctx context.Context, name, qualname string) (ps *pkg
 	}
 	ps, err = s.pkg(ctx, name)
 	return ps, func() {}, err
+}
+
+// hasQuick reports whether a package has answered on demand.
+func (s *session) hasQuick(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q, ok := s.quick[name]
+	if !ok {
+		return false
+	}
+	select {
+	case <-q.done:
+		return q.err == nil
+	default:
+		return false
+	}
+}
+
+// forgetFailed drops a failed load so that the next start begins anew.
+func (s *session) forgetFailed(ps *pkgState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pkgs[ps.name] == ps {
+		delete(s.pkgs, ps.name)
+	}
+}
+
+// retryBulk tries a failed bulk mirror again in the background while the
+// package answers on demand, with a growing pause, at most
+// maxBulkRetries times in a row; a request that needs the mirror tries
+// again anyway.
+func (s *session) retryBulk(ps *pkgState) {
+	if !s.hasQuick(ps.name) {
+		return
+	}
+	s.mu.Lock()
+	if s.bulkRetries == nil {
+		s.bulkRetries = map[string]int{}
+	}
+	n := s.bulkRetries[ps.name]
+	if n >= maxBulkRetries {
+		s.mu.Unlock()
+		return
+	}
+	s.bulkRetries[ps.name] = n + 1
+	s.mu.Unlock()
+	pause := time.Second << n
+	s.env.bg.Go(func() {
+		t := time.NewTimer(pause)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-s.env.bg.ctx.Done():
+			return
+		}
+		s.forgetFailed(ps)
+		next := s.start(ps.name)
+		<-next.done
+		if next.err == nil {
+			s.mu.Lock()
+			delete(s.bulkRetries, ps.name)
+			s.mu.Unlock()
+		}
+	})
 }
 
 // holdBulk delays the bulk mirror of a package until its first on-demand

@@ -27,6 +27,7 @@ type session struct {
 	pkgs          map[string]*pkgState
 	quick         map[string]*quickState     // packages answered on demand while they mirror
 	locating      map[string]*locateCall     // package_info calls in flight, shared
+	bulkRetries   map[string]int             // background retries of a failed bulk mirror, in a row
 	effectiveVals map[string]*effectiveState // by config module
 	lastFailure   string                     // the failure last shown to the user; "" once the target answers
 }
@@ -132,6 +133,9 @@ func (s *session) startLoad(name string, fresh bool) *pkgState {
 				s.env.notify.ShowMessage(s.env.bg.ctx, MessageError, fmt.Sprintf("torchlsp: target %s: %v", s.spec.Name, ps.err))
 			}
 			s.env.status(s.spec.Name, "", "error", ps.err.Error())
+			// Answers come on demand meanwhile: nobody waits on the
+			// mirror to ask again, so it is tried again here.
+			s.retryBulk(ps)
 		}
 	})
 	if !started {
