@@ -268,7 +268,7 @@ func (s *session) openQuick(ctx context.Context, name, qualname string) (*pkgSta
 		return nil, fmt.Errorf("on-demand %s: %w", name, err)
 	}
 	ps := &pkgState{
-		name: name, done: make(chan struct{}), info: info, index: ix,
+		name: name, partial: true, done: make(chan struct{}), info: info, index: ix,
 		mirror: &remote.MirrorTree{
 			Root: root, SiteDir: t.siteDir, TargetDir: info.Site,
 			Manifest: remote.Manifest{

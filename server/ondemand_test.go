@@ -169,3 +169,42 @@ func waitMirror(ctx context.Context, t testing.TB, eng *Engine, name string) {
 		t.Fatal(err)
 	}
 }
+
+// What needs the whole tree (the compiled-op table) is never taken from
+// an on-demand one: the first hover leaves it out, the mirror's has it.
+func TestOnDemandLeavesOutWholeTreeFeatures(t *testing.T) {
+	eng, doc := startImplEngine(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pos := implPos(t, implDoc, "torch.add(x", "add")
+	h, err := eng.Hover(ctx, doc, pos)
+	if err != nil || h == nil {
+		t.Fatalf("hover = %v, %v", h, err)
+	}
+	if !strings.Contains(h.Markdown, string(filepath.Separator)+"ondemand"+string(filepath.Separator)) {
+		t.Fatalf("the first hover is not from the on-demand tree:\n%s", h.Markdown)
+	}
+	if strings.Contains(h.Markdown, "lowering") {
+		t.Errorf("the on-demand hover shows a compiler stack from a partial tree:\n%s", h.Markdown)
+	}
+	if n := len(globAll(t, filepath.Join(eng.opts.Dirs.Cache, "ondemand"), "opimpl.bin")); n != 0 {
+		t.Errorf("an op table was scanned from the on-demand tree")
+	}
+	waitMirror(ctx, t, eng, "torch")
+	h, err = eng.Hover(ctx, doc, pos)
+	if err != nil || h == nil || !strings.Contains(h.Markdown, "lowering") {
+		t.Errorf("the mirror's hover lacks the compiler stack: %v %v", h, err)
+	}
+}
+
+func globAll(t *testing.T, root, name string) []string {
+	t.Helper()
+	var out []string
+	_ = filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+		if err == nil && info.Name() == name {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}

@@ -45,16 +45,20 @@ func (s *session) noteFailure(msg string) bool {
 // pkgState is one package of one target. done closes when loading ended,
 // successfully or not.
 type pkgState struct {
-	name   string
-	fresh  bool // skip the cached mirror: the target was seen to differ from it
-	done   chan struct{}
-	err    error
-	info   remote.PackageInfo
-	mirror *remote.MirrorTree
-	index  *pyindex.Index
-	loaded time.Duration // time from request to usable index
-	gates  catalogState
-	impls  implState // compiled-op registrations, scanned once per mirror
+	name  string
+	fresh bool // skip the cached mirror: the target was seen to differ from it
+	// partial marks an on-demand tree (server/ondemand.go): what needs
+	// the whole tree (op table, flag catalog, site view) is not taken
+	// from it.
+	partial bool
+	done    chan struct{}
+	err     error
+	info    remote.PackageInfo
+	mirror  *remote.MirrorTree
+	index   *pyindex.Index
+	loaded  time.Duration // time from request to usable index
+	gates   catalogState
+	impls   implState // compiled-op registrations, scanned once per mirror
 	// lookups caches resolved names; it lives and dies with this mirror.
 	lookups lookupCache
 }
