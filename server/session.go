@@ -15,7 +15,9 @@ import (
 
 // session is the engine's view of one target: the connection, the resident
 // helper, and the mirrored, indexed packages. Packages load in the
-// background; a query waits only for the package it needs.
+// background; until a package's mirror is complete, hover and definition
+// answer from its on-demand tree (ondemand.go), and what needs the whole
+// tree waits for the mirror.
 type session struct {
 	env    sessionEnv
 	spec   remote.Spec
