@@ -351,7 +351,8 @@ func (ix *Index) load(f *fileState) *fileData {
 }
 
 // parse reads and parses f. An unreadable file yields empty data: the
-// index describes what it can see.
+// index describes what it can see. A failed read through ix.read yields
+// nil: load does not remember it.
 func (ix *Index) parse(f *fileState) *fileData {
 	var src []byte
 	var err error
