@@ -30,6 +30,11 @@ func (e *Engine) flagAt(ctx context.Context, doc *Snapshot, pos Position) (*flag
 	if err != nil {
 		return nil, pybuf.Span{}, err
 	}
+	if !strOK && !mayBeFlag(ref.Qualname) && !s.mirrored("torch") {
+		// The catalog needs the whole tree: a name that cannot be a flag
+		// does not wait for the mirror, it is answered on demand.
+		return nil, pybuf.Span{}, nil
+	}
 	cat, ps, err := s.catalog(ctx)
 	if errors.Is(err, ErrNotOnTarget) {
 		return nil, pybuf.Span{}, nil

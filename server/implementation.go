@@ -217,8 +217,8 @@ const (
 // (about a second for torch 2.11 on two loaded cores; a cached table
 // opens in milliseconds), which started when the mirror became usable.
 func (e *Engine) compilerStackSection(ctx context.Context, t *target) string {
-	if t == nil || t.missing || t.pkg == nil || t.pkg.name != "torch" || t.pkg.mirror == nil {
-		return ""
+	if t == nil || t.missing || t.pkg == nil || t.pkg.name != "torch" || t.pkg.mirror == nil || t.pkg.partial {
+		return "" // the table scans the whole tree: not an on-demand one
 	}
 	if _, _, ok := opimpl.OpFor(t.qualname); !ok {
 		return ""

@@ -135,6 +135,7 @@ func TestHoverCompilerStack(t *testing.T) {
 	eng, doc := startImplEngine(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	waitMirror(ctx, t, eng, "torch") // the compiler stack comes from the complete mirror
 	h, err := eng.Hover(ctx, doc, implPos(t, implDoc, "torch.add(x", "add"))
 	if err != nil || h == nil {
 		t.Fatalf("hover = %v, %v", h, err)

@@ -119,7 +119,9 @@ func (e *Engine) resolve(ctx context.Context, qualname string, ref pybuf.Ref) (*
 	if err != nil {
 		return nil, err
 	}
-	ps, err := s.pkg(ctx, topPackage(qualname))
+	// Before the mirror is complete, the on-demand tree answers.
+	ps, answered, err := s.answering(ctx, topPackage(qualname), qualname)
+	defer answered()
 	if errors.Is(err, ErrNotOnTarget) {
 		return nil, nil
 	}

@@ -67,6 +67,7 @@ func TestLookupCacheKeepsRangesPerReference(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	doc := eng.DidOpen(ctx, uri, 1, text)
+	waitMirror(ctx, t, eng, "torch") // the cache checked below is the mirror's
 
 	var first string
 	for i, p := range []Position{posOf(t, text, "Linear", 0, 1), posOf(t, text, "Linear", 1, 1), posOf(t, text, "Linear", 2, 3)} {

@@ -15,7 +15,9 @@ import (
 
 // session is the engine's view of one target: the connection, the resident
 // helper, and the mirrored, indexed packages. Packages load in the
-// background; a query waits only for the package it needs.
+// background; until a package's mirror is complete, hover and definition
+// answer from its on-demand tree (ondemand.go), and what needs the whole
+// tree waits for the mirror.
 type session struct {
 	env    sessionEnv
 	spec   remote.Spec
@@ -25,6 +27,9 @@ type session struct {
 	mu            sync.Mutex      // guards the fields below
 	imported      map[string]bool // packages the helper has imported
 	pkgs          map[string]*pkgState
+	quick         map[string]*quickState     // packages answered on demand while they mirror
+	locating      map[string]*locateCall     // package_info calls in flight, shared
+	bulkRetries   map[string]int             // background retries of a failed bulk mirror, in a row
 	effectiveVals map[string]*effectiveState // by config module
 	lastFailure   string                     // the failure last shown to the user; "" once the target answers
 }
@@ -42,16 +47,20 @@ func (s *session) noteFailure(msg string) bool {
 // pkgState is one package of one target. done closes when loading ended,
 // successfully or not.
 type pkgState struct {
-	name   string
-	fresh  bool // skip the cached mirror: the target was seen to differ from it
-	done   chan struct{}
-	err    error
-	info   remote.PackageInfo
-	mirror *remote.MirrorTree
-	index  *pyindex.Index
-	loaded time.Duration // time from request to usable index
-	gates  catalogState
-	impls  implState // compiled-op registrations, scanned once per mirror
+	name  string
+	fresh bool // skip the cached mirror: the target was seen to differ from it
+	// partial marks an on-demand tree (server/ondemand.go): what needs
+	// the whole tree (op table, flag catalog, site view) is not taken
+	// from it.
+	partial bool
+	done    chan struct{}
+	err     error
+	info    remote.PackageInfo
+	mirror  *remote.MirrorTree
+	index   *pyindex.Index
+	loaded  time.Duration // time from request to usable index
+	gates   catalogState
+	impls   implState // compiled-op registrations, scanned once per mirror
 	// lookups caches resolved names; it lives and dies with this mirror.
 	lookups lookupCache
 }
@@ -130,6 +139,9 @@ func (s *session) startLoad(name string, fresh bool) *pkgState {
 				s.env.notify.ShowMessage(s.env.bg.ctx, MessageError, fmt.Sprintf("torchlsp: target %s: %v", s.spec.Name, ps.err))
 			}
 			s.env.status(s.spec.Name, "", "error", ps.err.Error())
+			// Answers come on demand meanwhile: nobody waits on the
+			// mirror to ask again, so it is tried again here.
+			s.retryBulk(ps)
 		}
 	})
 	if !started {
@@ -145,8 +157,13 @@ func (s *session) pkg(ctx context.Context, name string) (*pkgState, error) {
 	ps := s.start(name)
 	select {
 	case <-ps.done:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	default:
+		s.needMirror(name) // a held bulk mirror starts now
+		select {
+		case <-ps.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	if ps.err != nil {
 		s.mu.Lock()
@@ -200,6 +217,11 @@ func (s *session) load(ctx context.Context, ps *pkgState) error {
 	}
 	m, done := cached, "ready (cached mirror)"
 	if m == nil || !sameInstall(infoOf(m), info) {
+		// The first answer comes on demand; the whole tree waits for it
+		// rather than share the link.
+		if !ps.fresh { // a re-mirror has the old mirror to answer meanwhile
+			s.holdBulk(ctx, ps.name)
+		}
 		if m, err = s.mirror(ctx, info, prog); err != nil {
 			return fail(err)
 		}
@@ -232,8 +254,53 @@ func sameInstall(a, b remote.PackageInfo) bool {
 	return a.Version == b.Version && a.Location == b.Location && a.FilesCount == b.FilesCount && a.Bytes == b.Bytes
 }
 
-// locate asks the helper where a package is installed.
+// locateCall is one package_info call that concurrent callers share.
+type locateCall struct {
+	done chan struct{}
+	info remote.PackageInfo
+	err  error
+}
+
+// locate asks the helper where a package is installed. Concurrent callers
+// (the mirror and the on-demand tree starting together) share one call:
+// it walks the package on the target.
 func (s *session) locate(ctx context.Context, name string) (remote.PackageInfo, error) {
+	s.mu.Lock()
+	if s.locating == nil {
+		s.locating = map[string]*locateCall{}
+	}
+	c, ok := s.locating[name]
+	if !ok {
+		c = &locateCall{done: make(chan struct{})}
+		s.locating[name] = c
+		s.mu.Unlock()
+		started := s.env.bg.Go(func() {
+			c.info, c.err = s.locateNow(s.env.bg.ctx, name)
+			s.mu.Lock()
+			delete(s.locating, name) // the next caller asks afresh
+			s.mu.Unlock()
+			close(c.done)
+		})
+		if !started {
+			s.mu.Lock()
+			delete(s.locating, name)
+			s.mu.Unlock()
+			c.err = errShutDown
+			close(c.done)
+		}
+	} else {
+		s.mu.Unlock()
+	}
+	select {
+	case <-c.done:
+		return c.info, c.err
+	case <-ctx.Done():
+		return remote.PackageInfo{}, ctx.Err()
+	}
+}
+
+// locateNow asks the helper where a package is installed.
+func (s *session) locateNow(ctx context.Context, name string) (remote.PackageInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.env.connectTimeout)
 	defer cancel()
 	info, err := s.client.PackageInfo(ctx, name)

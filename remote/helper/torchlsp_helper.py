@@ -774,6 +774,172 @@ def m_site_packages(params):
     return {"packages": out}
 
 
+# On-demand reads: a few source files of one package, bounded in count and
+# bytes, so that a first answer needs only the files on a name's import path.
+READ_MAX_FILES = 64
+READ_MAX_BYTES = 2 << 20
+READ_MAX_FILE = 2 << 20
+LIST_MAX_FILES = 20000
+
+
+def _package_root(name):
+    """Returns (site, member, location, is_package) without importing name."""
+    if "." in name:
+        raise RequestError("ValueError", "takes a top-level name, not %r" % name)
+    spec = importlib.util.find_spec(name)
+    if spec is None:
+        raise RequestError("ModuleNotFoundError", "no module named %r" % name)
+    locations = spec.submodule_search_locations
+    if locations is not None:
+        locations = list(locations)
+        if not locations:
+            raise RequestError("ValueError", "%r is a namespace package with no location" % name)
+        location = os.path.realpath(locations[0])
+        return os.path.dirname(location), os.path.basename(location), location, True
+    if not spec.has_location or not spec.origin or not spec.origin.endswith(".py"):
+        raise RequestError("ValueError", "%r has no Python source on disk" % name)
+    location = os.path.realpath(spec.origin)
+    return os.path.dirname(location), os.path.basename(location), location, False
+
+
+def m_list_files(params):
+    name = _require_str(params, "name")
+    site, member, location, is_package = _package_root(name)
+    files = []
+    for rel, path in source_files(site, member, is_package):
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        files.append([rel.replace(os.sep, "/"), st.st_size])
+        if len(files) > LIST_MAX_FILES:
+            raise RequestError("ValueError", "%r has more than %d source files" % (name, LIST_MAX_FILES))
+    return {"site": site, "member": member, "files": files}
+
+
+_FROM_IMPORT = None
+
+
+def _module_files(site, module):
+    """The existing source files that define a dotted module, relative to site."""
+    base = module.replace(".", "/")
+    out = []
+    for rel in (base + "/__init__.py", base + "/__init__.pyi", base + ".py", base + ".pyi"):
+        if os.path.isfile(os.path.join(site, rel)):
+            out.append(rel)
+    return out
+
+
+def _import_path(site, qualname, limit):
+    """Guesses, from the text of the files, those on the import path of
+    qualname: the deepest module its prefixes name, then the modules that
+    re-export the next component (from X import name, from X import *),
+    a few hops deep. A guess only: torchlsp reads anything it missed."""
+    global _FROM_IMPORT
+    import re
+    if _FROM_IMPORT is None:
+        _FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
+    parts = qualname.split(".")
+    out, seen = [], set()
+    frontier = []
+    for i in range(len(parts), 0, -1):
+        module = ".".join(parts[:i])
+        if _module_files(site, module):
+            frontier = [(module, parts[i] if i < len(parts) else None)]
+            break
+    for _ in range(5):
+        following = []
+        for module, attr in frontier:
+            if module in seen:
+                continue
+            seen.add(module)
+            for rel in _module_files(site, module):
+                if len(out) >= limit:
+                    return out
+                out.append(rel)
+                if attr is None:
+                    continue
+                try:
+                    with open(os.path.join(site, rel), "r", encoding="utf-8", errors="replace") as f:
+                        text = f.read(READ_MAX_FILE)
+                except OSError:
+                    continue
+                package = module if rel.endswith(("__init__.py", "__init__.pyi")) else module.rpartition(".")[0]
+                for dots, source, names in _FROM_IMPORT.findall(text):
+                    names = re.sub(r"#[^\n]*", "", names).strip().strip("()").replace("\\\n", " ")
+                    imported = [n.split(" as ")[-1].strip() for n in names.split(",")]
+                    if attr not in imported and "*" not in imported:
+                        continue
+                    if dots:
+                        anchor = package.split(".")
+                        if len(dots) > 1:
+                            anchor = anchor[: len(anchor) - (len(dots) - 1)]
+                        target = ".".join([p for p in anchor + source.split(".") if p])
+                    else:
+                        target = source
+                    if not target:
+                        continue
+                    sub = target + "." + attr
+                    if _module_files(site, sub):
+                        following.append((sub, None))
+                    following.append((target, attr))
+        frontier = following
+        if not frontier:
+            break
+    return out
+
+
+def m_read_files(params):
+    import base64
+    name = _require_str(params, "name")
+    paths = params.get("paths")
+    if not isinstance(paths, list) or len(paths) > READ_MAX_FILES:
+        raise RequestError("ValueError", "paths must be a list of at most %d paths" % READ_MAX_FILES)
+    site, member, location, is_package = _package_root(name)
+    follow = params.get("follow")
+    if isinstance(follow, str) and follow.split(".")[0] == name and is_package:
+        # The files the name's import path guesses, after those asked for.
+        extra = [p for p in _import_path(site, follow, READ_MAX_FILES) if p not in paths]
+        paths = list(paths) + extra[: max(0, READ_MAX_FILES - len(paths))]
+    budget = READ_MAX_BYTES
+    files, skipped = [], []
+    for rel in paths:
+        if not isinstance(rel, str) or not rel.endswith(SOURCE_SUFFIXES):
+            skipped.append({"path": str(rel)[:200], "reason": "not a source file"})
+            continue
+        norm = os.path.normpath(rel)
+        top = norm.split(os.sep)[0]
+        if os.path.isabs(rel) or norm != rel.replace("/", os.sep) or top != member:
+            skipped.append({"path": rel[:200], "reason": "outside the package"})
+            continue
+        path = os.path.join(site, norm)
+        real = os.path.realpath(path)
+        if real != location and not real.startswith(location + os.sep):
+            skipped.append({"path": rel, "reason": "outside the package"})
+            continue
+        try:
+            st = os.lstat(path)
+            if not os.path.isfile(path) or os.path.islink(path):
+                raise OSError("not a regular file")
+            if st.st_size > READ_MAX_FILE:
+                skipped.append({"path": rel, "reason": "too large"})
+                continue
+            if st.st_size > budget:
+                skipped.append({"path": rel, "reason": "over the reply's budget"})
+                continue
+            with open(path, "rb") as f:
+                data = f.read(READ_MAX_FILE + 1)
+        except OSError as exc:
+            skipped.append({"path": rel, "reason": "unreadable: %s" % exc})
+            continue
+        if len(data) > budget:
+            skipped.append({"path": rel, "reason": "over the reply's budget"})
+            continue
+        budget -= len(data)
+        files.append({"path": rel, "size": len(data), "data": base64.b64encode(data).decode("ascii")})
+    return {"site": site, "files": files, "skipped": skipped}
+
+
 METHODS = {
     "ping": (m_ping, False),
     "find_spec": (m_find_spec, True),
@@ -785,6 +951,8 @@ METHODS = {
     "inspect": (m_inspect, True),
     "eval_config": (m_eval_config, True),
     "site_packages": (m_site_packages, True),
+    "list_files": (m_list_files, True),
+    "read_files": (m_read_files, True),
 }
 
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -16,6 +17,7 @@ type Proxy struct {
 	Addr   string
 	target string
 	ln     net.Listener
+	moved  atomic.Int64 // bytes delivered, both directions
 
 	mu     sync.Mutex // guards the fields below; cond waits on it
 	cond   *sync.Cond
@@ -132,7 +134,9 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 				p.cond.Wait()
 			}
 			p.mu.Unlock()
-			if _, err := dst.Write(c.data); err != nil {
+			n, err := dst.Write(c.data)
+			p.moved.Add(int64(n))
+			if err != nil {
 				return
 			}
 		}
@@ -166,6 +170,9 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 		}
 	}
 }
+
+// Moved returns the bytes the relay has delivered, in both directions.
+func (p *Proxy) Moved() int64 { return p.moved.Load() }
 
 // SetLink gives every connection, live and new, the link's delay and
 // rate; the zero Link forwards as fast as loopback does.

@@ -31,6 +31,9 @@ type Index struct {
 	files    []*fileState        // sorted by path
 
 	parsers *syntax.Pool
+	// read, when set, supplies a file's contents instead of the disk (an
+	// index over a partial, on-demand tree; see OpenListing).
+	read func(rel string) ([]byte, error)
 
 	fromCache bool         // every file's data came from the cache file
 	parsed    atomic.Int64 // files parsed since Open
@@ -340,16 +343,27 @@ func (ix *Index) load(f *fileState) *fileData {
 		return d
 	}
 	d := ix.parse(f)
+	if d == nil {
+		// The reader failed (a link's hiccup): nothing is remembered, so
+		// the next request reads again.
+		return &fileData{}
+	}
 	f.data.Store(d)
 	ix.parsed.Add(1)
 	return d
 }
 
 // parse reads and parses f. An unreadable file yields empty data: the
-// index describes what it can see.
+// index describes what it can see. A failed read through ix.read yields
+// nil: load does not remember it.
 func (ix *Index) parse(f *fileState) *fileData {
-	src, err := os.ReadFile(filepath.Join(ix.siteDir, filepath.FromSlash(f.rel)))
-	if err != nil {
+	var src []byte
+	var err error
+	if ix.read != nil {
+		if src, err = ix.read(f.rel); err != nil {
+			return nil
+		}
+	} else if src, err = os.ReadFile(filepath.Join(ix.siteDir, filepath.FromSlash(f.rel))); err != nil {
 		return &fileData{}
 	}
 	p, err := ix.parsers.Get()

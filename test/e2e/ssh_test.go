@@ -823,6 +823,7 @@ func measureWAN(t *testing.T, r *sshRig, name string, env map[string]string) {
 // name and on a name the helper resolves.
 func measureSession(t *testing.T, r *sshRig, settings json.RawMessage) (time.Duration, [2]time.Duration, [2]time.Duration) {
 	t0 := time.Now()
+	moved0 := r.proxy.Moved()
 	env := r.start(t, settings, r.options(r.keys.Client))
 	uri := env.OpenFile("train.py")
 	pos := env.At(uri, "nn.Linear(4, 4)", 3)
@@ -835,6 +836,9 @@ func measureSession(t *testing.T, r *sshRig, settings json.RawMessage) (time.Dur
 		if err == nil && len(locs) == 1 && strings.HasSuffix(locs[0].URI, "/torch/nn/modules/linear.py") &&
 			strings.Contains(lineText(t, uriPath(t, locs[0].URI), int(locs[0].Range.Start.Line)), "class Linear") {
 			first = time.Since(t0)
+			if moved := r.proxy.Moved() - moved0; moved > 0 {
+				t.Logf("MEASURE through the jump host's relay before the first correct definition: %.2f MB", float64(moved)/1e6)
+			}
 			break
 		}
 		if time.Since(t0) > 5*time.Minute {
