@@ -47,7 +47,7 @@ func AllVariants() []string {
 // with more than one device.
 func variantsFor(spec Spec) []string {
 	all := AllVariants()
-	if spec.Devices > 1 {
+	if spec.Devices > 1 || spec.Devices == AutoDevices {
 		all = append(all, VariantThreadsPerGPU, VariantExecutorPerGPU)
 	}
 	return all
@@ -66,6 +66,10 @@ const (
 	// the compiled object's first call.
 	DefaultCaptureTimeout = 60 * time.Second
 )
+
+// AutoDevices as Spec.Devices adds the per-device variants, run on every
+// CUDA device the target has; they report "not run" with fewer than two.
+const AutoDevices = -1
 
 // inductorConfig is the module whose triton.* flags choose CUDA graphs.
 const inductorConfig = "torch._inductor.config"
@@ -256,7 +260,7 @@ func baseParams(spec Spec) (scriptParams, error) {
 	if p.CaptureTimeoutS == 0 {
 		p.CaptureTimeoutS = DefaultCaptureTimeout.Seconds()
 	}
-	if p.Devices < 1 {
+	if p.Devices == 0 {
 		p.Devices = 1
 	}
 	if p.Backend == "" {
@@ -333,7 +337,7 @@ func baseParams(spec Spec) (scriptParams, error) {
 	if p.Entry != "" && (p.CaptureFile == "" || p.CaptureLines[0] < 1 || p.CaptureLines[1] < p.CaptureLines[0]) {
 		errs = append(errs, errors.New("an entry point needs the compile call's file and lines"))
 	}
-	if p.Devices > 64 {
+	if p.Devices > 64 || p.Devices < AutoDevices {
 		errs = append(errs, fmt.Errorf("devices %d out of range 1..64", p.Devices))
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -1,6 +1,8 @@
 package repro
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,7 +42,7 @@ func TestCollectWorkspace(t *testing.T) {
 	for _, f := range b.Files {
 		paths = append(paths, f.Path)
 	}
-	want := "never.py tinygpt/__init__.py tinygpt/model.py train.py"
+	want := "breaks.py never.py tinygpt/__init__.py tinygpt/model.py train.py"
 	if got := strings.Join(paths, " "); got != want {
 		t.Errorf("files %q, want %q", got, want)
 	}
@@ -52,7 +54,7 @@ func TestCollectWorkspace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(limited.Files) != 2 || len(limited.LeftOut) != 2 {
+	if len(limited.Files) != 2 || len(limited.LeftOut) != 3 {
 		t.Errorf("two files at most: got %d files, left out %q", len(limited.Files), limited.LeftOut)
 	}
 	small, err := CollectWorkspace("testdata/ownws", BundleLimits{MaxFileBytes: 300})
@@ -112,8 +114,8 @@ func TestOwnCodeCaptured(t *testing.T) {
 	}
 	// The temporary directory is gone once the script ends.
 	for _, n := range threads.Notes {
-		if strings.Contains(n, "workspace file(s) sent") && !strings.HasPrefix(n, "4 ") {
-			t.Errorf("note %q: want 4 files", n)
+		if strings.Contains(n, "workspace file(s) sent") && !strings.HasPrefix(n, "5 ") {
+			t.Errorf("note %q: want 5 files", n)
 		}
 	}
 }
@@ -175,5 +177,43 @@ func TestPerDevice(t *testing.T) {
 	}
 	if _, err := Generate(Spec{StandIn: true, Variants: []string{VariantThreadsPerGPU}}); err == nil {
 		t.Error("a per-GPU variant with one device was generated")
+	}
+}
+
+// TestExplainStandIn explains the step with two deliberate graph breaks
+// on Debian's torch 1.13, which has no Dynamo: the stand-in finds both
+// lines and the recompile its changing input shape causes.
+func TestExplainStandIn(t *testing.T) {
+	t.Parallel()
+	python := requirePython(t, debianPython)
+	_, b := ownWorkspace(t)
+	v, err := GenerateExplain(Spec{StandIn: true, Files: b.Files, Function: "breaks:step", Inputs: "breaks:make_x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Explain(context.Background(), localTarget(t, "local"), python, nil, v, RunOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := rep.Variants[0].Explain
+	var got []string
+	for _, e := range ex.GraphBreaks {
+		got = append(got, fmt.Sprintf("%s:%d", e.File, e.Line))
+	}
+	if strings.Join(got, " ") != "breaks.py:12 breaks.py:13" {
+		t.Errorf("graph breaks at %v, want breaks.py:12 and :13 (%+v)", got, ex.GraphBreaks)
+	}
+	if len(ex.Recompiles) == 0 || ex.Recompiles[0].File != "breaks.py" || ex.Recompiles[0].Line != 10 ||
+		!strings.Contains(ex.Recompiles[0].Reason, "float32[4, 8] cpu -> arg 0: float32[5, 8] cpu") {
+		t.Errorf("recompiles %+v", ex.Recompiles)
+	}
+	if !strings.HasPrefix(ex.Method, "stand-in") {
+		t.Errorf("method %q: the stand-in must say so", ex.Method)
+	}
+	md := rep.ExplainMarkdown(nil)
+	for _, want := range []string{"2 graph break(s)", "`breaks.py:12`", "print()", "Tensor.item()"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
 	}
 }

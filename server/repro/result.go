@@ -72,6 +72,7 @@ type VariantResult struct {
 	// nil for the stand-in workload.
 	Inputs *InputsInfo `json:"inputs,omitempty"`
 	// Devices and PerDevice are set by the one-thread-per-device variants.
+	Explain   *ExplainInfo   `json:"explain,omitempty"` // the explain script's findings
 	Devices   []string       `json:"devices,omitempty"`
 	PerDevice []DeviceResult `json:"per_device,omitempty"`
 

@@ -13,6 +13,7 @@ import importlib
 import inspect
 import json
 import linecache
+import logging
 import math
 import os
 import re
@@ -424,6 +425,8 @@ def user_workload(torch, real_compile, notes):
     if p["function"]:
         try:
             fn = resolve(p["function"])
+            # Already compiled where it is defined: replay the original.
+            fn = getattr(fn, "_torchdynamo_orig_callable", None) or getattr(fn, "_orig_mod", None) or fn
         except (ImportError, AttributeError) as e:
             if not p["entry"]:
                 raise SetupError("cannot import %s: %s" % (p["function"], e))
@@ -610,9 +613,13 @@ def run(res):
         res["torch_version"] = str(torch.__version__)
         if torch.cuda.is_available():
             have = torch.cuda.device_count()
+            if ndev < 0:
+                ndev = have  # every visible device
             if ndev > have:
                 notes.append("%d devices asked for, %d visible" % (ndev, have))
                 ndev = max(1, have)
+            if per_device and ndev < 2:
+                raise Unsupported("one thread per GPU needs two or more CUDA devices; %d visible" % have)
             torch.cuda.set_device(0)
             res["device"] = "cuda:0 (%s)" % torch.cuda.get_device_name(0)
             if per_device:
@@ -620,12 +627,14 @@ def run(res):
             devices = ["cuda:%d" % i for i in range(ndev)]
         else:
             res["device"] = "cpu"
-            devices = ["cpu"] * ndev
+            devices = ["cpu"] * max(1, ndev)
             if not stand_in:
                 notes.append("no CUDA device: torch skips CUDA graphs for CPU tensors, so this run cannot show the CUDA-graph hazard")
     else:
         res["device"] = "cpu"
-        devices = ["cpu"] * ndev
+        devices = ["cpu"] * max(1, ndev)
+    if per_device and ndev < 2:
+        raise Unsupported("one thread per GPU needs two or more CUDA devices; none visible")
     if per_device and devices[0] == "cpu":
         notes.append("no CUDA devices: %d logical devices on the CPU, each with its own stand-in state" % ndev)
     device = devices[0].split(":")[0] if devices[0].startswith("cuda") else "cpu"
@@ -789,9 +798,192 @@ def run(res):
     res["expected_calls"] = total
 
 
+# ---------------------------------------------------------------- explain
+
+GB_LINK = re.compile(r"/gb/gb(\d+)\.html")
+RECOMPILE_AT = re.compile(r"Recompiling function (\S+) in (.+):(\d+)")
+STAND_IN_BREAKS = {"print": "print() writes to the terminal: Dynamo graph-breaks on it",
+                   "item": "Tensor.item() makes a Python scalar: Dynamo graph-breaks on it (capture_scalar_outputs=False)",
+                   "tolist": "Tensor.tolist() makes Python data: Dynamo graph-breaks on it",
+                   "numpy": "Tensor.numpy() leaves torch: Dynamo graph-breaks on it",
+                   "graph_break": "torch._dynamo.graph_break() asks for a graph break"}
+
+
+def user_file(path):
+    """A path as the report names it: relative to the user's code when it
+    is inside it, else as it is."""
+    if not path:
+        return path
+    real = os.path.realpath(path)
+    root = os.path.realpath(USER.root) if USER.root else None
+    if root and (real == root or real.startswith(root + os.sep)):
+        return os.path.relpath(real, root).replace(os.sep, "/")
+    return path
+
+
+def in_user_code(path):
+    return bool(path) and not is_torch_frame(path) and "site-packages" not in path and not path.startswith("<")
+
+
+def explain_inputs(make_input, calls):
+    return [make_input(0, c) for c in range(calls)]
+
+
+def explain_real(torch, fn, inputs, res):
+    notes = res["notes"]
+    out = {"method": "", "graph_breaks": [], "recompiles": [], "graphs": None}
+    dynamo = importlib.import_module("torch._dynamo")
+    methods = []
+    records = []
+
+    class Grab(logging.Handler):
+        def emit(self, record):
+            try:
+                records.append((record.name, record.getMessage()))
+            except Exception:
+                pass
+
+    grab = Grab(level=logging.DEBUG)
+    loggers = []
+    try:
+        torch._logging.set_logs(graph_breaks=True, recompiles=True)
+        methods.append("TORCH_LOGS=graph_breaks,recompiles")
+        for name in list(logging.root.manager.loggerDict):
+            if name.endswith(".__graph_breaks") or name.endswith(".__recompiles"):
+                lg = logging.getLogger(name)
+                lg.addHandler(grab)
+                loggers.append(lg)
+    except Exception as e:
+        notes.append("torch._logging.set_logs: %s" % e)
+    if hasattr(dynamo, "explain"):
+        methods.append("torch._dynamo.explain")
+        args, kwargs = inputs[0]
+        dynamo.reset()
+        try:
+            ex = dynamo.explain(fn)(*args, **kwargs)
+        except Exception as e:
+            raise SetupError("torch._dynamo.explain: %s: %s" % (type_name(e), clip(e)))
+        out["graphs"] = ex.graph_count
+        out["graph_break_count"] = ex.graph_break_count
+        seen = set()
+        for br in ex.break_reasons:
+            stack = [f for f in (br.user_stack or []) if in_user_code(f.filename)]
+            frame = stack[-1] if stack else (br.user_stack[-1] if br.user_stack else None)
+            reason = str(br.reason)
+            m = GB_LINK.search(reason)
+            rec = {"file": user_file(frame.filename) if frame else "", "line": (frame.lineno or 0) if frame else 0,
+                   "func": frame.name if frame else "", "reason": clip(reason), "code": ("GB" + m.group(1)) if m else ""}
+            key = (rec["file"], rec["line"], rec["reason"])
+            if key not in seen:
+                seen.add(key)
+                out["graph_breaks"].append(rec)
+    # Recompiles show across calls with different inputs: run the compiled
+    # object on each input set, with Dynamo's recompile log on.
+    dynamo.reset()
+    compiled = torch.compile(fn, backend="eager")
+    for args, kwargs in inputs:
+        try:
+            compiled(*args, **kwargs)
+        except Exception as e:
+            notes.append("compiled call: %s: %s" % (type_name(e), clip(e)))
+            break
+    for lg in loggers:
+        lg.removeHandler(grab)
+    for name, msg in records:
+        if name.endswith("__recompiles"):
+            m = RECOMPILE_AT.search(msg)
+            lines = msg.split("\n")
+            reason = " ".join(l.strip(" -") for l in lines[1:] if l.strip() and "triggered by" not in l)
+            out["recompiles"].append({"file": user_file(m.group(2)) if m else "", "line": int(m.group(3)) if m else 0,
+                                      "func": m.group(1) if m else "", "reason": clip(reason or msg), "code": ""})
+        elif name.endswith("__graph_breaks") and not out["graph_breaks"]:
+            m = re.search(r"Graph break in user code at (.+):(\d+)", msg)
+            gb = GB_LINK.search(msg)
+            rm = re.search(r"Graph Break Reason: (.*)", msg)
+            if m:
+                out["graph_breaks"].append({"file": user_file(m.group(1)), "line": int(m.group(2)), "func": "",
+                                            "reason": clip(rm.group(1) if rm else msg), "code": ("GB" + gb.group(1)) if gb else ""})
+    out["method"] = " and ".join(methods) or "torch.compile"
+    return out
+
+
+def explain_stand_in(torch, fn, inputs, res):
+    """Without Dynamo (torch before 2.0): runs the function eagerly under a
+    profiler and reports the calls Dynamo is known to break on, and input
+    signatures that would make it recompile. Marked as the stand-in."""
+    out = {"method": "stand-in (no torch._dynamo on this target): eager run under sys.setprofile",
+           "graph_breaks": [], "recompiles": [], "graphs": None}
+    seen = set()
+
+    def prof(frame, event, arg):
+        if event == "c_call":
+            name = getattr(arg, "__name__", "")
+        elif event == "call":
+            name = frame.f_code.co_name
+            frame = frame.f_back
+            if name != "graph_break" or frame is None:
+                return
+        else:
+            return
+        if name not in STAND_IN_BREAKS or not in_user_code(frame.f_code.co_filename):
+            return
+        f = user_file(frame.f_code.co_filename)
+        key = (f, frame.f_lineno)
+        if key not in seen:
+            seen.add(key)
+            out["graph_breaks"].append({"file": f, "line": frame.f_lineno, "func": frame.f_code.co_name,
+                                        "reason": "stand-in: " + STAND_IN_BREAKS[name], "code": ""})
+
+    code = getattr(getattr(fn, "forward", fn), "__code__", None)
+    where = (user_file(code.co_filename), code.co_firstlineno, code.co_name) if code else ("", 0, "")
+    last = None
+    for args, kwargs in inputs:
+        sig = describe_inputs(torch, args, kwargs)
+        if last is not None and sig != last:
+            changed = [("%s -> %s" % (a, b)) for a, b in zip(last, sig) if a != b]
+            out["recompiles"].append({"file": where[0], "line": where[1], "func": where[2], "code": "",
+                                      "reason": "stand-in: input signature changed: " + "; ".join(changed)})
+        last = sig
+        sys.setprofile(prof)
+        try:
+            fn(*args, **kwargs)
+        finally:
+            sys.setprofile(None)
+    return out
+
+
+def run_explain(res):
+    p = PARAMS
+    notes = res["notes"]
+    USER.setup(res)
+    try:
+        import torch
+    except ImportError as e:
+        raise Unsupported("torch is not importable by %s: %s" % (sys.executable, e))
+    TORCH[0] = torch
+    res["torch_version"] = str(torch.__version__)
+    res["device"] = "cuda:0 (%s)" % torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
+    has_dynamo = hasattr(torch, "compile")
+    if not has_dynamo and not p["stand_in"]:
+        raise Unsupported("no torch.compile in torch %s" % torch.__version__)
+    user = user_workload(torch, getattr(torch, "compile", None), notes)
+    if user is None:
+        raise SetupError("explain needs the user's code: a factory or an entry point")
+    fn, make_input, source = user
+    res["workload"] = "user %s, inputs from %s" % (describe_callable(fn), source)
+    inputs = explain_inputs(make_input, p["calls_per_thread"])
+    res["inputs"] = {"source": source, "values": describe_inputs(torch, *inputs[0])}
+    if source.startswith("captured"):
+        notes.append("one captured input set: a recompile shows only across different inputs; name a factory that takes a seed to see them")
+        inputs = inputs[:1]
+    ex = explain_real(torch, fn, inputs, res) if has_dynamo else explain_stand_in(torch, fn, inputs, res)
+    res["explain"] = ex
+    res["calls"] = res["expected_calls"] = res["right"] = len(inputs)
+
+
 def main():
     start = time.monotonic()
-    threads = PARAMS["devices"] if PARAMS["per_device"] else PARAMS["threads"]
+    threads = max(2, PARAMS["devices"]) if PARAMS["per_device"] else PARAMS["threads"]
     res = {"variant": PARAMS["variant"], "ok": False, "calls": 0, "right": 0, "wrong": 0,
            "expected_calls": threads * PARAMS["calls_per_thread"],
            "errors": [], "mismatches": [], "torch_version": None, "device": None,
@@ -799,7 +991,10 @@ def main():
            "unsupported": None, "notes": [], "python": sys.version.split()[0]}
     try:
         try:
-            run(res)
+            if PARAMS["variant"] == "explain":
+                run_explain(res)
+            else:
+                run(res)
         finally:
             USER.cleanup()
     except Unsupported as e:
