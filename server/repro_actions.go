@@ -277,8 +277,9 @@ func reproSpec(refs []diagnose.FlagRef, call pybuf.Call, cat *gates.Catalog, thr
 // reproNotes keeps the last repro summary of each compile call, shown as a
 // diagnostic on it.
 type reproNotes struct {
-	mu    sync.Mutex              // guards notes
-	notes map[string][]Diagnostic // by document URI
+	mu      sync.Mutex              // guards notes and explain
+	notes   map[string][]Diagnostic // by document URI
+	explain map[string][]Diagnostic // the last explain's findings, by document URI
 }
 
 func (e *Engine) noteRepro(uri string, call pybuf.Call, reports []repro.Report) {
@@ -313,7 +314,7 @@ func (e *Engine) noteRepro(uri string, call pybuf.Call, reports []repro.Report) 
 func (e *Engine) reproNotesFor(uri string) []Diagnostic {
 	e.repros.mu.Lock()
 	defer e.repros.mu.Unlock()
-	return append([]Diagnostic(nil), e.repros.notes[uri]...)
+	return append(append([]Diagnostic(nil), e.repros.notes[uri]...), e.repros.explain[uri]...)
 }
 
 // reproCommand runs a repro for an editor: output streams to the log and

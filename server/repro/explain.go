@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/torchlsp/torchlsp/remote"
@@ -67,8 +69,15 @@ func GenerateExplain(spec Spec) (Variant, error) {
 
 // Explain runs the explain script on t and returns its result; the run's
 // files are kept under opts.Workspace as a repro's are.
-func Explain(ctx context.Context, t remote.Target, python string, env map[string]string, v Variant, opts RunOptions, sink func(Event)) (Report, error) {
+// local links the report's workspace paths; it may be nil.
+func Explain(ctx context.Context, t remote.Target, python string, env map[string]string, v Variant, opts RunOptions, local func(file string, line int) (string, bool), sink func(Event)) (Report, error) {
 	rep, err := run(ctx, t, python, env, []Variant{v}, opts, serialized(sink))
+	if rep.Dir != "" {
+		// run wrote the threaded table; this run's report is explain's.
+		if werr := os.WriteFile(filepath.Join(rep.Dir, "report.md"), []byte(rep.ExplainMarkdown(local)), 0o600); werr != nil {
+			err = errors.Join(err, fmt.Errorf("explain report: %w", werr))
+		}
+	}
 	if err != nil {
 		return rep, err
 	}

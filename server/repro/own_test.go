@@ -191,7 +191,7 @@ func TestExplainStandIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Explain(context.Background(), localTarget(t, "local"), python, nil, v, RunOptions{}, nil)
+	rep, err := Explain(context.Background(), localTarget(t, "local"), python, nil, v, RunOptions{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

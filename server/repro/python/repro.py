@@ -937,12 +937,15 @@ def explain_stand_in(torch, fn, inputs, res):
     code = getattr(getattr(fn, "forward", fn), "__code__", None)
     where = (user_file(code.co_filename), code.co_firstlineno, code.co_name) if code else ("", 0, "")
     last = None
+    signatures = []  # Dynamo caches a graph per signature it has seen
     for args, kwargs in inputs:
         sig = describe_inputs(torch, args, kwargs)
-        if last is not None and sig != last:
+        if last is not None and sig not in signatures:
             changed = [("%s -> %s" % (a, b)) for a, b in zip(last, sig) if a != b]
             out["recompiles"].append({"file": where[0], "line": where[1], "func": where[2], "code": "",
                                       "reason": "stand-in: input signature changed: " + "; ".join(changed)})
+        if sig not in signatures:
+            signatures.append(sig)
         last = sig
         sys.setprofile(prof)
         try:

@@ -13,5 +13,5 @@ def step(x):
     s = y.sum().item()
     return y + s
 
-
+# torchlsp: inputs=make_x
 compiled_step = torch.compile(step) if hasattr(torch, "compile") else step
