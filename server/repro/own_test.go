@@ -102,7 +102,7 @@ func TestOwnCodeCaptured(t *testing.T) {
 	if main.Inputs == nil || !strings.Contains(main.Inputs.Source, "captured") || !strings.Contains(main.Inputs.Source, "train.py:21") {
 		t.Errorf("inputs %+v: want captured at train.py:21", main.Inputs)
 	}
-	if main.Inputs == nil || len(main.Inputs.Values) != 1 || main.Inputs.Values[0] != "arg 0: int64[3, 12] cpu" {
+	if main.Inputs == nil || len(main.Inputs.Values) != 2 || main.Inputs.Values[0] != "arg 0: int64[3, 12] cpu" || main.Inputs.Values[1] != "grad on" {
 		t.Errorf("inputs %+v: want the call's int64[3, 12]", main.Inputs)
 	}
 	if !strings.Contains(main.Workload, "TinyGPT (tinygpt/model.py)") {

@@ -300,6 +300,7 @@ class CapturedCall:
                 st["args"], st["kwargs"] = snapshot(TORCH[0], (args, kwargs))
                 where = traceback.extract_stack(limit=2)[0]
                 st["at"] = "%s:%d" % (os.path.basename(where.filename), where.lineno)
+                st["grad"] = TORCH[0].is_grad_enabled() if TORCH[0] is not None and hasattr(TORCH[0], "is_grad_enabled") else None
             running = st["running"]
         if first and running and threading.current_thread() is not threading.main_thread():
             # Stop the entry point's main thread too: capture is done.
@@ -317,6 +318,10 @@ class CapturedCall:
 
 
 TORCH = [None]  # torch, once imported; read by CapturedCall
+# Grad mode the user's calls replay under (thread-local in torch, so set
+# in every call): as captured, off with a factory (an inference replay),
+# None to leave it alone.
+GRAD = [None]
 
 
 def capture(torch, real_compile, notes):
@@ -354,6 +359,8 @@ def capture(torch, real_compile, notes):
     signal.signal(signal.SIGALRM, on_alarm)
     old_argv = sys.argv
     sys.argv = [entry]
+    if os.path.dirname(entry) not in sys.path:
+        sys.path.insert(0, os.path.dirname(entry))  # as "python entry.py" would
     signal.setitimer(signal.ITIMER_REAL, p["capture_timeout_s"])
     ended = "ran to its end"
     try:
@@ -381,6 +388,7 @@ def capture(torch, real_compile, notes):
         return snapshot(torch, args), snapshot(torch, kwargs)
 
     source = "captured: the first call of the compiled object (%s), while running %s as __main__" % (state["at"], p["entry"])
+    GRAD[0] = state.get("grad")
     return state["fn"], make_input, source
 
 
@@ -445,6 +453,8 @@ def user_workload(torch, real_compile, notes):
     else:
         make_input = factory_inputs(factory)
         source = "factory %s" % p["inputs"]
+    if source.startswith("factory"):
+        GRAD[0] = False
     return fn, make_input, source
 
 
@@ -658,6 +668,8 @@ def run(res):
         workload = "user %s, inputs from %s" % (describe_callable(fn), source)
         args0, kwargs0 = make_input(0, 0)
         res["inputs"] = {"source": source, "values": describe_inputs(torch, args0, kwargs0)}
+        if GRAD[0] is not None:
+            res["inputs"]["values"].append("grad %s" % ("on" if GRAD[0] else "off"))
     elif torch is not None:
         fn, make_input, workload = standin_torch_workload(torch, device, p["seed"])
     else:
@@ -716,6 +728,8 @@ def run(res):
         index = thread % len(devices) if per_device else 0
         tallies = [tally] + ([dev_tallies[labels[index]]] if per_device else [])
         try:
+            if GRAD[0] is not None:
+                torch.set_grad_enabled(GRAD[0])
             args, kwargs = make_input(thread, call)
             f = fn
             if per_device:
@@ -829,6 +843,27 @@ def explain_inputs(make_input, calls):
     return [make_input(0, c) for c in range(calls)]
 
 
+def gb_code(text):
+    """Dynamo's graph-break code for a reason: from its documentation
+    link, else its first line looked up in torch's registry."""
+    m = GB_LINK.search(text)
+    if m:
+        return "GB" + m.group(1)
+    try:
+        exc = importlib.import_module("torch._dynamo.exc")
+        table = exc._load_gb_type_to_gb_id_map()
+    except Exception:
+        return ""
+    for line in text.splitlines()[:3]:
+        line = line.strip()
+        for prefix in ("Graph Break Reason: ", "Unsupported: "):
+            if line.startswith(prefix):
+                line = line[len(prefix):]
+        if line in table:
+            return table[line]
+    return ""
+
+
 def explain_real(torch, fn, inputs, res):
     notes = res["notes"]
     out = {"method": "", "graph_breaks": [], "recompiles": [], "graphs": None}
@@ -870,9 +905,8 @@ def explain_real(torch, fn, inputs, res):
             stack = [f for f in (br.user_stack or []) if in_user_code(f.filename)]
             frame = stack[-1] if stack else (br.user_stack[-1] if br.user_stack else None)
             reason = str(br.reason)
-            m = GB_LINK.search(reason)
             rec = {"file": user_file(frame.filename) if frame else "", "line": (frame.lineno or 0) if frame else 0,
-                   "func": frame.name if frame else "", "reason": clip(reason), "code": ("GB" + m.group(1)) if m else ""}
+                   "func": frame.name if frame else "", "reason": clip(reason), "code": gb_code(reason)}
             key = (rec["file"], rec["line"], rec["reason"])
             if key not in seen:
                 seen.add(key)
@@ -898,11 +932,10 @@ def explain_real(torch, fn, inputs, res):
                                       "func": m.group(1) if m else "", "reason": clip(reason or msg), "code": ""})
         elif name.endswith("__graph_breaks") and not out["graph_breaks"]:
             m = re.search(r"Graph break in user code at (.+):(\d+)", msg)
-            gb = GB_LINK.search(msg)
             rm = re.search(r"Graph Break Reason: (.*)", msg)
             if m:
                 out["graph_breaks"].append({"file": user_file(m.group(1)), "line": int(m.group(2)), "func": "",
-                                            "reason": clip(rm.group(1) if rm else msg), "code": ("GB" + gb.group(1)) if gb else ""})
+                                            "reason": clip(rm.group(1) if rm else msg), "code": gb_code(msg)})
     out["method"] = " and ".join(methods) or "torch.compile"
     return out
 
@@ -979,6 +1012,8 @@ def run_explain(res):
     if source.startswith("captured"):
         notes.append("one captured input set: a recompile shows only across different inputs; name a factory that takes a seed to see them")
         inputs = inputs[:1]
+    if GRAD[0] is not None:
+        torch.set_grad_enabled(GRAD[0])
     ex = explain_real(torch, fn, inputs, res) if has_dynamo else explain_stand_in(torch, fn, inputs, res)
     res["explain"] = ex
     res["calls"] = res["expected_calls"] = res["right"] = len(inputs)
