@@ -103,8 +103,18 @@ func Explain(ctx context.Context, t remote.Target, python string, env map[string
 func (r Report) ExplainMarkdown(local func(file string, line int) (url string, ok bool)) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## torch.compile explained on `%s`\n\n", r.Target)
-	if len(r.Variants) == 0 || r.Variants[0].Explain == nil {
+	if len(r.Variants) == 0 {
 		b.WriteString("No result.\n")
+		return b.String()
+	}
+	if v := r.Variants[0]; v.Explain == nil {
+		fmt.Fprintf(&b, "**No result**: %s\n", outcome(v))
+		if d := details(v, nil); d != "" {
+			fmt.Fprintf(&b, "\n%s\n", strings.ReplaceAll(d, "<br>", "\n"))
+		}
+		for _, n := range v.Notes {
+			fmt.Fprintf(&b, "\n- %s", cell(n))
+		}
 		return b.String()
 	}
 	v := r.Variants[0]

@@ -409,20 +409,50 @@ def describe_inputs(torch, args, kwargs):
     return out
 
 
+def source_file(obj):
+    """The file obj was defined in. Classes of a script run as __main__
+    are not findable through their module, so their methods are asked."""
+    try:
+        return inspect.getsourcefile(obj) or "?"
+    except (TypeError, OSError):
+        pass
+    for name in ("forward", "__call__", "__init__"):
+        code = getattr(getattr(obj, name, None), "__code__", None)
+        if code is not None:
+            return code.co_filename
+    return "?"
+
+
 def describe_callable(fn):
-    name = getattr(type(fn), "__qualname__", "?")
     if inspect.isfunction(fn) or inspect.ismethod(fn):
-        name = fn.__qualname__
-        where = inspect.getsourcefile(fn) or "?"
+        name, where = fn.__qualname__, source_file(fn)
     else:
-        where = inspect.getsourcefile(type(fn)) if hasattr(type(fn), "__module__") else "?"
-        try:
-            where = inspect.getsourcefile(type(fn))
-        except TypeError:
-            where = "?"
-    if where and USER.root and where.startswith(USER.root):
-        where = os.path.relpath(where, USER.root)
+        name, where = type(fn).__qualname__, source_file(type(fn))
+    if where and USER.root and os.path.realpath(where).startswith(os.path.realpath(USER.root) + os.sep):
+        where = os.path.relpath(os.path.realpath(where), os.path.realpath(USER.root))
     return "%s (%s)" % (name, where)
+
+
+def resolve_uncompiled(torch, ref):
+    """Imports ref with torch.compile passing its argument through, so that
+    a name bound to a compiled object at import gives the object itself
+    (and a torch without torch.compile can import the module)."""
+    def passthrough(model=None, **kw):
+        return model if model is not None else (lambda m: m)
+
+    had = torch is not None and hasattr(torch, "compile")
+    real = getattr(torch, "compile", None)
+    if torch is not None:
+        torch.compile = passthrough
+    try:
+        fn = resolve(ref)
+    finally:
+        if had:
+            torch.compile = real
+        elif torch is not None:
+            del torch.compile
+    # Compiled before it reached us anyway: replay the original.
+    return getattr(fn, "_torchdynamo_orig_callable", None) or getattr(fn, "_orig_mod", None) or fn
 
 
 def user_workload(torch, real_compile, notes):
@@ -432,9 +462,7 @@ def user_workload(torch, real_compile, notes):
     fn = factory = None
     if p["function"]:
         try:
-            fn = resolve(p["function"])
-            # Already compiled where it is defined: replay the original.
-            fn = getattr(fn, "_torchdynamo_orig_callable", None) or getattr(fn, "_orig_mod", None) or fn
+            fn = resolve_uncompiled(torch, p["function"])
         except (ImportError, AttributeError) as e:
             if not p["entry"]:
                 raise SetupError("cannot import %s: %s" % (p["function"], e))

@@ -14,4 +14,4 @@ def step(x):
     return y + s
 
 # torchlsp: inputs=make_x
-compiled_step = torch.compile(step) if hasattr(torch, "compile") else step
+compiled_step = torch.compile(step)
