@@ -92,9 +92,13 @@ func TestOwnCodeCaptured(t *testing.T) {
 	_, b := ownWorkspace(t)
 	res := runScripts(t, python, nil, Spec{
 		Mode: "reduce-overhead", StandIn: true, CompileInThreads: true, CallsPerThread: 10,
-		Files: b.Files, Entry: "train.py", CaptureFile: "train.py", CaptureLines: [2]int{17, 17},
-		Variants: []string{VariantThreads, VariantMainThread, VariantCudagraphTreesOff},
+		Files: b.Files, Entry: "train.py", CaptureFile: "train.py", CaptureLines: [2]int{17, 17}, Devices: 2,
+		Variants: []string{VariantThreads, VariantMainThread, VariantCudagraphTreesOff, VariantThreadsPerGPU},
 	})
+	// One thread per logical device, each with its own copy of the model.
+	if pd := res[VariantThreadsPerGPU]; len(pd.PerDevice) != 2 || pd.Calls != 20 || len(pd.PerDevice[1].Errors) == 0 || pd.PerDevice[1].Errors[0].Type != "AssertionError" {
+		t.Errorf("per device: %+v", pd)
+	}
 	main := res[VariantMainThread]
 	if !main.OK {
 		t.Fatalf("main thread: %+v", main)
