@@ -117,6 +117,13 @@ func TestOwnCodeCaptured(t *testing.T) {
 		t.Errorf("threads: want the stand-in's AssertionError, got %+v", threads)
 	}
 	// The temporary directory is gone once the script ends.
+	for _, r := range res {
+		if r.WorkspaceDir == "" {
+			t.Errorf("%s: no workspace directory reported", r.Variant)
+		} else if _, err := os.Stat(r.WorkspaceDir); !os.IsNotExist(err) {
+			t.Errorf("%s: %s still there after the run (%v)", r.Variant, r.WorkspaceDir, err)
+		}
+	}
 	for _, n := range threads.Notes {
 		if strings.Contains(n, "workspace file(s) sent") && !strings.HasPrefix(n, "5 ") {
 			t.Errorf("note %q: want 5 files", n)

@@ -72,9 +72,12 @@ type VariantResult struct {
 	// nil for the stand-in workload.
 	Inputs *InputsInfo `json:"inputs,omitempty"`
 	// Devices and PerDevice are set by the one-thread-per-device variants.
-	Explain   *ExplainInfo   `json:"explain,omitempty"` // the explain script's findings
-	Devices   []string       `json:"devices,omitempty"`
-	PerDevice []DeviceResult `json:"per_device,omitempty"`
+	Explain *ExplainInfo `json:"explain,omitempty"` // the explain script's findings
+	// WorkspaceDir is the temporary directory on the target the workspace
+	// files went to; the script removes it before it exits.
+	WorkspaceDir string         `json:"workspace_dir,omitempty"`
+	Devices      []string       `json:"devices,omitempty"`
+	PerDevice    []DeviceResult `json:"per_device,omitempty"`
 
 	// Failure says why the runner has no result from the script: "timed
 	// out after 120 s", "cancelled", a start error, or an exit without a

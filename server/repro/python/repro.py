@@ -259,6 +259,7 @@ class UserCode:
         if p["workspace_files"]:
             self.root, count = receive_workspace()
             self.temporary = True
+            res["workspace_dir"] = self.root
             res["notes"].append("%d workspace file(s) sent over stdin into a temporary directory" % count)
         elif p["workdir"]:
             self.root = p["workdir"]
