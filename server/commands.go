@@ -17,11 +17,12 @@ const (
 	CommandOpenMirror   = "torchlsp.openMirror"   // args: {target?}
 	CommandGates        = "torchlsp.gates"        // args: {flag, target?}
 	CommandSite         = "torchlsp.site"         // args: {target?}
+	CommandExplain      = "torchlsp.explain"      // args: {uri, line, target?}
 )
 
 // Commands names the commands ExecuteCommand runs.
 func (e *Engine) Commands() []string {
-	return []string{CommandRepro, CommandDoctor, CommandSelectTarget, CommandOpenMirror, CommandGates, CommandSite}
+	return []string{CommandRepro, CommandDoctor, CommandSelectTarget, CommandOpenMirror, CommandGates, CommandSite, CommandExplain}
 }
 
 // commandArgs is the one argument object every command takes.
@@ -31,6 +32,7 @@ type commandArgs struct {
 	Target string `json:"target"`
 	All    bool   `json:"all"`
 	Flag   string `json:"flag"`
+	Own    bool   `json:"own"` // repro: the user's own code and inputs
 }
 
 // CommandResult is what a command returns to the editor: text to show,
@@ -72,6 +74,8 @@ func (e *Engine) ExecuteCommand(ctx context.Context, name string, raw []json.Raw
 		return e.reproCommand(ctx, args)
 	case CommandSite:
 		return e.siteCommand(ctx, args)
+	case CommandExplain:
+		return e.explainCommand(ctx, args)
 	}
 	return nil, fmt.Errorf("unknown command %q", name)
 }

@@ -52,6 +52,18 @@ func (e *Engine) reproActions(doc *Snapshot, rng Range, c *checked, only []strin
 		Diagnostics: related,
 		Command:     &Command{Title: "Run threaded repro", Name: CommandRepro, Arguments: []any{args}},
 	}}
+	own := args
+	own.Own = true
+	actions = append(actions, CodeAction{
+		Title:       "Run threaded repro with this code",
+		Kind:        "quickfix",
+		Diagnostics: related,
+		Command:     &Command{Title: "Run threaded repro with this code", Name: CommandRepro, Arguments: []any{own}},
+	}, CodeAction{
+		Title:   fmt.Sprintf("Explain compile on %s", def),
+		Kind:    "source",
+		Command: &Command{Title: "Explain compile", Name: CommandExplain, Arguments: []any{args}},
+	})
 	if len(names) > 1 {
 		all := args
 		all.All = true
@@ -97,6 +109,15 @@ type ReproRequest struct {
 	Targets []string // empty: the default target
 	All     bool     // every configured target
 	Threads int
+	// Own runs the user's own compiled object with real inputs (a named
+	// factory, else the entry point's first call, captured) instead of
+	// the stand-in workload; the workspace's Python files travel to the
+	// target, or Workdir names a checkout there.
+	Own     bool
+	Workdir string
+	// Devices is the target's GPU count for the one-thread-per-device
+	// variants; 0 lets the target say (repro.AutoDevices), 1 leaves them out.
+	Devices int
 	// Sink receives each output line as it arrives; may be nil.
 	Sink func(repro.Event)
 }
@@ -138,7 +159,29 @@ func (e *Engine) Repro(ctx context.Context, req ReproRequest) (*ReproResult, err
 		runs   []repro.TargetRun
 		mirror []*pkgState
 		errs   []error
+		own    ownCode
+		files  []repro.File
 	)
+	sink := req.Sink
+	if sink == nil {
+		sink = func(repro.Event) {}
+	}
+	if req.Own {
+		var err error
+		if own, err = ownCodeOf(workspace, doc.Path(), doc.Text(), call); err != nil {
+			return nil, fmt.Errorf("repro: %w", err)
+		}
+		if req.Workdir == "" {
+			b, err := repro.CollectWorkspace(workspace, repro.BundleLimits{})
+			if err != nil {
+				return nil, fmt.Errorf("repro: %w", err)
+			}
+			files = b.Files
+			for _, l := range b.LeftOut {
+				sink(repro.Event{Stream: "status", Line: "workspace file left out: " + l})
+			}
+		}
+	}
 	for _, name := range names {
 		s, err := e.session(name)
 		if err != nil {
@@ -151,6 +194,13 @@ func (e *Engine) Repro(ctx context.Context, req ReproRequest) (*ReproResult, err
 			continue
 		}
 		spec := reproSpec(doc.FlagRefs(cat), call, cat, req.Threads)
+		spec.Devices = req.Devices
+		if spec.Devices == 0 {
+			spec.Devices = repro.AutoDevices
+		}
+		if req.Own {
+			own.apply(&spec, call, files, req.Workdir)
+		}
 		variants, err := repro.Generate(spec)
 		if err != nil {
 			return nil, fmt.Errorf("repro: %w", err)
@@ -170,7 +220,7 @@ func (e *Engine) Repro(ctx context.Context, req ReproRequest) (*ReproResult, err
 		}
 		return "", false
 	}
-	reports, err := repro.RunMany(ctx, runs, repro.RunOptions{Workspace: workspace, MapFrame: mapFrame}, req.Sink)
+	reports, err := repro.RunMany(ctx, runs, repro.RunOptions{Workspace: workspace, MapFrame: mapFrame}, sink)
 	errs = append(errs, err)
 	var b strings.Builder
 	for i, r := range reports {
@@ -227,8 +277,9 @@ func reproSpec(refs []diagnose.FlagRef, call pybuf.Call, cat *gates.Catalog, thr
 // reproNotes keeps the last repro summary of each compile call, shown as a
 // diagnostic on it.
 type reproNotes struct {
-	mu    sync.Mutex              // guards notes
-	notes map[string][]Diagnostic // by document URI
+	mu      sync.Mutex              // guards notes and explain
+	notes   map[string][]Diagnostic // by document URI
+	explain map[string][]Diagnostic // the last explain's findings, by document URI
 }
 
 func (e *Engine) noteRepro(uri string, call pybuf.Call, reports []repro.Report) {
@@ -263,7 +314,7 @@ func (e *Engine) noteRepro(uri string, call pybuf.Call, reports []repro.Report) 
 func (e *Engine) reproNotesFor(uri string) []Diagnostic {
 	e.repros.mu.Lock()
 	defer e.repros.mu.Unlock()
-	return append([]Diagnostic(nil), e.repros.notes[uri]...)
+	return append(append([]Diagnostic(nil), e.repros.notes[uri]...), e.repros.explain[uri]...)
 }
 
 // reproCommand runs a repro for an editor: output streams to the log and
@@ -281,7 +332,7 @@ func (e *Engine) reproCommand(ctx context.Context, args commandArgs) (any, error
 			}
 		}()
 	}
-	req := ReproRequest{Doc: e.docs.Get(args.URI), Line: args.Line, All: args.All}
+	req := ReproRequest{Doc: e.docs.Get(args.URI), Line: args.Line, All: args.All, Own: args.Own}
 	if args.Target != "" {
 		req.Targets = []string{args.Target}
 	}

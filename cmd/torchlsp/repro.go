@@ -35,23 +35,13 @@ func runRepro(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	all := fs.Bool("all", false, "every configured target")
 	threads := fs.Int("threads", repro.DefaultThreads, "worker threads per variant")
 	verbose := fs.Bool("verbose", false, "print every line the runs print")
+	own := fs.Bool("own", false, "run the compiled object of your own code with real inputs (a '# torchlsp: inputs=FACTORY' directive, else its first call, captured from the file run as __main__)")
+	workdir := fs.String("workdir", "", "with --own: a checkout on the target instead of sending the workspace's Python files")
+	gpus := fs.Int("gpus", 0, "GPUs for the one-thread-per-GPU variants (0: every GPU the target has, 1: leave them out)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		return usageError{fmt.Errorf("want one FILE:LINE")}
-	}
-	arg := fs.Arg(0)
-	i := strings.LastIndexByte(arg, ':')
-	line, err := strconv.Atoi(arg[i+1:])
-	if i < 0 || err != nil || line < 1 {
-		return usageError{fmt.Errorf("want FILE:LINE with a 1-based line, got %q", arg)}
-	}
-	abs, err := filepath.Abs(arg[:i])
-	if err != nil {
-		return err
-	}
-	text, err := os.ReadFile(abs)
+	abs, line, text, err := fileLineArg(fs)
 	if err != nil {
 		return err
 	}
@@ -67,7 +57,8 @@ func runRepro(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		_ = eng.Shutdown(sctx)
 	}()
 	doc := eng.DidOpen(ctx, source.FileURI(abs), 1, string(text))
-	req := server.ReproRequest{Doc: doc, Line: line - 1, Targets: targets, All: *all, Threads: *threads}
+	req := server.ReproRequest{Doc: doc, Line: line - 1, Targets: targets, All: *all, Threads: *threads,
+		Own: *own, Workdir: *workdir, Devices: *gpus}
 	req.Sink = func(ev repro.Event) {
 		if *verbose || ev.Stream == "status" {
 			fmt.Fprintf(stderr, "[%s %s] %s\n", ev.Target, ev.Variant, ev.Line)
@@ -95,4 +86,30 @@ func runRepro(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return errors.New("no variant ran on any target")
 	}
 	return err
+}
+
+// fileLineArg reads the one FILE:LINE argument: the file's absolute path,
+// the 1-based line and the text.
+func fileLineArg(fs *flag.FlagSet) (string, int, []byte, error) {
+	if fs.NArg() != 1 {
+		return "", 0, nil, usageError{fmt.Errorf("want one FILE:LINE")}
+	}
+	arg := fs.Arg(0)
+	i := strings.LastIndexByte(arg, ':')
+	if i < 0 {
+		return "", 0, nil, usageError{fmt.Errorf("want FILE:LINE with a 1-based line, got %q", arg)}
+	}
+	line, err := strconv.Atoi(arg[i+1:])
+	if err != nil || line < 1 {
+		return "", 0, nil, usageError{fmt.Errorf("want FILE:LINE with a 1-based line, got %q", arg)}
+	}
+	abs, err := filepath.Abs(arg[:i])
+	if err != nil {
+		return "", 0, nil, err
+	}
+	text, err := os.ReadFile(abs)
+	if err != nil {
+		return "", 0, nil, err
+	}
+	return abs, line, text, nil
 }

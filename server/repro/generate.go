@@ -32,11 +32,25 @@ const (
 	VariantMainThread        = "main-thread"         // every call from the main thread
 	VariantCudagraphsOff     = "cudagraphs-off"      // threads, CUDA graphs off
 	VariantCudagraphTreesOff = "cudagraph-trees-off" // threads, legacy CUDA graphs
+	// With more than one device: one thread per device, as training
+	// pipelines run, each with its own copy of the module and inputs.
+	VariantThreadsPerGPU  = "threads-per-gpu"
+	VariantExecutorPerGPU = "executor-per-gpu"
 )
 
 // AllVariants lists every variant Generate knows, in its order.
 func AllVariants() []string {
 	return []string{VariantThreads, VariantExecutor, VariantMainThread, VariantCudagraphsOff, VariantCudagraphTreesOff}
+}
+
+// variantsFor lists the variants spec can have: the per-device ones only
+// with more than one device.
+func variantsFor(spec Spec) []string {
+	all := AllVariants()
+	if spec.Devices > 1 || spec.Devices == AutoDevices {
+		all = append(all, VariantThreadsPerGPU, VariantExecutorPerGPU)
+	}
+	return all
 }
 
 // Defaults for Spec fields left zero.
@@ -48,7 +62,14 @@ const (
 	DefaultATol           = 1e-4
 	DefaultDeadline       = 100 * time.Second
 	DefaultSeed           = 1234
+	// DefaultCaptureTimeout bounds running the user's entry point until
+	// the compiled object's first call.
+	DefaultCaptureTimeout = 60 * time.Second
 )
+
+// AutoDevices as Spec.Devices adds the per-device variants, run on every
+// CUDA device the target has; they report "not run" with fewer than two.
+const AutoDevices = -1
 
 // inductorConfig is the module whose triton.* flags choose CUDA graphs.
 const inductorConfig = "torch._inductor.config"
@@ -85,6 +106,25 @@ type Spec struct {
 	Function string
 	Inputs   string
 
+	// Files are the workspace's Python files; they travel over stdin into
+	// a temporary directory on the target, first on sys.path and the
+	// working directory, removed afterwards. Workdir instead names a
+	// checkout already on the target.
+	Files   []File
+	Workdir string
+	// Entry is the workspace script (relative path) run as __main__ to
+	// capture the first real call of the compile call at CaptureFile
+	// lines CaptureLines (1-based, inclusive) when Function or Inputs
+	// cannot be had otherwise; time-boxed by CaptureTimeout.
+	Entry          string
+	CaptureFile    string
+	CaptureLines   [2]int
+	CaptureTimeout time.Duration
+	// Devices is the target's GPU count; more than one adds the
+	// one-thread-per-device variants. On CPU with StandIn the devices are
+	// logical (the stand-in keys its state by device index as torch does).
+	Devices int
+
 	// StandIn replaces torch.compile's CUDA-graph layer with a pure Python
 	// stand-in that fails the same ways, for machines without CUDA or
 	// without torch.compile (CI).
@@ -100,6 +140,9 @@ type Spec struct {
 type Variant struct {
 	Name   string
 	Script string
+	// Input goes to the script's stdin after the script itself: the
+	// workspace files, framed (see encodeFiles); may be empty.
+	Input []byte
 }
 
 // scriptParams is the JSON the script reads; field names are the script's.
@@ -122,6 +165,14 @@ type scriptParams struct {
 	ATol             float64           `json:"atol"`
 	DeadlineS        float64           `json:"deadline_s"`
 	Seed             int64             `json:"seed"`
+	WorkspaceFiles   bool              `json:"workspace_files"`
+	Workdir          string            `json:"workdir"`
+	Entry            string            `json:"entry"`
+	CaptureFile      string            `json:"capture_file"`
+	CaptureLines     [2]int            `json:"capture_lines"`
+	CaptureTimeoutS  float64           `json:"capture_timeout_s"`
+	Devices          int               `json:"devices"`
+	PerDevice        bool              `json:"per_device"`
 }
 
 var (
@@ -137,7 +188,13 @@ func Generate(spec Spec) ([]Variant, error) {
 	if err != nil {
 		return nil, err
 	}
-	all := AllVariants()
+	all := variantsFor(spec)
+	var input []byte
+	if len(spec.Files) > 0 {
+		if input, err = encodeFiles(spec.Files); err != nil {
+			return nil, fmt.Errorf("repro spec: %w", err)
+		}
+	}
 	names := spec.Variants
 	if len(names) == 0 {
 		names = all
@@ -154,7 +211,7 @@ func Generate(spec Spec) ([]Variant, error) {
 		if err != nil {
 			return nil, fmt.Errorf("generate %s: %w", name, err)
 		}
-		out = append(out, Variant{Name: name, Script: script})
+		out = append(out, Variant{Name: name, Script: script, Input: input})
 	}
 	for _, n := range names {
 		if !seen[n] {
@@ -192,6 +249,19 @@ func baseParams(spec Spec) (scriptParams, error) {
 		ATol:             spec.ATol,
 		DeadlineS:        spec.Deadline.Seconds(),
 		Seed:             spec.Seed,
+		WorkspaceFiles:   len(spec.Files) > 0,
+		Workdir:          spec.Workdir,
+		Entry:            spec.Entry,
+		CaptureFile:      spec.CaptureFile,
+		CaptureLines:     spec.CaptureLines,
+		CaptureTimeoutS:  spec.CaptureTimeout.Seconds(),
+		Devices:          spec.Devices,
+	}
+	if p.CaptureTimeoutS == 0 {
+		p.CaptureTimeoutS = DefaultCaptureTimeout.Seconds()
+	}
+	if p.Devices == 0 {
+		p.Devices = 1
 	}
 	if p.Backend == "" {
 		p.Backend = DefaultBackend
@@ -254,6 +324,22 @@ func baseParams(spec Spec) (scriptParams, error) {
 			errs = append(errs, fmt.Errorf("%s %q is not module:qualname", ref.what, ref.v))
 		}
 	}
+	if p.WorkspaceFiles && p.Workdir != "" {
+		errs = append(errs, errors.New("workspace files and a target workdir exclude each other"))
+	}
+	for _, rel := range []struct{ what, v string }{{"entry", p.Entry}, {"capture file", p.CaptureFile}} {
+		if rel.v != "" {
+			if err := checkBundlePath(rel.v); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", rel.what, err))
+			}
+		}
+	}
+	if p.Entry != "" && (p.CaptureFile == "" || p.CaptureLines[0] < 1 || p.CaptureLines[1] < p.CaptureLines[0]) {
+		errs = append(errs, errors.New("an entry point needs the compile call's file and lines"))
+	}
+	if p.Devices > 64 || p.Devices < AutoDevices {
+		errs = append(errs, fmt.Errorf("devices %d out of range 1..64", p.Devices))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return p, fmt.Errorf("repro spec: %w", err)
 	}
@@ -282,6 +368,7 @@ func variantParams(base scriptParams, name string) scriptParams {
 	p.Variant = name
 	p.Options = copyMap(base.Options)
 	p.Config = append([]ConfigSetting{}, base.Config...)
+	p.PerDevice = name == VariantThreadsPerGPU || name == VariantExecutorPerGPU
 	switch name {
 	case VariantCudagraphsOff:
 		switch {

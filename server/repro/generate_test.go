@@ -315,7 +315,7 @@ func TestUserFunction(t *testing.T) {
 		Inputs:   "torchlsp_repro_user:sample_inputs",
 		Variants: []string{VariantMainThread, VariantThreads},
 	})
-	if r := res[VariantMainThread]; !r.OK || !strings.Contains(r.Workload, "user function torchlsp_repro_user:scale_and_relu") {
+	if r := res[VariantMainThread]; !r.OK || !strings.Contains(r.Workload, "user scale_and_relu") || r.Inputs == nil || r.Inputs.Source != "factory torchlsp_repro_user:sample_inputs" {
 		t.Errorf("main thread: %+v", r)
 	}
 	if r := res[VariantThreads]; r.Wrong == 0 {

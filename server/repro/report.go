@@ -32,6 +32,10 @@ func label(variant string) string {
 		return "cudagraphs off"
 	case VariantCudagraphTreesOff:
 		return "cudagraph trees off"
+	case VariantThreadsPerGPU:
+		return "one thread per GPU"
+	case VariantExecutorPerGPU:
+		return "thread pool, one thread per GPU"
 	}
 	return variant
 }
@@ -50,6 +54,16 @@ func (r *Report) fillSummary() {
 		}
 		r.StandIn = r.StandIn || v.StandIn
 	}
+}
+
+// inputs is the first variant's account of the user's inputs.
+func (r Report) inputs() *InputsInfo {
+	for _, v := range r.Variants {
+		if v.Inputs != nil {
+			return v.Inputs
+		}
+	}
+	return nil
 }
 
 // Summary is one sentence: each variant and what happened, e.g. "as
@@ -129,6 +143,9 @@ func (r Report) Markdown(mapFrame func(targetPath string, line int) (localURL st
 	if r.Workload != "" {
 		fmt.Fprintf(&b, "Workload: %s.\n", cell(r.Workload))
 	}
+	if in := r.inputs(); in != nil {
+		fmt.Fprintf(&b, "Inputs (%s): %s.\n", cell(in.Source), cell(strings.Join(in.Values, "; ")))
+	}
 	// The summary names paths such as <torchlsp-stand-in>/…: escape what
 	// Markdown would take for HTML.
 	fmt.Fprintf(&b, "\n**%s**\n\n", strings.NewReplacer("<", "&lt;", ">", "&gt;").Replace(oneLine(r.Summary())))
@@ -136,6 +153,18 @@ func (r Report) Markdown(mapFrame func(targetPath string, line int) (localURL st
 	b.WriteString("| Variant | Result | Calls | Details |\n|---|---|---|---|\n")
 	for _, v := range r.Variants {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", v.Variant, verdict(v), calls(v), details(v, mapFrame))
+	}
+
+	for _, v := range r.Variants {
+		if len(v.PerDevice) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\nPer device, %s:\n\n| Device | Result | Calls | Details |\n|---|---|---|---|\n", v.Variant)
+		for _, d := range v.PerDevice {
+			dv := VariantResult{Variant: v.Variant, Calls: d.Calls, ExpectedCalls: d.Calls, Right: d.Right, Wrong: d.Wrong, Errors: d.Errors,
+				OK: d.Wrong == 0 && len(d.Errors) == 0 && d.Calls > 0}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(d.Device), verdict(dv), calls(dv), details(dv, mapFrame))
+		}
 	}
 
 	var notes []string

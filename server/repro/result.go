@@ -68,6 +68,16 @@ type VariantResult struct {
 	Compile       map[string]any `json:"compile,omitempty"` // the torch.compile arguments or stand-in flags used
 	Unsupported   string         `json:"unsupported,omitempty"`
 	Notes         []string       `json:"notes,omitempty"`
+	// Inputs says where the user's inputs came from and what they were;
+	// nil for the stand-in workload.
+	Inputs *InputsInfo `json:"inputs,omitempty"`
+	// Devices and PerDevice are set by the one-thread-per-device variants.
+	Explain *ExplainInfo `json:"explain,omitempty"` // the explain script's findings
+	// WorkspaceDir is the temporary directory on the target the workspace
+	// files went to; the script removes it before it exits.
+	WorkspaceDir string         `json:"workspace_dir,omitempty"`
+	Devices      []string       `json:"devices,omitempty"`
+	PerDevice    []DeviceResult `json:"per_device,omitempty"`
 
 	// Failure says why the runner has no result from the script: "timed
 	// out after 120 s", "cancelled", a start error, or an exit without a
@@ -75,6 +85,22 @@ type VariantResult struct {
 	Failure  string  `json:"failure,omitempty"`
 	ExitCode int     `json:"exit_code"`
 	Wall     float64 `json:"wall_seconds"` // seconds the runner waited for the process
+}
+
+// InputsInfo is where a run's inputs came from ("factory train:make_inputs",
+// "captured: the first call …") and each argument's type, shape and dtype.
+type InputsInfo struct {
+	Source string   `json:"source"`
+	Values []string `json:"values"`
+}
+
+// DeviceResult is one device's share of a per-device variant.
+type DeviceResult struct {
+	Device string      `json:"device"`
+	Calls  int         `json:"calls"`
+	Right  int         `json:"right"`
+	Wrong  int         `json:"wrong"`
+	Errors []ErrorInfo `json:"errors"`
 }
 
 // parseResultLine decodes a "TORCHLSP_RESULT {json}" line.

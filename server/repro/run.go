@@ -260,6 +260,11 @@ func runVariant(ctx context.Context, t remote.Target, python string, env map[str
 		defer close(sent)
 		w := proc.Stdin()
 		sendErr = remote.SendProgram(w, []byte(v.Script))
+		if sendErr == nil && len(v.Input) > 0 {
+			if _, err := w.Write(v.Input); err != nil {
+				sendErr = fmt.Errorf("send workspace files: %w", err)
+			}
+		}
 		w.Close()
 	}()
 

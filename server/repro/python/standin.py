@@ -86,13 +86,14 @@ class _Buffers:
 class _TreeGraph:
     """Cudagraph trees: per-thread state, reached through get_obj."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, device_index):
         self.fn = fn
+        self.device_index = device_index
 
-    def __call__(self, *args):
-        graphs = get_container(0)
+    def __call__(self, *args, **kwargs):
+        graphs = get_container(self.device_index)
         entry = graphs.setdefault(id(self), {})
-        outputs = self.fn(*args)
+        outputs = self.fn(*args, **kwargs)
         entry["last"] = outputs
         return outputs
 
@@ -105,16 +106,17 @@ class _LegacyGraph:
         self.static_inputs = None
         self.static_output = None
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        # Keyword arguments pass through; the positional ones are buffered.
         if self.static_inputs is None:
             # The first call records: buffers are made once, then reused.
             self.static_inputs = [_Buffers.fresh(a) for a in args]
-            self.static_output = _Buffers.fresh(self.fn(*self.static_inputs))
+            self.static_output = _Buffers.fresh(self.fn(*self.static_inputs, **kwargs))
             return self.static_output
         for buf, a in zip(self.static_inputs, args):
             _Buffers.copy_into(buf, a)
         time.sleep(_REPLAY_PAUSE_S)
-        self.static_output = _Buffers.copy_into(self.static_output, self.fn(*self.static_inputs))
+        self.static_output = _Buffers.copy_into(self.static_output, self.fn(*self.static_inputs, **kwargs))
         time.sleep(_REPLAY_PAUSE_S)
         return self.static_output
 
@@ -125,14 +127,16 @@ _legacy_graphs = {}
 _legacy_graphs_lock = threading.Lock()
 
 
-def compile(fn, cudagraphs, cudagraph_trees):
-    """Returns fn wrapped as torch.compile would run it with these flags."""
+def compile(fn, cudagraphs, cudagraph_trees, device_index=0):
+    """Returns fn wrapped as torch.compile would run it with these flags;
+    state is kept per device index, as torch keeps it per device."""
     if not cudagraphs:
         return fn
     if cudagraph_trees:
-        return _TreeGraph(fn)
+        return _TreeGraph(fn, device_index)
     with _legacy_graphs_lock:
-        graph = _legacy_graphs.get(fn)
+        key = (id(fn), device_index)
+        graph = _legacy_graphs.get(key)
         if graph is None:
-            graph = _legacy_graphs[fn] = _LegacyGraph(fn)
+            graph = _legacy_graphs[key] = _LegacyGraph(fn)
     return graph

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"html"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/torchlsp/torchlsp/server"
+	"github.com/torchlsp/torchlsp/server/repro"
+	"github.com/torchlsp/torchlsp/server/source"
+)
+
+// runExplain runs the compiled object of the torch.compile call at
+// FILE:LINE on the target with Dynamo's own reporting and prints each
+// graph break and recompile as FILE:LINE: message, then the report.
+func runExplain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
+	var c commonFlags
+	c.registerOthers(fs)
+	target := fs.String("target", "", "target name (default: the configured default)")
+	workdir := fs.String("workdir", "", "a checkout on the target instead of sending the workspace's Python files")
+	verbose := fs.Bool("verbose", false, "print every line the run prints")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	abs, line, text, err := fileLineArg(fs)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	eng, err := newEngine(ctx, c, workspaceOf(abs), stderr)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer scancel()
+		_ = eng.Shutdown(sctx)
+	}()
+	doc := eng.DidOpen(ctx, source.FileURI(abs), 1, string(text))
+	req := server.ExplainRequest{Doc: doc, Line: line - 1, Target: *target, Workdir: *workdir}
+	req.Sink = func(ev repro.Event) {
+		if *verbose || ev.Stream == "status" {
+			fmt.Fprintf(stderr, "[%s %s] %s\n", ev.Target, ev.Variant, ev.Line)
+		}
+	}
+	res, err := eng.Explain(ctx, req)
+	if res == nil {
+		return err
+	}
+	uris := make([]string, 0, len(res.Diagnostics))
+	for u := range res.Diagnostics {
+		uris = append(uris, u)
+	}
+	sort.Strings(uris)
+	for _, u := range uris {
+		p, ok := source.FilePath(u)
+		if !ok {
+			p = u
+		}
+		for _, d := range res.Diagnostics[u] {
+			fmt.Fprintf(stdout, "%s:%d:%d: %s [%s]\n", p, d.Range.Start.Line+1, d.Range.Start.Column+1, d.Message, d.Code)
+		}
+	}
+	fmt.Fprintln(stdout)
+	fmt.Fprintln(stdout, html.UnescapeString(res.Markdown))
+	if res.Report.Dir != "" {
+		fmt.Fprintf(stderr, "torchlsp: files of the run are in %s\n", res.Report.Dir)
+	}
+	return err
+}

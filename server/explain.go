@@ -1,0 +1,255 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/torchlsp/torchlsp/server/repro"
+	"github.com/torchlsp/torchlsp/server/source"
+)
+
+// Diagnostic codes of explain's findings when torch names no graph-break
+// code of its own.
+const (
+	CodeGraphBreak = "TL200"
+	CodeRecompile  = "TL201"
+	codeExplained  = "TL202 explain"
+)
+
+// maxExplainFileBytes bounds a file read to place a finding's range.
+const maxExplainFileBytes = 4 << 20
+
+// ExplainRequest asks why a compile call breaks its graph or recompiles.
+type ExplainRequest struct {
+	Doc    *Snapshot
+	Line   int    // 0-based line of (or after) the torch.compile call
+	Target string // empty: the default target
+	// Workdir names a checkout on the target instead of sending the
+	// workspace's files.
+	Workdir string
+	Sink    func(repro.Event) // may be nil
+}
+
+// ExplainResult is what the target's torch reported.
+type ExplainResult struct {
+	Report      repro.Report
+	Markdown    string
+	Diagnostics map[string][]Diagnostic // by document URI: each graph break and recompile on its line
+}
+
+// Explain runs the compile call's object on the target with Dynamo's own
+// reporting (torch._dynamo.explain and the graph_breaks and recompiles
+// logs; a profiler stand-in where the target's torch has no Dynamo) and
+// turns each graph break and recompile into a diagnostic on the user's
+// line.
+func (e *Engine) Explain(ctx context.Context, req ExplainRequest) (*ExplainResult, error) {
+	doc := req.Doc
+	if doc == nil {
+		return nil, errors.New("explain: the document is not open")
+	}
+	call, ok := compileCallNear(doc.Buffer(), req.Line)
+	if !ok {
+		return nil, fmt.Errorf("explain: no torch.compile call at or before line %d", req.Line+1)
+	}
+	workspace := e.folderOf(doc.Path())
+	if workspace == "" && doc.Path() != "" {
+		workspace = filepath.Dir(doc.Path())
+	}
+	if workspace == "" {
+		return nil, errors.New("explain: the file is not in a workspace folder")
+	}
+	own, err := ownCodeOf(workspace, doc.Path(), doc.Text(), call)
+	if err != nil {
+		return nil, fmt.Errorf("explain: %w", err)
+	}
+	sink := req.Sink
+	if sink == nil {
+		sink = func(repro.Event) {}
+	}
+	var files []repro.File
+	if req.Workdir == "" {
+		b, err := repro.CollectWorkspace(workspace, repro.BundleLimits{})
+		if err != nil {
+			return nil, fmt.Errorf("explain: %w", err)
+		}
+		files = b.Files
+		for _, l := range b.LeftOut {
+			sink(repro.Event{Stream: "status", Line: "workspace file left out: " + l})
+		}
+	}
+	s, err := e.session(req.Target)
+	if err != nil {
+		return nil, err
+	}
+	cat, _, err := s.catalog(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", s.spec.Name, err)
+	}
+	spec := reproSpec(doc.FlagRefs(cat), call, cat, 0)
+	own.apply(&spec, call, files, req.Workdir)
+	v, err := repro.GenerateExplain(spec)
+	if err != nil {
+		return nil, err
+	}
+	local := func(file string, line int) (string, bool) {
+		p, ok := workspaceFile(workspace, file)
+		if !ok {
+			return "", false
+		}
+		u := url.URL{Scheme: "file", Path: p, Fragment: fmt.Sprintf("L%d", line)}
+		return u.String(), true
+	}
+	rep, runErr := repro.Explain(ctx, s.target, s.spec.Python, s.spec.Env, v, repro.RunOptions{Workspace: workspace}, local, sink)
+	res := &ExplainResult{Report: rep, Markdown: rep.ExplainMarkdown(local)}
+	if runErr != nil {
+		return res, runErr
+	}
+	ex := rep.Variants[0].Explain
+	res.Diagnostics = e.explainDiagnostics(doc, workspace, ex)
+	summary := fmt.Sprintf("Explain compile on %s: %d graph break(s), %d recompile(s), from %s", s.spec.Name, len(ex.GraphBreaks), len(ex.Recompiles), ex.Method)
+	res.Diagnostics[doc.URI()] = append(res.Diagnostics[doc.URI()], Diagnostic{
+		Range: spanRange(call.CalleeSpan), Severity: SeverityInfo, Code: codeExplained, Source: "torchlsp", Message: summary,
+	})
+	e.noteExplain(res.Diagnostics)
+	return res, nil
+}
+
+// workspaceFile maps a path the script reported relative to the user's
+// code back to the workspace, never outside it.
+func workspaceFile(workspace, rel string) (string, bool) {
+	if rel == "" || filepath.IsAbs(rel) || strings.HasPrefix(rel, "<") {
+		return "", false
+	}
+	p := filepath.Join(workspace, filepath.FromSlash(rel))
+	if r, err := filepath.Rel(workspace, p); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return p, true
+}
+
+func (e *Engine) explainDiagnostics(doc *Snapshot, workspace string, ex *repro.ExplainInfo) map[string][]Diagnostic {
+	out := map[string][]Diagnostic{}
+	texts := map[string][]string{doc.Path(): strings.Split(doc.Text(), "\n")}
+	lineRange := func(path string, line int) Range {
+		lines, ok := texts[path]
+		if !ok {
+			if info, err := os.Stat(path); err == nil && info.Size() <= maxExplainFileBytes {
+				if data, err := os.ReadFile(path); err == nil {
+					lines = strings.Split(string(data), "\n")
+				}
+			}
+			texts[path] = lines
+		}
+		r := Range{Start: Position{Line: line}, End: Position{Line: line}}
+		if line < len(lines) {
+			text := strings.TrimRight(lines[line], "\r")
+			indent := len(text) - len(strings.TrimLeft(text, " \t"))
+			r.Start.Column = indent
+			r.End.Column = len(text)
+		}
+		return r
+	}
+	add := func(evs []repro.CompileEvent, what, fallback string) {
+		for _, ev := range evs {
+			path, ok := workspaceFile(workspace, ev.File)
+			if !ok || ev.Line < 1 {
+				continue
+			}
+			code := ev.Code
+			if code == "" {
+				code = fallback
+			}
+			uri := source.FileURI(path)
+			out[uri] = append(out[uri], Diagnostic{
+				Range: lineRange(path, ev.Line-1), Severity: SeverityWarning, Code: code, Source: "torchlsp",
+				Message: what + ": " + explainReason(ev.Reason),
+			})
+		}
+	}
+	add(ex.GraphBreaks, "Graph break", CodeGraphBreak)
+	add(ex.Recompiles, "Recompile", CodeRecompile)
+	return out
+}
+
+// explainReason keeps the lines of torch's reason that say what and why,
+// without the developer context.
+func explainReason(reason string) string {
+	var keep []string
+	for _, l := range strings.Split(reason, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "Developer debug context") || strings.HasPrefix(l, "For more details") {
+			continue
+		}
+		keep = append(keep, l)
+		if len(keep) == 4 {
+			break
+		}
+	}
+	return strings.Join(keep, " ")
+}
+
+// noteExplain replaces the last explain's diagnostics with these and
+// republishes every document either touches.
+func (e *Engine) noteExplain(diags map[string][]Diagnostic) {
+	e.repros.mu.Lock()
+	touched := map[string]bool{}
+	for uri := range e.repros.explain {
+		touched[uri] = true
+	}
+	e.repros.explain = diags
+	for uri := range diags {
+		touched[uri] = true
+	}
+	e.repros.mu.Unlock()
+	for uri := range touched {
+		if d := e.docs.Get(uri); d != nil {
+			e.scheduleDiagnostics(d)
+		}
+	}
+}
+
+// explainCommand runs explain for an editor: output goes to the log, the
+// report opens as a document, the findings become diagnostics.
+func (e *Engine) explainCommand(ctx context.Context, args commandArgs) (any, error) {
+	prog := e.notify.StartProgress(ctx, "torchlsp: explain compile", true)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if cancelled := prog.Cancelled(); cancelled != nil {
+		go func() {
+			select {
+			case <-cancelled:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	req := ExplainRequest{Doc: e.docs.Get(args.URI), Line: args.Line, Target: args.Target}
+	req.Sink = func(ev repro.Event) {
+		e.notify.LogMessage(ctx, MessageLog, fmt.Sprintf("[%s %s %s] %s", ev.Target, ev.Variant, ev.Stream, ev.Line))
+		if ev.Stream == "status" {
+			prog.Report(ev.Line, -1)
+		}
+	}
+	res, err := e.Explain(ctx, req)
+	if res == nil {
+		prog.End("failed: " + errText(err))
+		return nil, err
+	}
+	prog.End("done")
+	out := CommandResult{Markdown: res.Markdown}
+	if res.Report.Dir != "" {
+		out.Path = filepath.Join(res.Report.Dir, "report.md")
+		if e.notify.Capabilities().ShowDocument {
+			_, _ = e.notify.ShowDocument(ctx, Location{Path: out.Path}, true)
+		}
+	}
+	if err != nil {
+		e.notify.ShowMessage(ctx, MessageWarning, "torchlsp explain: "+err.Error())
+	}
+	return out, nil
+}
