@@ -49,8 +49,11 @@ func TestOpenListing(t *testing.T) {
 	if st := ix.Stats(); st.Files != len(files) || st.Parsed != 0 {
 		t.Fatalf("stats %+v: want %d files listed, none parsed", st, len(files))
 	}
-	if _, err := ix.Resolve("torch.nn.Linear"); err == nil {
-		t.Fatal("resolved through a file whose read failed")
+	// The first resolve meets the failed read; it may fail, or read the
+	// file again on another route of the same resolution (following a
+	// re-export): either way the failure is not remembered.
+	if r, err := ix.Resolve("torch.nn.Linear"); err == nil && !strings.HasSuffix(r.Symbol.Path, "torch/nn/modules/linear.py") {
+		t.Fatalf("resolved through a file whose read failed to %+v", r.Symbol)
 	}
 	res, err := ix.Resolve("torch.nn.Linear")
 	if err != nil {
