@@ -38,8 +38,8 @@ up() {
 		sleep 0.1
 	done
 	/usr/bin/docker version >/dev/null 2>&1 || hops_die "dockerd did not answer within 30 s: $(tail -n 5 "$d/dockerd.log")"
-	/usr/bin/docker import --quiet "$image" "$image_ref" >/dev/null
-	/usr/bin/docker run -d --quiet --name trainer --init --network none "$image_ref" sleep infinity >/dev/null
+	/usr/bin/docker import "$image" "$image_ref" >/dev/null
+	/usr/bin/docker run -d --name trainer --init --network none "$image_ref" sleep infinity >/dev/null
 	# Pair the GPU host's docker client with this daemon's version.
 	mkdir -p "$run/bin" "$run/kube"
 	ln -sfn /usr/bin/docker "$run/bin/docker"

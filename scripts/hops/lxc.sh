@@ -41,7 +41,9 @@ up() {
 	CONF
 	hops_in_ns "$prefix-gpu" lxc-start -P "$l" -n "$vmid" -d ||
 		hops_die "lxc-start failed: $(tail -n 5 "$l/$vmid.log" 2>/dev/null)"
-	lxc-wait -P "$l" -n "$vmid" -s RUNNING -t 30 || hops_die "container $vmid did not start: $(tail -n 5 "$l/$vmid.log")"
+	# LXC's command socket is an abstract one, which belongs to the
+	# network namespace: every lxc-* command runs in the GPU host's.
+	hops_in_ns "$prefix-gpu" lxc-wait -P "$l" -n "$vmid" -s RUNNING -t 30 || hops_die "container $vmid did not start: $(tail -n 5 "$l/$vmid.log")"
 	# The pct front end, with this run's LXC path.
 	mkdir -p "$run/bin"
 	cat >"$run/bin/pct" <<-PCT
@@ -50,7 +52,7 @@ up() {
 	PCT
 	chmod 0755 "$run/bin/pct"
 	for ((i = 0; i < 100; i++)); do
-		"$run/bin/pct" exec "$vmid" -- /usr/bin/python3 -c 'import sys' >/dev/null 2>&1 && break
+		hops_in_ns "$prefix-gpu" "$run/bin/pct" exec "$vmid" -- /usr/bin/python3 -c 'import sys' >/dev/null 2>&1 && break
 		sleep 0.1
 	done
 	trap - EXIT
@@ -64,7 +66,7 @@ down() {
 	l=$run/lxc
 	[[ -d "$l" ]] || return 0
 	if [[ -f "$l/$vmid/config" ]]; then
-		timeout 30 lxc-stop -P "$l" -n "$vmid" -k >/dev/null 2>&1 || true
+		[[ -e "/run/netns/$prefix-gpu" ]] && timeout 30 nsenter --net="/run/netns/$prefix-gpu" -- lxc-stop -P "$l" -n "$vmid" -k >/dev/null 2>&1 || true
 	fi
 	hops_kill_naming "$l/"
 	for ctl in /sys/fs/cgroup/*/"$prefix-lxc"; do
