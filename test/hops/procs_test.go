@@ -89,7 +89,7 @@ func (tp *topology) processes(t testing.TB) []proc {
 // expected reports whether p belongs to the topology itself: the sshd
 // listeners, the daemons, the containers' init processes.
 func (tp *topology) expected(p proc) bool {
-	if slices.Contains(tp.listeners(), p.pid) {
+	if slices.Contains(tp.listeners(), p.pid) || strings.HasPrefix(p.cmdline, "[lxc monitor] ") {
 		return true
 	}
 	switch p.where {
@@ -98,7 +98,7 @@ func (tp *topology) expected(p proc) bool {
 		case "dockerd", "containerd", "containerd-shim", "slurmctld", "slurmd":
 			return true
 		}
-		return strings.HasPrefix(p.cmdline, "[lxc monitor]")
+		return p.cmdline == ": slurmscriptd" // slurmctld's script runner
 	case "docker":
 		return p.cmdline == "/sbin/docker-init -- sleep infinity" || p.cmdline == "sleep infinity"
 	case "lxc":
