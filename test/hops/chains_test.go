@@ -176,7 +176,11 @@ func (tp *topology) checkCheck(t *testing.T, c chain, bin string) {
 		File, Code, Message string
 		Line                int
 	}
-	if err := json.Unmarshal([]byte(out[strings.IndexByte(out, '['):]), &findings); err != nil {
+	i := strings.IndexByte(out, '[')
+	if i < 0 {
+		t.Fatalf("check printed no JSON:\n%s", out)
+	}
+	if err := json.Unmarshal([]byte(out[i:]), &findings); err != nil {
 		t.Fatalf("check's JSON: %v\n%s", err, out)
 	}
 	found := false
