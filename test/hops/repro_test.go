@@ -89,7 +89,7 @@ func (tp *topology) reproFromEditor(t *testing.T, c chain) {
 	if err := json.Unmarshal(resp.Result, &res); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| threads | **FAIL**", "AssertionError", "| main-thread | ok", "| cudagraphs-off | ok", "stand-in", c.pyVersion} {
+	for _, want := range []string{"| threads | **FAIL**", "AssertionError", "| main-thread | ok", "| cudagraphs-off | ok", "stand-in", "torch " + c.torchVersion} {
 		if !strings.Contains(res.Markdown, want) {
 			t.Errorf("report lacks %q:\n%s", want, res.Markdown)
 		}
