@@ -95,7 +95,9 @@ hops_in_ns() {
 # contains TEXT (a run directory: specific to one run), by pid.
 hops_kill_naming() {
 	local text=$1 f pid
-	for f in $(grep -lzF -- "$text" /proc/[0-9]*/cmdline 2>/dev/null); do
+	# The pattern comes from a file, so that grep's own command line does
+	# not match it.
+	for f in $(grep -lzF -f <(printf '%s\n' "$text") /proc/[0-9]*/cmdline 2>/dev/null); do
 		pid=${f#/proc/}
 		pid=${pid%/cmdline}
 		((pid == $$ || pid == BASHPID)) && continue
