@@ -1,8 +1,6 @@
 package hops
 
 import (
-	"context"
-	"fmt"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -94,7 +92,7 @@ func failUntil(t *testing.T, env *lsptest.Env, uri string, line uint32, want str
 // a new helper in it and answers. Nothing is left running.
 func TestContainerStopped(t *testing.T) {
 	t.Parallel()
-	tp := newTopology(t, want{lxc: true, docker: true})
+	tp := newTopology(t, hopSet{lxc: true, docker: true})
 	for _, tt := range []struct {
 		chain       string
 		stop, start []string
@@ -116,10 +114,6 @@ func TestContainerStopped(t *testing.T) {
 			if out, err := tp.onGPU(time.Minute, tt.start...); err != nil {
 				t.Fatalf("start the container: %v\n%s", err, out)
 			}
-			// A container started again has an empty /opt: put the fixture back.
-			if tt.chain == "docker" {
-				tp.fixtureEnv(t, c)
-			}
 			hoverWant(t, env, u, 2, "def mul")
 			env.Shutdown()
 			tp.requireNothingLeft(t)
@@ -132,7 +126,7 @@ func TestContainerStopped(t *testing.T) {
 // and answers, and once the session ends no job is left.
 func TestSlurmStepCancelled(t *testing.T) {
 	t.Parallel()
-	tp := newTopology(t, want{slurm: true})
+	tp := newTopology(t, hopSet{slurm: true})
 	c := chainNamed(t, "srun")
 	env := tp.startEditor(t, tp.settings(c, tp.fixtureEnv(t, c)), lsptest.Options{})
 	const u = "untitled:scancel"
@@ -175,7 +169,7 @@ func TestSlurmStepCancelled(t *testing.T) {
 // gone.
 func TestLinkCutMidMirror(t *testing.T) {
 	t.Parallel()
-	tp := newTopology(t, want{lxc: true})
+	tp := newTopology(t, hopSet{lxc: true})
 	c := chainNamed(t, "pct")
 	env := tp.startEditor(t, tp.settings(c, nil), lsptest.Options{})
 	env.Timeout = 3 * time.Minute
@@ -237,7 +231,7 @@ func TestLinkCutMidMirror(t *testing.T) {
 // answers. The old helper does not linger in the container.
 func TestBastionRestarted(t *testing.T) {
 	t.Parallel()
-	tp := newTopology(t, want{docker: true})
+	tp := newTopology(t, hopSet{docker: true})
 	c := chainNamed(t, "docker")
 	env := tp.startEditor(t, tp.settings(c, tp.fixtureEnv(t, c)), lsptest.Options{})
 	const u = "untitled:bastion"
@@ -274,17 +268,3 @@ func TestBastionRestarted(t *testing.T) {
 	env.Shutdown()
 	tp.requireNothingLeft(t)
 }
-
-// shown lists the messages the editor was shown, for failure reports.
-func shown(env *lsptest.Env) string {
-	var b strings.Builder
-	for _, e := range env.Editor.Events() {
-		var m lsptest.Message
-		if e.Method == "window/showMessage" && e.Decode(&m) == nil {
-			fmt.Fprintf(&b, "\n  %s", m.Message)
-		}
-	}
-	return b.String()
-}
-
-var _ = context.Background

@@ -22,8 +22,8 @@ import (
 	"github.com/torchlsp/torchlsp/remote/sshtest"
 )
 
-// want says which exec-hop environments a topology starts on the GPU host.
-type want struct {
+// hopSet says which exec-hop environments a topology starts on the GPU host.
+type hopSet struct {
 	lxc, docker, slurm bool
 }
 
@@ -49,7 +49,7 @@ type topology struct {
 // whatever happens in between (net.sh down stops every daemon of the run
 // and deletes its namespaces; a test binary killed outright is swept by
 // the next run).
-func newTopology(t *testing.T, w want) *topology {
+func newTopology(t *testing.T, w hopSet) *topology {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("the hop tests need root (network namespaces, LXC, dockerd, Slurm)")
@@ -344,16 +344,13 @@ func (tp *topology) listeners() []int {
 // host, then an exec hop.
 type chain struct {
 	name   string
-	needs  want
+	needs  hopSet
 	exec   []string
 	python string
 	// What the target's interpreter and torch are.
 	pyVersion    string // e.g. "3.11"
 	torchVersion string // a prefix of torch.__version__
 	torchDir     string // torch's package directory on the target
-	// slow is a name only the target's interpreter resolves, bound at run
-	// time, with what its hover must contain.
-	slow, slowHover string
 }
 
 const debianTorch = "/usr/lib/python3/dist-packages/torch"
@@ -361,13 +358,13 @@ const debianTorch = "/usr/lib/python3/dist-packages/torch"
 // chains are every chain the tests drive.
 var chains = []chain{
 	{name: "ssh+jump", python: "/usr/bin/python3", pyVersion: "3.11", torchVersion: "1.13", torchDir: debianTorch},
-	{name: "pct exec (LXC)", needs: want{lxc: true}, exec: []string{"pct", "exec", "200", "--"},
+	{name: "pct exec (LXC)", needs: hopSet{lxc: true}, exec: []string{"pct", "exec", "200", "--"},
 		python: "/usr/bin/python3", pyVersion: "3.11", torchVersion: "1.13", torchDir: debianTorch},
-	{name: "docker exec", needs: want{docker: true}, exec: []string{"docker", "exec", "-i", "trainer"},
+	{name: "docker exec", needs: hopSet{docker: true}, exec: []string{"docker", "exec", "-i", "trainer"},
 		python: "/usr/bin/python3", pyVersion: "3.9", torchVersion: "1.10.2+torch39", torchDir: "/usr/local/lib/python3.9/dist-packages/torch"},
-	{name: "srun (Slurm)", needs: want{slurm: true}, exec: []string{"srun", "-p", "debug", "--"},
+	{name: "srun (Slurm)", needs: hopSet{slurm: true}, exec: []string{"srun", "-p", "debug", "--"},
 		python: "/usr/bin/python3", pyVersion: "3.11", torchVersion: "1.13", torchDir: debianTorch},
-	{name: "kubectl exec (stand-in over docker)", needs: want{docker: true}, exec: []string{"kubectl", "exec", "-i", "-n", "ml", "trainer-0", "-c", "pytorch", "--"},
+	{name: "kubectl exec (stand-in over docker)", needs: hopSet{docker: true}, exec: []string{"kubectl", "exec", "-i", "-n", "ml", "trainer-0", "-c", "pytorch", "--"},
 		python: "/usr/bin/python3", pyVersion: "3.9", torchVersion: "1.10.2+torch39", torchDir: "/usr/local/lib/python3.9/dist-packages/torch"},
 }
 
@@ -383,7 +380,7 @@ func chainNamed(t testing.TB, prefix string) chain {
 }
 
 // all is every hop environment.
-var all = want{lxc: true, docker: true, slurm: true}
+var all = hopSet{lxc: true, docker: true, slurm: true}
 
 // gpuDest and jumpDest are the hosts as a user's settings name them.
 func (tp *topology) gpuDest() string  { return "root@" + tp.net["ADDR_GPU"] }
@@ -480,7 +477,7 @@ func TestTopology(t *testing.T) {
 	t.Parallel()
 	var prefix string
 	t.Run("up", func(t *testing.T) {
-		tp := newTopology(t, want{})
+		tp := newTopology(t, hopSet{})
 		prefix = tp.prefix
 		// The client has no link to the GPU host: no address on its
 		// subnet, and its route there is not the topology's. (Nothing is
