@@ -51,6 +51,9 @@ type topology struct {
 // the next run).
 func newTopology(t *testing.T, w hopSet) *topology {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: the hop tests build hosts, containers and a Slurm cluster")
+	}
 	if os.Geteuid() != 0 {
 		t.Skip("the hop tests need root (network namespaces, LXC, dockerd, Slurm)")
 	}
