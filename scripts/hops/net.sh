@@ -116,6 +116,9 @@ sweep() {
 	for d in "$HOPS_RUN"/tlh*; do
 		[[ -d "$d" ]] || continue
 		prefix=$(basename "$d")
+		if [[ ! -e "$d/owner" && -n "$(find "$d" -maxdepth 0 -newermt '-60 seconds')" ]]; then
+			continue # another run's up, between its mkdir and its owner file
+		fi
 		owner=$(cat "$d/owner" 2>/dev/null || echo 0)
 		if [[ "$owner" =~ ^[0-9]+$ ]] && ((owner > 1)) && kill -0 "$owner" 2>/dev/null; then
 			continue
