@@ -1,7 +1,9 @@
 package hops
 
 import (
+	"context"
 	"io/fs"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -267,4 +269,55 @@ func TestBastionRestarted(t *testing.T) {
 	}
 	env.Shutdown()
 	tp.requireNothingLeft(t)
+}
+
+// TestEditorKilled: the editor's server is killed outright (SIGKILL: no
+// shutdown, no kill sessions) while its helper runs through the chain. The
+// dropped connection alone must end everything on the far side: sshd
+// closes the hop's stdin, the hop passes the end on, the helper leaves,
+// and through srun its job ends too instead of holding the node.
+func TestEditorKilled(t *testing.T) {
+	t.Parallel()
+	tp := newTopology(t, all)
+	bin := buildBinary(t)
+	for _, name := range []string{"pct", "docker", "srun", "kubectl"} {
+		t.Run(name, func(t *testing.T) {
+			c := chainNamed(t, name)
+			dir := t.TempDir()
+			if out, err := exec.Command("cp", "-R", filepath.Join(tp.repo, "test", "hops", "testdata", "workspace")+"/.", dir).CombinedOutput(); err != nil {
+				t.Fatalf("workspace: %v\n%s", err, out)
+			}
+			cmd := exec.Command(bin, "serve", "--stdio")
+			cmd.Env = append(tp.cliEnv(t, c), "XDG_CACHE_HOME="+t.TempDir())
+			cmd.Dir = dir
+			p, err := lsptest.StartProcess(cmd, lsptest.Options{RootDir: dir, WorkDoneProgress: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = p.Cmd.Process.Kill(); _, _ = p.Wait() })
+			ed := lsptest.NewEditor(p.Client, dir)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			if _, err := ed.Handshake(ctx); err != nil {
+				t.Fatal(err)
+			}
+			uri, err := ed.OpenFile("train.py")
+			if err != nil {
+				t.Fatal(err)
+			}
+			pos, err := ed.Pos(uri, "nn.Linear(4, 4)", 0, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if locs, err := ed.Definition(ctx, uri, pos.Line, pos.Character); err != nil || len(locs) != 1 {
+				t.Fatalf("definition = %+v, %v", locs, err)
+			}
+			tp.awaitProcs(t, "the helper", func(p proc) bool { return strings.HasSuffix(p.cmdline, " torchlsp_helper") })
+			if err := p.Cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			_, _ = p.Wait()
+			tp.requireNothingLeft(t)
+		})
+	}
 }
