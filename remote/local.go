@@ -28,6 +28,7 @@ type Terminator interface {
 // os/exec. The Spec's Exec prefix is prepended to every argv and run
 // directly, without a shell (e.g. "docker exec -i NAME").
 func NewLocal(spec Spec) Target {
+	spec.Exec = shquote.PrepareExec(spec.Exec)
 	return &localTarget{spec: spec, procs: make(map[*localProcess]struct{})}
 }
 

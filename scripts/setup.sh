@@ -3,13 +3,17 @@
 # binary into bin/torchlsp. Safe to run again.
 #   scripts/setup.sh          the server's own needs (a real torch for the local target)
 #   scripts/setup.sh --test   plus everything the test suite starts (sshd, neovim, pylsp, tmux,
-#                             and pyright/basedpyright from npm for test/site)
+#                             and pyright/basedpyright from npm for test/site,
+#                             the real exec hops of test/hops: LXC, Docker, Slurm)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(python3 python3-torch)
 if [[ "${1:-}" == "--test" ]]; then
 	packages+=(openssh-server openssh-client neovim python3-pylsp tmux procps)
+	# test/hops: network namespaces as hosts, LXC, Docker and a one-node
+	# Slurm cluster, and debootstrap for their root file systems.
+	packages+=(iproute2 util-linux lxc debootstrap docker.io slurm-wlm munge)
 fi
 
 missing=()
@@ -21,7 +25,20 @@ if ((${#missing[@]})); then
 	sudo=""
 	[[ $(id -u) -eq 0 ]] || sudo="sudo"
 	$sudo apt-get update -qq
+	# Packages of daemons (docker.io, munge, slurmd) start them on install
+	# where they can; the tests start their own, so nothing may start here.
+	policy_rc=""
+	if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+		policy_rc=/usr/sbin/policy-rc.d
+		printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy_rc" >/dev/null
+		$sudo chmod 0755 "$policy_rc"
+		trap '$sudo rm -f "$policy_rc"' EXIT
+	fi
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	if [[ -n "$policy_rc" ]]; then
+		$sudo rm -f "$policy_rc"
+		trap - EXIT
+	fi
 fi
 
 # test/site starts the npm language servers users run beside torchlsp.
@@ -54,6 +71,13 @@ if [[ "${1:-}" == "--test" ]]; then
 	if [[ ! -x bin/staticcheck ]] || ! bin/staticcheck -version 2>/dev/null | grep -q "${staticcheck_version#v}"; then
 		GOBIN="$PWD/bin" go install "honnef.co/go/tools/cmd/staticcheck@${staticcheck_version}"
 	fi
+fi
+if [[ "${1:-}" == "--test" ]]; then
+	# The hop tests' root file systems and image, from Debian's mirrors:
+	# minutes the first time, cached under /var/cache/torchlsp-hops.
+	sudo=""
+	[[ $(id -u) -eq 0 ]] || sudo="sudo"
+	$sudo scripts/hops/images.sh build all
 fi
 go build -trimpath -o bin/torchlsp ./cmd/torchlsp
 echo "setup: built bin/torchlsp" >&2

@@ -37,7 +37,7 @@ func (t *Target) StartResident(ctx context.Context, cmd remote.Command) (remote.
 }
 
 func (t *Target) start(ctx context.Context, cmd remote.Command, permits chan struct{}) (remote.Process, error) {
-	line, err := shquote.CommandLine(t.execHop, cmd.Env, cmd.Argv)
+	launch, err := shquote.NewLaunch(t.execHop, cmd.Env, cmd.Argv)
 	if err != nil {
 		return nil, fmt.Errorf("ssh target %s: %w", t.spec.Name, err)
 	}
@@ -54,7 +54,7 @@ func (t *Target) start(ctx context.Context, cmd remote.Command, permits chan str
 			release()
 			return nil, err
 		}
-		p, err := t.startSession(ctx, c, cmd.Argv[0], line, release)
+		p, err := t.startSession(ctx, c, cmd.Argv[0], launch, release)
 		if err == nil {
 			return p, nil
 		}
@@ -68,12 +68,12 @@ func (t *Target) start(ctx context.Context, cmd remote.Command, permits chan str
 	}
 }
 
-func (t *Target) startSession(ctx context.Context, c *conn, argv0, line string, release func()) (*process, error) {
+func (t *Target) startSession(ctx context.Context, c *conn, argv0 string, launch shquote.Launch, release func()) (*process, error) {
 	sess, err := c.client().NewSession()
 	if err != nil {
 		return nil, fmt.Errorf("%s: open session: %w", c.label, err)
 	}
-	p := &process{t: t, c: c, sess: sess, argv0: argv0, release: release, done: make(chan struct{})}
+	p := &process{t: t, c: c, sess: sess, argv0: argv0, killLine: launch.KillLine, release: release, done: make(chan struct{})}
 	var stdout io.Reader
 	if p.stdin, err = sess.StdinPipe(); err == nil {
 		if stdout, err = sess.StdoutPipe(); err == nil {
@@ -85,7 +85,7 @@ func (t *Target) startSession(ctx context.Context, c *conn, argv0, line string, 
 	// leader, before exec'ing the command: Kill uses it to kill the group,
 	// since sshd refuses signal requests for root logins.
 	if err == nil {
-		err = sess.Start("echo $$; exec " + line)
+		err = sess.Start("echo $$; exec " + launch.Line)
 	}
 	if err == nil {
 		p.pgid, err = readPID(ctx, sess, p.stdout)
@@ -140,6 +140,9 @@ type process struct {
 	sess    *ssh.Session
 	argv0   string
 	release func()
+	// killLine is the command that kills the process group and, for hops
+	// whose client cannot, the command inside the hop.
+	killLine func(pgid int) string
 
 	pgid   int // remote process group
 	stdin  io.WriteCloser
@@ -197,7 +200,8 @@ const killTimeout = 10 * time.Second
 // Kill kills the remote command's process group and closes the channel.
 // sshd refuses SSH signal requests for root logins (it has no privilege
 // separation there), so after the signal request a second session runs
-// `kill -s KILL -- -PGID`. Closing the channel gives processes the signal
+// `kill -s KILL -- -PGID`, or what the exec hop needs instead
+// (shquote.Launch.KillLine). Closing the channel gives processes the signal
 // cannot reach (inside some exec hops) EOF on stdin. Safe to call more than
 // once and after Wait.
 func (p *process) Kill() error {
@@ -228,7 +232,7 @@ func (p *process) killGroup() error {
 	timer := time.AfterFunc(killTimeout, func() { sess.Close() })
 	defer timer.Stop()
 	// kill fails with "no such process" when the group is already gone.
-	out, err := sess.CombinedOutput("kill -s KILL -- -" + strconv.Itoa(p.pgid) + " 2>&1 || true")
+	out, err := sess.CombinedOutput(p.killLine(p.pgid))
 	if err != nil {
 		return fmt.Errorf("%s: kill %s (process group %d): %w: %s", p.c.label, p.argv0, p.pgid, err, strings.TrimSpace(string(out)))
 	}

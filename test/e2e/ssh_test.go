@@ -127,6 +127,14 @@ func answers(t *testing.T, env *lsptest.Env, qs []query) []answer {
 		if err != nil {
 			t.Fatalf("hover of %q: %v", q.needle, err)
 		}
+		if h != nil && strings.Contains(h.Contents.Value, "being read") {
+			// A flag's value is read on the target in the background (the
+			// hover never waits for it): wait for the read, then ask again.
+			env.AwaitProgressEnd("torchlsp: importing torch on gpu")
+			if h, err = env.Editor.Hover(env.CtxFor(time.Minute), uri, pos.Line, pos.Character); err != nil {
+				t.Fatalf("hover of %q: %v", q.needle, err)
+			}
+		}
 		var a answer
 		if h != nil {
 			a.Hover = mirrorLink.ReplaceAllString(h.Contents.Value, "file://MIRROR/site/")

@@ -1,0 +1,2 @@
+from .modules import *  # noqa: F401,F403
+from . import functional as functional
