@@ -614,11 +614,21 @@ func (e *Engine) sitePackagesChanged(target string) {
 	st := &e.sites
 	st.mu.Lock()
 	_, built := st.last[target]
+	inflight := st.inflight[target]
 	st.mu.Unlock()
-	if !built {
-		return
+	if !built && inflight == nil {
+		return // nobody asked for this target's site
 	}
 	e.bg.Go(func() {
+		if inflight != nil {
+			// A build that started before the new mirror may link the old
+			// one: let it end, then build again.
+			select {
+			case <-inflight.done:
+			case <-e.bg.ctx.Done():
+				return
+			}
+		}
 		res, err := e.Site(e.bg.ctx, target)
 		if err != nil {
 			return

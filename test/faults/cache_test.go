@@ -14,10 +14,15 @@ import (
 )
 
 // findOne returns the single file named name under root.
+// findOne finds the one file called name in the mirrors under root (the
+// on-demand tree's copies of a first answer's files are not a mirror's).
 func findOne(t *testing.T, root, name string) string {
 	t.Helper()
 	var found []string
 	_ = filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+		if err == nil && info.IsDir() && info.Name() == "ondemand" {
+			return filepath.SkipDir
+		}
 		if err == nil && info.Name() == name {
 			found = append(found, p)
 		}
@@ -154,6 +159,9 @@ func TestDamagedCacheIsRebuilt(t *testing.T) {
 func findOneOrEmpty(root, name string) string {
 	var found string
 	_ = filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+		if err == nil && info.IsDir() && info.Name() == "ondemand" {
+			return filepath.SkipDir
+		}
 		if err == nil && info.Name() == name {
 			found = p
 		}
