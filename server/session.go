@@ -389,8 +389,15 @@ func (s *session) openIndex(ps *pkgState) error {
 func (s *session) revalidate(ctx context.Context, ps *pkgState) {
 	info, err := s.locate(ctx, ps.name)
 	if err != nil {
-		if ctx.Err() == nil {
-			s.env.notify.LogMessage(ctx, MessageWarning, fmt.Sprintf("target %s: using the cached mirror of %s %s: %v", s.spec.Name, ps.name, ps.info.Version, err))
+		if ctx.Err() == nil && !errors.Is(err, ErrNotOnTarget) {
+			// Answers still come from the cache, but the user must see why
+			// the target is not reached (a changed host key, a host
+			// down), once per failure, with the fix the error names.
+			msg := fmt.Sprintf("torchlsp: target %s: answering from the cached mirror of %s %s, because the target cannot be reached: %v", s.spec.Name, ps.name, ps.info.Version, err)
+			if s.noteFailure(err.Error()) {
+				s.env.notify.ShowMessage(ctx, MessageWarning, msg)
+			}
+			s.env.status(s.spec.Name, ps.info.Version, "ready", "cached mirror; the target cannot be reached: "+err.Error())
 		}
 		return
 	}

@@ -1024,3 +1024,34 @@ func measureMirrorVersusTar(t *testing.T, r *sshRig, site string, env map[string
 	t.Logf("MEASURE mirror of %s (%d files, %.1f MB): remote.Mirror %v; ssh+tar czf whole torch dir %v; ssh+tar czf .py/.pyi only %v; ssh+tar|gzip -1 .py/.pyi only %v",
 		site, info.FilesCount, float64(info.Bytes)/1e6, mirror, whole, sources, fast)
 }
+
+// TestSSHCachedMirrorWithTargetDown: a restart finds the mirror in the
+// cache and answers from it, but the target is down; the user is told so
+// in a message, once, and the status item says it, instead of a log line
+// under a "ready" status.
+func TestSSHCachedMirrorWithTargetDown(t *testing.T) {
+	t.Parallel()
+	r := newSSHRig(t)
+	settings := r.settings(nil)
+	sb := lsptest.NewSandbox(t)
+	first := start(t, options{sandbox: &sb, settings: settings, opener: sshtarget.Opener{Options: r.options(r.keys.Client)}})
+	uri := first.OpenFile("train.py")
+	pos := first.At(uri, "nn.Linear(4, 4)", 3)
+	if locs := first.Definition(uri, pos); len(locs) != 1 {
+		t.Fatalf("first definition = %+v", locs)
+	}
+	first.Await(lsptest.ProgressEnded("torchlsp: torch on gpu", "mirrored"))
+	first.Shutdown()
+
+	r.host.Stop()
+	second := start(t, options{sandbox: &sb, settings: settings, opener: sshtarget.Opener{Options: r.options(r.keys.Client)}})
+	uri = second.OpenFile("train.py")
+	if locs := second.Definition(uri, pos); len(locs) != 1 {
+		t.Fatalf("definition from the cache = %+v", locs)
+	}
+	msg := second.AwaitMessage("answering from the cached mirror")
+	if msg.Type != 2 || !strings.Contains(msg.Message, "cannot be reached") {
+		t.Errorf("message = %+v, want a warning that the target cannot be reached", msg)
+	}
+	second.Shutdown()
+}
