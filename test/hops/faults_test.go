@@ -134,6 +134,9 @@ func TestSlurmStepCancelled(t *testing.T) {
 	const u = "untitled:scancel"
 	env.OpenBuffer(u, fixtureBuffer)
 	hoverWant(t, env, u, 1, "def add")
+	// The first answer may come on demand, with the bulk mirror as a
+	// second Slurm step behind it: let that one end first.
+	env.Await(lsptest.ProgressEnded("torchlsp: torch on gpu", "mirrored"))
 	jobs := tp.jobs(t)
 	if strings.Count(jobs, "\n") != 0 || !strings.Contains(jobs, "RUNNING") {
 		t.Fatalf("Slurm jobs while the helper runs: %q, want one running", jobs)
