@@ -3,13 +3,12 @@ package gates
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/gob"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
+
+	"github.com/torchlsp/torchlsp/server/internal/gobfile"
 )
 
 // cacheFormat changes whenever the catalog's meaning or layout does, so an
@@ -61,13 +60,8 @@ func Open(ctx context.Context, siteDir, cacheFile string, opts Options) (*Catalo
 
 // Load reads a catalog saved by Save.
 func Load(path string) (*Catalog, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("gates: load %s: %w", path, err)
-	}
-	defer f.Close()
 	var cf cacheFile
-	if err := gob.NewDecoder(f).Decode(&cf); err != nil {
+	if err := gobfile.Read(path, &cf); err != nil {
 		return nil, fmt.Errorf("gates: load %s: %w", path, err)
 	}
 	if cf.Format != cacheFormat || cf.Catalog == nil {
@@ -83,23 +77,7 @@ func (c *Catalog) Save(path string) error {
 	if c == nil {
 		return errors.New("gates: save nil catalog")
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("gates: save %s: %w", path, err)
-	}
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("gates: save %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if err := gob.NewEncoder(tmp).Encode(cacheFile{Format: cacheFormat, Catalog: c}); err != nil {
-		tmp.Close()
-		return fmt.Errorf("gates: save %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("gates: save %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := gobfile.Write(path, cacheFile{Format: cacheFormat, Catalog: c}); err != nil {
 		return fmt.Errorf("gates: save %s: %w", path, err)
 	}
 	return nil

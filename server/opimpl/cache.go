@@ -3,13 +3,12 @@ package opimpl
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/gob"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
+
+	"github.com/torchlsp/torchlsp/server/internal/gobfile"
 )
 
 // cacheFormat changes whenever the table's meaning or layout does, so an
@@ -62,13 +61,8 @@ func Open(ctx context.Context, siteDir, cacheFile string) (*Table, error) {
 
 // Load reads a table saved by Save.
 func Load(path string) (*Table, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("opimpl: load %s: %w", path, err)
-	}
-	defer f.Close()
 	var cf cacheFile
-	if err := gob.NewDecoder(f).Decode(&cf); err != nil {
+	if err := gobfile.Read(path, &cf); err != nil {
 		return nil, fmt.Errorf("opimpl: load %s: %w", path, err)
 	}
 	if cf.Format != cacheFormat || cf.Table == nil {
@@ -84,23 +78,7 @@ func (t *Table) Save(path string) error {
 	if t == nil {
 		return errors.New("opimpl: save nil table")
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("opimpl: save %s: %w", path, err)
-	}
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("opimpl: save %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if err := gob.NewEncoder(tmp).Encode(cacheFile{Format: cacheFormat, Table: t}); err != nil {
-		tmp.Close()
-		return fmt.Errorf("opimpl: save %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("opimpl: save %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := gobfile.Write(path, cacheFile{Format: cacheFormat, Table: t}); err != nil {
 		return fmt.Errorf("opimpl: save %s: %w", path, err)
 	}
 	return nil
