@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -49,19 +48,9 @@ type ExplainResult struct {
 // line.
 func (e *Engine) Explain(ctx context.Context, req ExplainRequest) (*ExplainResult, error) {
 	doc := req.Doc
-	if doc == nil {
-		return nil, errors.New("explain: the document is not open")
-	}
-	call, ok := compileCallNear(doc.Buffer(), req.Line)
-	if !ok {
-		return nil, fmt.Errorf("explain: no torch.compile call at or before line %d", req.Line+1)
-	}
-	workspace := e.folderOf(doc.Path())
-	if workspace == "" && doc.Path() != "" {
-		workspace = filepath.Dir(doc.Path())
-	}
-	if workspace == "" {
-		return nil, errors.New("explain: the file is not in a workspace folder")
+	call, workspace, err := e.compileCallIn(doc, req.Line)
+	if err != nil {
+		return nil, fmt.Errorf("explain: %w", err)
 	}
 	own, err := ownCodeOf(workspace, doc.Path(), doc.Text(), call)
 	if err != nil {

@@ -85,6 +85,27 @@ func anyOverlaps(diags []Diagnostic, rng Range) bool {
 	return false
 }
 
+// compileCallIn finds, in a document, the torch.compile call on a line (or
+// the nearest before it) and the workspace folder where a run's files are
+// kept: the one holding the file, else the file's own directory.
+func (e *Engine) compileCallIn(doc *Snapshot, line int) (pybuf.Call, string, error) {
+	if doc == nil {
+		return pybuf.Call{}, "", errors.New("the document is not open")
+	}
+	call, ok := compileCallNear(doc.Buffer(), line)
+	if !ok {
+		return pybuf.Call{}, "", fmt.Errorf("no torch.compile call at or before line %d", line+1)
+	}
+	workspace := e.folderOf(doc.Path())
+	if workspace == "" && doc.Path() != "" {
+		workspace = filepath.Dir(doc.Path())
+	}
+	if workspace == "" {
+		return pybuf.Call{}, "", errors.New("the file is not in a workspace folder, where the run's files are kept")
+	}
+	return call, workspace, nil
+}
+
 // compileCallNear finds the torch.compile call on a line, or else the
 // nearest one before it (the call a thread diagnostic is about); never one
 // after it.
@@ -134,19 +155,9 @@ type ReproResult struct {
 // mirror.
 func (e *Engine) Repro(ctx context.Context, req ReproRequest) (*ReproResult, error) {
 	doc := req.Doc
-	if doc == nil {
-		return nil, errors.New("repro: the document is not open")
-	}
-	call, ok := compileCallNear(doc.Buffer(), req.Line)
-	if !ok {
-		return nil, fmt.Errorf("repro: no torch.compile call at or before line %d", req.Line+1)
-	}
-	workspace := e.folderOf(doc.Path())
-	if workspace == "" && doc.Path() != "" {
-		workspace = filepath.Dir(doc.Path())
-	}
-	if workspace == "" {
-		return nil, errors.New("repro: the file is not in a workspace folder, where the run's files are kept")
+	call, workspace, err := e.compileCallIn(doc, req.Line)
+	if err != nil {
+		return nil, fmt.Errorf("repro: %w", err)
 	}
 	names := req.Targets
 	if req.All {
