@@ -2,11 +2,8 @@ package gates
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/torchlsp/torchlsp/server/internal/gobfile"
 )
@@ -23,17 +20,11 @@ type cacheFile struct {
 // fingerprint identifies a torch tree: torch's version and every .py
 // file's path, size and modification time.
 func fingerprint(siteDir string, files []torchFile) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "gates/%d\n%s\n", cacheFormat, readVersion(siteDir))
+	fp := gobfile.NewFingerprint(fmt.Sprintf("gates/%d\n%s", cacheFormat, readVersion(siteDir)))
 	for _, f := range files {
-		h.Write([]byte(f.rel))
-		h.Write([]byte{0})
-		h.Write([]byte(strconv.FormatInt(f.size, 10)))
-		h.Write([]byte{0})
-		h.Write([]byte(strconv.FormatInt(f.mtime, 10)))
-		h.Write([]byte{'\n'})
+		fp.File(f.rel, f.size, f.mtime)
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return fp.Sum()
 }
 
 // Open returns the catalog of the torch tree under siteDir, read from

@@ -2,11 +2,8 @@ package opimpl
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/torchlsp/torchlsp/server/internal/gobfile"
 )
@@ -25,17 +22,11 @@ type cacheFile struct {
 // time. A new mirror of another torch has other files; a mirror is
 // read-only, so a changed file means a new mirror.
 func fingerprint(siteDir string, files []sourceFile) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "opimpl/%d\n%s\n", cacheFormat, readVersion(siteDir))
+	fp := gobfile.NewFingerprint(fmt.Sprintf("opimpl/%d\n%s", cacheFormat, readVersion(siteDir)))
 	for _, f := range files {
-		h.Write([]byte(f.rel))
-		h.Write([]byte{0})
-		h.Write([]byte(strconv.FormatInt(f.size, 10)))
-		h.Write([]byte{0})
-		h.Write([]byte(strconv.FormatInt(f.mtime, 10)))
-		h.Write([]byte{'\n'})
+		fp.File(f.rel, f.size, f.mtime)
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return fp.Sum()
 }
 
 // Open returns the table of the torch tree under siteDir, read from

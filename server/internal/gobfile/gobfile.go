@@ -5,9 +5,13 @@
 package gobfile
 
 import (
+	"crypto/sha256"
 	"encoding/gob"
+	"encoding/hex"
+	"hash"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // Read decodes the file at path into v.
@@ -40,3 +44,29 @@ func Write(path string, v any) error {
 	}
 	return os.Rename(tmp.Name(), path)
 }
+
+// Fingerprint identifies the files a cache was built from: a header (the
+// cache's kind and format, the package's version) and each file's path,
+// size and modification time. Mirrors are read-only, so a changed file
+// means a new mirror and a new fingerprint.
+type Fingerprint struct{ h hash.Hash }
+
+// NewFingerprint starts a fingerprint with its header.
+func NewFingerprint(header string) *Fingerprint {
+	f := &Fingerprint{h: sha256.New()}
+	f.h.Write([]byte(header + "\n"))
+	return f
+}
+
+// File adds one file.
+func (f *Fingerprint) File(rel string, size, mtime int64) {
+	f.h.Write([]byte(rel))
+	f.h.Write([]byte{0})
+	f.h.Write([]byte(strconv.FormatInt(size, 10)))
+	f.h.Write([]byte{0})
+	f.h.Write([]byte(strconv.FormatInt(mtime, 10)))
+	f.h.Write([]byte{'\n'})
+}
+
+// Sum is the fingerprint as hex.
+func (f *Fingerprint) Sum() string { return hex.EncodeToString(f.h.Sum(nil)) }
