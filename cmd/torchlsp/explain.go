@@ -7,10 +7,8 @@ import (
 	"html"
 	"io"
 	"sort"
-	"time"
 
 	"github.com/torchlsp/torchlsp/server"
-	"github.com/torchlsp/torchlsp/server/repro"
 	"github.com/torchlsp/torchlsp/server/source"
 )
 
@@ -33,22 +31,13 @@ func runExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	eng, err := newEngine(ctx, c, workspaceOf(abs), stderr)
+	eng, doc, done, err := openRun(ctx, c, abs, text, stderr)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer scancel()
-		_ = eng.Shutdown(sctx)
-	}()
-	doc := eng.DidOpen(ctx, source.FileURI(abs), 1, string(text))
+	defer done()
 	req := server.ExplainRequest{Doc: doc, Line: line - 1, Target: *target, Workdir: *workdir}
-	req.Sink = func(ev repro.Event) {
-		if *verbose || ev.Stream == "status" {
-			fmt.Fprintf(stderr, "[%s %s] %s\n", ev.Target, ev.Variant, ev.Line)
-		}
-	}
+	req.Sink = printEvents(stderr, *verbose)
 	res, err := eng.Explain(ctx, req)
 	if res == nil {
 		return err

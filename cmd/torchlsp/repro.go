@@ -47,23 +47,14 @@ func runRepro(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	eng, err := newEngine(ctx, c, workspaceOf(abs), stderr)
+	eng, doc, done, err := openRun(ctx, c, abs, text, stderr)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer scancel()
-		_ = eng.Shutdown(sctx)
-	}()
-	doc := eng.DidOpen(ctx, source.FileURI(abs), 1, string(text))
+	defer done()
 	req := server.ReproRequest{Doc: doc, Line: line - 1, Targets: targets, All: *all, Threads: *threads,
 		Own: *own, Workdir: *workdir, Devices: *gpus}
-	req.Sink = func(ev repro.Event) {
-		if *verbose || ev.Stream == "status" {
-			fmt.Fprintf(stderr, "[%s %s] %s\n", ev.Target, ev.Variant, ev.Line)
-		}
-	}
+	req.Sink = printEvents(stderr, *verbose)
 	res, err := eng.Repro(ctx, req)
 	if res == nil {
 		return err
@@ -112,4 +103,29 @@ func fileLineArg(fs *flag.FlagSet) (string, int, []byte, error) {
 		return "", 0, nil, err
 	}
 	return abs, line, text, nil
+}
+
+// openRun starts an engine for the workspace of a file and opens it, for
+// the commands that run code on the target (repro, explain); done shuts the
+// engine down.
+func openRun(ctx context.Context, c commonFlags, abs string, text []byte, stderr io.Writer) (*server.Engine, *server.Snapshot, func(), error) {
+	eng, err := newEngine(ctx, c, workspaceOf(abs), stderr)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	done := func() {
+		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer scancel()
+		_ = eng.Shutdown(sctx)
+	}
+	return eng, eng.DidOpen(ctx, source.FileURI(abs), 1, string(text)), done, nil
+}
+
+// printEvents prints a run's status lines, or every line when verbose.
+func printEvents(stderr io.Writer, verbose bool) func(repro.Event) {
+	return func(ev repro.Event) {
+		if verbose || ev.Stream == "status" {
+			fmt.Fprintf(stderr, "[%s %s] %s\n", ev.Target, ev.Variant, ev.Line)
+		}
+	}
 }
