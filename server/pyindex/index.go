@@ -31,6 +31,7 @@ type Index struct {
 	files    []*fileState        // sorted by path
 
 	parsers *syntax.Pool
+	budget  *byteBudget // the source being parsed at once
 	// read, when set, supplies a file's contents instead of the disk (an
 	// index over a partial, on-demand tree; see OpenListing).
 	read func(rel string) ([]byte, error)
@@ -120,6 +121,7 @@ func Open(siteDir, cacheFile string, opts ...Option) (*Index, error) {
 		modules:   map[string]*module{},
 		children:  map[string][]string{},
 		parsers:   syntax.NewPool(buildWorkers()),
+		budget:    newByteBudget(parseBudget),
 	}
 	// The grammar is compiled in: a version mismatch shows here or never.
 	p, err := ix.parsers.Get()
@@ -366,6 +368,7 @@ func (ix *Index) parse(f *fileState) *fileData {
 	} else if src, err = os.ReadFile(filepath.Join(ix.siteDir, filepath.FromSlash(f.rel))); err != nil {
 		return &fileData{}
 	}
+	defer ix.budget.release(ix.budget.acquire(int64(len(src))))
 	p, err := ix.parsers.Get()
 	if err != nil {
 		return &fileData{}

@@ -29,6 +29,20 @@ const MaxSource = math.MaxUint32 - 1
 // hold the memory of the largest file it ever saw.
 const keepScratch = 1 << 16
 
+// releaseAfter is the size of text after whose parse the C memory libc
+// holds free goes back to the system. The tree of a 1 MB file takes about
+// 30 MB of C memory; parsed on a thread of its own, its arena keeps it.
+const releaseAfter = 256 << 10
+
+// deleteTree frees a C tree, and for a large text the memory libc then
+// holds free.
+func deleteTree(ct *C.TSTree, size int) {
+	C.ts_tree_delete(ct)
+	if size >= releaseAfter {
+		C.syntax_release_free_memory()
+	}
+}
+
 func init() {
 	// go-tree-sitter routes every allocation of the C runtime through Go
 	// callbacks (C→Go→C per malloc), which makes parsing several times
@@ -138,7 +152,7 @@ func (p *Parser) Visit(src []byte, f func(*Tree)) {
 		return
 	}
 	n, out := p.flattenScratch(ct, count)
-	C.ts_tree_delete(ct) // the nodes are in Go memory now
+	deleteTree(ct, len(src)) // the nodes are in Go memory now
 	t.nodes = out[:n]
 	defer func() {
 		t.nodes = nil
@@ -188,7 +202,7 @@ func (p *Parser) parse(ctx context.Context, src []byte, ranges []Range) (_ *Tree
 		return t, p.ts != nil && len(src) <= MaxSource, nil
 	}
 	n, out := p.flattenScratch(ct, count)
-	C.ts_tree_delete(ct)
+	deleteTree(ct, len(src))
 	t.nodes = make([]Node, n)
 	copy(t.nodes, out[:n])
 	p.keep(out)

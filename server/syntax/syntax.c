@@ -5,10 +5,23 @@
 #include <stdbool.h>
 
 #include "syntax.h"
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 // syntax_use_libc makes the runtime allocate with libc directly.
 void syntax_use_libc(void) { ts_set_allocator(malloc, calloc, realloc, free); }
 bool syntax_allocator_is_libc(void) { return ts_current_malloc == malloc; }
+
+// syntax_release_free_memory hands the memory libc holds free back to the
+// system. glibc keeps what a thread's arena freed for that arena's next
+// allocation: after parsing a large file on several threads, each arena
+// would otherwise hold the high-water mark of its own largest tree.
+void syntax_release_free_memory(void) {
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+}
 
 TSParser *syntax_parser_new(const void *lang) {
 	TSParser *p = ts_parser_new();

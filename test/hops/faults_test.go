@@ -3,6 +3,7 @@ package hops
 import (
 	"context"
 	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -114,7 +115,8 @@ func TestContainerStopped(t *testing.T) {
 			}
 			t.Logf("failure while the container is stopped: %s", failUntil(t, env, u, 2, tt.says))
 			if out, err := tp.onGPU(time.Minute, tt.start...); err != nil {
-				t.Fatalf("start the container: %v\n%s", err, out)
+				lg, _ := os.ReadFile(filepath.Join(tp.hopEnv["LXC_PATH"], "200.log"))
+				t.Fatalf("start the container: %v\n%s\nLXC log:\n%s", err, out, lg)
 			}
 			hoverWant(t, env, u, 2, "def mul")
 			env.Shutdown()
