@@ -106,7 +106,7 @@ func TestInitializeShutdownExit(t *testing.T) {
 				t.Fatal(err)
 			}
 			caps := res.Capabilities
-			if !caps.HoverProvider || !caps.DefinitionProvider || !caps.TextDocumentSync.OpenClose ||
+			if !bool(caps.HoverProvider) || !bool(caps.DefinitionProvider) || !caps.TextDocumentSync.OpenClose ||
 				caps.TextDocumentSync.Change != 2 || caps.TextDocumentSync.Save == nil {
 				t.Errorf("capabilities = %+v", caps)
 			}

@@ -20,11 +20,14 @@
 #   --label TEXT     target/tree column (default from the tree)
 #   --out DIR        results directory (default .bench/results)
 #   --servers LIST   comma-separated subset of torchlsp,pyright,pylsp
+#   --settle DUR     after the rounds, wait up to DUR (e.g. 2m) for each
+#                    server to go idle before its peak RSS is read, so that
+#                    a cold row counts the whole background index build
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYRIGHT_VERSION=1.1.414
-rounds=5 tree="" python=/usr/bin/python3 facts="" label="" out=.bench/results servers=torchlsp,pyright,pylsp
+rounds=5 tree="" python=/usr/bin/python3 facts="" label="" out=.bench/results servers=torchlsp,pyright,pylsp settle=0
 while (($#)); do
 	case "$1" in
 	--rounds) rounds=$2; shift 2 ;;
@@ -34,7 +37,8 @@ while (($#)); do
 	--label) label=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--servers) servers=$2; shift 2 ;;
-	-h | --help) sed -n '2,25p' "$0"; exit 0 ;;
+	--settle) settle=$2; shift 2 ;;
+	-h | --help) sed -n '2,28p' "$0"; exit 0 ;;
 	*) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -94,7 +98,7 @@ fi
 
 mkdir -p "$out"
 results="$out/results-$(date -u +%Y%m%dT%H%M%SZ).jsonl"
-common=(-tree "$label" -rounds "$rounds" -out "$results" "${expect_args[@]}")
+common=(-tree "$label" -rounds "$rounds" -settle "$settle" -out "$results" "${expect_args[@]}")
 ran=()
 
 if want torchlsp; then
@@ -129,5 +133,6 @@ if want pylsp; then
 fi
 
 invocation="scripts/bench.sh --rounds $rounds${tree:+ --tree $tree}${facts:+ --facts $facts} --python $python"
+[[ "$settle" == 0 ]] || invocation+=" --settle $settle"
 bin/lspbench report -title "$label" -command "$invocation" "$results" | tee "${results%.jsonl}.md"
 echo "results: $results" >&2

@@ -72,6 +72,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	firstWait := fs.Duration("first-wait", 3*time.Minute, "how long to wait for the first correct definition")
 	callTimeout := fs.Duration("call-timeout", 60*time.Second, "limit for one request")
 	rssEvery := fs.Duration("rss-every", 100*time.Millisecond, "VmHWM polling interval")
+	settleFor := fs.Duration("settle", 0, "after the rounds, wait up to this long for the server to go idle before the peak RSS is read (0: do not wait)")
 	skip := fs.String("skip", "", "comma-separated symbols to leave out of the session")
 	out := fs.String("out", "", "append the result as one JSON line to this file")
 	if err := fs.Parse(args); err != nil {
@@ -96,7 +97,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				Name: firstNonEmpty(*name, command[0]), Tree: *tree, Command: command, Env: env,
 				Workspace: *workspace, InitOptions: initRaw, Settings: settingsRaw,
 				Queries: queries, Probe: *probe, Rounds: *rounds, FirstWait: *firstWait,
-				CallTimeout: *callTimeout, RSSEvery: *rssEvery,
+				CallTimeout: *callTimeout, RSSEvery: *rssEvery, Settle: *settleFor,
 			}, *python, expectEnv, *facts, *treeDir, *out, stdout, stderr)
 		}
 	}

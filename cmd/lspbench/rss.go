@@ -158,3 +158,60 @@ func vmHWM(pid int) (int64, bool) {
 	}
 	return 0, false
 }
+
+// settle waits, at most limit, until the process pid has used less than
+// 2% of a processor over the last second, and returns how long that
+// took; -1 when limit ran out first (or the process is gone).
+func settle(ctx context.Context, pid int, limit time.Duration) time.Duration {
+	const window = time.Second
+	start := time.Now()
+	prev, ok := cpuTime(pid)
+	if !ok {
+		return -1
+	}
+	t := time.NewTicker(window)
+	defer t.Stop()
+	for time.Since(start) < limit {
+		select {
+		case <-ctx.Done():
+			return -1
+		case <-t.C:
+		}
+		now, ok := cpuTime(pid)
+		if !ok {
+			return -1
+		}
+		if now-prev < window/50 {
+			return time.Since(start)
+		}
+		prev = now
+	}
+	return -1
+}
+
+// clockTick is USER_HZ, the unit of /proc/PID/stat's times: 100 on every
+// Linux the kernel ABI allows.
+const clockTick = 10 * time.Millisecond
+
+// cpuTime is the processor time pid has used, user and system, from
+// fields 14 and 15 of /proc/PID/stat.
+func cpuTime(pid int) (time.Duration, bool) {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, false
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, false
+	}
+	fields := bytes.Fields(data[i+1:]) // from field 3, the state
+	if len(fields) < 13 {
+		return 0, false
+	}
+	utime, err1 := strconv.ParseInt(string(fields[11]), 10, 64)
+	stime, err2 := strconv.ParseInt(string(fields[12]), 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(utime+stime) * clockTick, true
+}

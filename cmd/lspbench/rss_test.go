@@ -67,3 +67,29 @@ func TestParentPIDAndVmHWM(t *testing.T) {
 		t.Error("vmHWM of a pid that cannot exist succeeded")
 	}
 }
+
+// TestSettle runs a real process that spins for a while and then sleeps:
+// settle returns once the spinning stopped, and gives up (-1) on one that
+// never stops.
+func TestSettle(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := func(script string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", script)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return cmd
+	}
+	// The shell spins on builtins for about 2 s, then waits in sleep.
+	busy := start(`end=$(($(date +%s) + 2)); while [ "$(date +%s)" -lt $end ]; do :; done; exec sleep 60`)
+	if d := settle(ctx, busy.Process.Pid, 20*time.Second); d < time.Second || d > 15*time.Second {
+		t.Errorf("settle on a process busy for 2 s = %v", d)
+	}
+	spin := start(`while :; do :; done`)
+	if d := settle(ctx, spin.Process.Pid, 3*time.Second); d != -1 {
+		t.Errorf("settle on a process that never idles = %v, want -1", d)
+	}
+}

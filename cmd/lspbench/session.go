@@ -36,6 +36,10 @@ type sessionConfig struct {
 	FirstWait   time.Duration // how long to poll for the first correct answer
 	CallTimeout time.Duration // limit for any one request
 	RSSEvery    time.Duration
+	// Settle, when set, waits after the rounds (this long at most) until
+	// the server has been idle for a second, so that the peak RSS counts
+	// the background work a short session would end before.
+	Settle time.Duration
 }
 
 // methodStats are the warm latencies of one method.
@@ -67,6 +71,9 @@ type result struct {
 	Verdicts      map[string]verdict `json:"verdicts"`
 	Errors        []string           `json:"errors,omitempty"`
 	RSS           rssPeak            `json:"rss"`
+	// SettledMs is how long after the rounds the server took to go idle
+	// (-settle); -1 when it was still busy when -settle ran out.
+	SettledMs float64 `json:"settledMs,omitempty"`
 	Started       time.Time          `json:"started"`
 	// LoadBefore and LoadAfter are /proc/loadavg's 1-minute figure around
 	// the session: other work on the machine shows up in the latencies.
@@ -127,6 +134,9 @@ func runSession(ctx context.Context, cfg sessionConfig) (*result, error) {
 
 	ed := lsptest.NewEditor(p.Client, ws)
 	err = drive(ctx, cfg, ed, res, positions)
+	if err == nil && cfg.Settle > 0 {
+		res.SettledMs = float64(settle(ctx, cmd.Process.Pid, cfg.Settle).Microseconds()) / 1000
+	}
 	res.RSS = rss.stop()
 	if err != nil {
 		return res, fmt.Errorf("%s: %w\nserver stderr (tail):\n%s", cfg.Name, err, stderr.String())

@@ -1,6 +1,7 @@
 package lsptest
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -106,5 +107,34 @@ func TestExpectations(t *testing.T) {
 	first, err := c.AwaitAll(ctx, DiagnosticsAt("file:///a.py", 0, func(d Diagnostics) bool { return d.Has("TL001") }))
 	if err != nil || !strings.Contains(string(first[0].Params), `"version":1`) {
 		t.Errorf("diagnostics with TL001 = %s, %v", first[0].Params, err)
+	}
+}
+
+// TestInitializeResultForms decodes the capability forms real servers
+// send: pyright's numeric textDocumentSync and option objects.
+func TestInitializeResultForms(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, body       string
+		openClose, hover bool
+		change           int
+	}{
+		{"object", `{"capabilities":{"textDocumentSync":{"openClose":true,"change":2},"hoverProvider":true}}`, true, true, 2},
+		{"kind number", `{"capabilities":{"textDocumentSync":2,"hoverProvider":{"workDoneProgress":true}}}`, true, true, 2},
+		{"none", `{"capabilities":{"hoverProvider":false}}`, false, false, 0},
+	} {
+		var r InitializeResult
+		if err := json.Unmarshal([]byte(tt.body), &r); err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		c := r.Capabilities
+		if c.TextDocumentSync.OpenClose != tt.openClose || c.TextDocumentSync.Change != tt.change || bool(c.HoverProvider) != tt.hover {
+			t.Errorf("%s: decoded %+v", tt.name, c)
+		}
+	}
+	var r InitializeResult
+	if err := json.Unmarshal([]byte(`{"capabilities":{"hoverProvider":"yes"}}`), &r); err == nil {
+		t.Error("a string hoverProvider decoded without an error")
 	}
 }

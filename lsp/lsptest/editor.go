@@ -41,20 +41,57 @@ type Hover struct {
 // InitializeResult is the part of the initialize reply tests look at.
 type InitializeResult struct {
 	Capabilities struct {
-		TextDocumentSync struct {
-			OpenClose bool `json:"openClose"`
-			Change    int  `json:"change"`
-			Save      *struct {
-				IncludeText bool `json:"includeText"`
-			} `json:"save"`
-		} `json:"textDocumentSync"`
-		HoverProvider      bool `json:"hoverProvider"`
-		DefinitionProvider bool `json:"definitionProvider"`
+		TextDocumentSync   TextDocumentSync `json:"textDocumentSync"`
+		HoverProvider      Provided         `json:"hoverProvider"`
+		DefinitionProvider Provided         `json:"definitionProvider"`
 	} `json:"capabilities"`
 	ServerInfo *struct {
 		Name    string `json:"name"`
 		Version string `json:"version"`
 	} `json:"serverInfo"`
+}
+
+// TextDocumentSync is a server's textDocumentSync capability, which the
+// LSP lets be an object or, the older form, a TextDocumentSyncKind number
+// (open and close notifications implied).
+type TextDocumentSync struct {
+	OpenClose bool `json:"openClose"`
+	Change    int  `json:"change"`
+	Save      *struct {
+		IncludeText bool `json:"includeText"`
+	} `json:"save"`
+}
+
+func (s *TextDocumentSync) UnmarshalJSON(b []byte) error {
+	var kind int
+	if err := json.Unmarshal(b, &kind); err == nil {
+		*s = TextDocumentSync{OpenClose: true, Change: kind}
+		return nil
+	}
+	type plain TextDocumentSync
+	return json.Unmarshal(b, (*plain)(s))
+}
+
+// Provided is a capability the LSP lets be a boolean or an options
+// object; an object means the server provides it.
+type Provided bool
+
+func (p *Provided) UnmarshalJSON(b []byte) error {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	switch v := v.(type) {
+	case bool:
+		*p = Provided(v)
+	case map[string]any:
+		*p = true
+	case nil:
+		*p = false
+	default:
+		return fmt.Errorf("capability is %T, want a boolean or an object", v)
+	}
+	return nil
 }
 
 // FileURI returns the file URI of an absolute path.
