@@ -73,8 +73,8 @@ type result struct {
 	RSS           rssPeak            `json:"rss"`
 	// SettledMs is how long after the rounds the server took to go idle
 	// (-settle); -1 when it was still busy when -settle ran out.
-	SettledMs float64 `json:"settledMs,omitempty"`
-	Started       time.Time          `json:"started"`
+	SettledMs float64   `json:"settledMs,omitempty"`
+	Started   time.Time `json:"started"`
 	// LoadBefore and LoadAfter are /proc/loadavg's 1-minute figure around
 	// the session: other work on the machine shows up in the latencies.
 	LoadBefore string `json:"loadBefore,omitempty"`
