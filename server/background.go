@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/sourcegraph/conc"
+
+	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
 // errShutDown fails work asked of an engine that is shutting down.
@@ -18,6 +20,10 @@ type background struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     conc.WaitGroup
+	// parses bounds the source that background parsing (index builds,
+	// the gate and op scans of every target) holds in trees at once: the
+	// process's peak memory, which many cores would otherwise multiply.
+	parses *syntax.Budget
 
 	mu     sync.Mutex // guards closed, and orders Go against Wait
 	closed bool
@@ -25,7 +31,7 @@ type background struct {
 
 func newBackground() *background {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &background{ctx: ctx, cancel: cancel}
+	return &background{ctx: ctx, cancel: cancel, parses: syntax.NewBudget(syntax.DefaultBudget)}
 }
 
 // Go runs f unless the group is shutting down (a WaitGroup must not grow

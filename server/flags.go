@@ -45,7 +45,7 @@ func (s *session) catalog(ctx context.Context) (*gates.Catalog, *pkgState, error
 	}
 	ps.gates.once.Do(func() {
 		cache := filepath.Join(ps.mirror.Root, "gates.bin")
-		ps.gates.cat, ps.gates.err = gates.Open(s.env.bg.ctx, ps.mirror.SiteDir, cache, gates.Options{})
+		ps.gates.cat, ps.gates.err = gates.Open(s.env.bg.ctx, ps.mirror.SiteDir, cache, gates.Options{Budget: s.env.bg.parses})
 		if ps.gates.err != nil {
 			ps.gates.err = fmt.Errorf("%w: %w", errCatalog, ps.gates.err)
 		}

@@ -33,7 +33,7 @@ func (ps *pkgState) startOpTable(bg *background) {
 		started := bg.Go(func() {
 			defer close(st.done)
 			cache := filepath.Join(ps.mirror.Root, "opimpl.bin")
-			st.tab, st.err = opimpl.Open(bg.ctx, ps.mirror.SiteDir, cache)
+			st.tab, st.err = opimpl.Open(bg.ctx, ps.mirror.SiteDir, cache, bg.parses)
 			if st.err != nil {
 				st.err = fmt.Errorf("compiled-op table of %s %s: %w", ps.name, ps.info.Version, st.err)
 			}

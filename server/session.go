@@ -371,7 +371,7 @@ func (s *session) mirror(ctx context.Context, info remote.PackageInfo, prog Prog
 
 func (s *session) openIndex(ps *pkgState) error {
 	cacheFile := filepath.Join(ps.mirror.Root, "index.bin")
-	ix, err := pyindex.Open(ps.mirror.SiteDir, cacheFile)
+	ix, err := pyindex.Open(ps.mirror.SiteDir, cacheFile, pyindex.WithParseBudget(s.env.bg.parses))
 	if err != nil {
 		return fmt.Errorf("index %s: %w", ps.name, err)
 	}

@@ -25,6 +25,10 @@ type Options struct {
 	Workers int
 	// NoPrefilter parses every file fully (for measuring the prefilter).
 	NoPrefilter bool
+	// Budget, shared with the process's other background parsing, bounds
+	// the text parsed at once; nil gives the scan a syntax.DefaultBudget
+	// of its own.
+	Budget *syntax.Budget
 }
 
 // Scan builds the catalog of the torch package under siteDir (a directory
@@ -149,6 +153,10 @@ func scanFiles(ctx context.Context, siteDir string, files []torchFile, opts Opti
 		// time and cost memory.
 		workers = min(runtime.GOMAXPROCS(0), 4)
 	}
+	budget := opts.Budget
+	if budget == nil {
+		budget = syntax.NewBudget(syntax.DefaultBudget)
+	}
 	workersPool, err := newWorkerPool(workers)
 	if err != nil {
 		return nil, err
@@ -173,7 +181,9 @@ func scanFiles(ctx context.Context, siteDir string, files []torchFile, opts Opti
 			if !mightBeConfigModule(b) {
 				return nil
 			}
+			release := budget.Take(len(b))
 			m := parseConfigModule(w.p, b, f.rel, moduleName(f.rel))
+			release()
 			if m != nil {
 				mu.Lock()
 				cat.Modules = append(cat.Modules, m)
@@ -205,7 +215,9 @@ func scanFiles(ctx context.Context, siteDir string, files []torchFile, opts Opti
 				if !opts.NoPrefilter && !containsAnyWord(b, ix.lastNames) {
 					return nil
 				}
+				release := budget.Take(len(b))
 				sites, ok := safeScanSites(w.p, ix, f.rel, b, !opts.NoPrefilter)
+				release()
 				if !ok {
 					mu.Lock()
 					cat.Skipped = append(cat.Skipped, f.rel)

@@ -36,12 +36,12 @@ func BenchmarkScan(b *testing.B) {
 func BenchmarkOpenCached(b *testing.B) {
 	site := benchSite(b)
 	cache := filepath.Join(b.TempDir(), "opimpl.bin")
-	if _, err := Open(context.Background(), site, cache); err != nil {
+	if _, err := Open(context.Background(), site, cache, nil); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Open(context.Background(), site, cache); err != nil {
+		if _, err := Open(context.Background(), site, cache, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/torchlsp/torchlsp/server/internal/gobfile"
+	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
 // cacheFormat changes whenever the table's meaning or layout does, so an
@@ -33,7 +34,10 @@ func fingerprint(siteDir string, files []sourceFile) string {
 // cacheFile when that was built from the same files, else scanned and
 // written back. A missing, corrupt or stale cache is rebuilt; failing to
 // write it is not the caller's problem, since the table itself is good.
-func Open(ctx context.Context, siteDir, cacheFile string) (*Table, error) {
+//
+// budget, shared with the process's other background parsing, bounds the
+// text parsed at once; nil gives the scan a budget of its own.
+func Open(ctx context.Context, siteDir, cacheFile string, budget *syntax.Budget) (*Table, error) {
 	files, err := listFiles(siteDir)
 	if err != nil {
 		return nil, err
@@ -42,7 +46,7 @@ func Open(ctx context.Context, siteDir, cacheFile string) (*Table, error) {
 	if t, err := Load(cacheFile); err == nil && t.Fingerprint == fp {
 		return t, nil
 	}
-	t, err := scanFiles(ctx, siteDir, files)
+	t, err := scanFiles(ctx, siteDir, files, budget)
 	if err != nil {
 		return nil, err
 	}

@@ -309,14 +309,14 @@ func TestCache(t *testing.T) {
 	}
 	cache := filepath.Join(t.TempDir(), "opimpl.bin")
 	ctx := context.Background()
-	first, err := Open(ctx, site, cache)
+	first, err := Open(ctx, site, cache, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(cache); err != nil {
 		t.Fatalf("no cache written: %v", err)
 	}
-	again, err := Open(ctx, site, cache)
+	again, err := Open(ctx, site, cache, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +340,7 @@ func TestCache(t *testing.T) {
 	if err := os.Chtimes(low, future, future); err != nil {
 		t.Fatal(err)
 	}
-	changed, err := Open(ctx, site, cache)
+	changed, err := Open(ctx, site, cache, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +355,7 @@ func TestCache(t *testing.T) {
 	if _, err := Load(cache); err == nil {
 		t.Error("Load accepted a damaged cache")
 	}
-	rebuilt, err := Open(ctx, site, cache)
+	rebuilt, err := Open(ctx, site, cache, nil)
 	if err != nil || len(rebuilt.Impls) != len(changed.Impls) {
 		t.Fatalf("rebuild after a damaged cache: %v", err)
 	}

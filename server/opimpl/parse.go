@@ -1,17 +1,14 @@
 package opimpl
 
-// This file is the scanner's only contact with tree-sitter: it turns one
+// This file is the scanner's only contact with syntax trees: it turns one
 // Python file into fileFacts (names, function definitions, calls that may
 // register an op), which the rest of the package resolves without a tree.
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
 	"strings"
 
-	sitter "github.com/tree-sitter/go-tree-sitter"
-	python "github.com/tree-sitter/tree-sitter-python/bindings/go"
+	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
 // expr is the part of an argument the scanner understands.
@@ -111,143 +108,9 @@ type fileFacts struct {
 	assigns []assignFact
 }
 
-// grammar holds the ids of the node kinds the walk tells apart.
-type grammar struct {
-	lang *sitter.Language
-	ids  map[uint16]kind
-}
-
-type kind uint8
-
-const (
-	kOther kind = iota
-	kModule
-	kImport
-	kImportFrom
-	kFutureImport
-	kAliased
-	kDotted
-	kRelative
-	kAssignment
-	kDecorated
-	kDecorator
-	kFunction
-	kClass
-	kCall
-	kArgs
-	kKeywordArg
-	kIdentifier
-	kAttribute
-	kList
-	kTuple
-	kParen
-	kString
-	kConcat
-	kStringContent
-	kNone
-	kTrue
-	kFalse
-	kParameters
-	kDefaultParam
-	kTypedParam
-	kTypedDefault
-	kListSplat
-	kDictSplat
-	kKeywordSep
-	kComment
-	kExprStmt
-	kBlock
-	kClause
-	kIf
-	kElif
-	kElse
-)
-
-var kindOf = map[string]kind{
-	"module":                   kModule,
-	"import_statement":         kImport,
-	"import_from_statement":    kImportFrom,
-	"future_import_statement":  kFutureImport,
-	"aliased_import":           kAliased,
-	"dotted_name":              kDotted,
-	"relative_import":          kRelative,
-	"assignment":               kAssignment,
-	"decorated_definition":     kDecorated,
-	"decorator":                kDecorator,
-	"function_definition":      kFunction,
-	"class_definition":         kClass,
-	"call":                     kCall,
-	"argument_list":            kArgs,
-	"keyword_argument":         kKeywordArg,
-	"identifier":               kIdentifier,
-	"attribute":                kAttribute,
-	"list":                     kList,
-	"tuple":                    kTuple,
-	"parenthesized_expression": kParen,
-	"string":                   kString,
-	"concatenated_string":      kConcat,
-	"string_content":           kStringContent,
-	"none":                     kNone,
-	"true":                     kTrue,
-	"false":                    kFalse,
-	"parameters":               kParameters,
-	"default_parameter":        kDefaultParam,
-	"typed_parameter":          kTypedParam,
-	"typed_default_parameter":  kTypedDefault,
-	"list_splat_pattern":       kListSplat,
-	"dictionary_splat_pattern": kDictSplat,
-	"keyword_separator":        kKeywordSep,
-	"comment":                  kComment,
-	"expression_statement":     kExprStmt,
-	"block":                    kBlock,
-	"if_statement":             kIf,
-	"elif_clause":              kElif,
-	"else_clause":              kElse,
-	"except_clause":            kClause,
-	"except_group_clause":      kClause,
-	"finally_clause":           kClause,
-	"case_clause":              kClause,
-}
-
-func newGrammar() (*grammar, error) {
-	lang := sitter.NewLanguage(python.Language())
-	if lang == nil {
-		return nil, errors.New("opimpl: no tree-sitter grammar for Python")
-	}
-	g := &grammar{lang: lang, ids: make(map[uint16]kind)}
-	n := lang.NodeKindCount()
-	for i := uint32(0); i < n; i++ {
-		id := uint16(i)
-		if !lang.NodeKindIsNamed(id) || !lang.NodeKindIsVisible(id) {
-			continue
-		}
-		if k, ok := kindOf[lang.NodeKindForId(id)]; ok && k != kOther {
-			g.ids[id] = k
-		}
-	}
-	return g, nil
-}
-
-// parser is one tree-sitter parser and its grammar; not safe for
-// concurrent use.
-type parser struct {
-	g  *grammar
-	ts *sitter.Parser
-}
-
-func newParser(g *grammar) (*parser, error) {
-	ts := sitter.NewParser()
-	if err := ts.SetLanguage(g.lang); err != nil {
-		ts.Close()
-		return nil, fmt.Errorf("opimpl: tree-sitter language: %w", err)
-	}
-	return &parser{g: g, ts: ts}, nil
-}
-
-func (p *parser) close() { p.ts.Close() }
-
-// parseFile parses src, the file rel of module mod, into facts.
-func (p *parser) parseFile(rel, mod string, isPkg bool, src []byte) *fileFacts {
+// parseFile parses src, the file rel of module mod, into facts. The tree
+// lives in the parser's scratch memory: the facts copy what they keep.
+func parseFile(p *syntax.Parser, rel, mod string, isPkg bool, src []byte) *fileFacts {
 	ff := &fileFacts{
 		rel: rel, module: mod, pkg: mod,
 		aliases: map[string]string{},
@@ -260,111 +123,127 @@ func (p *parser) parseFile(rel, mod string, isPkg bool, src []byte) *fileFacts {
 			ff.pkg = ""
 		}
 	}
-	tree := p.ts.Parse(src, nil)
-	if tree == nil {
-		return ff
-	}
-	defer tree.Close()
-	w := &walker{g: p.g, src: src, ff: ff, cur: tree.RootNode().Walk(), nested: map[string]string{}}
-	defer w.cur.Close()
-	w.block(tree.RootNode(), -1, true)
-	for name, q := range w.nested {
-		if _, ok := ff.aliases[name]; !ok {
-			ff.aliases[name] = q
+	p.Visit(src, func(t *syntax.Tree) {
+		root := t.Root()
+		if root < 0 {
+			return
 		}
-	}
+		w := &walker{t: t, src: src, ff: ff, nested: map[string]string{}}
+		w.block(root, -1, true)
+		for name, q := range w.nested {
+			if _, ok := ff.aliases[name]; !ok {
+				ff.aliases[name] = q
+			}
+		}
+	})
 	return ff
 }
 
 // walker walks one tree.
 type walker struct {
-	g      *grammar
+	t      *syntax.Tree
 	src    []byte
 	ff     *fileFacts
-	cur    *sitter.TreeCursor
 	nested map[string]string // aliases bound inside functions
 	conds  []string          // conditions of the enclosing if statements
 }
 
-func (w *walker) kind(n *sitter.Node) kind { return w.g.ids[n.KindId()] }
+func (w *walker) kind(n int32) syntax.Kind { return w.t.Kind(n) }
 
-func (w *walker) text(n *sitter.Node) string { return string(w.src[n.StartByte():n.EndByte()]) }
+// text copies n's source: facts outlive the tree.
+func (w *walker) text(n int32) string { return string(w.t.Bytes(n)) }
 
-func (w *walker) children(n *sitter.Node) []sitter.Node { return n.NamedChildren(w.cur) }
+func (w *walker) child(n int32, f syntax.Field) int32 { return w.t.Child(n, f) }
+
+func (w *walker) children(n int32) []int32 { return w.t.ChildList(n) }
+
+func (w *walker) row(n int32) int { return w.t.StartPos(n).Line }
+
+func (w *walker) col(n int32) int { return w.t.StartPos(n).Col }
 
 // block walks the statements of a module, class or function body (and
 // the compound statements inside them); top is set at module level,
 // where bindings are the module's.
-func (w *walker) block(n *sitter.Node, scope int, top bool) {
+func (w *walker) block(n int32, scope int, top bool) {
 	for _, c := range w.children(n) {
-		w.stmt(&c, scope, top)
+		w.stmt(c, scope, top)
 	}
 }
 
-func (w *walker) stmt(n *sitter.Node, scope int, top bool) {
+func (w *walker) stmt(n int32, scope int, top bool) {
 	switch w.kind(n) {
-	case kImport, kImportFrom:
+	case syntax.KindImportStatement, syntax.KindImportFromStatement:
 		w.importStmt(n, top)
-	case kFunction:
+	case syntax.KindFunctionDefinition:
 		w.function(n, nil, scope, top)
-	case kClass:
-		if b := n.ChildByFieldName("body"); b != nil && w.mayRegister(w.src[b.StartByte():b.EndByte()]) {
+	case syntax.KindClassDefinition:
+		if b := w.child(n, syntax.FieldBody); b >= 0 && w.mayRegister(w.t.Bytes(b)) {
 			// Class bodies register nothing the scanner can address, but
 			// their methods may call registrars with literal ops.
 			w.block(b, scope, false)
 		}
-	case kDecorated:
+	case syntax.KindDecoratedDefinition:
 		w.decorated(n, scope, top)
-	case kExprStmt:
+	case syntax.KindExpressionStatement:
 		for _, c := range w.children(n) {
-			if w.kind(&c) == kAssignment {
-				w.assignment(&c, scope, top)
+			if w.kind(c) == syntax.KindAssignment {
+				w.assignment(c, scope, top)
 			} else {
-				w.exprCalls(&c, scope)
+				w.exprCalls(c, scope)
 			}
 		}
-	case kComment, kString:
+	case syntax.KindComment, syntax.KindString:
 	default:
 		w.compound(n, scope, top)
 	}
 }
 
+// isClause reports the clauses of try and match statements, whose blocks
+// keep the scope of the statement.
+func isClause(k syntax.Kind) bool {
+	switch k {
+	case syntax.KindExceptClause, syntax.KindExceptGroupClause, syntax.KindFinallyClause, syntax.KindCaseClause:
+		return true
+	}
+	return false
+}
+
 // compound walks a compound statement (if, try, for, with, while, match)
 // or one of its clauses: blocks keep the scope, other parts are searched
 // for calls.
-func (w *walker) compound(n *sitter.Node, scope int, top bool) {
-	if w.kind(n) == kIf {
+func (w *walker) compound(n int32, scope int, top bool) {
+	if w.kind(n) == syntax.KindIfStatement {
 		w.ifStmt(n, scope, top)
 		return
 	}
 	for _, c := range w.children(n) {
-		switch k := w.kind(&c); {
-		case k == kBlock:
-			w.block(&c, scope, top)
-		case k == kClause:
-			w.compound(&c, scope, top)
+		switch k := w.kind(c); {
+		case k == syntax.KindBlock:
+			w.block(c, scope, top)
+		case isClause(k):
+			w.compound(c, scope, top)
 		case isStatementLike(k):
-			w.stmt(&c, scope, top)
+			w.stmt(c, scope, top)
 		default:
-			w.exprCalls(&c, scope)
+			w.exprCalls(c, scope)
 		}
 	}
 }
 
 // ifStmt walks an if statement, each branch under its condition: the
 // elif's own, and for else the negation of the others.
-func (w *walker) ifStmt(n *sitter.Node, scope int, top bool) {
+func (w *walker) ifStmt(n int32, scope int, top bool) {
 	var prev []string
-	cond := func(x *sitter.Node) string {
-		c := x.ChildByFieldName("condition")
-		if c == nil {
+	cond := func(x int32) string {
+		c := w.child(x, syntax.FieldCondition)
+		if c < 0 {
 			return ""
 		}
 		w.exprCalls(c, scope)
 		return strings.Join(strings.Fields(w.text(c)), " ")
 	}
-	under := func(cond string, body *sitter.Node) {
-		if body == nil {
+	under := func(cond string, body int32) {
+		if body < 0 {
 			return
 		}
 		w.conds = append(w.conds, cond)
@@ -373,30 +252,33 @@ func (w *walker) ifStmt(n *sitter.Node, scope int, top bool) {
 	}
 	c0 := cond(n)
 	prev = append(prev, c0)
-	alts := n.ChildrenByFieldName("alternative", w.cur)
-	under(c0, n.ChildByFieldName("consequence"))
-	for _, alt := range alts {
-		switch w.kind(&alt) {
-		case kElif:
-			c := cond(&alt)
+	under(c0, w.child(n, syntax.FieldConsequence))
+	for _, alt := range w.children(n) {
+		if w.t.Field(alt) != syntax.FieldAlternative {
+			continue
+		}
+		switch w.kind(alt) {
+		case syntax.KindElifClause:
+			c := cond(alt)
 			prev = append(prev, c)
-			under(c, alt.ChildByFieldName("consequence"))
-		case kElse:
-			under("not ("+strings.Join(prev, " or ")+")", alt.ChildByFieldName("body"))
+			under(c, w.child(alt, syntax.FieldConsequence))
+		case syntax.KindElseClause:
+			under("not ("+strings.Join(prev, " or ")+")", w.child(alt, syntax.FieldBody))
 		}
 	}
 }
 
-func isStatementLike(k kind) bool {
+func isStatementLike(k syntax.Kind) bool {
 	switch k {
-	case kImport, kImportFrom, kFunction, kClass, kDecorated, kExprStmt:
+	case syntax.KindImportStatement, syntax.KindImportFromStatement, syntax.KindFunctionDefinition,
+		syntax.KindClassDefinition, syntax.KindDecoratedDefinition, syntax.KindExpressionStatement:
 		return true
 	}
 	return false
 }
 
 // importStmt records the names an import binds.
-func (w *walker) importStmt(n *sitter.Node, top bool) {
+func (w *walker) importStmt(n int32, top bool) {
 	bind := func(name, q string) {
 		if top {
 			w.ff.aliases[name] = q
@@ -404,27 +286,30 @@ func (w *walker) importStmt(n *sitter.Node, top bool) {
 			w.nested[name] = q
 		}
 	}
-	if w.kind(n) == kImport {
+	aliased := func(c int32, from string) {
+		if nm, al := w.child(c, syntax.FieldName), w.child(c, syntax.FieldAlias); nm >= 0 && al >= 0 {
+			bind(w.text(al), joinDot(from, w.text(nm)))
+		}
+	}
+	if w.kind(n) == syntax.KindImportStatement {
 		for _, c := range w.children(n) {
-			switch w.kind(&c) {
-			case kDotted:
-				q := w.text(&c)
+			switch w.kind(c) {
+			case syntax.KindDottedName:
+				q := w.text(c)
 				first, _, _ := strings.Cut(q, ".")
 				bind(first, first)
-			case kAliased:
-				if nm, al := c.ChildByFieldName("name"), c.ChildByFieldName("alias"); nm != nil && al != nil {
-					bind(w.text(al), w.text(nm))
-				}
+			case syntax.KindAliasedImport:
+				aliased(c, "")
 			}
 		}
 		return
 	}
-	modNode := n.ChildByFieldName("module_name")
-	if modNode == nil {
+	modNode := w.child(n, syntax.FieldModuleName)
+	if modNode < 0 {
 		return
 	}
 	var from string
-	if w.kind(modNode) == kRelative {
+	if w.kind(modNode) == syntax.KindRelativeImport {
 		from = w.relative(w.text(modNode))
 		if from == "" {
 			return
@@ -433,17 +318,15 @@ func (w *walker) importStmt(n *sitter.Node, top bool) {
 		from = w.text(modNode)
 	}
 	for _, c := range w.children(n) {
-		if c.Equals(*modNode) {
+		if c == modNode {
 			continue
 		}
-		switch w.kind(&c) {
-		case kDotted:
-			nm := w.text(&c)
+		switch w.kind(c) {
+		case syntax.KindDottedName:
+			nm := w.text(c)
 			bind(nm, joinDot(from, nm))
-		case kAliased:
-			if nm, al := c.ChildByFieldName("name"), c.ChildByFieldName("alias"); nm != nil && al != nil {
-				bind(w.text(al), joinDot(from, w.text(nm)))
-			}
+		case syntax.KindAliasedImport:
+			aliased(c, from)
 		}
 	}
 }
@@ -475,35 +358,35 @@ func joinDot(a, b string) string {
 
 // assignment records aliases (x = a.b.c), registering calls and, at
 // module level, the names the refs table indexes.
-func (w *walker) assignment(n *sitter.Node, scope int, top bool) {
-	left, right := n.ChildByFieldName("left"), n.ChildByFieldName("right")
-	if right == nil {
+func (w *walker) assignment(n int32, scope int, top bool) {
+	left, right := w.child(n, syntax.FieldLeft), w.child(n, syntax.FieldRight)
+	if right < 0 {
 		return
 	}
 	name := ""
-	if left != nil && w.kind(left) == kIdentifier {
+	if left >= 0 && w.kind(left) == syntax.KindIdentifier {
 		name = w.text(left)
 	}
 	switch w.kind(right) {
-	case kIdentifier, kAttribute:
+	case syntax.KindIdentifier, syntax.KindAttribute:
 		if name == "" {
 			return
 		}
 		if d := w.dotted(right); d != "" {
 			if top {
 				w.ff.aliases[name] = d
-				w.ff.assigns = append(w.ff.assigns, assignFact{name: name, line: int(left.StartPosition().Row), col: int(left.StartPosition().Column), call: -1, value: expr{dotted: d}})
+				w.ff.assigns = append(w.ff.assigns, assignFact{name: name, line: w.row(left), col: w.col(left), call: -1, value: expr{dotted: d}})
 			} else if _, ok := w.nested[name]; !ok {
 				w.nested[name] = d
 			}
 		}
-	case kCall:
+	case syntax.KindCall:
 		i := w.call(right, scope, -1)
 		if top && name != "" {
 			if i >= 0 {
 				w.ff.calls[i].assigned = name
 			}
-			w.ff.assigns = append(w.ff.assigns, assignFact{name: name, line: int(left.StartPosition().Row), col: int(left.StartPosition().Column), call: i})
+			w.ff.assigns = append(w.ff.assigns, assignFact{name: name, line: w.row(left), col: w.col(left), call: i})
 		}
 	default:
 		w.exprCalls(right, scope)
@@ -511,50 +394,50 @@ func (w *walker) assignment(n *sitter.Node, scope int, top bool) {
 }
 
 // decorated records a decorated function and its decorator calls.
-func (w *walker) decorated(n *sitter.Node, scope int, top bool) {
-	def := n.ChildByFieldName("definition")
-	if def == nil {
+func (w *walker) decorated(n int32, scope int, top bool) {
+	def := w.child(n, syntax.FieldDefinition)
+	if def < 0 {
 		return
 	}
-	var decos []sitter.Node
+	var decos []int32
 	for _, c := range w.children(n) {
-		if w.kind(&c) == kDecorator {
+		if w.kind(c) == syntax.KindDecorator {
 			decos = append(decos, c)
 		}
 	}
-	if w.kind(def) != kFunction {
+	if w.kind(def) != syntax.KindFunctionDefinition {
 		for _, d := range decos {
-			w.exprCalls(&d, scope)
+			w.exprCalls(d, scope)
 		}
-		if b := def.ChildByFieldName("body"); b != nil {
+		if b := w.child(def, syntax.FieldBody); b >= 0 {
 			w.block(b, scope, false)
 		}
 		return
 	}
-	first := int(n.StartPosition().Row)
+	first := w.row(n)
 	fi := w.function(def, &first, scope, top)
 	for k, d := range decos {
-		if d.NamedChildCount() == 0 {
+		x := w.t.FirstChild(d)
+		if x < 0 {
 			continue
 		}
-		x := d.NamedChild(0)
 		if k == 0 {
 			// The first line's token: the decorator's callee.
 			callee := x
-			if w.kind(x) == kCall {
-				if f := x.ChildByFieldName("function"); f != nil {
+			if w.kind(x) == syntax.KindCall {
+				if f := w.child(x, syntax.FieldFunction); f >= 0 {
 					callee = f
 				}
 			}
-			sp, ep := callee.StartPosition(), callee.EndPosition()
-			w.ff.defs[fi].firstCol = int(sp.Column)
-			if ep.Row == sp.Row {
-				w.ff.defs[fi].firstEnd = int(ep.Column)
+			sp, ep := w.t.StartPos(callee), w.t.EndPos(callee)
+			w.ff.defs[fi].firstCol = sp.Col
+			if ep.Line == sp.Line {
+				w.ff.defs[fi].firstEnd = ep.Col
 			} else {
-				w.ff.defs[fi].firstEnd = int(sp.Column)
+				w.ff.defs[fi].firstEnd = sp.Col
 			}
 		}
-		if w.kind(x) == kCall {
+		if w.kind(x) == syntax.KindCall {
 			w.call(x, scope, fi)
 		}
 	}
@@ -562,25 +445,25 @@ func (w *walker) decorated(n *sitter.Node, scope int, top bool) {
 
 // function records a function definition and walks its body. first is
 // the first line of its decorated definition, nil when undecorated.
-func (w *walker) function(n *sitter.Node, first *int, scope int, top bool) int {
-	nameNode := n.ChildByFieldName("name")
-	d := defFact{parent: scope, line: int(n.StartPosition().Row)}
+func (w *walker) function(n int32, first *int, scope int, top bool) int {
+	nameNode := w.child(n, syntax.FieldName)
+	d := defFact{parent: scope, line: w.row(n)}
 	d.first = d.line
 	if first != nil {
 		d.first = *first
 	}
-	if nameNode != nil {
+	if nameNode >= 0 {
 		d.name = w.text(nameNode)
-		d.nameCol = int(nameNode.StartPosition().Column)
-		d.firstCol, d.firstEnd = d.nameCol, int(nameNode.EndPosition().Column)
+		d.nameCol = w.col(nameNode)
+		d.firstCol, d.firstEnd = d.nameCol, w.t.EndPos(nameNode).Col
 	}
-	if ps := n.ChildByFieldName("parameters"); ps != nil {
+	if ps := w.child(n, syntax.FieldParameters); ps >= 0 {
 		d.params = w.params(ps)
 	}
-	body := n.ChildByFieldName("body")
+	body := w.child(n, syntax.FieldBody)
 	var text []byte
-	if body != nil {
-		text = w.src[body.StartByte():body.EndByte()]
+	if body >= 0 {
+		text = w.t.Bytes(body)
 		d.getAtenOp = bytes.Contains(text, []byte("get_aten_op("))
 	}
 	w.ff.defs = append(w.ff.defs, d)
@@ -588,7 +471,7 @@ func (w *walker) function(n *sitter.Node, first *int, scope int, top bool) int {
 	if top && d.name != "" {
 		w.ff.topDefs[d.name] = i
 	}
-	if body != nil && w.mayRegister(text) {
+	if body >= 0 && w.mayRegister(text) {
 		w.block(body, i, false)
 	}
 	return i
@@ -596,8 +479,8 @@ func (w *walker) function(n *sitter.Node, first *int, scope int, top bool) int {
 
 // mayRegister reports whether a function or class body can hold a
 // registering call: one names a registrar, with a word of the prefilter or
-// a name the file imported one as (reg for register_lowering). Walking
-// the tree costs a cgo call per node, and most bodies hold none.
+// a name the file imported one as (reg for register_lowering). Most
+// bodies hold none, and their calls need not be read.
 func (w *walker) mayRegister(body []byte) bool {
 	if containsAny(body, prefilter) {
 		return true
@@ -610,36 +493,35 @@ func (w *walker) mayRegister(body []byte) bool {
 	return false
 }
 
-func (w *walker) params(ps *sitter.Node) []param {
+func (w *walker) params(ps int32) []param {
 	var out []param
 	pos, kwOnly := 0, false
 	for _, c := range w.children(ps) {
 		var name string
 		variad := false
-		switch w.kind(&c) {
-		case kIdentifier:
-			name = w.text(&c)
-		case kDefaultParam, kTypedDefault:
-			if nm := c.ChildByFieldName("name"); nm != nil {
+		switch w.kind(c) {
+		case syntax.KindIdentifier:
+			name = w.text(c)
+		case syntax.KindDefaultParameter, syntax.KindTypedDefaultParameter:
+			if nm := w.child(c, syntax.FieldName); nm >= 0 {
 				name = w.text(nm)
 			}
-		case kTypedParam:
+		case syntax.KindTypedParameter:
 			// typed_parameter holds the name (or a splat) as its first
 			// child.
-			if c.NamedChildCount() > 0 {
-				x := c.NamedChild(0)
+			if x := w.t.FirstChild(c); x >= 0 {
 				switch w.kind(x) {
-				case kIdentifier:
+				case syntax.KindIdentifier:
 					name = w.text(x)
-				case kListSplat, kDictSplat:
-					variad, kwOnly = true, kwOnly || w.kind(x) == kListSplat
+				case syntax.KindListSplatPattern, syntax.KindDictionarySplatPattern:
+					variad, kwOnly = true, kwOnly || w.kind(x) == syntax.KindListSplatPattern
 				}
 			}
-		case kListSplat:
+		case syntax.KindListSplatPattern:
 			variad, kwOnly = true, true
-		case kDictSplat:
+		case syntax.KindDictionarySplatPattern:
 			variad = true
-		case kKeywordSep:
+		case syntax.KindKeywordSeparator:
 			kwOnly = true
 		}
 		if variad || name == "" {
@@ -656,42 +538,42 @@ func (w *walker) params(ps *sitter.Node) []param {
 }
 
 // exprCalls finds the calls inside an expression.
-func (w *walker) exprCalls(n *sitter.Node, scope int) {
+func (w *walker) exprCalls(n int32, scope int) {
 	switch w.kind(n) {
-	case kCall:
+	case syntax.KindCall:
 		w.call(n, scope, -1)
 		return
-	case kString, kConcat, kComment, kIdentifier:
+	case syntax.KindString, syntax.KindConcatenatedString, syntax.KindComment, syntax.KindIdentifier:
 		return
-	case kFunction, kDecorated, kClass:
+	case syntax.KindFunctionDefinition, syntax.KindDecoratedDefinition, syntax.KindClassDefinition:
 		w.stmt(n, scope, false)
 		return
 	}
 	for _, c := range w.children(n) {
-		w.exprCalls(&c, scope)
+		w.exprCalls(c, scope)
 	}
 }
 
 // call records a call if its callee is a dotted name (or a call of one,
 // as in register_lowering(op)(fn)) and walks its arguments for more. It
 // returns the index of the recorded call, or -1.
-func (w *walker) call(n *sitter.Node, scope, decorates int) int {
-	fn := n.ChildByFieldName("function")
-	argsNode := n.ChildByFieldName("arguments")
-	if fn == nil {
+func (w *walker) call(n int32, scope, decorates int) int {
+	fn := w.child(n, syntax.FieldFunction)
+	argsNode := w.child(n, syntax.FieldArguments)
+	if fn < 0 {
 		return -1
 	}
-	if w.kind(fn) == kCall {
+	if w.kind(fn) == syntax.KindCall {
 		// f(op)(g): record the inner call with g applied.
 		inner := w.call(fn, scope, -1)
 		var first *expr
-		if argsNode != nil {
+		if argsNode >= 0 {
 			for _, a := range w.children(argsNode) {
-				if w.kind(&a) == kComment {
+				if w.kind(a) == syntax.KindComment {
 					continue
 				}
-				if w.kind(&a) != kKeywordArg {
-					e := w.expr(&a)
+				if w.kind(a) != syntax.KindKeywordArgument {
+					e := w.expr(a)
 					first = &e
 				}
 				break
@@ -709,31 +591,31 @@ func (w *walker) call(n *sitter.Node, scope, decorates int) int {
 	callee := w.dotted(fn)
 	if callee == "" {
 		w.exprCalls(fn, scope)
-		if argsNode != nil {
+		if argsNode >= 0 {
 			w.exprCalls(argsNode, scope)
 		}
 		return -1
 	}
 	c := callFact{callee: callee, decorates: decorates, scope: scope, cond: strings.Join(w.conds, " and ")}
-	sp, ep := fn.StartPosition(), fn.EndPosition()
-	c.line, c.col = int(sp.Row), int(sp.Column)
+	sp, ep := w.t.StartPos(fn), w.t.EndPos(fn)
+	c.line, c.col = sp.Line, sp.Col
 	c.endCol = c.col
-	if ep.Row == sp.Row {
-		c.endCol = int(ep.Column)
+	if ep.Line == sp.Line {
+		c.endCol = ep.Col
 	}
-	if argsNode != nil && w.kind(argsNode) == kArgs {
+	if argsNode >= 0 && w.kind(argsNode) == syntax.KindArgumentList {
 		for _, a := range w.children(argsNode) {
-			switch w.kind(&a) {
-			case kComment:
-			case kKeywordArg:
-				nm, v := a.ChildByFieldName("name"), a.ChildByFieldName("value")
-				if nm != nil && v != nil {
+			switch w.kind(a) {
+			case syntax.KindComment:
+			case syntax.KindKeywordArgument:
+				nm, v := w.child(a, syntax.FieldName), w.child(a, syntax.FieldValue)
+				if nm >= 0 && v >= 0 {
 					c.kwargs = append(c.kwargs, kwarg{name: w.text(nm), val: w.expr(v)})
 					w.exprCalls(v, scope)
 				}
 			default:
-				c.args = append(c.args, w.expr(&a))
-				w.exprCalls(&a, scope)
+				c.args = append(c.args, w.expr(a))
+				w.exprCalls(a, scope)
 			}
 		}
 	}
@@ -795,39 +677,39 @@ func (w *walker) isParam(scope int, name string) bool {
 }
 
 // expr reads an argument.
-func (w *walker) expr(n *sitter.Node) expr {
+func (w *walker) expr(n int32) expr {
 	switch w.kind(n) {
-	case kIdentifier, kAttribute:
+	case syntax.KindIdentifier, syntax.KindAttribute:
 		return expr{dotted: w.dotted(n)}
-	case kList, kTuple:
+	case syntax.KindList, syntax.KindTuple:
 		var e expr
 		for _, c := range w.children(n) {
-			if w.kind(&c) == kComment {
+			if w.kind(c) == syntax.KindComment {
 				continue
 			}
-			e.elems = append(e.elems, w.expr(&c))
+			e.elems = append(e.elems, w.expr(c))
 		}
 		if e.elems == nil {
 			e.elems = []expr{}
 		}
 		return e
-	case kParen:
-		if n.NamedChildCount() == 1 {
-			return w.expr(n.NamedChild(0))
+	case syntax.KindParenthesizedExpression:
+		if c := w.t.FirstChild(n); c >= 0 && w.t.NextSibling(c) < 0 {
+			return w.expr(c)
 		}
-	case kString:
+	case syntax.KindString:
 		var b strings.Builder
 		for _, c := range w.children(n) {
-			if w.kind(&c) == kStringContent {
-				b.WriteString(w.text(&c))
+			if w.kind(c) == syntax.KindStringContent {
+				b.Write(w.t.Bytes(c))
 			}
 		}
 		return expr{str: b.String(), isStr: true}
-	case kNone:
+	case syntax.KindNone:
 		return expr{isNone: true}
-	case kTrue:
+	case syntax.KindTrue:
 		return expr{isBool: true, truth: true}
-	case kFalse:
+	case syntax.KindFalse:
 		return expr{isBool: true}
 	}
 	return expr{}
@@ -835,13 +717,13 @@ func (w *walker) expr(n *sitter.Node) expr {
 
 // dotted returns "a.b.c" for a name or an attribute chain of names, ""
 // for anything else.
-func (w *walker) dotted(n *sitter.Node) string {
+func (w *walker) dotted(n int32) string {
 	switch w.kind(n) {
-	case kIdentifier:
+	case syntax.KindIdentifier:
 		return w.text(n)
-	case kAttribute:
-		obj, attr := n.ChildByFieldName("object"), n.ChildByFieldName("attribute")
-		if obj == nil || attr == nil {
+	case syntax.KindAttribute:
+		obj, attr := w.child(n, syntax.FieldObject), w.child(n, syntax.FieldAttribute)
+		if obj < 0 || attr < 0 {
 			return ""
 		}
 		base := w.dotted(obj)

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
 // scanRoots are the parts of the torch tree where the compiler stack
@@ -91,11 +93,16 @@ func Scan(ctx context.Context, siteDir string) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	return scanFiles(ctx, siteDir, files)
+	return scanFiles(ctx, siteDir, files, nil)
 }
 
-func scanFiles(ctx context.Context, siteDir string, files []sourceFile) (*Table, error) {
-	facts, err := parseAll(ctx, siteDir, files)
+// scanFiles scans files; budget (nil: one of its own) bounds the text
+// parsed at once.
+func scanFiles(ctx context.Context, siteDir string, files []sourceFile, budget *syntax.Budget) (*Table, error) {
+	if budget == nil {
+		budget = syntax.NewBudget(syntax.DefaultBudget)
+	}
+	facts, err := parseAll(ctx, siteDir, files, budget)
 	if err != nil {
 		return nil, err
 	}
@@ -127,24 +134,20 @@ func workers() int {
 }
 
 // parseAll reads and parses the files that pass the prefilter.
-func parseAll(ctx context.Context, siteDir string, files []sourceFile) ([]*fileFacts, error) {
-	g, err := newGrammar()
-	if err != nil {
-		return nil, err
-	}
+func parseAll(ctx context.Context, siteDir string, files []sourceFile, budget *syntax.Budget) ([]*fileFacts, error) {
 	out := make([]*fileFacts, len(files))
 	next := make(chan int)
 	errs := make(chan error, workers())
 	var wg sync.WaitGroup
 	for range workers() {
-		p, err := newParser(g)
+		p, err := syntax.NewParser()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("opimpl: %w", err)
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer p.close()
+			defer p.Close()
 			for i := range next {
 				f := files[i]
 				src, err := os.ReadFile(filepath.Join(siteDir, filepath.FromSlash(f.rel)))
@@ -156,7 +159,9 @@ func parseAll(ctx context.Context, siteDir string, files []sourceFile) ([]*fileF
 					continue
 				}
 				mod, isPkg := moduleOf(f.rel)
-				out[i] = p.parseFile(f.rel, mod, isPkg, src)
+				release := budget.Take(len(src))
+				out[i] = parseFile(p, f.rel, mod, isPkg, src)
+				release()
 			}
 		}()
 	}

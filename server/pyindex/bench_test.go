@@ -122,7 +122,7 @@ func BenchmarkParseFile(b *testing.B) {
 	b.SetBytes(info.Size())
 	b.ReportAllocs()
 	for b.Loop() {
-		if fd := ix.parse(f); len(fd.bindings) == 0 {
+		if fd := ix.parse(f, nil); len(fd.bindings) == 0 {
 			b.Fatal("nothing extracted")
 		}
 	}

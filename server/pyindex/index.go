@@ -31,7 +31,7 @@ type Index struct {
 	files    []*fileState        // sorted by path
 
 	parsers *syntax.Pool
-	budget  *byteBudget // the source being parsed at once
+	budget  *syntax.Budget // Build's parses share it with the process's other background parsing
 	// read, when set, supplies a file's contents instead of the disk (an
 	// index over a partial, on-demand tree; see OpenListing).
 	read func(rel string) ([]byte, error)
@@ -72,6 +72,7 @@ type Option func(*openOptions)
 type openOptions struct {
 	packages    map[string]bool
 	fingerprint string
+	budget      *syntax.Budget
 }
 
 // WithPackages limits the index to the named top-level packages or modules
@@ -94,6 +95,13 @@ func WithFingerprint(fp string) Option {
 	return func(o *openOptions) { o.fingerprint = fp }
 }
 
+// WithParseBudget makes the index's parses share b with the other parsing
+// work of the process. By default an index has a budget of its own
+// (syntax.DefaultBudget).
+func WithParseBudget(b *syntax.Budget) Option {
+	return func(o *openOptions) { o.budget = b }
+}
+
 // Stats describes the state of an Index.
 type Stats struct {
 	Files     int  // .py and .pyi files indexed
@@ -111,6 +119,9 @@ func Open(siteDir, cacheFile string, opts ...Option) (*Index, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	if o.budget == nil {
+		o.budget = syntax.NewBudget(syntax.DefaultBudget)
+	}
 	abs, err := filepath.Abs(siteDir)
 	if err != nil {
 		return nil, fmt.Errorf("pyindex: open %s: %w", siteDir, err)
@@ -121,7 +132,7 @@ func Open(siteDir, cacheFile string, opts ...Option) (*Index, error) {
 		modules:   map[string]*module{},
 		children:  map[string][]string{},
 		parsers:   syntax.NewPool(buildWorkers()),
-		budget:    newByteBudget(parseBudget),
+		budget:    o.budget,
 	}
 	// The grammar is compiled in: a version mismatch shows here or never.
 	p, err := ix.parsers.Get()
@@ -307,7 +318,7 @@ func (ix *Index) Build(ctx context.Context) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			ix.load(f)
+			ix.loadIn(f, ix.budget)
 			return nil
 		})
 	}
@@ -334,8 +345,13 @@ func (ix *Index) Close() error {
 	return nil
 }
 
-// load returns the data of f, parsing it first if needed.
-func (ix *Index) load(f *fileState) *fileData {
+// load returns the data of f, parsing it first if needed. A request's
+// parse does not wait for the budget that background builds share: it is
+// one file, and a hover must not queue behind the build.
+func (ix *Index) load(f *fileState) *fileData { return ix.loadIn(f, nil) }
+
+// loadIn is load whose parse, if any, takes its text from budget first.
+func (ix *Index) loadIn(f *fileState, budget *syntax.Budget) *fileData {
 	if d := f.data.Load(); d != nil {
 		return d
 	}
@@ -344,7 +360,7 @@ func (ix *Index) load(f *fileState) *fileData {
 	if d := f.data.Load(); d != nil {
 		return d
 	}
-	d := ix.parse(f)
+	d := ix.parse(f, budget)
 	if d == nil {
 		// The reader failed (a link's hiccup): nothing is remembered, so
 		// the next request reads again.
@@ -358,7 +374,7 @@ func (ix *Index) load(f *fileState) *fileData {
 // parse reads and parses f. An unreadable file yields empty data: the
 // index describes what it can see. A failed read through ix.read yields
 // nil: load does not remember it.
-func (ix *Index) parse(f *fileState) *fileData {
+func (ix *Index) parse(f *fileState, budget *syntax.Budget) *fileData {
 	var src []byte
 	var err error
 	if ix.read != nil {
@@ -368,7 +384,7 @@ func (ix *Index) parse(f *fileState) *fileData {
 	} else if src, err = os.ReadFile(filepath.Join(ix.siteDir, filepath.FromSlash(f.rel))); err != nil {
 		return &fileData{}
 	}
-	defer ix.budget.release(ix.budget.acquire(int64(len(src))))
+	defer budget.Take(len(src))()
 	p, err := ix.parsers.Get()
 	if err != nil {
 		return &fileData{}

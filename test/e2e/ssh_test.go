@@ -830,6 +830,22 @@ func measureWAN(t *testing.T, r *sshRig, name string, env map[string]string) {
 // definition of nn.Linear, and p50/p99 of 200 warm hovers on an indexed
 // name and on a name the helper resolves.
 func measureSession(t *testing.T, r *sshRig, settings json.RawMessage) (time.Duration, [2]time.Duration, [2]time.Duration) {
+	m := measureFirst(t, r, settings, true)
+	return m.first, m.hoverIndex, m.hoverHelper
+}
+
+// firstAnswer is what one cold session measured.
+type firstAnswer struct {
+	first                   time.Duration // initialize → first correct definition of nn.Linear
+	moved                   int64         // bytes through the jump host's relay before it
+	hoverIndex, hoverHelper [2]time.Duration
+}
+
+// measureFirst starts a server with an empty cache, polls for the first
+// correct definition of nn.Linear and, with hovers set, times 200 warm
+// hovers on an indexed name and on a name the helper resolves.
+func measureFirst(t *testing.T, r *sshRig, settings json.RawMessage, hovers bool) firstAnswer {
+	var m firstAnswer
 	t0 := time.Now()
 	moved0 := r.proxy.Moved()
 	env := r.start(t, settings, r.options(r.keys.Client))
@@ -845,6 +861,7 @@ func measureSession(t *testing.T, r *sshRig, settings json.RawMessage) (time.Dur
 			strings.Contains(lineText(t, uriPath(t, locs[0].URI), int(locs[0].Range.Start.Line)), "class Linear") {
 			first = time.Since(t0)
 			if moved := r.proxy.Moved() - moved0; moved > 0 {
+				m.moved = moved
 				t.Logf("MEASURE through the jump host's relay before the first correct definition: %.2f MB", float64(moved)/1e6)
 			}
 			break
@@ -853,6 +870,11 @@ func measureSession(t *testing.T, r *sshRig, settings json.RawMessage) (time.Dur
 			t.Fatalf("no correct definition after 5 minutes: %+v %v", locs, err)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+	m.first = first
+	if !hovers {
+		env.Shutdown()
+		return m
 	}
 	hoverCtx := env.CtxFor(5 * time.Minute)
 	pct := func(needle string, off int) [2]time.Duration {
@@ -873,9 +895,9 @@ func measureSession(t *testing.T, r *sshRig, settings json.RawMessage) (time.Dur
 		sortDurations(d)
 		return [2]time.Duration{d[len(d)/2].Round(time.Microsecond), d[len(d)*99/100].Round(time.Microsecond)}
 	}
-	idx, helper := pct("nn.Linear(4, 4)", 3), pct("torch.add(", 6)
+	m.hoverIndex, m.hoverHelper = pct("nn.Linear(4, 4)", 3), pct("torch.add(", 6)
 	env.Shutdown()
-	return first, idx, helper
+	return m
 }
 
 func sortDurations(d []time.Duration) {
