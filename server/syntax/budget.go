@@ -9,16 +9,26 @@ import "sync"
 // side: torch's median file is under 10 KB.
 const DefaultBudget = 768 << 10
 
+// trimEvery is how much text the parses sharing a Budget go through
+// before the C memory libc holds free goes back to the system. glibc keeps
+// what a thread's arena freed for that arena's next allocation, and parses
+// move between threads: without this every arena would keep the
+// high-water mark of the trees it ever held.
+const trimEvery = 2 << 20
+
 // Budget bounds the text being parsed at once by the parses that share
 // it: a parse of n bytes waits until n fits, and a text larger than the
-// whole budget waits until it parses alone. It is safe for concurrent use.
-// Waiting takes no context: what it waits for is other parses, which end
-// on their own.
+// whole budget waits until it parses alone. Every trimEvery bytes parsed,
+// the C memory freed meanwhile goes back to the system. It is safe for
+// concurrent use. Waiting takes no context: what it waits for is other
+// parses, which end on their own.
 type Budget struct {
 	limit int
-	mu    sync.Mutex // guards inUse and the waits on free
+	mu    sync.Mutex // guards inUse, sinceTrim and the waits on free
 	free  *sync.Cond // signalled when bytes are given back
 	inUse int
+	// sinceTrim counts the bytes parsed since the last trim.
+	sinceTrim int
 }
 
 // NewBudget returns a budget of limit bytes (at least one).
@@ -45,7 +55,15 @@ func (b *Budget) Take(n int) (release func()) {
 	return func() {
 		b.mu.Lock()
 		b.inUse -= w
+		b.sinceTrim += max(n, 0)
+		trim := b.sinceTrim >= trimEvery
+		if trim {
+			b.sinceTrim = 0
+		}
 		b.mu.Unlock()
 		b.free.Broadcast()
+		if trim {
+			releaseFreeMemory()
+		}
 	}
 }

@@ -39,9 +39,12 @@ const releaseAfter = 256 << 10
 func deleteTree(ct *C.TSTree, size int) {
 	C.ts_tree_delete(ct)
 	if size >= releaseAfter {
-		C.syntax_release_free_memory()
+		releaseFreeMemory()
 	}
 }
+
+// releaseFreeMemory hands the C memory libc holds free back to the system.
+func releaseFreeMemory() { C.syntax_release_free_memory() }
 
 func init() {
 	// go-tree-sitter routes every allocation of the C runtime through Go
@@ -151,6 +154,21 @@ func (p *Parser) Visit(src []byte, f func(*Tree)) {
 		f(t)
 		return
 	}
+	if count > keepScratch {
+		// A large tree flattens into C memory, freed as soon as f
+		// returns: as Go scratch it would be garbage the size of the
+		// tree (about 50 bytes a node) that the heap carries until the
+		// next collection, once for every large file a build parses.
+		nodes, free := flattenC(ct, count)
+		deleteTree(ct, len(src))
+		t.nodes = nodes
+		defer func() {
+			t.nodes = nil
+			free()
+		}()
+		f(t)
+		return
+	}
 	n, out := p.flattenScratch(ct, count)
 	deleteTree(ct, len(src)) // the nodes are in Go memory now
 	t.nodes = out[:n]
@@ -159,6 +177,28 @@ func (p *Parser) Visit(src []byte, f func(*Tree)) {
 		p.keep(out)
 	}()
 	f(t)
+}
+
+// flattenC writes the named nodes of ct into C memory and returns them
+// with the function that frees that memory (and, for a large tree, hands
+// it back to the system).
+func flattenC(ct *C.TSTree, count int) ([]Node, func()) {
+	out := (*C.syntax_node)(C.malloc(C.size_t(count) * C.size_t(C.sizeof_syntax_node)))
+	links := (*C.int32_t)(C.malloc(C.size_t(2*count) * 4))
+	if out == nil || links == nil {
+		C.free(unsafe.Pointer(out))
+		C.free(unsafe.Pointer(links))
+		return nil, func() {}
+	}
+	n := int(C.syntax_flatten(ct, out, links, (*C.int32_t)(unsafe.Add(unsafe.Pointer(links), 4*count)),
+		C.uint32_t(count),
+		(*C.uint8_t)(unsafe.Pointer(&python3.kinds[0])), C.uint32_t(len(python3.kinds)),
+		(*C.uint8_t)(unsafe.Pointer(&python3.fields[0])), C.uint32_t(len(python3.fields))))
+	C.free(unsafe.Pointer(links))
+	return unsafe.Slice((*Node)(unsafe.Pointer(out)), n), func() {
+		C.free(unsafe.Pointer(out))
+		releaseFreeMemory()
+	}
 }
 
 // ParseRanges parses only the given ranges of src, in order and not
