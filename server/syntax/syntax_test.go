@@ -2,6 +2,7 @@ package syntax
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -314,8 +315,18 @@ func TestVisit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	for name, src := range testSources(t) {
+	sources := testSources(t)
+	// Over keepScratch nodes: Visit flattens into C memory.
+	var big strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&big, "x%d = f(a, b.c[%d], \"s\")  # c\n", i, i)
+	}
+	sources["large, flattened into C memory"] = []byte(big.String())
+	for name, src := range sources {
 		want := p.Parse(src)
+		if name == "large, flattened into C memory" && want.Len() <= keepScratch {
+			t.Fatalf("the large source has %d nodes, not over %d", want.Len(), keepScratch)
+		}
 		var kept *Tree
 		p.Visit(src, func(tree *Tree) {
 			kept = tree
