@@ -20,6 +20,8 @@
 #   --label TEXT     target/tree column (default from the tree)
 #   --out DIR        results directory (default .bench/results)
 #   --servers LIST   comma-separated subset of torchlsp,pyright,pylsp
+#   --no-build       use bin/torchlsp and bin/lspbench as they are (to
+#                    compare binaries built from other commits)
 #   --settle DUR     after the rounds, wait up to DUR (e.g. 2m) for each
 #                    server to go idle before its peak RSS is read, so that
 #                    a cold row counts the whole background index build
@@ -27,7 +29,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYRIGHT_VERSION=1.1.414
-rounds=5 tree="" python=/usr/bin/python3 facts="" label="" out=.bench/results servers=torchlsp,pyright,pylsp settle=0
+rounds=5 tree="" python=/usr/bin/python3 facts="" label="" out=.bench/results servers=torchlsp,pyright,pylsp settle=0 build=1
 while (($#)); do
 	case "$1" in
 	--rounds) rounds=$2; shift 2 ;;
@@ -38,15 +40,19 @@ while (($#)); do
 	--out) out=$2; shift 2 ;;
 	--servers) servers=$2; shift 2 ;;
 	--settle) settle=$2; shift 2 ;;
-	-h | --help) sed -n '2,28p' "$0"; exit 0 ;;
+	--no-build) build=0; shift ;;
+	-h | --help) sed -n '2,27p' "$0"; exit 0 ;;
 	*) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
 want() { [[ ",$servers," == *",$1,"* ]]; }
 
-echo "== build" >&2
-go build -o bin/torchlsp ./cmd/torchlsp
-go build -o bin/lspbench ./cmd/lspbench
+if ((build)); then
+	echo "== build" >&2
+	go build -o bin/torchlsp ./cmd/torchlsp
+	go build -o bin/lspbench ./cmd/lspbench
+fi
+[[ -x bin/torchlsp && -x bin/lspbench ]] || { echo "bench.sh: bin/torchlsp or bin/lspbench is missing (run without --no-build)" >&2; exit 2; }
 
 pyright_dir=.bench/pyright
 if want pyright; then
