@@ -380,6 +380,11 @@ func (s *session) openIndex(ps *pkgState) error {
 		if err := ix.Build(s.env.bg.ctx); err != nil && s.env.bg.ctx.Err() == nil {
 			s.env.notify.LogMessage(s.env.bg.ctx, MessageWarning, fmt.Sprintf("index %s: %v", ps.name, err))
 		}
+		if n := ix.Stats().Truncated; n > 0 {
+			s.env.notify.LogMessage(s.env.bg.ctx, MessageWarning, fmt.Sprintf(
+				"index %s on %s: %d files hold more names than the index keeps (%d a file, %d in all); the names past that are looked up on the target",
+				ps.name, s.spec.Name, n, pyindex.MaxNamesPerFile, pyindex.MaxNamesPerIndex))
+		}
 	})
 	return nil
 }

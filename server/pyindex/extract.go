@@ -48,7 +48,21 @@ type fileData struct {
 	all              []string // literal names of __all__
 	hasAll           bool
 	allDynamic       bool // __all__ was also changed by something not literal
+	// truncated is set when the file holds more names than its limit:
+	// the names past it are not indexed (and so come from the target).
+	truncated bool
 }
+
+// MaxNamesPerFile bounds the names one file contributes to the index
+// (module-level bindings and class members together), so that a hostile
+// file's retained memory is bounded: about 150 bytes a name. Real files
+// hold far fewer: 1,371 in torch 2.11's largest (_VariableFunctions.pyi),
+// 4,678 in any file of Debian's site-packages.
+const MaxNamesPerFile = 20000
+
+// MaxNamesPerIndex bounds the names of a whole index: 68k in torch 2.11,
+// 189k in all of Debian's site-packages; a million is about 150 MB.
+const MaxNamesPerIndex = 1_000_000
 
 // extractor turns one syntax tree into fileData.
 type extractor struct {
@@ -56,12 +70,15 @@ type extractor struct {
 	src []byte
 	pkg string // package that relative imports start from
 	fd  *fileData
+	// names counts the bindings made so far; at limit the walk stops.
+	names, limit int
 }
 
 // extract parses nothing itself: it walks the tree of a module whose
-// package is pkg (the module itself for packages, else its parent).
-func extract(t *syntax.Tree, pkg string) *fileData {
-	e := &extractor{t: t, src: t.Src(), pkg: pkg, fd: &fileData{}}
+// package is pkg (the module itself for packages, else its parent),
+// keeping at most about limit names.
+func extract(t *syntax.Tree, pkg string, limit int) *fileData {
+	e := &extractor{t: t, src: t.Src(), pkg: pkg, fd: &fileData{}, limit: limit}
 	root := t.Root()
 	if root < 0 {
 		return e.fd
@@ -84,9 +101,28 @@ func intern(s string) string {
 // compound statements that run in the same scope (if, try, with, for, while).
 func (e *extractor) body(n int32, tc, top bool, out []binding) []binding {
 	for c := range e.t.Children(n) {
+		if e.names >= e.limit {
+			e.fd.truncated = true
+			break
+		}
+		before := len(out)
 		out = e.statement(c, tc, top, out)
+		if !continuesScope(e.t.Kind(c)) { // those count in their own bodies
+			e.names += len(out) - before
+		}
 	}
 	return out
+}
+
+// continuesScope reports the statements whose bodies bind in the
+// enclosing scope: body walks them itself.
+func continuesScope(k syntax.Kind) bool {
+	switch k {
+	case syntax.KindIfStatement, syntax.KindTryStatement, syntax.KindWithStatement,
+		syntax.KindForStatement, syntax.KindWhileStatement, syntax.KindError:
+		return true
+	}
+	return false
 }
 
 func (e *extractor) statement(c int32, tc, top bool, out []binding) []binding {
@@ -468,4 +504,13 @@ func (e *extractor) absModule(n int32) string {
 // async keyword (the keyword is not a named node).
 func isAsync(def []byte) bool {
 	return len(def) > 5 && string(def[:5]) == "async" && (def[5] == ' ' || def[5] == '\t' || def[5] == '\\')
+}
+
+// countNames counts bindings and their members, nested.
+func countNames(bs []binding) int {
+	n := len(bs)
+	for i := range bs {
+		n += countNames(bs[i].members)
+	}
+	return n
 }

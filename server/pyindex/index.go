@@ -38,8 +38,13 @@ type Index struct {
 
 	fromCache bool         // every file's data came from the cache file
 	parsed    atomic.Int64 // files parsed since Open
-	saved     atomic.Bool  // Build wrote the cache file
-	saveMu    sync.Mutex
+	names     atomic.Int64 // names those files hold, against maxNames
+	// maxFileNames and maxNames are the limits on names per file and in
+	// all (MaxNamesPerFile, MaxNamesPerIndex; tests lower them).
+	maxFileNames, maxNames int
+	truncated              atomic.Int64 // files of those whose names were cut at a limit
+	saved                  atomic.Bool  // Build wrote the cache file
+	saveMu                 sync.Mutex
 
 	paramMu sync.Mutex            // guards params
 	params  map[string]*paramFile // parameter tables of recently asked files, by path
@@ -108,6 +113,10 @@ type Stats struct {
 	Modules   int  // modules, namespace packages included
 	Parsed    int  // files parsed since Open (the rest came from the cache or wait)
 	FromCache bool // the cache file was valid and supplied every file
+	// Truncated counts the files parsed since Open that held more names
+	// than the index keeps (MaxNamesPerFile, or the index's total
+	// MaxNamesPerIndex reached): the names past the limit are missing.
+	Truncated int
 }
 
 // Open lists the Python files under siteDir and loads the cache file when
@@ -133,6 +142,9 @@ func Open(siteDir, cacheFile string, opts ...Option) (*Index, error) {
 		children:  map[string][]string{},
 		parsers:   syntax.NewPool(buildWorkers()),
 		budget:    o.budget,
+
+		maxFileNames: MaxNamesPerFile,
+		maxNames:     MaxNamesPerIndex,
 	}
 	// The grammar is compiled in: a version mismatch shows here or never.
 	p, err := ix.parsers.Get()
@@ -292,7 +304,7 @@ func (ix *Index) SiteDir() string { return ix.siteDir }
 
 // Stats reports the size of the index and how much is parsed.
 func (ix *Index) Stats() Stats {
-	return Stats{Files: len(ix.files), Modules: len(ix.modules), Parsed: int(ix.parsed.Load()), FromCache: ix.fromCache}
+	return Stats{Files: len(ix.files), Modules: len(ix.modules), Parsed: int(ix.parsed.Load()), FromCache: ix.fromCache, Truncated: int(ix.truncated.Load())}
 }
 
 // ModuleNames lists every module in the index, sorted.
@@ -392,7 +404,12 @@ func (ix *Index) parse(f *fileState, budget *syntax.Budget) *fileData {
 	defer ix.parsers.Put(p)
 	fd := &fileData{}
 	// extract copies what it keeps: the tree may live in scratch memory.
-	p.Visit(src, func(t *syntax.Tree) { fd = extract(t, f.pkg) })
+	limit := min(ix.maxFileNames, max(ix.maxNames-int(ix.names.Load()), 0))
+	p.Visit(src, func(t *syntax.Tree) { fd = extract(t, f.pkg, limit) })
+	ix.names.Add(int64(countNames(fd.bindings)))
+	if fd.truncated {
+		ix.truncated.Add(1)
+	}
 	return fd
 }
 

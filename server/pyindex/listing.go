@@ -34,6 +34,9 @@ func OpenListing(siteDir string, files []ListedFile, read func(rel string) ([]by
 		children: map[string][]string{},
 		parsers:  syntax.NewPool(1),
 		read:     read,
+
+		maxFileNames: MaxNamesPerFile,
+		maxNames:     MaxNamesPerIndex,
 	}
 	for _, f := range files {
 		rel := f.Path

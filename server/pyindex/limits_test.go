@@ -1,0 +1,86 @@
+package pyindex
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestNameLimits builds an index over files that hold more names than the
+// limits allow (lowered here; the real ones are 20,000 per file and a
+// million in all): the names past a file's limit, and every name once the
+// index's total is spent, are left out and counted as truncated, while the
+// names before them still resolve.
+func TestNameLimits(t *testing.T) {
+	t.Parallel()
+	site := t.TempDir()
+	write := func(rel, text string) {
+		p := filepath.Join(site, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	many := func(prefix string, n int) string {
+		var b strings.Builder
+		// Names inside compound statements and class bodies count too.
+		b.WriteString("class Holder:\n")
+		for i := range 50 {
+			fmt.Fprintf(&b, "    m%d = %d\n", i, i)
+		}
+		b.WriteString("if True:\n")
+		for i := range n {
+			fmt.Fprintf(&b, "    %s%d = %d\n", prefix, i, i)
+		}
+		return b.String()
+	}
+	write("pkg/__init__.py", "")
+	write("pkg/a.py", many("a", 500))
+	write("pkg/b.py", many("b", 500))
+	write("pkg/c.py", many("c", 500))
+	ix, err := Open(site, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	ix.maxFileNames, ix.maxNames = 300, 700
+	if err := ix.Build(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st := ix.Stats()
+	if st.Truncated != 3 {
+		t.Errorf("Stats.Truncated = %d, want 3 (every file is over its limit)", st.Truncated)
+	}
+	total := 0
+	for _, f := range ix.files {
+		if d := f.data.Load(); d != nil {
+			n := countNames(d.bindings)
+			total += n
+			if n > ix.maxFileNames+1 { // the statement that crosses the limit is kept whole
+				t.Errorf("%s keeps %d names, limit %d", f.rel, n, ix.maxFileNames)
+			}
+		}
+	}
+	if total > ix.maxNames+3*ix.maxFileNames || total == 0 {
+		t.Errorf("the index keeps %d names, limit %d", total, ix.maxNames)
+	}
+	resolved := 0
+	for _, name := range []string{"pkg.a.Holder.m3", "pkg.a.a5", "pkg.b.b5", "pkg.c.c5"} {
+		if _, err := ix.Resolve(name); err == nil {
+			resolved++
+		}
+	}
+	if resolved < 2 {
+		t.Errorf("only %d of the names before the limits resolve", resolved)
+	}
+	for _, name := range []string{"pkg.a.a499", "pkg.b.b499", "pkg.c.c499"} {
+		if _, err := ix.Resolve(name); err == nil {
+			t.Errorf("%s resolves, though it is past its file's limit", name)
+		}
+	}
+}
