@@ -169,17 +169,24 @@ func Open(siteDir, cacheFile string, opts ...Option) (*Index, error) {
 
 // scan walks the site dir for modules.
 func (ix *Index) scan(packages map[string]bool) error {
-	err := filepath.WalkDir(ix.siteDir, func(path string, d fs.DirEntry, err error) error {
+	// A site dir that is itself a link is walked where it points (WalkDir
+	// does not follow its root); files are still read through siteDir.
+	// Links below it are not followed: a package is its own tree.
+	root := ix.siteDir
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if path == ix.siteDir {
+			if path == root {
 				return err
 			}
 			return nil // unreadable subtrees are skipped, not fatal
 		}
-		if path == ix.siteDir {
+		if path == root {
 			return nil
 		}
-		rel, err := filepath.Rel(ix.siteDir, path)
+		rel, err := filepath.Rel(root, path)
 		if err != nil {
 			return err
 		}

@@ -84,3 +84,36 @@ func TestNameLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestSiteDirThroughALink opens an index whose site dir is a symbolic
+// link to the real one: it indexes the tree the link points at, and
+// answers with paths under the link.
+func TestSiteDirThroughALink(t *testing.T) {
+	t.Parallel()
+	real := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(real, "pkg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(real, "pkg", "__init__.py"), []byte("def f():\n    pass\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "site")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Open(link, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if st := ix.Stats(); st.Files != 1 {
+		t.Fatalf("Stats = %+v, want the one file behind the link", st)
+	}
+	r, err := ix.Resolve("pkg.f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Symbol.File != "pkg/__init__.py" || ix.SiteDir() != link {
+		t.Errorf("pkg.f is in %s under %s, want pkg/__init__.py under %s", r.Symbol.File, ix.SiteDir(), link)
+	}
+}
