@@ -36,15 +36,16 @@ type Index struct {
 	// index over a partial, on-demand tree; see OpenListing).
 	read func(rel string) ([]byte, error)
 
-	fromCache bool         // every file's data came from the cache file
-	parsed    atomic.Int64 // files parsed since Open
-	names     atomic.Int64 // names those files hold, against maxNames
 	// maxFileNames and maxNames are the limits on names per file and in
 	// all (MaxNamesPerFile, MaxNamesPerIndex; tests lower them).
 	maxFileNames, maxNames int
-	truncated              atomic.Int64 // files of those whose names were cut at a limit
-	saved                  atomic.Bool  // Build wrote the cache file
-	saveMu                 sync.Mutex
+
+	fromCache bool         // every file's data came from the cache file
+	parsed    atomic.Int64 // files parsed since Open
+	names     atomic.Int64 // names those files hold, against maxNames
+	truncated atomic.Int64 // files of those whose names were cut at a limit
+	saved     atomic.Bool  // Build wrote the cache file
+	saveMu    sync.Mutex
 
 	paramMu sync.Mutex            // guards params
 	params  map[string]*paramFile // parameter tables of recently asked files, by path
