@@ -253,7 +253,9 @@ func runVariant(ctx context.Context, t remote.Target, python string, env map[str
 
 	// The script goes in framed as the bootstrap expects; a process that
 	// dies early makes the write fail, which matters only if no result
-	// comes back.
+	// comes back. stdin then stays open until the process ends: the
+	// script takes its end as the sign that this runner, or the
+	// connection to it, is gone, and stops (repro.py's watch_runner).
 	var sendErr error
 	sent := make(chan struct{})
 	go func() {
@@ -265,7 +267,6 @@ func runVariant(ctx context.Context, t remote.Target, python string, env map[str
 				sendErr = fmt.Errorf("send workspace files: %w", err)
 			}
 		}
-		w.Close()
 	}()
 
 	exited := make(chan struct{})
@@ -331,6 +332,7 @@ func runVariant(ctx context.Context, t remote.Target, python string, env map[str
 
 	waitErr := proc.Wait()
 	close(exited)
+	proc.Stdin().Close()
 	<-killed
 	drained := drainReaders(&readers, proc, opts.Grace)
 	out.Lock()
@@ -362,6 +364,10 @@ func runVariant(ctx context.Context, t remote.Target, python string, env map[str
 		res.Failure = "cancelled"
 	case resultErr != nil:
 		res.Failure = resultErr.Error()
+	case res.ExitCode == -1 && waitErr != nil:
+		// No exit status came back: the connection (or a hop) ended
+		// first. The script stops on its own when that happens.
+		res.Failure = "the connection to the target ended during the run: " + waitErr.Error()
 	default:
 		res.Failure = fmt.Sprintf("exited with status %d without a result", res.ExitCode)
 		if len(tail) > 0 {

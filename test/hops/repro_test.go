@@ -3,6 +3,8 @@ package hops
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/torchlsp/torchlsp/lsp/lsptest"
 	"github.com/torchlsp/torchlsp/remote/sshtarget"
+	"github.com/torchlsp/torchlsp/remote/sshtest"
 	"github.com/torchlsp/torchlsp/server/repro"
 )
 
@@ -193,5 +196,87 @@ func (tp *topology) reproHang(t *testing.T, c chain, cancel bool) {
 	}
 	if v := rep.Variants[0]; v.Failure != want {
 		t.Errorf("the hanging variant: failure %q, want %q (output %q)", v.Failure, want, lines)
+	}
+}
+
+// sleepyEntry is the user's own code for TestLinkCutDuringRepro: it
+// starts a child and sleeps for two minutes before its compile call.
+const sleepyEntry = `import subprocess, time
+child = subprocess.Popen(["sleep", "120"])
+print("user code up, child %d" % child.pid, flush=True)
+time.sleep(120)
+import torch
+f = torch.compile(lambda x: x + 1)
+f(torch.ones(2))
+`
+
+// TestLinkCutDuringRepro: the link to the bastion dies while a repro of
+// the user's own code runs behind every hop. The variant's stdin ends with
+// the connection; the script stops, and its child with it, long before its
+// own five-minute deadline: nothing is left running on the hosts.
+func TestLinkCutDuringRepro(t *testing.T) {
+	t.Parallel()
+	tp := newTopology(t, all)
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "train.py"), []byte(sleepyEntry), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := repro.CollectWorkspace(ws, repro.BundleLimits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := repro.Generate(repro.Spec{
+		StandIn: true, Files: b.Files, Entry: "train.py", CaptureFile: "train.py", CaptureLines: [2]int{5, 5},
+		CaptureTimeout: 5 * time.Minute, Variants: []string{repro.VariantMainThread},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One chain at a time: each cut drops every connection through the relay.
+	for _, c := range chains {
+		t.Run(c.name, func(t *testing.T) {
+			tg, err := sshtarget.New(tp.spec(c, nil), tp.options(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tg.Close()
+			ctx, stop := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer stop()
+			up := make(chan struct{})
+			var once sync.Once
+			sink := func(ev repro.Event) {
+				if ev.Stream == "stdout" && strings.HasPrefix(ev.Line, "user code up") {
+					once.Do(func() { close(up) })
+				}
+			}
+			done := make(chan repro.Report, 1)
+			go func() {
+				rep, _ := repro.Run(ctx, tg, c.python, nil, vs, repro.RunOptions{Timeout: 5 * time.Minute, Grace: time.Second}, sink)
+				done <- rep
+			}()
+			select {
+			case <-up:
+			case rep := <-done:
+				t.Fatalf("the run ended before the user's code was up: %+v", rep)
+			case <-ctx.Done():
+				t.Fatal("the user's code never said it was up")
+			}
+			tp.awaitProcs(t, "the user's child", func(p proc) bool { return p.cmdline == "sleep 120" })
+			cut := time.Now()
+			tp.relay.Cut()
+			tp.relay.SetLink(sshtest.WAN)
+			select {
+			case rep := <-done:
+				if len(rep.Variants) != 1 || !strings.Contains(rep.Variants[0].Failure, "connection to the target ended") {
+					t.Errorf("the run after the cut: %+v, want a failure saying the connection ended", rep.Variants)
+				} else {
+					t.Logf("the run after the cut (%v): %s", time.Since(cut).Round(time.Millisecond), rep.Variants[0].Failure)
+				}
+			case <-ctx.Done():
+				t.Fatal("the run did not end after the link was cut")
+			}
+			tp.requireNothingLeft(t)
+			t.Logf("nothing left running %v after the cut", time.Since(cut).Round(time.Millisecond))
+		})
 	}
 }

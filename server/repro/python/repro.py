@@ -268,6 +268,9 @@ class UserCode:
         if self.root:
             sys.path.insert(0, self.root)
             os.chdir(self.root)
+        # stdin has given what it carries: from now on its end is the
+        # runner's.
+        watch_runner()
 
     def cleanup(self):
         if self.temporary and self.root:
@@ -277,6 +280,76 @@ class UserCode:
 
 
 USER = UserCode()
+
+# RUNNER_GONE is the exit status of a run whose runner went away.
+RUNNER_GONE = 125
+
+
+def kill_what_it_started():
+    """SIGKILLs this process's descendants, and the rest of its process
+    group when it leads one (Linux: read from /proc). Behind a container
+    hop the script leads no group, and what the user's code started must
+    not outlive it either. killpg is not used: a signal handler cannot be
+    changed outside the main thread, and it would take this process too."""
+    me, group = os.getpid(), os.getpgrp()
+    parent_of, group_of = {}, {}
+    try:
+        pids = [int(d) for d in os.listdir("/proc") if d.isdigit()]
+    except OSError:
+        return
+    for pid in pids:
+        try:
+            with open("/proc/%d/stat" % pid, "rb") as f:
+                stat = f.read()
+            # Fields after the command name, which may hold spaces: state,
+            # ppid, pgrp.
+            fields = stat[stat.rindex(b")") + 2:].split()
+            parent_of[pid], group_of[pid] = int(fields[1]), int(fields[2])
+        except (OSError, ValueError, IndexError):
+            pass
+    doomed = set()
+    if group == me:
+        doomed.update(pid for pid, g in group_of.items() if g == group)
+    children = {}
+    for pid, ppid in parent_of.items():
+        children.setdefault(ppid, []).append(pid)
+    todo = [me]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            if c not in doomed:
+                doomed.add(c)
+                todo.append(c)
+    doomed.discard(me)
+    for pid in doomed:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def watch_runner():
+    """Ends the run once its runner has gone away. The runner keeps this
+    process's stdin open until the run ends, so end of file on it means the
+    connection to the editor was lost (or the runner stopped): nobody reads
+    what comes next, and a GPU process must not run on until its deadline.
+    Everything after the script and its workspace files on stdin is read
+    and dropped."""
+    def watch():
+        try:
+            while sys.stdin.buffer.read(65536):
+                pass
+        except BaseException:
+            pass
+        try:
+            sys.stderr.write("torchlsp: the runner went away (stdin closed); stopping\n")
+            sys.stderr.flush()
+        except BaseException:
+            pass  # the connection is gone: so is stderr
+        USER.cleanup()
+        kill_what_it_started()
+        os._exit(RUNNER_GONE)
+
+    threading.Thread(target=watch, name="torchlsp-runner-watch", daemon=True).start()
 
 
 class _Captured(BaseException):
