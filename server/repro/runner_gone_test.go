@@ -26,7 +26,12 @@ func TestScriptEndsWhenRunnerGoesAway(t *testing.T) {
 	ws := t.TempDir()
 	entry := `import subprocess, sys, time
 child = subprocess.Popen(["sleep", "120"])
-print("user code up, child %d" % child.pid, flush=True)
+try:
+    input()
+    empty = False
+except EOFError:
+    empty = True
+print("user code up, child %d, stdin at its end: %s" % (child.pid, empty), flush=True)
 time.sleep(120)
 import torch
 f = torch.compile(lambda x: x + 1)
@@ -40,7 +45,7 @@ f(torch.ones(2))
 		t.Fatal(err)
 	}
 	vs, err := Generate(Spec{
-		StandIn: true, Files: b.Files, Entry: "train.py", CaptureFile: "train.py", CaptureLines: [2]int{5, 5},
+		StandIn: true, Files: b.Files, Entry: "train.py", CaptureFile: "train.py", CaptureLines: [2]int{11, 11},
 		CaptureTimeout: 5 * time.Minute, Variants: []string{VariantMainThread},
 	})
 	if err != nil || len(vs) != 1 {
@@ -87,6 +92,10 @@ f(torch.ones(2))
 			t.Fatalf("the script ended before the user's code ran; stderr:\n%s", stderr.String())
 		}
 		t.Log(line)
+		// The user's code reads an empty stdin, not the runner's pipe.
+		if !strings.HasSuffix(line, "stdin at its end: True") {
+			t.Errorf("the user's code read something other than an empty stdin: %q", line)
+		}
 	case <-time.After(time.Minute):
 		t.Fatalf("the user's code did not start; stderr:\n%s", stderr.String())
 	}

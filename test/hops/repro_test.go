@@ -226,7 +226,7 @@ func TestLinkCutDuringRepro(t *testing.T) {
 		t.Fatal(err)
 	}
 	vs, err := repro.Generate(repro.Spec{
-		StandIn: true, Files: b.Files, Entry: "train.py", CaptureFile: "train.py", CaptureLines: [2]int{5, 5},
+		StandIn: true, Files: b.Files, Entry: "train.py", CaptureFile: "train.py", CaptureLines: [2]int{6, 6},
 		CaptureTimeout: 5 * time.Minute, Variants: []string{repro.VariantMainThread},
 	})
 	if err != nil {

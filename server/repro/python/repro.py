@@ -334,9 +334,11 @@ def watch_runner():
     what comes next, and a GPU process must not run on until its deadline.
     Everything after the script and its workspace files on stdin is read
     and dropped."""
+    stream = sys.stdin.buffer
+
     def watch():
         try:
-            while sys.stdin.buffer.read(65536):
+            while stream.read(65536):
                 pass
         except BaseException:
             pass
@@ -350,6 +352,9 @@ def watch_runner():
         os._exit(RUNNER_GONE)
 
     threading.Thread(target=watch, name="torchlsp-runner-watch", daemon=True).start()
+    # The user's code sees an empty stdin, as before the watch: input()
+    # ends at once instead of waiting on the runner's pipe.
+    sys.stdin = open(os.devnull)
 
 
 class _Captured(BaseException):
