@@ -14,114 +14,8 @@ import (
 	"time"
 
 	"github.com/torchlsp/torchlsp/lsp/lsptest"
+	"github.com/torchlsp/torchlsp/remote/hostiletest"
 )
-
-// hostileRunner is the interpreter of a hostile target: it runs
-// torchlsp's programs as the bootstrap on /usr/bin/python3 does, but the
-// program named in HOSTILE_PROGRAM gets the Python code of the file
-// HOSTILE_PATCH inserted before its last line, `main()`, so the patch can
-// replace any function of the helper or the mirror script. The rest is
-// the real program on the real interpreter.
-const hostileRunner = `#!/usr/bin/python3
-import os, sys
-sys.dont_write_bytecode = True
-n = int(sys.stdin.buffer.readline())
-src = sys.stdin.buffer.read(n).decode("utf-8")
-name = sys.argv[-1]
-if name == os.environ.get("HOSTILE_PROGRAM"):
-    with open(os.environ["HOSTILE_PATCH"]) as f:
-        patch = f.read()
-    head, sep, tail = src.rpartition("\nmain()")
-    src = head + "\n" + patch + "\nmain()" + tail
-exec(compile(src, name, "exec"), {"__name__": "__torchlsp__"})
-`
-
-// hostilePrelude gives mirror patches a tar stream writer and a file of n
-// zero bytes that costs no memory.
-const hostilePrelude = `
-import gzip as _gz, io as _io, json as _json, tarfile as _tar, time as _time
-
-class Zeros(_io.RawIOBase):
-    def __init__(self, n):
-        self.n = n
-    def readable(self):
-        return True
-    def readinto(self, b):
-        k = min(len(b), self.n)
-        b[:k] = bytes(k)
-        self.n -= k
-        return k
-
-class Assignments(_io.RawIOBase):
-    """n bytes of lines a0 = 0, a1 = 1, ..., made as they are read; packed
-    puts 200 statements on a line, a0=0;a1=1;..."""
-    def __init__(self, n, packed=False):
-        self.n = n
-        self.i = 0
-        self.packed = packed
-        self.pending = b""
-    def readable(self):
-        return True
-    def readinto(self, b):
-        while len(self.pending) < len(b) and len(self.pending) < self.n:
-            if self.packed:
-                self.pending += b";".join(b"a%d=%d" % (j, j) for j in range(self.i, self.i + 200)) + b"\n"
-                self.i += 200
-                continue
-            self.pending += b"".join(b"a%d = %d\n" % (j, j) for j in range(self.i, self.i + 1000))
-            self.i += 1000
-        k = min(len(b), self.n, len(self.pending))
-        b[:k] = self.pending[:k]
-        self.pending = self.pending[k:]
-        self.n -= k
-        return k
-
-class Stream:
-    def __init__(self):
-        self.params = _json.loads(sys.stdin.buffer.readline().decode("utf-8"))
-        self.out = sys.stdout.buffer
-        self.z = None
-        if self.params.get("compress") == "gzip":
-            self.z = _gz.GzipFile(fileobj=self.out, mode="wb", compresslevel=1, mtime=0)
-        self.tar = _tar.open(fileobj=self.z or self.out, mode="w|", format=_tar.PAX_FORMAT, bufsize=1 << 16)
-    def meta(self, name, value):
-        data = _json.dumps(value).encode()
-        info = _tar.TarInfo(".torchlsp/" + name)
-        info.size = len(data)
-        self.tar.addfile(info, _io.BytesIO(data))
-    def file(self, name, data=None, zeros=0, assignments=0, packed=0):
-        info = _tar.TarInfo(name)
-        if data is not None:
-            info.size, src = len(data), _io.BytesIO(data)
-        elif assignments:
-            info.size, src = assignments, Assignments(assignments)
-        elif packed:
-            info.size, src = packed, Assignments(packed, packed=True)
-        else:
-            info.size, src = zeros, Zeros(zeros)
-        self.tar.addfile(info, src)
-    def flush(self):
-        st = self.tar.fileobj
-        st.fileobj.write(st.buf)
-        st.buf = b""
-        if self.z is not None:
-            self.z.flush()
-        self.out.flush()
-    def close(self):
-        self.tar.close()
-        if self.z is not None:
-            self.z.close()
-        self.out.flush()
-
-def real_files(s):
-    """The package's files, as the real mirror script lists them."""
-    p = s.params
-    out = []
-    for name, path in source_files(p["site"], p["member"], p.get("is_package", True)):
-        with open(path, "rb") as f:
-            out.append((name, f.read()))
-    return out
-`
 
 // hostileTarget is a hostile interpreter and the environment that selects
 // its patch.
@@ -133,21 +27,9 @@ type hostileTarget struct {
 func newHostileTarget(t testing.TB, program, patch string) hostileTarget {
 	t.Helper()
 	needPython(t)
-	dir := t.TempDir()
-	runner := filepath.Join(dir, "python3")
-	if err := os.WriteFile(runner, []byte(hostileRunner), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	patchFile := filepath.Join(dir, "patch.py")
-	if err := os.WriteFile(patchFile, []byte(hostilePrelude+patch), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return hostileTarget{python: runner, env: map[string]string{
-		"PYTHONPATH":      filepath.Join(repoRoot(t), "testdata", "site"),
-		"HOSTILE_PROGRAM": program,
-		"HOSTILE_PATCH":   patchFile,
-		"HOSTILE_DIR":     dir,
-	}}
+	python, env := hostiletest.Install(t, t.TempDir(), program, patch)
+	env["PYTHONPATH"] = filepath.Join(repoRoot(t), "testdata", "site")
+	return hostileTarget{python: python, env: env}
 }
 
 // settings are editor settings whose default target is the hostile one.

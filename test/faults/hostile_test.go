@@ -15,7 +15,7 @@ import (
 
 // These tests run the torchlsp binary against hostile input: a cloned
 // repository's torchlsp.toml, and targets whose interpreter sends hostile
-// archives and answers (hostileRunner patches the real helper and mirror
+// archives and answers (hostiletest.Runner patches the real helper and mirror
 // script). Each says what the user sees, and logs the binary's peak RSS
 // for docs/RELIABILITY.md.
 
