@@ -44,6 +44,22 @@ func (h hostileTarget) settings(t testing.TB, extra map[string]string) json.RawM
 	return targetSettings(t, h.python, env)
 }
 
+// serveHostileWorkspace starts serve with settings on a fresh
+// hostileWorkspace and fresh XDG directories, and opens the workspace's
+// file; it returns the process, the file's URI and text, and the cache
+// directory.
+func serveHostileWorkspace(t testing.TB, bin string, settings json.RawMessage) (p *lsptest.Process, uri, text, cache string) {
+	t.Helper()
+	ws, file, text := hostileWorkspace(t)
+	env, cache := xdgEnv(t)
+	p = serveProcess(t, bin, ws, settings, env)
+	uri = lsptest.FileURI(file)
+	if err := p.DidOpen(uri, "python", text); err != nil {
+		t.Fatal(err)
+	}
+	return p, uri, text, cache
+}
+
 // xdgEnv points the binary's config, cache and state at fresh directories
 // and returns them with the environment.
 func xdgEnv(t testing.TB) ([]string, string) {

@@ -164,14 +164,8 @@ func TestHostileMirrorFileUnderLimit(t *testing.T) {
 	for _, kind := range []string{"assignments", "packed"} {
 		t.Run(kind, func(t *testing.T) {
 			h := newHostileTarget(t, "torchlsp_mirror", hostileMirror(1, (4<<20)-4096, kind))
-			ws, file, text := hostileWorkspace(t)
-			env, _ := xdgEnv(t)
-			p := serveProcess(t, bin, ws, h.settings(t, nil), env)
+			p, uri, text, _ := serveHostileWorkspace(t, bin, h.settings(t, nil))
 			ctx := testContext(t, 3*time.Minute)
-			uri := lsptest.FileURI(file)
-			if err := p.DidOpen(uri, "python", text); err != nil {
-				t.Fatal(err)
-			}
 			line, col := at(t, text, "nn.Linear", 0, 3)
 			if hov, err := p.Hover(ctx, uri, line, col); err != nil || hov == nil {
 				t.Fatalf("hover: %+v, %v", hov, err)
@@ -248,14 +242,8 @@ METHODS["inspect"] = (m_inspect, True)
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			h := newHostileTarget(t, "torchlsp_helper", tt.patch)
-			ws, file, text := hostileWorkspace(t)
-			env, cache := xdgEnv(t)
-			p := serveProcess(t, bin, ws, h.settings(t, nil), env)
+			p, uri, text, cache := serveHostileWorkspace(t, bin, h.settings(t, nil))
 			ctx := testContext(t, 2*time.Minute)
-			uri := lsptest.FileURI(file)
-			if err := p.DidOpen(uri, "python", text); err != nil {
-				t.Fatal(err)
-			}
 			if tt.msg != "" {
 				if _, err := p.AwaitMessage(ctx, false, tt.msg); err != nil {
 					t.Fatalf("no message saying %q: %v", tt.msg, err)
@@ -372,14 +360,8 @@ def main():
     s.flush()
     _time.sleep(600)
 `)
-	ws, file, text := hostileWorkspace(t)
-	env, _ := xdgEnv(t)
-	p := serveProcess(t, bin, ws, h.settings(t, nil), env)
+	p, uri, text, _ := serveHostileWorkspace(t, bin, h.settings(t, nil))
 	ctx := testContext(t, 4*time.Minute)
-	uri := lsptest.FileURI(file)
-	if err := p.DidOpen(uri, "python", text); err != nil {
-		t.Fatal(err)
-	}
 	line, col := at(t, text, "nn.Linear", 0, 3)
 	start := time.Now()
 	// This hover waits for the mirror; it must be answered once the stall
@@ -429,14 +411,8 @@ func TestStoppedHelperIsReplaced(t *testing.T) {
 	bin := buildServer(t)
 	mark := marker(t)
 	site := filepath.Join(repoRoot(t), "testdata", "site")
-	ws, file, text := hostileWorkspace(t)
-	env, _ := xdgEnv(t)
-	p := serveProcess(t, bin, ws, targetSettings(t, debianPython, map[string]string{"PYTHONPATH": site, "FAULT_MARK": mark}), env)
+	p, uri, text, _ := serveHostileWorkspace(t, bin, targetSettings(t, debianPython, map[string]string{"PYTHONPATH": site, "FAULT_MARK": mark}))
 	ctx := testContext(t, 3*time.Minute)
-	uri := lsptest.FileURI(file)
-	if err := p.DidOpen(uri, "python", text); err != nil {
-		t.Fatal(err)
-	}
 	line, col := at(t, text, "torch.add(", 0, 6)
 	if h, err := p.Hover(ctx, uri, line, col); err != nil || h == nil {
 		t.Fatalf("first hover: %v %v", h, err)
