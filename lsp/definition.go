@@ -12,12 +12,19 @@ import (
 )
 
 func (s *lspServer) definition(_ context.Context, raw json.RawMessage) (callRunner, error) {
+	return s.locationsAt(raw, s.engine.Definition)
+}
+
+// locationsAt answers a position request whose result is locations
+// (definition, implementation): the snapshot and position are taken now,
+// on the read loop, and query runs with them later.
+func (s *lspServer) locationsAt(raw json.RawMessage, query func(context.Context, *server.Snapshot, server.Position) ([]server.Location, error)) (callRunner, error) {
 	doc, pos, err := s.position(raw)
 	if err != nil {
 		return nil, err
 	}
 	return func(ctx context.Context) (any, error) {
-		locs, err := s.engine.Definition(ctx, doc, pos)
+		locs, err := query(ctx, doc, pos)
 		if err != nil || len(locs) == 0 {
 			return nil, err
 		}
