@@ -52,28 +52,21 @@ func DefaultMirrorLimits() MirrorLimits {
 // withDefaults fills the zero fields of l.
 func (l MirrorLimits) withDefaults() MirrorLimits {
 	d := DefaultMirrorLimits()
-	if l.MaxFiles <= 0 {
-		l.MaxFiles = d.MaxFiles
-	}
-	if l.MaxBytes <= 0 {
-		l.MaxBytes = d.MaxBytes
-	}
-	if l.MaxFileBytes <= 0 {
-		l.MaxFileBytes = d.MaxFileBytes
-	}
-	if l.MaxStreamBytes <= 0 {
-		l.MaxStreamBytes = d.MaxStreamBytes
-	}
-	if l.StartTimeout <= 0 {
-		l.StartTimeout = d.StartTimeout
-	}
-	if l.StallTimeout <= 0 {
-		l.StallTimeout = d.StallTimeout
-	}
-	if l.Timeout <= 0 {
-		l.Timeout = d.Timeout
-	}
+	orDefault(&l.MaxFiles, d.MaxFiles)
+	orDefault(&l.MaxBytes, d.MaxBytes)
+	orDefault(&l.MaxFileBytes, d.MaxFileBytes)
+	orDefault(&l.MaxStreamBytes, d.MaxStreamBytes)
+	orDefault(&l.StartTimeout, d.StartTimeout)
+	orDefault(&l.StallTimeout, d.StallTimeout)
+	orDefault(&l.Timeout, d.Timeout)
 	return l
+}
+
+// orDefault sets a limit that is zero (or negative) to its default.
+func orDefault[T int | int64 | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }
 
 // HelperLimits bounds what the resident helper may send back. The helper
@@ -130,27 +123,16 @@ func DefaultHelperLimits() HelperLimits {
 
 func (l HelperLimits) withDefaults() HelperLimits {
 	d := DefaultHelperLimits()
-	pick := func(v *int, def int) {
-		if *v <= 0 {
-			*v = def
-		}
-	}
-	pick(&l.MaxFrame, d.MaxFrame)
-	pick(&l.MaxDoc, d.MaxDoc)
-	pick(&l.MaxDocSummary, d.MaxDocSummary)
-	pick(&l.MaxSignature, d.MaxSignature)
-	pick(&l.MaxRepr, d.MaxRepr)
-	pick(&l.MaxName, d.MaxName)
-	pick(&l.MaxList, d.MaxList)
-	if l.ProbeAfter <= 0 {
-		l.ProbeAfter = d.ProbeAfter
-	}
-	if l.ProbeTimeout <= 0 {
-		l.ProbeTimeout = d.ProbeTimeout
-	}
-	if l.MaxCall <= 0 {
-		l.MaxCall = d.MaxCall
-	}
+	orDefault(&l.MaxFrame, d.MaxFrame)
+	orDefault(&l.MaxDoc, d.MaxDoc)
+	orDefault(&l.MaxDocSummary, d.MaxDocSummary)
+	orDefault(&l.MaxSignature, d.MaxSignature)
+	orDefault(&l.MaxRepr, d.MaxRepr)
+	orDefault(&l.MaxName, d.MaxName)
+	orDefault(&l.MaxList, d.MaxList)
+	orDefault(&l.ProbeAfter, d.ProbeAfter)
+	orDefault(&l.ProbeTimeout, d.ProbeTimeout)
+	orDefault(&l.MaxCall, d.MaxCall)
 	return l
 }
 
