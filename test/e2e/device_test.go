@@ -20,22 +20,7 @@ import (
 // It runs only where TORCHLSP_DEVICE_PYTHON names that interpreter (and
 // TORCHLSP_BIN the binary, since the host has no Go toolchain).
 func TestOnGPUHost(t *testing.T) {
-	python := os.Getenv("TORCHLSP_DEVICE_PYTHON")
-	if python == "" {
-		t.Skip("TORCHLSP_DEVICE_PYTHON is not set: this test runs on the GPU host")
-	}
-	files := map[string]string{}
-	for _, f := range []string{"threaded.py", "fixed.py", "symbols.py"} {
-		data, err := os.ReadFile(filepath.Join("testdata", "h200", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[f] = string(data)
-	}
-	settings := mustJSON(t, map[string]any{
-		"defaultTarget": "h200",
-		"targets":       map[string]any{"h200": map[string]any{"python": python}},
-	})
+	files, settings := gpuHostSetup(t, "threaded.py", "fixed.py", "symbols.py")
 	start := time.Now()
 	env := lsptest.Start(t, lsptest.Config{Server: program(t), Files: files, Settings: settings,
 		Client: lsptest.Options{ShowDocument: true}, Timeout: 9 * time.Minute})
@@ -162,4 +147,28 @@ func tail(path, suffix string) string {
 		return path[i:]
 	}
 	return path
+}
+
+// gpuHostSetup is what both GPU-host tests start from: the host's
+// interpreter (the test is skipped where TORCHLSP_DEVICE_PYTHON does not
+// name it), the named files of testdata/h200, and settings whose default
+// target, h200, is that interpreter.
+func gpuHostSetup(t *testing.T, names ...string) (files map[string]string, settings json.RawMessage) {
+	t.Helper()
+	python := os.Getenv("TORCHLSP_DEVICE_PYTHON")
+	if python == "" {
+		t.Skip("TORCHLSP_DEVICE_PYTHON is not set: this test runs on the GPU host")
+	}
+	files = map[string]string{}
+	for _, f := range names {
+		data, err := os.ReadFile(filepath.Join("testdata", "h200", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[f] = string(data)
+	}
+	return files, mustJSON(t, map[string]any{
+		"defaultTarget": "h200",
+		"targets":       map[string]any{"h200": map[string]any{"python": python}},
+	})
 }

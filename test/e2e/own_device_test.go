@@ -19,22 +19,7 @@ import (
 // with two deliberate graph breaks. Like TestOnGPUHost it runs only where
 // TORCHLSP_DEVICE_PYTHON names the host's interpreter.
 func TestOwnCodeOnGPUHost(t *testing.T) {
-	python := os.Getenv("TORCHLSP_DEVICE_PYTHON")
-	if python == "" {
-		t.Skip("TORCHLSP_DEVICE_PYTHON is not set: this test runs on the GPU host")
-	}
-	files := map[string]string{}
-	for _, f := range []string{"own_gpt.py", "own_breaks.py"} {
-		data, err := os.ReadFile(filepath.Join("testdata", "h200", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[f] = string(data)
-	}
-	settings := mustJSON(t, map[string]any{
-		"defaultTarget": "h200",
-		"targets":       map[string]any{"h200": map[string]any{"python": python}},
-	})
+	files, settings := gpuHostSetup(t, "own_gpt.py", "own_breaks.py")
 	env := lsptest.Start(t, lsptest.Config{Server: program(t), Files: files, Settings: settings,
 		Client: lsptest.Options{ShowDocument: true}, Timeout: 9 * time.Minute})
 	c := env.Editor
