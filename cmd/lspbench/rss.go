@@ -115,22 +115,27 @@ func descendants(root int) []int {
 }
 
 func parentPID(pid int) (int, bool) {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0, false
-	}
-	// The command name is in parentheses and may hold spaces: fields
-	// after the last ')' are "state ppid ...".
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0, false
-	}
-	fields := bytes.Fields(data[i+1:])
-	if len(fields) < 2 {
+	fields, ok := statFields(pid)
+	if !ok || len(fields) < 2 {
 		return 0, false
 	}
 	ppid, err := strconv.Atoi(string(fields[1]))
 	return ppid, err == nil
+}
+
+// statFields returns the fields of /proc/PID/stat from the third on
+// (state, ppid, ...): the command name before them is in parentheses and
+// may hold spaces.
+func statFields(pid int) ([][]byte, bool) {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return nil, false
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return nil, false
+	}
+	return bytes.Fields(data[i+1:]), true
 }
 
 func commName(pid int) string {
@@ -196,16 +201,8 @@ const clockTick = 10 * time.Millisecond
 // cpuTime is the processor time pid has used, user and system, from
 // fields 14 and 15 of /proc/PID/stat.
 func cpuTime(pid int) (time.Duration, bool) {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0, false
-	}
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0, false
-	}
-	fields := bytes.Fields(data[i+1:]) // from field 3, the state
-	if len(fields) < 13 {
+	fields, ok := statFields(pid)
+	if !ok || len(fields) < 13 {
 		return 0, false
 	}
 	utime, err1 := strconv.ParseInt(string(fields[11]), 10, 64)
