@@ -190,10 +190,7 @@ func flattenC(ct *C.TSTree, count int) ([]Node, func()) {
 		C.free(unsafe.Pointer(links))
 		return nil, func() {}
 	}
-	n := int(C.syntax_flatten(ct, out, links, (*C.int32_t)(unsafe.Add(unsafe.Pointer(links), 4*count)),
-		C.uint32_t(count),
-		(*C.uint8_t)(unsafe.Pointer(&python3.kinds[0])), C.uint32_t(len(python3.kinds)),
-		(*C.uint8_t)(unsafe.Pointer(&python3.fields[0])), C.uint32_t(len(python3.fields))))
+	n := flattenInto(ct, out, links, count)
 	C.free(unsafe.Pointer(links))
 	return unsafe.Slice((*Node)(unsafe.Pointer(out)), n), func() {
 		C.free(unsafe.Pointer(out))
@@ -297,15 +294,19 @@ func (p *Parser) flattenScratch(ct *C.TSTree, count int) (int, []Node) {
 		links = make([]int32, 2*len(out))
 	}
 	out, links = out[:count], links[:2*count]
-	n := int(C.syntax_flatten(ct,
-		(*C.syntax_node)(unsafe.Pointer(&out[0])),
-		(*C.int32_t)(unsafe.Pointer(&links[0])),
-		(*C.int32_t)(unsafe.Pointer(&links[count])),
+	n := flattenInto(ct, (*C.syntax_node)(unsafe.Pointer(&out[0])), (*C.int32_t)(unsafe.Pointer(&links[0])), count)
+	p.links = links[:0]
+	return n, out
+}
+
+// flattenInto writes the named nodes of ct into out (room for count
+// nodes), using links (room for 2*count) as the walk's scratch, and
+// returns how many it wrote.
+func flattenInto(ct *C.TSTree, out *C.syntax_node, links *C.int32_t, count int) int {
+	return int(C.syntax_flatten(ct, out, links, (*C.int32_t)(unsafe.Add(unsafe.Pointer(links), 4*count)),
 		C.uint32_t(count),
 		(*C.uint8_t)(unsafe.Pointer(&python3.kinds[0])), C.uint32_t(len(python3.kinds)),
 		(*C.uint8_t)(unsafe.Pointer(&python3.fields[0])), C.uint32_t(len(python3.fields))))
-	p.links = links[:0]
-	return n, out
 }
 
 // keep holds on to the scratch for the next parse while it is small.
