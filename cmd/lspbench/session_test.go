@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/torchlsp/torchlsp/lsp/lsptest"
 )
 
 func TestParseLocations(t *testing.T) {
@@ -129,10 +129,6 @@ func TestSessionWithRealServers(t *testing.T) {
 	if exec.Command(python, "-c", "import torch").Run() != nil {
 		t.Skip("/usr/bin/python3 cannot import torch")
 	}
-	pyrightDir := os.Getenv("TORCHLSP_PYRIGHT_DIR")
-	if pyrightDir == "" {
-		pyrightDir = "/var/cache/torchlsp-pyright"
-	}
 	for _, srv := range []struct {
 		name     string
 		argv     func() ([]string, error)
@@ -142,14 +138,7 @@ func TestSessionWithRealServers(t *testing.T) {
 			p, err := exec.LookPath("pylsp")
 			return []string{p}, err
 		}, ""},
-		{"pyright", func() ([]string, error) {
-			js := filepath.Join(pyrightDir, "node_modules", "pyright", "langserver.index.js")
-			if _, err := os.Stat(js); err != nil {
-				return nil, err
-			}
-			node, err := exec.LookPath("node")
-			return []string{node, js, "--stdio"}, err
-		}, `{"python":{"pythonPath":"` + python + `"}}`},
+		{"pyright", func() ([]string, error) { return lsptest.NPMServer("pyright") }, `{"python":{"pythonPath":"` + python + `"}}`},
 	} {
 		t.Run(srv.name, func(t *testing.T) {
 			t.Parallel()

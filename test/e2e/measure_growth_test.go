@@ -123,17 +123,8 @@ func bestSSHTrue(t *testing.T, r *sshRig) time.Duration {
 // returns the time from starting it to its first definition of nn.Linear
 // in torch/nn/modules/linear.py. ok is false when pyright is missing.
 func pyrightFirstDefinition(t *testing.T, site string) (time.Duration, bool) {
-	dir := os.Getenv("TORCHLSP_PYRIGHT_DIR")
-	if dir == "" {
-		dir = "/var/cache/torchlsp-pyright"
-	}
-	js := filepath.Join(dir, "node_modules", "pyright", "langserver.index.js")
-	node, err := exec.LookPath("node")
+	argv, err := lsptest.NPMServer("pyright")
 	if err != nil {
-		t.Logf("no pyright column: %v", err)
-		return 0, false
-	}
-	if _, err := os.Stat(js); err != nil {
 		t.Logf("no pyright column: %v", err)
 		return 0, false
 	}
@@ -152,7 +143,7 @@ func pyrightFirstDefinition(t *testing.T, site string) (time.Duration, bool) {
 	settings := map[string]any{"python": map[string]any{"pythonPath": debianPython, "analysis": analysis}}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, js, "--stdio")
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	t0 := time.Now()
 	p, err := lsptest.StartProcess(cmd, lsptest.Options{

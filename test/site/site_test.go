@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/torchlsp/torchlsp/lsp/lsptest"
 )
 
 const debianPython = "/usr/bin/python3"
@@ -208,14 +210,6 @@ func makeNoTorchVenv(dir string) (string, error) {
 	return py, nil
 }
 
-// pyrightDir is where scripts/setup.sh installs the npm servers.
-func pyrightDir() string {
-	if d := os.Getenv("TORCHLSP_PYRIGHT_DIR"); d != "" {
-		return d
-	}
-	return "/var/cache/torchlsp-pyright"
-}
-
 // offline runs argv without a network when the system allows it
 // (unshare(1) into an empty network namespace), so that no npm server
 // can fetch anything while it is tested.
@@ -242,14 +236,11 @@ type editor struct {
 func npmServer(pkg string) func(t testing.TB) []string {
 	return func(t testing.TB) []string {
 		t.Helper()
-		if _, err := exec.LookPath("node"); err != nil {
-			t.Skip("node is not installed: run scripts/setup.sh --test")
+		argv, err := lsptest.NPMServer(pkg)
+		if err != nil {
+			t.Skip(err)
 		}
-		js := filepath.Join(pyrightDir(), "node_modules", pkg, "langserver.index.js")
-		if _, err := os.Stat(js); err != nil {
-			t.Skipf("%s is not installed at %s: run scripts/setup.sh --test", pkg, js)
-		}
-		return offline(t, "node", js, "--stdio")
+		return offline(t, argv...)
 	}
 }
 
