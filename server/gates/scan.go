@@ -153,10 +153,7 @@ func scanFiles(ctx context.Context, siteDir string, files []torchFile, opts Opti
 		// time and cost memory.
 		workers = min(runtime.GOMAXPROCS(0), 4)
 	}
-	budget := opts.Budget
-	if budget == nil {
-		budget = syntax.NewBudget(syntax.DefaultBudget)
-	}
+	budget := opts.Budget.OrDefault()
 	workersPool, err := newWorkerPool(workers)
 	if err != nil {
 		return nil, err

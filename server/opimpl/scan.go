@@ -99,10 +99,7 @@ func Scan(ctx context.Context, siteDir string) (*Table, error) {
 // scanFiles scans files; budget (nil: one of its own) bounds the text
 // parsed at once.
 func scanFiles(ctx context.Context, siteDir string, files []sourceFile, budget *syntax.Budget) (*Table, error) {
-	if budget == nil {
-		budget = syntax.NewBudget(syntax.DefaultBudget)
-	}
-	facts, err := parseAll(ctx, siteDir, files, budget)
+	facts, err := parseAll(ctx, siteDir, files, budget.OrDefault())
 	if err != nil {
 		return nil, err
 	}

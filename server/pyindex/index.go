@@ -129,9 +129,6 @@ func Open(siteDir, cacheFile string, opts ...Option) (*Index, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.budget == nil {
-		o.budget = syntax.NewBudget(syntax.DefaultBudget)
-	}
 	abs, err := filepath.Abs(siteDir)
 	if err != nil {
 		return nil, fmt.Errorf("pyindex: open %s: %w", siteDir, err)
@@ -142,7 +139,7 @@ func Open(siteDir, cacheFile string, opts ...Option) (*Index, error) {
 		modules:   map[string]*module{},
 		children:  map[string][]string{},
 		parsers:   syntax.NewPool(buildWorkers()),
-		budget:    o.budget,
+		budget:    o.budget.OrDefault(),
 
 		maxFileNames: MaxNamesPerFile,
 		maxNames:     MaxNamesPerIndex,

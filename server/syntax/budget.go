@@ -38,6 +38,15 @@ func NewBudget(limit int) *Budget {
 	return b
 }
 
+// OrDefault returns b, or a new budget of DefaultBudget when b is nil: for
+// work that may be given a budget to share and otherwise has its own.
+func (b *Budget) OrDefault() *Budget {
+	if b == nil {
+		return NewBudget(DefaultBudget)
+	}
+	return b
+}
+
 // Take waits until n bytes fit and takes them; call release once the
 // parse and everything holding its tree are done. A nil Budget takes
 // nothing.

@@ -160,7 +160,7 @@ func (p *Parser) Visit(src []byte, f func(*Tree)) {
 		// tree (about 50 bytes a node) that the heap carries until the
 		// next collection, once for every large file a build parses.
 		nodes, free := flattenC(ct, count)
-		deleteTree(ct, len(src))
+		C.ts_tree_delete(ct) // free hands both back to the system at once
 		t.nodes = nodes
 		defer func() {
 			t.nodes = nil
