@@ -62,18 +62,27 @@ func (s *session) effective(ctx context.Context, f *gates.Flag, wait time.Durati
 		st = &effectiveState{done: make(chan struct{})}
 		s.effectiveVals[f.Module] = st
 		started := s.env.bg.Go(func() {
-			defer close(st.done)
 			ctx, cancel := context.WithTimeout(s.env.bg.ctx, s.env.inspectTimeout)
 			defer cancel()
-			st.err = s.importing(ctx, "torch", func() (err error) {
-				st.cfg, err = s.client.EvalConfig(ctx, f.Module)
+			published := false
+			err := s.importing(ctx, "torch", func() error {
+				cfg, err := s.client.EvalConfig(ctx, f.Module)
+				if err == nil {
+					// Known before the import's progress ends: a hover
+					// that follows that end sees the value.
+					st.cfg, published = cfg, true
+					close(st.done)
+				}
 				return err
 			})
-			if st.err != nil {
-				s.mu.Lock()
-				delete(s.effectiveVals, f.Module) // ask again next time
-				s.mu.Unlock()
+			if published {
+				return
 			}
+			st.err = err
+			s.mu.Lock()
+			delete(s.effectiveVals, f.Module) // ask again next time
+			s.mu.Unlock()
+			close(st.done)
 		})
 		if !started {
 			st.err = errShutDown
