@@ -61,7 +61,7 @@ func ProgramCommand(in Interpreter, name string) Command {
 	}
 	return Command{
 		Argv: pystart.Argv(python, in.UserSite, bootstrapCode, name),
-		Env:  in.Env,
+		Env:  pystart.Env(in.Env),
 	}
 }
 

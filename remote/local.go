@@ -27,9 +27,9 @@ type Terminator interface {
 
 // NeutralDir is the working directory of every process a local target
 // starts: torchlsp's own is often a workspace, and an interpreter reads
-// its start directory (a relative or empty PYTHONPATH entry, the '' on
-// sys.path, relative paths in its code) before torchlsp's programs can
-// change directory. No workspace controls "/".
+// its start directory (a relative or empty PYTHONPATH entry, the empty
+// string -c puts on sys.path, relative paths in its code) before
+// torchlsp's programs can change directory. No workspace controls "/".
 const NeutralDir = "/"
 
 // NewLocal returns a Target that runs commands on this machine with

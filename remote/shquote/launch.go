@@ -147,7 +147,11 @@ for p in os.listdir("/proc"):
 // interpreter: the directory the hop starts it in (a container's working
 // directory, often a checkout) is not on its sys.path.
 func inHopKillArgv(python, token string) []string {
-	return pystart.Argv(python, false, inHopKill, token)
+	words := []string{"env"}
+	for k, v := range pystart.Env(nil) {
+		words = append(words, k+"="+v)
+	}
+	return append(words, pystart.Argv(python, false, inHopKill, token)...)
 }
 
 // KillLine returns the command line that ends the command whose login

@@ -57,10 +57,10 @@ func TestLaunchLines(t *testing.T) {
 		{"srun", []string{"srun", "-p", "debug", "--"}, py, []string{"srun --unbuffered -p debug -- /usr/bin/python3"}, false,
 			"kill -s TERM -- -42 2>/dev/null && {", []string{"kill -s 0 -- -42", "kill -s KILL -- -42"}},
 		{"docker", []string{"docker", "exec", "-i", "trainer"}, py, []string{"docker exec -i trainer env '" + TokenVar + "="}, true,
-			"docker exec -i trainer /usr/bin/python3 -s -u -B -c ", []string{"</dev/null", "kill -s KILL -- -42 2>&1 || true"}},
+			"docker exec -i trainer env 'PYTHONSAFEPATH=torchlsp' /usr/bin/python3 -s -u -B -c ", []string{"</dev/null", "kill -s KILL -- -42 2>&1 || true"}},
 		{"kubectl", []string{"kubectl", "exec", "-i", "-n", "ml", "trainer-0", "-c", "pytorch", "--"}, py,
 			[]string{"kubectl exec -i -n ml trainer-0 -c pytorch -- env '" + TokenVar + "="}, true,
-			"kubectl exec -i -n ml trainer-0 -c pytorch -- /usr/bin/python3 -s -u -B -c ", nil},
+			"kubectl exec -i -n ml trainer-0 -c pytorch -- env 'PYTHONSAFEPATH=torchlsp' /usr/bin/python3 -s -u -B -c ", nil},
 		{"docker, not python", []string{"docker", "exec", "-i", "trainer"}, []string{"true"}, []string{"docker exec -i trainer true"}, false,
 			"kill -s KILL -- -42 2>&1 || true", nil},
 	} {

@@ -54,7 +54,7 @@ type RunOptions struct {
 
 // TargetRun is one target's share of RunMany.
 type TargetRun struct {
-	Target   remote.Target
+	Target      remote.Target
 	Interpreter remote.Interpreter
 	Variants    []Variant
 }
