@@ -144,6 +144,14 @@ func userSiteHint(s remote.Spec) string {
 	return " (a package installed with pip install --user is seen only with user_site = true in the target's table)"
 }
 
+// userSiteNote is userSiteHint inside a parenthesis.
+func userSiteNote(s remote.Spec) string {
+	if s.UserSite {
+		return ""
+	}
+	return "; without the user site: set user_site = true for a package installed with pip install --user"
+}
+
 func helloDetail(h remote.Hello, err error) string {
 	if err != nil {
 		return err.Error()
