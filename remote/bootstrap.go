@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/torchlsp/torchlsp/remote/pystart"
 )
 
 //go:embed helper/torchlsp_helper.py
@@ -15,8 +17,10 @@ var mirrorSource []byte
 
 // bootstrapCode reads a length line and that many bytes of program source
 // from stdin and runs it; whatever follows on stdin belongs to the program.
-// It carries no user data, so the argv is the same for every target.
-const bootstrapCode = "import sys;n=int(sys.stdin.buffer.readline());" +
+// It carries no user data, so the argv is the same for every target. It
+// runs after pystart.Prologue, which has taken the start directory off
+// sys.path and left it.
+const bootstrapCode = "n=int(sys.stdin.buffer.readline());" +
 	"exec(compile(sys.stdin.buffer.read(n),sys.argv[1],'exec'),{'__name__':'__torchlsp__'})"
 
 // pythonOf returns the interpreter the Spec names, "python3" by default.
@@ -27,20 +31,37 @@ func pythonOf(spec Spec) string {
 	return spec.Python
 }
 
-// bootstrapCommand is the command that runs an embedded program named name.
-func bootstrapCommand(spec Spec, name string) Command {
-	return ProgramCommand(pythonOf(spec), spec.Env, name)
+// Interpreter is how a target's Python is started: the program, its
+// environment, and whether it sees the user's site-packages.
+type Interpreter struct {
+	Python   string // "python3" when empty
+	Env      map[string]string
+	UserSite bool
 }
 
-// ProgramCommand starts python so that it runs a program sent on its stdin
-// with SendProgram; name is the program's file name in tracebacks. Scripts
-// never travel in argv. -u keeps the streams unbuffered; -B keeps the
-// target free of .pyc files. -I is not used: it would drop the user's
-// PYTHONPATH and user site.
-func ProgramCommand(python string, env map[string]string, name string) Command {
+// Interpreter returns the interpreter the Spec configures.
+func (s Spec) Interpreter() Interpreter {
+	return Interpreter{Python: pythonOf(s), Env: s.Env, UserSite: s.UserSite}
+}
+
+// bootstrapCommand is the command that runs an embedded program named name.
+func bootstrapCommand(spec Spec, name string) Command {
+	return ProgramCommand(spec.Interpreter(), name)
+}
+
+// ProgramCommand starts the interpreter so that it runs a program sent on
+// its stdin with SendProgram; name is the program's file name in
+// tracebacks. Scripts never travel in argv. The interpreter imports
+// nothing from the directory it starts in, and works in "/" (see
+// pystart); it sees the user site only if in.UserSite.
+func ProgramCommand(in Interpreter, name string) Command {
+	python := in.Python
+	if python == "" {
+		python = "python3"
+	}
 	return Command{
-		Argv: []string{python, "-u", "-B", "-c", bootstrapCode, name},
-		Env:  env,
+		Argv: pystart.Argv(python, in.UserSite, bootstrapCode, name),
+		Env:  pystart.Env(in.Env),
 	}
 }
 

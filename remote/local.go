@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -23,6 +24,13 @@ type Terminator interface {
 	// still running after grace.
 	Terminate(grace time.Duration) error
 }
+
+// NeutralDir is the working directory of every process a local target
+// starts: torchlsp's own is often a workspace, and an interpreter reads
+// its start directory (a relative or empty PYTHONPATH entry, the empty
+// string -c puts on sys.path, relative paths in its code) before
+// torchlsp's programs can change directory. No workspace controls "/".
+const NeutralDir = "/"
 
 // NewLocal returns a Target that runs commands on this machine with
 // os/exec. The Spec's Exec prefix is prepended to every argv and run
@@ -98,7 +106,18 @@ func (t *localTarget) Start(ctx context.Context, c Command) (Process, error) {
 		return nil, fmt.Errorf("start %s: target %q is closed", argv[0], t.spec.Name)
 	}
 
+	// A relative program path (a --python flag, editor settings) names a
+	// file from torchlsp's working directory, as typed; the process itself
+	// starts in NeutralDir.
+	if strings.Contains(argv[0], "/") && !filepath.IsAbs(argv[0]) {
+		abs, err := filepath.Abs(argv[0])
+		if err != nil {
+			return nil, fmt.Errorf("start %s: %w", argv[0], err)
+		}
+		argv[0] = abs
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = NeutralDir
 	cmd.Env = os.Environ()
 	if len(t.spec.Exec) == 0 {
 		for _, k := range sortedKeys(c.Env) {

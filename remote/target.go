@@ -20,6 +20,10 @@ type Spec struct {
 	SSH      string            // "user@host[:port]" or a Host alias from ~/.ssh/config; empty for local
 	Jump     []string          // jump hosts, like ProxyJump
 	Exec     []string          // argv prefix run on the target host before the interpreter
+	// UserSite lets the interpreter see the user's site-packages
+	// (~/.local/lib/pythonX.Y/site-packages, its .pth files and
+	// usercustomize); off, it is started with -s.
+	UserSite bool
 }
 
 // IsLocal reports whether the target runs on this machine.

@@ -88,7 +88,7 @@ func (e *Engine) Doctor(ctx context.Context, name string, importTorch bool) ([]C
 				detail = err.Error()
 			}
 			add(CheckStep{Name: "package " + pkg, Latency: time.Since(t0), Detail: detail,
-				Hint: fmt.Sprintf("install %s for %s on the target, or remove it from the target's packages", pkg, s.spec.Python)})
+				Hint: fmt.Sprintf("install %s for %s on the target, or remove it from the target's packages%s", pkg, s.spec.Python, userSiteHint(s.spec))})
 			continue
 		}
 		add(CheckStep{Name: "package " + pkg, OK: true, Latency: time.Since(t0),
@@ -129,7 +129,27 @@ func describeSpec(s remote.Spec) string {
 		parts = append(parts, "exec "+strings.Join(s.Exec, " "))
 	}
 	parts = append(parts, "python "+s.Python)
+	if s.UserSite {
+		parts = append(parts, "user site")
+	}
 	return strings.Join(parts, ", ")
+}
+
+// userSiteHint says how to reach a package installed with pip --user,
+// which the interpreter does not see unless the target asks for it.
+func userSiteHint(s remote.Spec) string {
+	if s.UserSite {
+		return ""
+	}
+	return " (a package installed with pip install --user is seen only with user_site = true in the target's table)"
+}
+
+// userSiteNote is userSiteHint inside a parenthesis.
+func userSiteNote(s remote.Spec) string {
+	if s.UserSite {
+		return ""
+	}
+	return "; without the user site: set user_site = true for a package installed with pip install --user"
 }
 
 func helloDetail(h remote.Hello, err error) string {

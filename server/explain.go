@@ -93,7 +93,7 @@ func (e *Engine) Explain(ctx context.Context, req ExplainRequest) (*ExplainResul
 		u := url.URL{Scheme: "file", Path: p, Fragment: fmt.Sprintf("L%d", line)}
 		return u.String(), true
 	}
-	rep, runErr := repro.Explain(ctx, s.target, s.spec.Python, s.spec.Env, v, repro.RunOptions{Workspace: workspace}, local, sink)
+	rep, runErr := repro.Explain(ctx, s.target, s.spec.Interpreter(), v, repro.RunOptions{Workspace: workspace}, local, sink)
 	res := &ExplainResult{Report: rep, Markdown: rep.ExplainMarkdown(local)}
 	if runErr != nil {
 		return res, runErr

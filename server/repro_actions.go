@@ -216,7 +216,7 @@ func (e *Engine) Repro(ctx context.Context, req ReproRequest) (*ReproResult, err
 		if err != nil {
 			return nil, fmt.Errorf("repro: %w", err)
 		}
-		runs = append(runs, repro.TargetRun{Target: s.target, Python: s.spec.Python, Env: s.spec.Env, Variants: variants})
+		runs = append(runs, repro.TargetRun{Target: s.target, Interpreter: s.spec.Interpreter(), Variants: variants})
 		mirror = append(mirror, ps)
 	}
 	if len(runs) == 0 {

@@ -305,7 +305,7 @@ func (s *session) locateNow(ctx context.Context, name string) (remote.PackageInf
 	defer cancel()
 	info, err := s.client.PackageInfo(ctx, name)
 	if remote.IsRemoteError(err, "ModuleNotFoundError") || (err == nil && info.Location == "") {
-		return info, fmt.Errorf("%s: %w (python %s)", name, ErrNotOnTarget, s.spec.Python)
+		return info, fmt.Errorf("%s: %w (python %s%s)", name, ErrNotOnTarget, s.spec.Python, userSiteNote(s.spec))
 	}
 	if remote.IsRemoteError(err, "ValueError") {
 		// No Python source (a frozen or built-in module of the standard

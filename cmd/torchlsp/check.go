@@ -97,9 +97,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	} else {
 		for _, f := range all {
-			fmt.Fprintf(stdout, "%s:%d:%d: %s: %s [%s]\n", f.File, f.Line, f.Column, f.Severity, f.Message, f.Code)
+			fmt.Fprintf(stdout, "%s:%d:%d: %s: %s [%s]\n", termName(f.File), f.Line, f.Column, f.Severity, termName(f.Message), f.Code)
 			for _, r := range f.Related {
-				fmt.Fprintf(stdout, "    %s\n", r)
+				fmt.Fprintf(stdout, "    %s\n", termName(r))
 			}
 		}
 	}

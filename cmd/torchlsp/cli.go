@@ -208,9 +208,9 @@ func runDefinition(ctx context.Context, args []string, stdout, stderr io.Writer)
 		if err != nil {
 			line, col = l.Range.Start.Line+1, l.Range.Start.Column+1
 		}
-		fmt.Fprintf(stdout, "%s:%d:%d\n", l.Path, line, col)
+		fmt.Fprintf(stdout, "%s:%d:%d\n", termName(l.Path), line, col)
 		if l.TargetPath != "" {
-			fmt.Fprintf(stdout, "  on the target: %s:%d\n", l.TargetPath, l.Range.Start.Line+1)
+			fmt.Fprintf(stdout, "  on the target: %s:%d\n", termName(l.TargetPath), l.Range.Start.Line+1)
 		}
 	}
 	return nil
@@ -234,7 +234,7 @@ func runTrust(args []string, stdout io.Writer) error {
 			return err
 		}
 		for _, f := range files {
-			fmt.Fprintln(stdout, f)
+			fmt.Fprintln(stdout, termName(f))
 		}
 		return nil
 	}
@@ -250,7 +250,7 @@ func runTrust(args []string, stdout io.Writer) error {
 		if err := store.Revoke(path); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "torchlsp: %s is no longer trusted\n", path)
+		fmt.Fprintf(stdout, "torchlsp: %s is no longer trusted\n", termName(path))
 		return nil
 	}
 	d, err := store.Trust(path)
@@ -258,7 +258,7 @@ func runTrust(args []string, stdout io.Writer) error {
 		return err
 	}
 	abs, _ := filepath.Abs(path)
-	fmt.Fprintf(stdout, "torchlsp: trusted %s (%s); a change to it needs trust again\n", abs, d)
+	fmt.Fprintf(stdout, "torchlsp: trusted %s (%s); a change to it needs trust again\n", termName(abs), d)
 	return nil
 }
 
@@ -317,9 +317,9 @@ func (p *cliProgress) Report(msg string, pct int) {
 		return
 	}
 	p.lastMsg, p.lastPct = msg, pct
-	line := fmt.Sprintf("%s: %s", p.title, msg)
+	line := fmt.Sprintf("%s: %s", termName(p.title), termName(msg))
 	if pct >= 0 {
-		line = fmt.Sprintf("%s: %s (%d%%)", p.title, msg, pct)
+		line = fmt.Sprintf("%s: %s (%d%%)", termName(p.title), termName(msg), pct)
 	}
 	if time.Since(p.start) < progressQuiet {
 		p.pending = line
@@ -339,7 +339,7 @@ func (p *cliProgress) End(msg string) {
 		return
 	}
 	p.flushLocked()
-	p.println(fmt.Sprintf("%s: %s", p.title, msg))
+	p.println(fmt.Sprintf("%s: %s", termName(p.title), termName(msg)))
 }
 
 // flushLocked prints the report held back during the quiet start.

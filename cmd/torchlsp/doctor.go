@@ -35,9 +35,9 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if st.Latency > 0 {
 			lat = " [" + st.Latency.Round(10*time.Microsecond).String() + "]"
 		}
-		fmt.Fprintf(stdout, "%s %-22s %s%s\n", mark, st.Name, st.Detail, lat)
+		fmt.Fprintf(stdout, "%s %-22s %s%s\n", mark, termName(st.Name), termName(st.Detail), lat)
 		if st.Hint != "" && !st.OK {
-			fmt.Fprintf(stdout, "     hint: %s\n", st.Hint)
+			fmt.Fprintf(stdout, "     hint: %s\n", termName(st.Hint))
 		}
 	}
 	if failed {

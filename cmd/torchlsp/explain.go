@@ -20,7 +20,7 @@ func runExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var c commonFlags
 	c.registerOthers(fs)
 	target := fs.String("target", "", "target name (default: the configured default)")
-	workdir := fs.String("workdir", "", "a checkout on the target instead of sending the workspace's Python files")
+	workdir := fs.String("workdir", "", "a checkout on the target (an absolute path, or one under ~/) instead of sending the workspace's Python files")
 	verbose := fs.Bool("verbose", false, "print every line the run prints")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -53,13 +53,13 @@ func runExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			p = u
 		}
 		for _, d := range res.Diagnostics[u] {
-			fmt.Fprintf(stdout, "%s:%d:%d: %s [%s]\n", p, d.Range.Start.Line+1, d.Range.Start.Column+1, d.Message, d.Code)
+			fmt.Fprintf(stdout, "%s:%d:%d: %s [%s]\n", termName(p), d.Range.Start.Line+1, d.Range.Start.Column+1, termName(d.Message), d.Code)
 		}
 	}
 	fmt.Fprintln(stdout)
 	fmt.Fprintln(stdout, html.UnescapeString(res.Markdown))
 	if res.Report.Dir != "" {
-		fmt.Fprintf(stderr, "torchlsp: files of the run are in %s\n", res.Report.Dir)
+		fmt.Fprintf(stderr, "torchlsp: files of the run are in %s\n", termName(res.Report.Dir))
 	}
 	return err
 }

@@ -39,9 +39,9 @@ func runImplementation(ctx context.Context, args []string, stdout, stderr io.Wri
 		if it.Cond != "" {
 			what += " if " + it.Cond
 		}
-		fmt.Fprintf(stdout, "%s:%d:%d  %s\n", it.Path, line, col, what)
+		fmt.Fprintf(stdout, "%s:%d:%d  %s\n", termName(it.Path), line, col, termName(what))
 		if it.TargetPath != "" {
-			fmt.Fprintf(stdout, "  on the target: %s:%d\n", it.TargetPath, it.Range.Start.Line+1)
+			fmt.Fprintf(stdout, "  on the target: %s:%d\n", termName(it.TargetPath), it.Range.Start.Line+1)
 		}
 	}
 	return nil

@@ -65,6 +65,14 @@ func main() {
 
 // run executes one command line and returns the process exit status.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "serve" {
+		// What the commands print reaches a terminal; serve's stdout is
+		// the protocol, its stderr the editor's log.
+		out, errOut := &termWriter{w: stdout}, &termWriter{w: stderr}
+		defer errOut.Flush()
+		defer out.Flush()
+		stdout, stderr = out, errOut
+	}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2

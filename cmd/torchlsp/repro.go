@@ -36,7 +36,7 @@ func runRepro(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	threads := fs.Int("threads", repro.DefaultThreads, "worker threads per variant")
 	verbose := fs.Bool("verbose", false, "print every line the runs print")
 	own := fs.Bool("own", false, "run the compiled object of your own code with real inputs (a '# torchlsp: inputs=FACTORY' directive, else its first call, captured from the file run as __main__)")
-	workdir := fs.String("workdir", "", "with --own: a checkout on the target instead of sending the workspace's Python files")
+	workdir := fs.String("workdir", "", "with --own: a checkout on the target (an absolute path, or one under ~/) instead of sending the workspace's Python files")
 	gpus := fs.Int("gpus", 0, "GPUs for the one-thread-per-GPU variants (0: every GPU the target has, 1: leave them out)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -65,7 +65,7 @@ func runRepro(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ran := 0
 	for _, r := range res.Reports {
 		if r.Dir != "" {
-			fmt.Fprintf(stderr, "torchlsp: files of the run on %s are in %s\n", r.Target, r.Dir)
+			fmt.Fprintf(stderr, "torchlsp: files of the run on %s are in %s\n", termName(r.Target), termName(r.Dir))
 		}
 		for _, v := range r.Variants {
 			if v.Failure == "" && v.Unsupported == "" {
@@ -125,7 +125,7 @@ func openRun(ctx context.Context, c commonFlags, abs string, text []byte, stderr
 func printEvents(stderr io.Writer, verbose bool) func(repro.Event) {
 	return func(ev repro.Event) {
 		if verbose || ev.Stream == "status" {
-			fmt.Fprintf(stderr, "[%s %s] %s\n", ev.Target, ev.Variant, ev.Line)
+			fmt.Fprintf(stderr, "[%s %s] %s\n", termName(ev.Target), termName(ev.Variant), termName(ev.Line))
 		}
 	}
 }

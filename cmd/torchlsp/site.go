@@ -31,14 +31,14 @@ func runSite(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if !c.quiet {
 		fmt.Fprintf(stderr, "site of target %s (%s): %d packages, %.1f MB, in %.1f s\n",
-			res.Target, res.Python, len(res.Packages), float64(res.Bytes)/1e6, res.Elapsed.Seconds())
+			termName(res.Target), termName(res.Python), len(res.Packages), float64(res.Bytes)/1e6, res.Elapsed.Seconds())
 		for _, d := range res.Details {
-			fmt.Fprintf(stderr, "  %-24s %-16s %8.1f MB  %s\n", d.Name, d.Version, float64(d.Bytes)/1e6, d.Why)
+			fmt.Fprintf(stderr, "  %-24s %-16s %8.1f MB  %s\n", termName(d.Name), termName(d.Version), float64(d.Bytes)/1e6, termName(d.Why))
 		}
 		for _, l := range res.Left {
-			fmt.Fprintf(stderr, "  left out: %s\n", l)
+			fmt.Fprintf(stderr, "  left out: %s\n", termName(l))
 		}
 	}
-	fmt.Fprintln(stdout, res.Path)
+	fmt.Fprintln(stdout, termName(res.Path))
 	return nil
 }

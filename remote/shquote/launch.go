@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/torchlsp/torchlsp/remote/pystart"
 )
 
 // Launch is the command line that starts a command through exec hops, and
@@ -141,6 +143,17 @@ for p in os.listdir("/proc"):
         pass
 `
 
+// inHopKillArgv runs inHopKill for token, started as torchlsp starts every
+// interpreter: the directory the hop starts it in (a container's working
+// directory, often a checkout) is not on its sys.path.
+func inHopKillArgv(python, token string) []string {
+	words := []string{"env"}
+	for k, v := range pystart.Env(nil) {
+		words = append(words, k+"="+v)
+	}
+	return append(words, pystart.Argv(python, false, inHopKill, token)...)
+}
+
 // KillLine returns the command line that ends the command whose login
 // shell had pid pgid (sshd made it a process group leader) and whatever it
 // started, run by the login shell of another session on the same host. It
@@ -150,7 +163,7 @@ func (l Launch) KillLine(pgid int) string {
 	var b strings.Builder
 	if l.python != "" {
 		// Through the same hops, with nothing on stdin.
-		words := []string{l.python, "-c", inHopKill, l.token}
+		words := inHopKillArgv(l.python, l.token)
 		for i := len(l.hops) - 1; i >= 0; i-- {
 			h := l.hops[i]
 			if h.Shell {

@@ -57,10 +57,10 @@ func TestLaunchLines(t *testing.T) {
 		{"srun", []string{"srun", "-p", "debug", "--"}, py, []string{"srun --unbuffered -p debug -- /usr/bin/python3"}, false,
 			"kill -s TERM -- -42 2>/dev/null && {", []string{"kill -s 0 -- -42", "kill -s KILL -- -42"}},
 		{"docker", []string{"docker", "exec", "-i", "trainer"}, py, []string{"docker exec -i trainer env '" + TokenVar + "="}, true,
-			"docker exec -i trainer /usr/bin/python3 -c ", []string{"</dev/null", "kill -s KILL -- -42 2>&1 || true"}},
+			"docker exec -i trainer env 'PYTHONSAFEPATH=torchlsp' /usr/bin/python3 -s -u -B -c ", []string{"</dev/null", "kill -s KILL -- -42 2>&1 || true"}},
 		{"kubectl", []string{"kubectl", "exec", "-i", "-n", "ml", "trainer-0", "-c", "pytorch", "--"}, py,
 			[]string{"kubectl exec -i -n ml trainer-0 -c pytorch -- env '" + TokenVar + "="}, true,
-			"kubectl exec -i -n ml trainer-0 -c pytorch -- /usr/bin/python3 -c ", nil},
+			"kubectl exec -i -n ml trainer-0 -c pytorch -- env 'PYTHONSAFEPATH=torchlsp' /usr/bin/python3 -s -u -B -c ", nil},
 		{"docker, not python", []string{"docker", "exec", "-i", "trainer"}, []string{"true"}, []string{"docker exec -i trainer true"}, false,
 			"kill -s KILL -- -42 2>&1 || true", nil},
 	} {
@@ -176,8 +176,23 @@ func TestInHopKill(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, echoArgv[0], "-c", inHopKill, "tok1").CombinedOutput(); err != nil {
+	// It starts where a container hop would, in a checkout whose modules
+	// shadow the ones it imports: none of them runs.
+	checkout := t.TempDir()
+	pwned := filepath.Join(dir, "pwned")
+	for _, m := range []string{"signal.py", "os.py", "sys.py", "sitecustomize.py"} {
+		if err := os.WriteFile(filepath.Join(checkout, m), []byte("open("+strconv.Quote(pwned)+", 'a').write('"+m+"\\n')\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	argv := inHopKillArgv(echoArgv[0], "tok1")
+	kill := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	kill.Dir = checkout
+	if out, err := kill.CombinedOutput(); err != nil {
 		t.Fatalf("kill program: %v\n%s", err, out)
+	}
+	if b, err := os.ReadFile(pwned); err == nil {
+		t.Errorf("the kill program imported the checkout's modules: %s", b)
 	}
 	select {
 	case <-markedDone:

@@ -55,7 +55,14 @@ type TargetConfig struct {
 	SSH      string            `toml:"ssh" json:"ssh"`
 	Jump     []string          `toml:"jump" json:"jump"`
 	Exec     []string          `toml:"exec" json:"exec"`
+	// UserSite lets the target's interpreter see the user's
+	// site-packages (pip install --user); it is left out otherwise.
+	UserSite bool `toml:"user_site" json:"userSite"`
 }
+
+// runsHere reports whether the target's interpreter is started directly
+// on this machine, where a relative path names a local file.
+func (t TargetConfig) runsHere() bool { return t.SSH == "" && len(t.Exec) == 0 }
 
 var targetName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
@@ -74,7 +81,7 @@ func ParseTOML(data []byte, source string) (File, error) {
 		}
 		return File{}, fmt.Errorf("%s: unknown keys: %s", source, strings.Join(keys, ", "))
 	}
-	return f, f.validate(source)
+	return f, f.validate(source, true)
 }
 
 // ParseJSON reads the editor's "torchlsp" settings section. It also accepts
@@ -96,10 +103,12 @@ func ParseJSON(data []byte, source string) (File, error) {
 	if f.Default == "" {
 		f.Default = raw.Default
 	}
-	return f, f.validate(source)
+	return f, f.validate(source, false)
 }
 
-func (f File) validate(source string) error {
+// validate checks f; inFile says whether it came from a file, whose
+// directory relative paths are resolved against (resolveRelative).
+func (f File) validate(source string, inFile bool) error {
 	var errs []error
 	if f.Default != "" && !targetName.MatchString(f.Default) {
 		errs = append(errs, fmt.Errorf("%s: default %q is not a valid target name", source, f.Default))
@@ -113,6 +122,9 @@ func (f File) validate(source string) error {
 			if !validEnvName(k) {
 				errs = append(errs, fmt.Errorf("%s: targets.%s.env: %q is not a valid environment variable name", source, name, k))
 			}
+		}
+		if err := checkPythonPath(t, inFile); err != nil {
+			errs = append(errs, fmt.Errorf("%s: targets.%s.env: %w", source, name, err))
 		}
 		for _, p := range t.Packages {
 			if !validPackageName(p) {
@@ -137,6 +149,66 @@ func (f File) validate(source string) error {
 		errs = append(errs, fmt.Errorf("%s: site.hover: %q is neither \"compact\" nor \"full\"", source, h))
 	}
 	return errors.Join(errs...)
+}
+
+// checkPythonPath refuses PYTHONPATH entries that would name whatever
+// directory the interpreter starts in: an empty entry anywhere, a relative
+// one on a target reached through ssh or an exec hop (whose start
+// directory torchlsp does not choose), and a relative one in settings
+// that have no file to be relative to.
+func checkPythonPath(t TargetConfig, inFile bool) error {
+	value, ok := t.Env["PYTHONPATH"]
+	if !ok {
+		return nil
+	}
+	for _, entry := range strings.Split(value, ":") {
+		switch {
+		case entry == "":
+			return fmt.Errorf("PYTHONPATH %q has an empty entry, which names the directory the interpreter starts in; remove it", value)
+		case filepath.IsAbs(entry):
+		case !t.runsHere():
+			return fmt.Errorf("PYTHONPATH entry %q is relative, so it would name a directory under wherever the interpreter starts on the target; give an absolute path", entry)
+		case !inFile:
+			return fmt.Errorf("PYTHONPATH entry %q is relative and these settings have no directory to be relative to; give an absolute path", entry)
+		}
+	}
+	return nil
+}
+
+// resolveRelative makes the relative paths of targets that run on this
+// machine absolute against dir, the directory of the file that holds
+// them: the python program (when it is a path, not a name looked up on
+// PATH) and PYTHONPATH entries. Trust pins a file's text, so what that
+// text runs must not depend on the directory torchlsp was started in.
+func (f File) resolveRelative(dir string) File {
+	if len(f.Targets) == 0 {
+		return f
+	}
+	targets := make(map[string]TargetConfig, len(f.Targets))
+	for name, t := range f.Targets {
+		if t.runsHere() {
+			if strings.Contains(t.Python, "/") && !filepath.IsAbs(t.Python) {
+				t.Python = filepath.Join(dir, t.Python)
+			}
+			if pp, ok := t.Env["PYTHONPATH"]; ok {
+				entries := strings.Split(pp, ":")
+				for i, e := range entries {
+					if e != "" && !filepath.IsAbs(e) {
+						entries[i] = filepath.Join(dir, e)
+					}
+				}
+				env := make(map[string]string, len(t.Env))
+				for k, v := range t.Env {
+					env[k] = v
+				}
+				env["PYTHONPATH"] = strings.Join(entries, ":")
+				t.Env = env
+			}
+		}
+		targets[name] = t
+	}
+	f.Targets = targets
+	return f
 }
 
 func validEnvName(s string) bool {
@@ -213,6 +285,7 @@ func Merge(layers ...Layer) (Resolved, error) {
 				SSH:      t.SSH,
 				Jump:     t.Jump,
 				Exec:     t.Exec,
+				UserSite: t.UserSite,
 			})
 		}
 		if l.File.Default != "" {
@@ -316,5 +389,5 @@ func LoadUser(d Dirs) (Layer, error) {
 		return Layer{Source: path}, fmt.Errorf("read %s: %w", path, err)
 	}
 	f, err := ParseTOML(data, path)
-	return Layer{Source: path, File: f}, err
+	return Layer{Source: path, File: f.resolveRelative(filepath.Dir(path))}, err
 }

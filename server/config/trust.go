@@ -227,6 +227,9 @@ func (w WorkspaceStatus) Message() string {
 // link is not followed) of at most MaxConfigBytes. A link to /dev/zero or
 // /dev/stdin thus costs one lstat.
 func LoadWorkspace(dir string, store *TrustStore) (Layer, WorkspaceStatus) {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
 	path := filepath.Join(dir, WorkspaceFile)
 	st := WorkspaceStatus{Dir: dir, Path: path}
 	info, err := os.Lstat(path)
@@ -276,5 +279,5 @@ func LoadWorkspace(dir string, store *TrustStore) (Layer, WorkspaceStatus) {
 		st.Err = err
 		return Layer{}, st
 	}
-	return Layer{Source: path, File: f}, st
+	return Layer{Source: path, File: f.resolveRelative(filepath.Dir(path))}, st
 }

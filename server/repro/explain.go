@@ -70,8 +70,8 @@ func GenerateExplain(spec Spec) (Variant, error) {
 // Explain runs the explain script on t and returns its result; the run's
 // files are kept under opts.Workspace as a repro's are.
 // local links the report's workspace paths; it may be nil.
-func Explain(ctx context.Context, t remote.Target, python string, env map[string]string, v Variant, opts RunOptions, local func(file string, line int) (string, bool), sink func(Event)) (Report, error) {
-	rep, err := run(ctx, t, python, env, []Variant{v}, opts, serialized(sink))
+func Explain(ctx context.Context, t remote.Target, in remote.Interpreter, v Variant, opts RunOptions, local func(file string, line int) (string, bool), sink func(Event)) (Report, error) {
+	rep, err := run(ctx, t, in, []Variant{v}, opts, serialized(sink))
 	if rep.Dir != "" {
 		// run wrote the threaded table; this run's report is explain's.
 		if werr := os.WriteFile(filepath.Join(rep.Dir, "report.md"), []byte(rep.ExplainMarkdown(local)), 0o600); werr != nil {

@@ -109,7 +109,7 @@ type Spec struct {
 	// Files are the workspace's Python files; they travel over stdin into
 	// a temporary directory on the target, first on sys.path and the
 	// working directory, removed afterwards. Workdir instead names a
-	// checkout already on the target.
+	// checkout already on the target: an absolute path, or one under ~/.
 	Files   []File
 	Workdir string
 	// Entry is the workspace script (relative path) run as __main__ to
@@ -326,6 +326,10 @@ func baseParams(spec Spec) (scriptParams, error) {
 	}
 	if p.WorkspaceFiles && p.Workdir != "" {
 		errs = append(errs, errors.New("workspace files and a target workdir exclude each other"))
+	}
+	if w := p.Workdir; w != "" && !strings.HasPrefix(w, "/") && w != "~" && !strings.HasPrefix(w, "~/") {
+		// The interpreter starts in "/", not in the login directory.
+		errs = append(errs, fmt.Errorf("workdir %q: give an absolute path on the target, or one under ~/", w))
 	}
 	for _, rel := range []struct{ what, v string }{{"entry", p.Entry}, {"capture file", p.CaptureFile}} {
 		if rel.v != "" {

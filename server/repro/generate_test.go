@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/torchlsp/torchlsp/remote"
 )
 
 // debianPython is Debian's interpreter with python3-torch 1.13.
@@ -207,7 +209,7 @@ func runScripts(t *testing.T, python string, env map[string]string, spec Spec) m
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Run(context.Background(), localTarget(t, "local"), python, env, vs, RunOptions{Parallel: 2}, nil)
+	rep, err := Run(context.Background(), localTarget(t, "local"), remote.Interpreter{Python: python, Env: env}, vs, RunOptions{Parallel: 2}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

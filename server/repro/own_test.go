@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/torchlsp/torchlsp/remote"
 )
 
 // ownWorkspace copies testdata/ownws into a temporary directory and adds
@@ -202,7 +204,7 @@ func TestExplainStandIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Explain(context.Background(), localTarget(t, "local"), python, nil, v, RunOptions{}, nil, nil)
+	rep, err := Explain(context.Background(), localTarget(t, "local"), remote.Interpreter{Python: python}, v, RunOptions{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

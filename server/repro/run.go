@@ -54,10 +54,9 @@ type RunOptions struct {
 
 // TargetRun is one target's share of RunMany.
 type TargetRun struct {
-	Target   remote.Target
-	Python   string
-	Env      map[string]string
-	Variants []Variant
+	Target      remote.Target
+	Interpreter remote.Interpreter
+	Variants    []Variant
 }
 
 // RunMany runs several targets at once. A target that fails does not stop
@@ -70,7 +69,7 @@ func RunMany(ctx context.Context, runs []TargetRun, opts RunOptions, sink func(E
 	p := pool.New().WithMaxGoroutines(max(1, len(runs)))
 	for i, r := range runs {
 		p.Go(func() {
-			reports[i], errs[i] = run(ctx, r.Target, r.Python, r.Env, r.Variants, opts, sink)
+			reports[i], errs[i] = run(ctx, r.Target, r.Interpreter, r.Variants, opts, sink)
 			if errs[i] != nil && r.Target != nil {
 				errs[i] = fmt.Errorf("target %s: %w", r.Target.Name(), errs[i])
 			}
@@ -80,24 +79,21 @@ func RunMany(ctx context.Context, runs []TargetRun, opts RunOptions, sink func(E
 	return reports, errors.Join(errs...)
 }
 
-// Run runs each variant as its own process on t, with python, and
+// Run runs each variant as its own process on t, with in, and
 // collects their results. sink receives every output line as it arrives,
 // one call at a time; it may be nil. The error is about the run as a
 // whole (bad variants, no repro directory, nothing started, cancelled);
 // each variant's own failure is in its result.
-func Run(ctx context.Context, t remote.Target, python string, env map[string]string, variants []Variant, opts RunOptions, sink func(Event)) (Report, error) {
-	return run(ctx, t, python, env, variants, opts, serialized(sink))
+func Run(ctx context.Context, t remote.Target, in remote.Interpreter, variants []Variant, opts RunOptions, sink func(Event)) (Report, error) {
+	return run(ctx, t, in, variants, opts, serialized(sink))
 }
 
-func run(ctx context.Context, t remote.Target, python string, env map[string]string, variants []Variant, opts RunOptions, sink func(Event)) (Report, error) {
+func run(ctx context.Context, t remote.Target, in remote.Interpreter, variants []Variant, opts RunOptions, sink func(Event)) (Report, error) {
 	started := time.Now().UTC()
 	if t == nil {
 		return Report{}, errors.New("repro: no target")
 	}
 	rep := Report{Target: t.Name(), Started: started}
-	if python == "" {
-		python = "python3"
-	}
 	if err := checkVariants(variants); err != nil {
 		return rep, err
 	}
@@ -118,7 +114,7 @@ func run(ctx context.Context, t remote.Target, python string, env map[string]str
 	p := pool.New().WithMaxGoroutines(opts.Parallel)
 	for i, v := range variants {
 		p.Go(func() {
-			results[i] = runVariant(ctx, t, python, env, v, opts, dir, sink)
+			results[i] = runVariant(ctx, t, in, v, opts, dir, sink)
 		})
 	}
 	p.Wait()
@@ -195,7 +191,7 @@ func serialized(sink func(Event)) func(Event) {
 }
 
 // runVariant runs one variant to completion, timeout or cancellation.
-func runVariant(ctx context.Context, t remote.Target, python string, env map[string]string, v Variant, opts RunOptions, dir *runDir, sink func(Event)) VariantResult {
+func runVariant(ctx context.Context, t remote.Target, in remote.Interpreter, v Variant, opts RunOptions, dir *runDir, sink func(Event)) VariantResult {
 	status := func(format string, args ...any) {
 		sink(Event{Target: t.Name(), Variant: v.Name, Stream: "status", Line: fmt.Sprintf(format, args...)})
 	}
@@ -243,7 +239,7 @@ func runVariant(ctx context.Context, t remote.Target, python string, env map[str
 	// ends it, SIGTERM first where the target can.
 	startCtx, stopStart := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopStart()
-	proc, err := t.Start(startCtx, remote.ProgramCommand(python, env, "torchlsp-repro-"+v.Name+".py"))
+	proc, err := t.Start(startCtx, remote.ProgramCommand(in, "torchlsp-repro-"+v.Name+".py"))
 	if err != nil {
 		res.Failure = startFailurePrefix + err.Error()
 		status("%s", res.Failure)

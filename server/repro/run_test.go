@@ -92,7 +92,7 @@ func TestRunStreamsLinesAsTheyArrive(t *testing.T) {
 			os.WriteFile(gate, nil, 0o600)
 		}
 	}}
-	rep, err := Run(context.Background(), localTarget(t, "local"), python, nil, []Variant{v}, RunOptions{}, rec.sink)
+	rep, err := Run(context.Background(), localTarget(t, "local"), remote.Interpreter{Python: python}, []Variant{v}, RunOptions{}, rec.sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestRunVariantFailures(t *testing.T) {
 			marker := fmt.Sprintf("torchlsp-repro-test-%d-%s", os.Getpid(), strings.ReplaceAll(tt.name, " ", "-"))
 			lines := append([]string{"MARKER = " + pyStringLiteral(marker)}, tt.lines...)
 			v := script("v", lines...)
-			rep, err := Run(context.Background(), localTarget(t, "local"), python, nil, []Variant{v},
+			rep, err := Run(context.Background(), localTarget(t, "local"), remote.Interpreter{Python: python}, []Variant{v},
 				RunOptions{Timeout: tt.timeout, Grace: 300 * time.Millisecond}, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -176,7 +176,7 @@ func TestRunCancelStopsEverything(t *testing.T) {
 		cancel()
 	}()
 	begin := time.Now()
-	rep, err := Run(ctx, localTarget(t, "local"), python, nil, vs, RunOptions{Parallel: 3, Timeout: 10 * time.Minute, Grace: 500 * time.Millisecond}, rec.sink)
+	rep, err := Run(ctx, localTarget(t, "local"), remote.Interpreter{Python: python}, vs, RunOptions{Parallel: 3, Timeout: 10 * time.Minute, Grace: 500 * time.Millisecond}, rec.sink)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
@@ -196,8 +196,8 @@ func TestRunCancelStopsEverything(t *testing.T) {
 func TestRunManyOneTargetFails(t *testing.T) {
 	python := requirePython(t, debianPython)
 	runs := []TargetRun{
-		{Target: localTarget(t, "broken"), Python: "/nonexistent/bin/python3", Variants: []Variant{script("a", okLine)}},
-		{Target: localTarget(t, "good"), Python: python, Variants: []Variant{script("a", okLine), script("b", okLine)}},
+		{Target: localTarget(t, "broken"), Interpreter: remote.Interpreter{Python: "/nonexistent/bin/python3"}, Variants: []Variant{script("a", okLine)}},
+		{Target: localTarget(t, "good"), Interpreter: remote.Interpreter{Python: python}, Variants: []Variant{script("a", okLine), script("b", okLine)}},
 	}
 	reps, err := RunMany(context.Background(), runs, RunOptions{}, nil)
 	if err == nil || !strings.Contains(err.Error(), "target broken") || strings.Contains(err.Error(), "target good") {
@@ -224,12 +224,12 @@ func TestRunKeepsFiles(t *testing.T) {
 		script("b", "sys.exit(2)"),
 	}
 	opts := RunOptions{Workspace: ws}
-	first, err := Run(context.Background(), localTarget(t, "gpu/box"), python, nil, vs, opts, nil)
+	first, err := Run(context.Background(), localTarget(t, "gpu/box"), remote.Interpreter{Python: python}, vs, opts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	snapshot := readTree(t, first.Dir)
-	second, err := Run(context.Background(), localTarget(t, "gpu/box"), python, nil, vs, opts, nil)
+	second, err := Run(context.Background(), localTarget(t, "gpu/box"), remote.Interpreter{Python: python}, vs, opts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +328,7 @@ func TestRunRefusesSymlinkEscapes(t *testing.T) {
 			if err := tt.setup(ws, outside); err != nil {
 				t.Fatal(err)
 			}
-			_, err := Run(context.Background(), localTarget(t, "local"), python, nil, []Variant{script("a", okLine)}, RunOptions{Workspace: ws}, nil)
+			_, err := Run(context.Background(), localTarget(t, "local"), remote.Interpreter{Python: python}, []Variant{script("a", okLine)}, RunOptions{Workspace: ws}, nil)
 			if err == nil {
 				t.Error("Run wrote through a link or onto a file")
 			}
@@ -337,7 +337,7 @@ func TestRunRefusesSymlinkEscapes(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Run(context.Background(), localTarget(t, "local"), python, nil, nil, RunOptions{Workspace: "relative/dir"}, nil); err == nil {
+	if _, err := Run(context.Background(), localTarget(t, "local"), remote.Interpreter{Python: python}, nil, RunOptions{Workspace: "relative/dir"}, nil); err == nil {
 		t.Error("relative workspace accepted")
 	}
 }
@@ -349,7 +349,7 @@ func TestRunRejectsBadVariants(t *testing.T) {
 		{{Name: "", Script: "pass"}},
 		{{Name: "a", Script: "pass"}, {Name: "a", Script: "pass"}},
 	} {
-		if _, err := Run(context.Background(), tg, "python3", nil, vs, RunOptions{}, nil); err == nil {
+		if _, err := Run(context.Background(), tg, remote.Interpreter{Python: "python3"}, vs, RunOptions{}, nil); err == nil {
 			t.Errorf("variants %v accepted", vs)
 		}
 	}

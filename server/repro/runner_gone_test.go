@@ -52,7 +52,7 @@ f(torch.ones(2))
 		t.Fatalf("generate: %d variants, %v", len(vs), err)
 	}
 	tmp := t.TempDir()
-	c := remote.ProgramCommand(python, nil, "torchlsp-repro-main.py")
+	c := remote.ProgramCommand(remote.Interpreter{Python: python}, "torchlsp-repro-main.py")
 	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -38,7 +38,7 @@ func TestThroughSrun(t *testing.T) {
 		t.Setenv("SRUN_LOG", log)
 		target := remote.NewLocal(remote.Spec{Name: "cluster", Exec: []string{shim, "--gres=gpu:2", "-p", "debug", "--"}})
 		defer target.Close()
-		rep, err := Run(ctx, target, debianPython, nil, variants, RunOptions{}, nil)
+		rep, err := Run(ctx, target, remote.Interpreter{Python: debianPython}, variants, RunOptions{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +66,7 @@ func TestThroughSrun(t *testing.T) {
 	t.Run("refused", func(t *testing.T) {
 		target := remote.NewLocal(remote.Spec{Name: "cluster", Exec: []string{shim, "-p", "nonexistent", "--"}})
 		defer target.Close()
-		rep, err := Run(ctx, target, debianPython, nil, variants[:1], RunOptions{}, nil)
+		rep, err := Run(ctx, target, remote.Interpreter{Python: debianPython}, variants[:1], RunOptions{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -48,8 +48,8 @@ func TestRunManyOverSSH(t *testing.T) {
 		t.Fatal(err)
 	}
 	runs := []TargetRun{
-		{Target: sshTarget(t, "loopback"), Python: python, Variants: vs},
-		{Target: localTarget(t, "local"), Python: python, Variants: vs},
+		{Target: sshTarget(t, "loopback"), Interpreter: remote.Interpreter{Python: python}, Variants: vs},
+		{Target: localTarget(t, "local"), Interpreter: remote.Interpreter{Python: python}, Variants: vs},
 	}
 	reps, err := RunMany(context.Background(), runs, RunOptions{Workspace: t.TempDir()}, nil)
 	if err != nil {
@@ -79,7 +79,7 @@ func TestSSHTimeoutKillsRemoteProcesses(t *testing.T) {
 	sleeper := script("sleeper",
 		"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)', "+pyStringLiteral(marker)+"])",
 		"print('ready')", "time.sleep(300)")
-	rep, err := Run(context.Background(), sshTarget(t, "loopback"), python, nil, []Variant{sleeper}, RunOptions{Timeout: 2 * time.Second}, nil)
+	rep, err := Run(context.Background(), sshTarget(t, "loopback"), remote.Interpreter{Python: python}, []Variant{sleeper}, RunOptions{Timeout: 2 * time.Second}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,9 +78,16 @@ type cliResult struct {
 // runCLI runs the binary with args and extra environment, bounded.
 func runCLI(t testing.TB, bin string, env []string, within time.Duration, args ...string) cliResult {
 	t.Helper()
+	return runCLIIn(t, bin, "", env, within, args...)
+}
+
+// runCLIIn is runCLI in the working directory dir ("" for the test's).
+func runCLIIn(t testing.TB, bin, dir string, env []string, within time.Duration, args ...string) cliResult {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
 	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }

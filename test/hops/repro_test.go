@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/torchlsp/torchlsp/lsp/lsptest"
+	"github.com/torchlsp/torchlsp/remote"
 	"github.com/torchlsp/torchlsp/remote/sshtarget"
 	"github.com/torchlsp/torchlsp/remote/sshtest"
 	"github.com/torchlsp/torchlsp/server/repro"
@@ -171,7 +172,7 @@ func (tp *topology) reproHang(t *testing.T, c chain, cancel bool) {
 	var runErr error
 	go func() {
 		defer close(done)
-		rep, runErr = repro.Run(runCtx, tg, c.python, nil, []repro.Variant{{Name: "hang", Script: hangScript}},
+		rep, runErr = repro.Run(runCtx, tg, remote.Interpreter{Python: c.python}, []repro.Variant{{Name: "hang", Script: hangScript}},
 			repro.RunOptions{Timeout: timeout, Grace: time.Second}, sink)
 	}()
 	select {
@@ -251,7 +252,7 @@ func TestLinkCutDuringRepro(t *testing.T) {
 			}
 			done := make(chan repro.Report, 1)
 			go func() {
-				rep, _ := repro.Run(ctx, tg, c.python, nil, vs, repro.RunOptions{Timeout: 5 * time.Minute, Grace: time.Second}, sink)
+				rep, _ := repro.Run(ctx, tg, remote.Interpreter{Python: c.python}, vs, repro.RunOptions{Timeout: 5 * time.Minute, Grace: time.Second}, sink)
 				done <- rep
 			}()
 			select {

@@ -262,7 +262,7 @@ class UserCode:
             res["workspace_dir"] = self.root
             res["notes"].append("%d workspace file(s) sent over stdin into a temporary directory" % count)
         elif p["workdir"]:
-            self.root = p["workdir"]
+            self.root = os.path.expanduser(p["workdir"])
             if not os.path.isdir(self.root):
                 raise SetupError("workdir %s is not a directory on the target" % self.root)
         if self.root:

@@ -11,7 +11,8 @@ local defaults = {
   -- ~/.local/bin, GOBIN, GOPATH/bin and ~/go/bin, unless it is a path.
   cmd = { "torchlsp", "serve", "--stdio" },
   -- Targets by name, as in torchlsp.toml: { NAME = { python = ..., env = {...},
-  -- packages = {...}, ssh = "user@host:port", jump = {...}, exec = {...} } }.
+  -- packages = {...}, ssh = "user@host:port", jump = {...}, exec = {...},
+  -- user_site = true (see ~/.local; off by default) } }.
   targets = {},
   -- nil: the default of a trusted torchlsp.toml, else of config.toml, else
   -- "local". Only a name given here is sent to the server.
@@ -88,6 +89,9 @@ function M.server_settings(config)
       end
     end
     target.ssh = t.ssh
+    if t.user_site ~= nil then
+      target.userSite = t.user_site
+    end
     targets[name] = target
   end
   local settings = { targets = targets, logLevel = config.log_level or "info" }
