@@ -330,7 +330,7 @@ func TestSitePackagesHelper(t *testing.T) {
 		c.Close()
 		target.Close()
 	})
-	got, err := c.SitePackages(testContext(t), []string{"alpha", "beta", "localonly", "json", "nosuch_pkg"})
+	got, err := c.SitePackages(testContext(t), siteQueries("alpha", "beta", "localonly", "json", "nosuch_pkg"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +383,15 @@ func TestSitePackagesHelper(t *testing.T) {
 		t.Errorf("nosuch_pkg = %+v", n)
 	}
 
-	if _, err := c.SitePackages(testContext(t), []string{"os.path"}); err == nil {
+	if _, err := c.SitePackages(testContext(t), siteQueries("os.path")); err == nil {
 		t.Errorf("a dotted name was sent to the target")
 	}
+}
+
+func siteQueries(names ...string) []SiteQuery {
+	out := make([]SiteQuery, len(names))
+	for i, n := range names {
+		out[i] = SiteQuery{Name: n}
+	}
+	return out
 }

@@ -202,6 +202,15 @@ func (e *Engine) buildSiteWith(ctx context.Context, s *session, prog Progress) (
 		push(&roots, siteCandidate{name: p, why: "workspace"})
 	}
 
+	prog.Report("asking "+spec.Name+" for its standard library", -1)
+	stdlib, err := e.targetStdlib(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	// The same check BuildSite makes, early: a name refused there is not
+	// worth mirroring, and its reason is listed with the others.
+	names := remote.NewSiteNames(stdlib.Names)
+
 	type chosen struct {
 		c  siteCandidate
 		sp remote.SitePackage
@@ -218,16 +227,28 @@ func (e *Engine) buildSiteWith(ctx context.Context, s *session, prog Progress) (
 		var next []siteCandidate
 		for i, a := range answers {
 			c := level[i]
-			switch {
-			case !a.Found:
+			if !a.Found {
 				if c.forced {
 					left = append(left, c.name+" (not on the target)")
 				}
 				continue
-			case !a.ThirdParty && !c.forced && !c.dep:
+			}
+			if !a.ThirdParty && !c.forced && !c.dep {
 				continue // the standard library, or the user's own code
-			case c.dep && a.Distribution != "" && normDist(a.Distribution) != normDist(c.dist):
-				continue // the name belongs to another distribution there
+			}
+			if reason, refused := names.Refuse(c.name); refused {
+				left = append(left, c.name+" ("+reason+")")
+				continue
+			}
+			switch {
+			case a.OverLimit != nil:
+				left = append(left, fmt.Sprintf("%s (%s)", c.name, a.OverLimit))
+				continue
+			case c.dep && (a.Distribution == "" || normDist(a.Distribution) != normDist(c.dist)):
+				// A requirement's import name counts only if the
+				// requirement's own distribution installed it there.
+				left = append(left, fmt.Sprintf("%s (%s, but %s did not install it on the target)", c.name, c.why, c.dist))
+				continue
 			case len(picked) >= siteMaxPackages:
 				left = append(left, c.name+fmt.Sprintf(" (more than %d packages)", siteMaxPackages))
 				continue
@@ -238,6 +259,10 @@ func (e *Engine) buildSiteWith(ctx context.Context, s *session, prog Progress) (
 			}
 			for _, r := range a.Requires {
 				if r.Extra || !r.Installed {
+					continue
+				}
+				if r.OverLimit != nil {
+					left = append(left, fmt.Sprintf("%s (required by %s: %s)", r.Distribution, a.Name, r.OverLimit))
 					continue
 				}
 				for _, tl := range r.TopLevel {
@@ -252,7 +277,7 @@ func (e *Engine) buildSiteWith(ctx context.Context, s *session, prog Progress) (
 	if h, err := s.client.Hello(ctx); err == nil && h.Executable != "" {
 		res.Python = h.Executable
 	}
-	var layout remote.SiteLayout
+	layout := remote.SiteLayout{TargetStdlib: stdlib.Names}
 	dists := map[string]bool{}
 	var depBytes int64
 	for i, p := range picked {
@@ -289,8 +314,36 @@ func (e *Engine) buildSiteWith(ctx context.Context, s *session, prog Progress) (
 	if err != nil {
 		return nil, err
 	}
+	for _, l := range site.Left {
+		res.drop(l.Name)
+		left = append(left, l.String())
+	}
 	res.Path, res.Bytes, res.Left = site.Path, site.Bytes, left
 	return res, nil
+}
+
+// drop takes a package BuildSite left out off the result.
+func (r *SiteResult) drop(name string) {
+	for i, p := range r.Packages {
+		if p == name {
+			r.Packages = append(r.Packages[:i], r.Packages[i+1:]...)
+			r.Details = append(r.Details[:i], r.Details[i+1:]...)
+			break
+		}
+	}
+	delete(r.mirrors, name)
+	delete(r.mirrors, name+".py")
+}
+
+// targetStdlib asks the target's interpreter for its standard library.
+func (e *Engine) targetStdlib(ctx context.Context, s *session) (remote.StdlibModules, error) {
+	ctx, cancel := context.WithTimeout(ctx, e.opts.ConnectTimeout)
+	defer cancel()
+	got, err := s.client.StdlibModules(ctx)
+	if err != nil {
+		return remote.StdlibModules{}, fmt.Errorf("target %s: %w", s.spec.Name, err)
+	}
+	return got, nil
 }
 
 // askSitePackages asks the helper about candidates, in batches it accepts.
@@ -300,11 +353,11 @@ func (e *Engine) askSitePackages(ctx context.Context, s *session, cands []siteCa
 	var out []remote.SitePackage
 	for start := 0; start < len(cands); start += 256 {
 		end := min(start+256, len(cands))
-		names := make([]string, 0, end-start)
+		queries := make([]remote.SiteQuery, 0, end-start)
 		for _, c := range cands[start:end] {
-			names = append(names, c.name)
+			queries = append(queries, remote.SiteQuery{Name: c.name, Owner: c.dist})
 		}
-		got, err := s.client.SitePackages(ctx, names)
+		got, err := s.client.SitePackages(ctx, queries)
 		if err != nil {
 			return nil, fmt.Errorf("target %s: %w", s.spec.Name, err)
 		}
