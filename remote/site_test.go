@@ -2,11 +2,13 @@ package remote
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -297,6 +299,27 @@ func TestSitePackageValidate(t *testing.T) {
 		{"marker with dots", func(p *SitePackage) { p.Typed[0].Path = "alpha/../alpha/py.typed" }, "bad py.typed"},
 		{"marker dir not an identifier", func(p *SitePackage) { p.Typed[0].Path = "alpha/a-b/py.typed" }, "bad directory"},
 		{"requirement names a path", func(p *SitePackage) { p.Requires[0].TopLevel = []string{"../x"} }, "names module"},
+		{"over limit", func(p *SitePackage) { p.OverLimit = &SiteOverLimit{What: "requires", Count: 2000, Limit: 1024} }, ""},
+		{"over limit of a file", func(p *SitePackage) {
+			p.OverLimit = &SiteOverLimit{What: "file", File: "METADATA", Count: 2 << 20, Limit: 1 << 20}
+		}, ""},
+		{"over limit of an unknown kind", func(p *SitePackage) { p.OverLimit = &SiteOverLimit{What: "\x1b[2J", Limit: 1} }, "over-limit report of kind"},
+		{"over limit of a path", func(p *SitePackage) { p.OverLimit = &SiteOverLimit{What: "file", File: "../../etc/passwd", Limit: 1} }, "about file"},
+		{"over limit without a limit", func(p *SitePackage) { p.OverLimit = &SiteOverLimit{What: "requires"} }, "limit 0"},
+		{"requirement over limit", func(p *SitePackage) { p.Requires[0].OverLimit = &SiteOverLimit{What: "nonsense", Limit: 1} }, "requirement beta"},
+		{"distribution with a control", func(p *SitePackage) { p.Distribution = "alpha\x1b]0;x\a" }, "bad distribution name"},
+		{"version with a space", func(p *SitePackage) { p.Version = "1.0 beta" }, "bad version"},
+		{"too many requirements", func(p *SitePackage) {
+			p.Requires = make([]Requirement, maxSiteRequires+1)
+			for i := range p.Requires {
+				p.Requires[i].Distribution = "x"
+			}
+		}, "requirements, over the limit"},
+		{"requirement of a bad name", func(p *SitePackage) { p.Requires[0].Distribution = "-x" }, "bad distribution name"},
+		{"long requirement", func(p *SitePackage) { p.Requires[0].Spec = strings.Repeat("b", maxSiteSpec+1) }, "bytes"},
+		{"requirement of many modules", func(p *SitePackage) {
+			p.Requires[0].TopLevel = make([]string, maxSiteTopLevel+1)
+		}, "over the limit"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -394,4 +417,149 @@ func siteQueries(names ...string) []SiteQuery {
 		out[i] = SiteQuery{Name: n}
 	}
 	return out
+}
+
+// boundsSite writes a site-packages directory of distributions whose
+// metadata passes the helper's bounds, each in its own way, and others
+// within them.
+func boundsSite(t *testing.T) string {
+	t.Helper()
+	site := filepath.Join(t.TempDir(), "site-packages")
+	files := map[string]string{}
+	dist := func(name, metadata string, extra map[string]string) {
+		files[name+"/__init__.py"] = "X = 1\n"
+		files[name+"-1.0.dist-info/METADATA"] = "Metadata-Version: 2.1\nName: " + name + "\nVersion: 1.0\n" + metadata
+		files[name+"-1.0.dist-info/RECORD"] = name + "/__init__.py,,\n" + name + "-1.0.dist-info/METADATA,,\n"
+		for k, v := range extra {
+			files[name+"-1.0.dist-info/"+k] = v
+		}
+	}
+	var reqs strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&reqs, "Requires-Dist: dep%d\n", i)
+	}
+	dist("manyreqs", reqs.String(), nil)
+
+	var wide, wideRecord strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&wide, "mod%d\n", i)
+		fmt.Fprintf(&wideRecord, "mod%d.py,,\n", i)
+		files[fmt.Sprintf("mod%d.py", i)] = "M = 1\n"
+	}
+	dist("widetop", "", map[string]string{"top_level.txt": "widetop\n" + wide.String(), "RECORD": "widetop/__init__.py,,\n" + wideRecord.String()})
+	dist("needswide", "Requires-Dist: widetop\nRequires-Dist: claimer\n", nil)
+
+	dist("bigrecord", "", map[string]string{"RECORD": "bigrecord/__init__.py,,\n" + strings.Repeat("bigrecord/data/file.bin,sha256=0000000000000000000000000000000000000000000,1\n", (16<<20)/70+1000)})
+	dist("hugefile", "", map[string]string{"entry_points.txt": strings.Repeat("# padding\n", (3<<20)/20)})
+
+	// claimer's top_level.txt names orphan, a module its RECORD lacks.
+	dist("claimer", "", map[string]string{"top_level.txt": "claimer\norphan\n"})
+	files["orphan.py"] = "O = 1\n"
+
+	// Four packages of 900 KB of metadata each: more than one reply holds.
+	for i := range 4 {
+		dist(fmt.Sprintf("large%d", i), "Description-Content-Type: text/plain\n\n"+strings.Repeat("x", 900<<10), nil)
+	}
+	for rel, text := range files {
+		p := filepath.Join(site, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A FIFO for METADATA must not block the helper.
+	dist("fifo", "", nil)
+	for rel, text := range map[string]string{"fifo/__init__.py": "F = 1\n", "fifo-1.0.dist-info/RECORD": "fifo/__init__.py,,\n"} {
+		p := filepath.Join(site, filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(site, "fifo-1.0.dist-info", "METADATA"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return site
+}
+
+// TestSitePackagesBounds asks a real interpreter about distributions whose
+// metadata passes the helper's bounds: each is answered as over its limit,
+// the others are answered in full, in several replies when one would be
+// too large, and no FIFO blocks the helper.
+func TestSitePackagesBounds(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat(systemPython); err != nil {
+		t.Skipf("no %s: %v", systemPython, err)
+	}
+	checkSiteBounds(t, systemPython, boundsSite(t))
+}
+
+// checkSiteBounds runs TestSitePackagesBounds's checks on python.
+func checkSiteBounds(t *testing.T, python, site string) {
+	t.Helper()
+	spec := Spec{Name: "bounds", Python: python, Env: map[string]string{"PYTHONPATH": site}}
+	target := NewLocal(spec)
+	c := NewClient(target, spec)
+	t.Cleanup(func() {
+		c.Close()
+		target.Close()
+	})
+	queries := siteQueries("manyreqs", "widetop", "bigrecord", "hugefile", "fifo", "needswide", "large0", "large1", "large2", "large3")
+	queries = append(queries, SiteQuery{Name: "orphan", Owner: "claimer"})
+	got, err := c.SitePackages(testContext(t), queries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]SitePackage{}
+	for _, p := range got {
+		byName[p.Name] = p
+	}
+	over := []struct {
+		name, what, file string
+		count, limit     int64
+		text             string
+	}{
+		{"manyreqs", "requires", "", 2000, maxSiteRequires, "its metadata has 2000 Requires-Dist lines, over the limit of 1024"},
+		{"widetop", "top_level", "", 257, maxSiteTopLevel, "257 or more top-level names, over the limit of 256"},
+		{"bigrecord", "record", "RECORD", -1, 16 << 20, "its file list RECORD is 17.7 MiB, over the limit of 16 MiB"},
+		{"hugefile", "file", "entry_points.txt", -1, maxMetadataFile, "its metadata file entry_points.txt is 1.5 MiB, over the limit of 1 MiB"},
+	}
+	for _, o := range over {
+		p := byName[o.name]
+		l := p.OverLimit
+		if l == nil || l.What != o.what || l.File != o.file || l.Limit != o.limit || (o.count >= 0 && l.Count != o.count) {
+			t.Errorf("%s: over limit %+v, want %s %s of %d", o.name, l, o.what, o.file, o.limit)
+			continue
+		}
+		if !strings.Contains(l.String(), o.text) {
+			t.Errorf("%s: %q, want %q", o.name, l.String(), o.text)
+		}
+		if !p.Found || len(p.Files) != 0 || len(p.Requires) != 0 || p.DistDir != "" {
+			t.Errorf("%s: an answer over the limit carries metadata: %+v", o.name, p)
+		}
+	}
+	if f := byName["fifo"]; !f.Found || f.OverLimit != nil || f.Distribution != "fifo" || f.Files["METADATA"] != "" {
+		t.Errorf("fifo (METADATA is a FIFO) = %+v", f)
+	}
+	reqs := map[string]Requirement{}
+	for _, r := range byName["needswide"].Requires {
+		reqs[r.Distribution] = r
+	}
+	if r := reqs["widetop"]; !r.Installed || r.OverLimit == nil || r.OverLimit.What != "top_level" || len(r.TopLevel) != 0 {
+		t.Errorf("requirement widetop = %+v", r)
+	}
+	if r := reqs["claimer"]; strings.Join(r.TopLevel, ",") != "claimer" {
+		t.Errorf("requirement claimer names %v, want claimer alone (its RECORD lacks orphan)", r.TopLevel)
+	}
+	if o := byName["orphan"]; !o.Found || o.Distribution != "" {
+		t.Errorf("orphan, claimed by claimer's top_level.txt alone = %+v", o)
+	}
+	for i := range 4 {
+		p := byName[fmt.Sprintf("large%d", i)]
+		if p.OverLimit != nil || len(p.Files["METADATA"]) < 900<<10 {
+			t.Errorf("large%d: over limit %v, METADATA of %d bytes", i, p.OverLimit, len(p.Files["METADATA"]))
+		}
+	}
 }

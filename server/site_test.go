@@ -532,15 +532,12 @@ func TestSiteFollowsRevalidation(t *testing.T) {
 // site-packages holds the hostile fixture, so that the standard library
 // comes first on the target's sys.path, as in any real install. It
 // returns the environment's interpreter and its site-packages.
-func hostileVenv(t *testing.T) (python, site string) {
+func hostileVenv(t *testing.T, base string) (python, site string) {
 	t.Helper()
-	if _, err := os.Stat(sitePython); err != nil {
-		t.Skipf("%s is missing", sitePython)
-	}
 	venv := filepath.Join(t.TempDir(), "venv")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, sitePython, "-m", "venv", "--without-pip", venv).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(ctx, base, "-m", "venv", "--without-pip", venv).CombinedOutput(); err != nil {
 		t.Fatalf("venv: %v\n%s", err, out)
 	}
 	sites, _ := filepath.Glob(filepath.Join(venv, "lib", "python3*", "site-packages"))
@@ -575,10 +572,33 @@ func leftOut(res *SiteResult, name string) string {
 // in another directory of sys.path; bloated's METADATA has 100,000
 // Requires-Dist lines. The site holds none of those names, says why for
 // each that would have shadowed the standard library or run at start-up,
-// and still holds torch and the rest.
+// and still holds torch and the rest. Also on the oldest Python the helper
+// supports, when there is one, which has no sys.stdlib_module_names.
 func TestSiteHostileMetadata(t *testing.T) {
 	t.Parallel()
-	python, site := hostileVenv(t)
+	if _, err := os.Stat(sitePython); err != nil {
+		t.Skipf("%s is missing", sitePython)
+	}
+	bases := map[string]string{"system": sitePython}
+	home, _ := os.UserHomeDir()
+	if py38 := filepath.Join(home, ".pyenv", "versions", "3.8.18", "bin", "python3"); fileExists(py38) {
+		bases["3.8"] = py38
+	}
+	for name, base := range bases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testSiteHostileMetadata(t, base)
+		})
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func testSiteHostileMetadata(t *testing.T, base string) {
+	python, site := hostileVenv(t, base)
 	var reqs strings.Builder
 	reqs.WriteString("Metadata-Version: 2.1\nName: bloated\nVersion: 1.0\n")
 	for i := range 100_000 {
