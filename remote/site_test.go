@@ -456,8 +456,9 @@ func boundsSite(t *testing.T) string {
 	dist("claimer", "", map[string]string{"top_level.txt": "claimer\norphan\n"})
 	files["orphan.py"] = "O = 1\n"
 
-	// Four packages of 900 KB of metadata each: more than one reply holds.
-	for i := range 4 {
+	// Five packages of 900 KB of metadata each: more than one reply holds
+	// (more than the helper's largest reply, 4 MiB, too).
+	for i := range 5 {
 		dist(fmt.Sprintf("large%d", i), "Description-Content-Type: text/plain\n\n"+strings.Repeat("x", 900<<10), nil)
 	}
 	for rel, text := range files {
@@ -506,7 +507,7 @@ func checkSiteBounds(t *testing.T, python, site string) {
 		c.Close()
 		target.Close()
 	})
-	queries := siteQueries("manyreqs", "widetop", "bigrecord", "hugefile", "fifo", "needswide", "large0", "large1", "large2", "large3")
+	queries := siteQueries("manyreqs", "widetop", "bigrecord", "hugefile", "fifo", "needswide", "large0", "large1", "large2", "large3", "large4")
 	queries = append(queries, SiteQuery{Name: "orphan", Owner: "claimer"})
 	got, err := c.SitePackages(testContext(t), queries)
 	if err != nil {
@@ -556,7 +557,7 @@ func checkSiteBounds(t *testing.T, python, site string) {
 	if o := byName["orphan"]; !o.Found || o.Distribution != "" {
 		t.Errorf("orphan, claimed by claimer's top_level.txt alone = %+v", o)
 	}
-	for i := range 4 {
+	for i := range 5 {
 		p := byName[fmt.Sprintf("large%d", i)]
 		if p.OverLimit != nil || len(p.Files["METADATA"]) < 900<<10 {
 			t.Errorf("large%d: over limit %v, METADATA of %d bytes", i, p.OverLimit, len(p.Files["METADATA"]))

@@ -781,22 +781,30 @@ class _Dist:
         """Whether this distribution installed the top-level name into its
         directory: its file list holds it. A wheel's metadata always has
         its RECORD; an egg-info written by a system package manager may
-        have no file list, and then owns what its top_level.txt names
-        (which the caller has found in that same directory)."""
+        have no file list, and then owns what its top_level.txt names, or
+        without one the module named like itself (the caller has found
+        the module in the same directory)."""
         tops = self.file_tops()
         if tops is not None:
             return name in tops
         if not self.egg:
             return False
         declared = self.top_level_txt()
-        return declared is not None and name in declared
+        if declared is not None:
+            return name in declared
+        return self.key == _norm_dist(name)
 
     def tops(self):
         """The import names the distribution installs: those of top_level.txt
         its file list holds (all of the list's without top_level.txt)."""
         files = self.file_tops()
         if files is None:
-            return list(self.top_level_txt() or []) if self.egg else []
+            if not self.egg:
+                return []
+            declared = self.top_level_txt()
+            if declared is not None:
+                return list(declared)
+            return [self.base] if _module_name_ok(self.base) else []
         declared = self.top_level_txt()
         if declared is None:
             return sorted(files)
