@@ -74,7 +74,9 @@ func TestAcrossPythons(t *testing.T) {
 				t.Errorf("standard library from %s, want %s", stdlib.Source, want)
 			}
 			checkStdlib(t, stdlib)
-			checkSiteBounds(t, python, bounds)
+			if v == versions[0] || v == versions[len(versions)-1] {
+				checkSiteBounds(t, python, bounds) // the oldest and the newest: a few seconds each
+			}
 			if t.Failed() {
 				t.Log(strings.Join(c.StderrTail(), "\n"))
 			}

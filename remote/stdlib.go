@@ -37,7 +37,7 @@ var stdlibNamesText string
 // finds them first.
 var startupModules = []string{"sitecustomize", "usercustomize", "_distutils_hack", "_virtualenv"}
 
-// maxStdlibNames bounds the target's list (CPython 3.13 has 300 names);
+// maxStdlibNames bounds the target's list (CPython 3.13 has 289 names);
 // torchlsp_helper.py's STDLIB_NAMES_LIMIT.
 const maxStdlibNames = 4096
 

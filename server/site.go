@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -278,6 +279,7 @@ func (e *Engine) buildSiteWith(ctx context.Context, s *session, prog Progress) (
 		res.Python = h.Executable
 	}
 	layout := remote.SiteLayout{TargetStdlib: stdlib.Names}
+	var members []string // each package's entry in the site, as res.Packages
 	dists := map[string]bool{}
 	var depBytes int64
 	for i, p := range picked {
@@ -303,6 +305,7 @@ func (e *Engine) buildSiteWith(ctx context.Context, s *session, prog Progress) (
 			layout.Dists = append(layout.Dists, remote.SiteDist{Dir: d, Files: p.sp.Files})
 		}
 		res.Packages = append(res.Packages, p.c.name)
+		members = append(members, m.Manifest.Member)
 		res.Details = append(res.Details, SitePackageDetail{Name: p.c.name, Version: info.Version, Bytes: m.Manifest.Bytes, Why: p.c.why})
 		res.mirrors[m.Manifest.Member] = m.SiteDir
 	}
@@ -315,24 +318,33 @@ func (e *Engine) buildSiteWith(ctx context.Context, s *session, prog Progress) (
 		return nil, err
 	}
 	for _, l := range site.Left {
-		res.drop(l.Name)
+		var asked string
+		members, asked = res.drop(members, l.Name)
+		if asked != "" && asked != l.Name {
+			left = append(left, fmt.Sprintf("%s (it is %s on the target, %s)", asked, l.Name, l.Reason))
+			continue
+		}
 		left = append(left, l.String())
 	}
 	res.Path, res.Bytes, res.Left = site.Path, site.Bytes, left
 	return res, nil
 }
 
-// drop takes a package BuildSite left out off the result.
-func (r *SiteResult) drop(name string) {
-	for i, p := range r.Packages {
-		if p == name {
-			r.Packages = append(r.Packages[:i], r.Packages[i+1:]...)
-			r.Details = append(r.Details[:i], r.Details[i+1:]...)
-			break
+// drop takes the package whose site entry BuildSite left out off the
+// result (a package's entry is named by its directory on the target,
+// which a symlink there may make differ from the name asked about).
+// It returns members without it, and the name the package was asked by.
+func (r *SiteResult) drop(members []string, name string) ([]string, string) {
+	for i, m := range members {
+		if strings.TrimSuffix(m, ".py") == name {
+			asked := r.Packages[i]
+			r.Packages = slices.Delete(r.Packages, i, i+1)
+			r.Details = slices.Delete(r.Details, i, i+1)
+			delete(r.mirrors, m)
+			return slices.Delete(members, i, i+1), asked
 		}
 	}
-	delete(r.mirrors, name)
-	delete(r.mirrors, name+".py")
+	return members, ""
 }
 
 // targetStdlib asks the target's interpreter for its standard library.

@@ -550,6 +550,14 @@ func hostileVenv(t *testing.T, base string) (python, site string) {
 	// A directory a .pth file puts on sys.path, holding a module that no
 	// distribution installed.
 	writeFiles(t, sites[0], map[string]string{"elsewhere.pth": fixturePath(t, "testdata", "sitehostile", "elsewhere") + "\n"})
+	// A package that is a link to the standard library's json.
+	out, err := exec.CommandContext(ctx, base, "-I", "-c", "import json, os; print(os.path.dirname(json.__file__))").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(strings.TrimSpace(string(out)), filepath.Join(sites[0], "alias")); err != nil {
+		t.Fatal(err)
+	}
 	return filepath.Join(venv, "bin", "python3"), sites[0]
 }
 
@@ -570,7 +578,8 @@ func leftOut(res *SiteResult, name string) string {
 // (another distribution's package); mypkg also requires sloppy, an
 // egg-info without a file list whose top_level.txt names stray, a module
 // in another directory of sys.path; bloated's METADATA has 100,000
-// Requires-Dist lines. The site holds none of those names, says why for
+// Requires-Dist lines; alias, which site.packages asks for, is a link to
+// the standard library's json. The site holds none of those names, says why for
 // each that would have shadowed the standard library or run at start-up,
 // and still holds torch and the rest. Also on the oldest Python the helper
 // supports, when there is one, which has no sys.stdlib_module_names.
@@ -611,18 +620,20 @@ func testSiteHostileMetadata(t *testing.T, base string) {
 		"bloated-1.0.dist-info/INSTALLER": "pip\n",
 	})
 	tests := []struct {
-		name    string
-		imports string
-		want    []string          // the site's packages, in order
-		left    map[string]string // name → a phrase its left-out line holds
+		name     string
+		imports  string
+		packages []string          // site.packages
+		want     []string          // the site's packages, in order
+		left     map[string]string // name → a phrase its left-out line holds
 	}{
-		{"standard library", "import torch, mypkg\n", []string{"torch", "mypkg", "evil", "sloppy"}, map[string]string{
+		{"standard library", "import torch, mypkg\n", nil, []string{"torch", "mypkg", "evil", "sloppy"}, map[string]string{
 			"json": "standard library", "subprocess": "standard library", "enum": "standard library",
 			"usercustomize": "start-up", "stray": "sloppy did not install it",
 		}},
-		{"oversized metadata", "import os, torch, mypkg, bloated\n", []string{"torch", "mypkg", "evil", "sloppy"}, map[string]string{
+		{"oversized metadata", "import os, torch, mypkg, bloated\n", nil, []string{"torch", "mypkg", "evil", "sloppy"}, map[string]string{
 			"bloated": "METADATA", "json": "standard library",
 		}},
+		{"a link to the standard library", "import torch\n", []string{"alias"}, []string{"torch"}, map[string]string{"alias": "it is json on the target, a module of Python's standard library"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -631,7 +642,7 @@ func testSiteHostileMetadata(t *testing.T, base string) {
 			writeFiles(t, ws, map[string]string{"train.py": tc.imports})
 			eng := siteEngine(t, ws, "", map[string]any{"targets": map[string]any{
 				"fx": map[string]any{"python": python, "env": map[string]string{"PYTHONPATH": fixturePath(t, "testdata", "site")}, "packages": []string{"torch"}},
-			}}, nil)
+			}, "site": map[string]any{"packages": tc.packages}}, nil)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			res, err := eng.Site(ctx, "")
@@ -642,7 +653,7 @@ func testSiteHostileMetadata(t *testing.T, base string) {
 			if !reflect.DeepEqual(res.Packages, tc.want) {
 				t.Errorf("packages = %v, want %v (left out: %v)", res.Packages, tc.want, res.Left)
 			}
-			for _, name := range []string{"json", "subprocess.py", "enum.py", "usercustomize.py", "victim.py", "theirs", "stray.py", "bloated"} {
+			for _, name := range []string{"json", "subprocess.py", "enum.py", "usercustomize.py", "victim.py", "theirs", "stray.py", "bloated", "alias"} {
 				if _, err := os.Lstat(filepath.Join(res.Path, name)); err == nil {
 					t.Errorf("the site holds %s", name)
 				}
