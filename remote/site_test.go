@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io/fs"
@@ -449,8 +450,11 @@ func boundsSite(t *testing.T) string {
 	dist("widetop", "", map[string]string{"top_level.txt": "widetop\n" + wide.String(), "RECORD": "widetop/__init__.py,,\n" + wideRecord.String()})
 	dist("needswide", "Requires-Dist: widetop\nRequires-Dist: claimer\n", nil)
 
-	dist("bigrecord", "", map[string]string{"RECORD": "bigrecord/__init__.py,,\n" + strings.Repeat("bigrecord/data/file.bin,sha256=0000000000000000000000000000000000000000000,1\n", (16<<20)/70+1000)})
-	dist("hugefile", "", map[string]string{"entry_points.txt": strings.Repeat("# padding\n", (3<<20)/20)})
+	// bigrecord's RECORD and hugefile's entry_points.txt are written
+	// below, a line at a time: the Go heap is measured by tests that run
+	// beside this one.
+	dist("bigrecord", "", nil)
+	dist("hugefile", "", nil)
 
 	// claimer's top_level.txt names orphan, a module its RECORD lacks.
 	dist("claimer", "", map[string]string{"top_level.txt": "claimer\norphan\n"})
@@ -459,7 +463,7 @@ func boundsSite(t *testing.T) string {
 	// Five packages of 900 KB of metadata each: more than one reply holds
 	// (more than the helper's largest reply, 4 MiB, too).
 	for i := range 5 {
-		dist(fmt.Sprintf("large%d", i), "Description-Content-Type: text/plain\n\n"+strings.Repeat("x", 900<<10), nil)
+		dist(fmt.Sprintf("large%d", i), "", nil)
 	}
 	for rel, text := range files {
 		p := filepath.Join(site, filepath.FromSlash(rel))
@@ -469,6 +473,28 @@ func boundsSite(t *testing.T) string {
 		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	repeat := func(rel, head, line string, n int) {
+		f, err := os.Create(filepath.Join(site, filepath.FromSlash(rel)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := bufio.NewWriter(f)
+		w.WriteString(head)
+		for range n {
+			w.WriteString(line)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repeat("bigrecord-1.0.dist-info/RECORD", "bigrecord/__init__.py,,\n", "bigrecord/data/file.bin,sha256=0000000000000000000000000000000000000000000,1\n", (16<<20)/70+1000)
+	repeat("hugefile-1.0.dist-info/entry_points.txt", "", "# padding\n", (3<<20)/20)
+	for i := range 5 {
+		repeat(fmt.Sprintf("large%d-1.0.dist-info/METADATA", i), fmt.Sprintf("Metadata-Version: 2.1\nName: large%d\nVersion: 1.0\n\n", i), strings.Repeat("x", 1023)+"\n", 900)
 	}
 	// A FIFO for METADATA must not block the helper.
 	dist("fifo", "", nil)
@@ -488,9 +514,9 @@ func boundsSite(t *testing.T) string {
 // TestSitePackagesBounds asks a real interpreter about distributions whose
 // metadata passes the helper's bounds: each is answered as over its limit,
 // the others are answered in full, in several replies when one would be
-// too large, and no FIFO blocks the helper.
+// too large, and no FIFO blocks the helper. Not parallel: its replies of
+// a few MiB would count in the heap that parallel tests measure.
 func TestSitePackagesBounds(t *testing.T) {
-	t.Parallel()
 	if _, err := os.Stat(systemPython); err != nil {
 		t.Skipf("no %s: %v", systemPython, err)
 	}
