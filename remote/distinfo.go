@@ -87,7 +87,7 @@ func (o *SiteOverLimit) String() string {
 func (o *SiteOverLimit) validate() error {
 	switch o.What {
 	case "file", "record":
-		if !isMetadataFile(o.File) && o.File != "RECORD" && o.File != "installed-files.txt" && o.File != "py.typed" {
+		if !isMetadataFile(o.File) && o.File != "RECORD" && o.File != "installed-files.txt" {
 			return fmt.Errorf("over-limit report about file %q", o.File)
 		}
 	case "requires", "top_level", "package":

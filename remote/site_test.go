@@ -456,6 +456,12 @@ func boundsSite(t *testing.T) string {
 	dist("bigrecord", "", nil)
 	dist("hugefile", "", nil)
 
+	// An egg-info as system packages have: requires.txt, no file list.
+	files["eggy/__init__.py"] = "E = 1\n"
+	files["eggy-1.0.egg-info/PKG-INFO"] = "Metadata-Version: 1.2\nName: eggy\nVersion: 1.0\n"
+	files["eggy-1.0.egg-info/top_level.txt"] = "eggy\n"
+	files["eggy-1.0.egg-info/requires.txt"] = "claimer>=1\n\n[docs]\nwidetop\n\n[:python_version >= \"3\"]\nmanyreqs\n"
+
 	// claimer's top_level.txt names orphan, a module its RECORD lacks.
 	dist("claimer", "", map[string]string{"top_level.txt": "claimer\norphan\n"})
 	files["orphan.py"] = "O = 1\n"
@@ -533,7 +539,7 @@ func checkSiteBounds(t *testing.T, python, site string) {
 		c.Close()
 		target.Close()
 	})
-	queries := siteQueries("manyreqs", "widetop", "bigrecord", "hugefile", "fifo", "needswide", "large0", "large1", "large2", "large3", "large4")
+	queries := siteQueries("manyreqs", "widetop", "bigrecord", "hugefile", "fifo", "needswide", "eggy", "large0", "large1", "large2", "large3", "large4")
 	queries = append(queries, SiteQuery{Name: "orphan", Owner: "claimer"})
 	got, err := c.SitePackages(testContext(t), queries)
 	if err != nil {
@@ -579,6 +585,15 @@ func checkSiteBounds(t *testing.T, python, site string) {
 	}
 	if r := reqs["claimer"]; strings.Join(r.TopLevel, ",") != "claimer" {
 		t.Errorf("requirement claimer names %v, want claimer alone (its RECORD lacks orphan)", r.TopLevel)
+	}
+	eggy := byName["eggy"]
+	var eggReqs []string
+	for _, r := range eggy.Requires {
+		eggReqs = append(eggReqs, fmt.Sprintf("%s extra=%v installed=%v %v", r.Distribution, r.Extra, r.Installed, r.TopLevel))
+	}
+	if eggy.Distribution != "eggy" || eggy.Version != "1.0" || eggy.DistDir != "eggy-1.0.egg-info" ||
+		strings.Join(eggReqs, "; ") != "claimer extra=false installed=true [claimer]; widetop extra=true installed=false []; manyreqs extra=false installed=true [manyreqs]" {
+		t.Errorf("eggy (an egg-info with requires.txt) = %+v; requirements %q", eggy, eggReqs)
 	}
 	if o := byName["orphan"]; !o.Found || o.Distribution != "" {
 		t.Errorf("orphan, claimed by claimer's top_level.txt alone = %+v", o)

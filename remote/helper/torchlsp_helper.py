@@ -722,8 +722,6 @@ class _Dist:
                 elif marker:
                     line += "; " + marker
                 lines.append(line)
-                if len(lines) > DIST_REQUIRES_LIMIT:
-                    break
         if len(lines) > DIST_REQUIRES_LIMIT:
             raise _OverLimit("requires", len(lines), DIST_REQUIRES_LIMIT)
         return lines
