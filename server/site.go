@@ -25,6 +25,10 @@ import (
 // the target has installed, two levels down from the packages asked for,
 // within a size budget. Each package is a symlink into its read-only
 // mirror, so the site costs a few kilobytes beyond the mirrors themselves.
+// No name of the standard library, nor a module Python imports when it
+// starts, enters it (remote.SiteNames, which BuildSite applies), and a
+// package whose metadata passes the helper's bounds is left out; both are
+// listed with the reason.
 const (
 	siteMaxDepth    = 2         // levels of requirements below the packages asked for
 	siteMaxPackages = 64        // packages in one site
