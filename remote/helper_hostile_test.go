@@ -267,10 +267,19 @@ func TestHelperLimitsMatchThePythonHelper(t *testing.T) {
 		name string
 		want int
 	}{{"MAX_REPLY", l.MaxFrame}, {"DOC_LIMIT", l.MaxDoc / 4}, {"SUMMARY_LIMIT", l.MaxDocSummary / 4},
-		{"SIGNATURE_LIMIT", l.MaxSignature / 4}, {"REPR_LIMIT", l.MaxRepr / 4}} {
+		{"SIGNATURE_LIMIT", l.MaxSignature / 4}, {"REPR_LIMIT", l.MaxRepr / 4},
+		{"DIST_FILE_LIMIT", maxMetadataFile}, {"DIST_REQUIRES_LIMIT", maxSiteRequires}, {"DIST_TOP_LEVEL_LIMIT", maxSiteTopLevel},
+		{"TYPED_LIMIT", maxTypedMarkers}, {"SITE_NAMES_LIMIT", maxSiteNames}, {"STDLIB_NAMES_LIMIT", maxStdlibNames},
+		{"SPEC_LIMIT", maxSiteSpec / 4}} {
 		if consts[c.name] != c.want {
 			t.Errorf("torchlsp_helper.py %s = %d, want %d", c.name, consts[c.name], c.want)
 		}
+	}
+	// site_packages: a package's answer fits a reply's budget, and the
+	// budget with every other name deferred (at most 1,230 bytes each, a
+	// 200-character name escaped) fits a reply.
+	if p, b := consts["SITE_PACKAGE_LIMIT"], consts["SITE_REPLY_BUDGET"]; p == 0 || p >= b || b+consts["SITE_NAMES_LIMIT"]*1230 >= l.MaxFrame {
+		t.Errorf("torchlsp_helper.py SITE_PACKAGE_LIMIT = %d, SITE_REPLY_BUDGET = %d: the answers may not fit a reply of %d", p, b, l.MaxFrame)
 	}
 }
 

@@ -13,12 +13,16 @@ func TestAcrossPythons(t *testing.T) {
 	home, _ := os.UserHomeDir()
 	versions := []string{"3.8.18", "3.9.18", "3.10.13", "3.12.1", "3.13.0"}
 	ran := 0
+	var bounds string // boundsSite, made once
 	for _, v := range versions {
 		python := filepath.Join(home, ".pyenv", "versions", v, "bin", "python3")
 		if _, err := os.Stat(python); err != nil {
 			continue
 		}
 		ran++
+		if bounds == "" {
+			bounds = boundsSite(t)
+		}
 		t.Run(v, func(t *testing.T) {
 			spec := fixtureSpec(t)
 			spec.Python = python
@@ -57,6 +61,21 @@ func TestAcrossPythons(t *testing.T) {
 				if err != nil || m.Manifest.Files != 5 {
 					t.Errorf("%s mirror: %v", comp, err)
 				}
+			}
+			stdlib, err := c.StdlibModules(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "stdlib_module_names"
+			if strings.HasPrefix(v, "3.8.") || strings.HasPrefix(v, "3.9.") {
+				want = "scan" // no sys.stdlib_module_names before 3.10
+			}
+			if stdlib.Source != want {
+				t.Errorf("standard library from %s, want %s", stdlib.Source, want)
+			}
+			checkStdlib(t, stdlib)
+			if v == versions[0] || v == versions[len(versions)-1] {
+				checkSiteBounds(t, python, bounds) // the oldest and the newest: a few seconds each
 			}
 			if t.Failed() {
 				t.Log(strings.Join(c.StderrTail(), "\n"))

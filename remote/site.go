@@ -59,7 +59,19 @@ type SiteDist struct {
 type SiteLayout struct {
 	Packages []SiteEntry
 	Dists    []SiteDist
+	// TargetStdlib is the target interpreter's standard library (its
+	// StdlibModules names). No package of such a name enters the site,
+	// nor one of the embedded list's (see SiteNames), whatever this holds.
+	TargetStdlib []string
 }
+
+// SiteLeftOut is a package a site does not hold, and why.
+type SiteLeftOut struct {
+	Name   string
+	Reason string
+}
+
+func (l SiteLeftOut) String() string { return l.Name + " (" + l.Reason + ")" }
 
 // Site is a built site.
 type Site struct {
@@ -68,6 +80,9 @@ type Site struct {
 	Members    []string
 	Bytes      int64 // source and metadata bytes the site shows (mirrors included)
 	Changed    bool  // this build moved the link
+	// Left are the layout's packages the site does not hold: names it
+	// must not shadow (SiteNames).
+	Left []SiteLeftOut
 }
 
 // SitePath is the stable site path of a target under cacheRoot.
@@ -80,11 +95,15 @@ func siteKey(spec Spec) string {
 }
 
 // BuildSite makes the site for spec hold layout, atomically: the stable
-// path shows either the previous site or the new one, never a mix.
+// path shows either the previous site or the new one, never a mix. Every
+// package passes SiteNames here, whoever made the layout: one that would
+// shadow the standard library, or run when Python starts, is left out and
+// listed in Site.Left.
 func BuildSite(ctx context.Context, cacheRoot string, spec Spec, layout SiteLayout) (*Site, error) {
 	if err := checkLayout(layout); err != nil {
 		return nil, fmt.Errorf("site for target %q: %w", spec.Name, err)
 	}
+	layout, left := filterLayout(layout, NewSiteNames(layout.TargetStdlib))
 	key := siteKey(spec)
 	root := filepath.Join(cacheRoot, sitesDir)
 	gens := filepath.Join(root, siteGens)
@@ -99,7 +118,7 @@ func BuildSite(ctx context.Context, cacheRoot string, spec Spec, layout SiteLayo
 
 	sum := layoutHash(layout)
 	gen := filepath.Join(gens, key+"-"+sum)
-	site := &Site{Path: filepath.Join(root, key), Generation: gen, Bytes: layoutBytes(layout)}
+	site := &Site{Path: filepath.Join(root, key), Generation: gen, Bytes: layoutBytes(layout), Left: left}
 	for _, p := range layout.Packages {
 		site.Members = append(site.Members, p.Mirror.Manifest.Member)
 	}
@@ -165,6 +184,22 @@ func checkLayout(layout SiteLayout) error {
 		}
 	}
 	return nil
+}
+
+// filterLayout keeps the packages names accepts.
+func filterLayout(layout SiteLayout, names *SiteNames) (SiteLayout, []SiteLeftOut) {
+	var left []SiteLeftOut
+	kept := make([]SiteEntry, 0, len(layout.Packages))
+	for _, p := range layout.Packages {
+		name := strings.TrimSuffix(p.Mirror.Manifest.Member, ".py")
+		if reason, refused := names.Refuse(name); refused {
+			left = append(left, SiteLeftOut{Name: name, Reason: reason})
+			continue
+		}
+		kept = append(kept, p)
+	}
+	layout.Packages = kept
+	return layout, left
 }
 
 // layoutHash names a generation by everything it holds.

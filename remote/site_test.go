@@ -1,12 +1,15 @@
 package remote
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -297,6 +300,27 @@ func TestSitePackageValidate(t *testing.T) {
 		{"marker with dots", func(p *SitePackage) { p.Typed[0].Path = "alpha/../alpha/py.typed" }, "bad py.typed"},
 		{"marker dir not an identifier", func(p *SitePackage) { p.Typed[0].Path = "alpha/a-b/py.typed" }, "bad directory"},
 		{"requirement names a path", func(p *SitePackage) { p.Requires[0].TopLevel = []string{"../x"} }, "names module"},
+		{"over limit", func(p *SitePackage) { p.OverLimit = &SiteOverLimit{What: "requires", Count: 2000, Limit: 1024} }, ""},
+		{"over limit of a file", func(p *SitePackage) {
+			p.OverLimit = &SiteOverLimit{What: "file", File: "METADATA", Count: 2 << 20, Limit: 1 << 20}
+		}, ""},
+		{"over limit of an unknown kind", func(p *SitePackage) { p.OverLimit = &SiteOverLimit{What: "\x1b[2J", Limit: 1} }, "over-limit report of kind"},
+		{"over limit of a path", func(p *SitePackage) { p.OverLimit = &SiteOverLimit{What: "file", File: "../../etc/passwd", Limit: 1} }, "about file"},
+		{"over limit without a limit", func(p *SitePackage) { p.OverLimit = &SiteOverLimit{What: "requires"} }, "limit 0"},
+		{"requirement over limit", func(p *SitePackage) { p.Requires[0].OverLimit = &SiteOverLimit{What: "nonsense", Limit: 1} }, "requirement beta"},
+		{"distribution with a control", func(p *SitePackage) { p.Distribution = "alpha\x1b]0;x\a" }, "bad distribution name"},
+		{"version with a space", func(p *SitePackage) { p.Version = "1.0 beta" }, "bad version"},
+		{"too many requirements", func(p *SitePackage) {
+			p.Requires = make([]Requirement, maxSiteRequires+1)
+			for i := range p.Requires {
+				p.Requires[i].Distribution = "x"
+			}
+		}, "requirements, over the limit"},
+		{"requirement of a bad name", func(p *SitePackage) { p.Requires[0].Distribution = "-x" }, "bad distribution name"},
+		{"long requirement", func(p *SitePackage) { p.Requires[0].Spec = strings.Repeat("b", maxSiteSpec+1) }, "bytes"},
+		{"requirement of many modules", func(p *SitePackage) {
+			p.Requires[0].TopLevel = make([]string, maxSiteTopLevel+1)
+		}, "over the limit"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -330,7 +354,7 @@ func TestSitePackagesHelper(t *testing.T) {
 		c.Close()
 		target.Close()
 	})
-	got, err := c.SitePackages(testContext(t), []string{"alpha", "beta", "localonly", "json", "nosuch_pkg"})
+	got, err := c.SitePackages(testContext(t), siteQueries("alpha", "beta", "localonly", "json", "nosuch_pkg"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +407,201 @@ func TestSitePackagesHelper(t *testing.T) {
 		t.Errorf("nosuch_pkg = %+v", n)
 	}
 
-	if _, err := c.SitePackages(testContext(t), []string{"os.path"}); err == nil {
+	if _, err := c.SitePackages(testContext(t), siteQueries("os.path")); err == nil {
 		t.Errorf("a dotted name was sent to the target")
+	}
+}
+
+func siteQueries(names ...string) []SiteQuery {
+	out := make([]SiteQuery, len(names))
+	for i, n := range names {
+		out[i] = SiteQuery{Name: n}
+	}
+	return out
+}
+
+// boundsSite writes a site-packages directory of distributions whose
+// metadata passes the helper's bounds, each in its own way, and others
+// within them.
+func boundsSite(t *testing.T) string {
+	t.Helper()
+	site := filepath.Join(t.TempDir(), "site-packages")
+	files := map[string]string{}
+	dist := func(name, metadata string, extra map[string]string) {
+		files[name+"/__init__.py"] = "X = 1\n"
+		files[name+"-1.0.dist-info/METADATA"] = "Metadata-Version: 2.1\nName: " + name + "\nVersion: 1.0\n" + metadata
+		files[name+"-1.0.dist-info/RECORD"] = name + "/__init__.py,,\n" + name + "-1.0.dist-info/METADATA,,\n"
+		for k, v := range extra {
+			files[name+"-1.0.dist-info/"+k] = v
+		}
+	}
+	var reqs strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&reqs, "Requires-Dist: dep%d\n", i)
+	}
+	dist("manyreqs", reqs.String(), nil)
+
+	var wide, wideRecord strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&wide, "mod%d\n", i)
+		fmt.Fprintf(&wideRecord, "mod%d.py,,\n", i)
+		files[fmt.Sprintf("mod%d.py", i)] = "M = 1\n"
+	}
+	dist("widetop", "", map[string]string{"top_level.txt": "widetop\n" + wide.String(), "RECORD": "widetop/__init__.py,,\n" + wideRecord.String()})
+	dist("needswide", "Requires-Dist: widetop\nRequires-Dist: claimer\n", nil)
+
+	// bigrecord's RECORD and hugefile's entry_points.txt are written
+	// below, a line at a time: the Go heap is measured by tests that run
+	// beside this one.
+	dist("bigrecord", "", nil)
+	dist("hugefile", "", nil)
+
+	// An egg-info as system packages have: requires.txt, no file list.
+	files["eggy/__init__.py"] = "E = 1\n"
+	files["eggy-1.0.egg-info/PKG-INFO"] = "Metadata-Version: 1.2\nName: eggy\nVersion: 1.0\n"
+	files["eggy-1.0.egg-info/top_level.txt"] = "eggy\n"
+	files["eggy-1.0.egg-info/requires.txt"] = "claimer>=1\n\n[docs]\nwidetop\n\n[:python_version >= \"3\"]\nmanyreqs\n"
+
+	// claimer's top_level.txt names orphan, a module its RECORD lacks.
+	dist("claimer", "", map[string]string{"top_level.txt": "claimer\norphan\n"})
+	files["orphan.py"] = "O = 1\n"
+
+	// Five packages of 900 KB of metadata each: more than one reply holds
+	// (more than the helper's largest reply, 4 MiB, too).
+	for i := range 5 {
+		dist(fmt.Sprintf("large%d", i), "", nil)
+	}
+	for rel, text := range files {
+		p := filepath.Join(site, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repeat := func(rel, head, line string, n int) {
+		f, err := os.Create(filepath.Join(site, filepath.FromSlash(rel)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := bufio.NewWriter(f)
+		w.WriteString(head)
+		for range n {
+			w.WriteString(line)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repeat("bigrecord-1.0.dist-info/RECORD", "bigrecord/__init__.py,,\n", "bigrecord/data/file.bin,sha256=0000000000000000000000000000000000000000000,1\n", (16<<20)/70+1000)
+	repeat("hugefile-1.0.dist-info/entry_points.txt", "", "# padding\n", (3<<20)/20)
+	for i := range 5 {
+		repeat(fmt.Sprintf("large%d-1.0.dist-info/METADATA", i), fmt.Sprintf("Metadata-Version: 2.1\nName: large%d\nVersion: 1.0\n\n", i), strings.Repeat("x", 1023)+"\n", 900)
+	}
+	// A FIFO for METADATA must not block the helper.
+	dist("fifo", "", nil)
+	for rel, text := range map[string]string{"fifo/__init__.py": "F = 1\n", "fifo-1.0.dist-info/RECORD": "fifo/__init__.py,,\n"} {
+		p := filepath.Join(site, filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(site, "fifo-1.0.dist-info", "METADATA"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return site
+}
+
+// TestSitePackagesBounds asks a real interpreter about distributions whose
+// metadata passes the helper's bounds: each is answered as over its limit,
+// the others are answered in full, in several replies when one would be
+// too large, and no FIFO blocks the helper. Not parallel: its replies of
+// a few MiB would count in the heap that parallel tests measure.
+func TestSitePackagesBounds(t *testing.T) {
+	if _, err := os.Stat(systemPython); err != nil {
+		t.Skipf("no %s: %v", systemPython, err)
+	}
+	checkSiteBounds(t, systemPython, boundsSite(t))
+}
+
+// checkSiteBounds runs TestSitePackagesBounds's checks on python.
+func checkSiteBounds(t *testing.T, python, site string) {
+	t.Helper()
+	spec := Spec{Name: "bounds", Python: python, Env: map[string]string{"PYTHONPATH": site}}
+	target := NewLocal(spec)
+	c := NewClient(target, spec)
+	t.Cleanup(func() {
+		c.Close()
+		target.Close()
+	})
+	queries := siteQueries("manyreqs", "widetop", "bigrecord", "hugefile", "fifo", "needswide", "eggy", "large0", "large1", "large2", "large3", "large4")
+	queries = append(queries, SiteQuery{Name: "orphan", Owner: "claimer"})
+	got, err := c.SitePackages(testContext(t), queries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]SitePackage{}
+	for _, p := range got {
+		byName[p.Name] = p
+	}
+	over := []struct {
+		name, what, file string
+		count, limit     int64
+		text             string
+	}{
+		{"manyreqs", "requires", "", 2000, maxSiteRequires, "its metadata has 2000 Requires-Dist lines, over the limit of 1024"},
+		{"widetop", "top_level", "", 257, maxSiteTopLevel, "257 or more top-level names, over the limit of 256"},
+		{"bigrecord", "record", "RECORD", -1, 16 << 20, "its file list RECORD is 17.7 MiB, over the limit of 16 MiB"},
+		{"hugefile", "file", "entry_points.txt", -1, maxMetadataFile, "its metadata file entry_points.txt is 1.5 MiB, over the limit of 1 MiB"},
+	}
+	for _, o := range over {
+		p := byName[o.name]
+		l := p.OverLimit
+		if l == nil || l.What != o.what || l.File != o.file || l.Limit != o.limit || (o.count >= 0 && l.Count != o.count) {
+			t.Errorf("%s: over limit %+v, want %s %s of %d", o.name, l, o.what, o.file, o.limit)
+			continue
+		}
+		if !strings.Contains(l.String(), o.text) {
+			t.Errorf("%s: %q, want %q", o.name, l.String(), o.text)
+		}
+		if !p.Found || len(p.Files) != 0 || len(p.Requires) != 0 || p.DistDir != "" {
+			t.Errorf("%s: an answer over the limit carries metadata: %+v", o.name, p)
+		}
+	}
+	if f := byName["fifo"]; !f.Found || f.OverLimit != nil || f.Distribution != "fifo" || f.Files["METADATA"] != "" {
+		t.Errorf("fifo (METADATA is a FIFO) = %+v", f)
+	}
+	reqs := map[string]Requirement{}
+	for _, r := range byName["needswide"].Requires {
+		reqs[r.Distribution] = r
+	}
+	if r := reqs["widetop"]; !r.Installed || r.OverLimit == nil || r.OverLimit.What != "top_level" || len(r.TopLevel) != 0 {
+		t.Errorf("requirement widetop = %+v", r)
+	}
+	if r := reqs["claimer"]; strings.Join(r.TopLevel, ",") != "claimer" {
+		t.Errorf("requirement claimer names %v, want claimer alone (its RECORD lacks orphan)", r.TopLevel)
+	}
+	eggy := byName["eggy"]
+	var eggReqs []string
+	for _, r := range eggy.Requires {
+		eggReqs = append(eggReqs, fmt.Sprintf("%s extra=%v installed=%v %v", r.Distribution, r.Extra, r.Installed, r.TopLevel))
+	}
+	if eggy.Distribution != "eggy" || eggy.Version != "1.0" || eggy.DistDir != "eggy-1.0.egg-info" ||
+		strings.Join(eggReqs, "; ") != "claimer extra=false installed=true [claimer]; widetop extra=true installed=false []; manyreqs extra=false installed=true [manyreqs]" {
+		t.Errorf("eggy (an egg-info with requires.txt) = %+v; requirements %q", eggy, eggReqs)
+	}
+	if o := byName["orphan"]; !o.Found || o.Distribution != "" {
+		t.Errorf("orphan, claimed by claimer's top_level.txt alone = %+v", o)
+	}
+	for i := range 5 {
+		p := byName[fmt.Sprintf("large%d", i)]
+		if p.OverLimit != nil || len(p.Files["METADATA"]) < 900<<10 {
+			t.Errorf("large%d: over limit %v, METADATA of %d bytes", i, p.OverLimit, len(p.Files["METADATA"]))
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -24,6 +25,10 @@ import (
 // the target has installed, two levels down from the packages asked for,
 // within a size budget. Each package is a symlink into its read-only
 // mirror, so the site costs a few kilobytes beyond the mirrors themselves.
+// No name of the standard library, nor a module Python imports when it
+// starts, enters it (remote.SiteNames, which BuildSite applies), and a
+// package whose metadata passes the helper's bounds is left out; both are
+// listed with the reason.
 const (
 	siteMaxDepth    = 2         // levels of requirements below the packages asked for
 	siteMaxPackages = 64        // packages in one site
@@ -202,6 +207,15 @@ func (e *Engine) buildSiteWith(ctx context.Context, s *session, prog Progress) (
 		push(&roots, siteCandidate{name: p, why: "workspace"})
 	}
 
+	prog.Report("asking "+spec.Name+" for its standard library", -1)
+	stdlib, err := e.targetStdlib(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	// The same check BuildSite makes, early: a name refused there is not
+	// worth mirroring, and its reason is listed with the others.
+	names := remote.NewSiteNames(stdlib.Names)
+
 	type chosen struct {
 		c  siteCandidate
 		sp remote.SitePackage
@@ -218,16 +232,28 @@ func (e *Engine) buildSiteWith(ctx context.Context, s *session, prog Progress) (
 		var next []siteCandidate
 		for i, a := range answers {
 			c := level[i]
-			switch {
-			case !a.Found:
+			if !a.Found {
 				if c.forced {
 					left = append(left, c.name+" (not on the target)")
 				}
 				continue
-			case !a.ThirdParty && !c.forced && !c.dep:
+			}
+			if !a.ThirdParty && !c.forced && !c.dep {
 				continue // the standard library, or the user's own code
-			case c.dep && a.Distribution != "" && normDist(a.Distribution) != normDist(c.dist):
-				continue // the name belongs to another distribution there
+			}
+			if reason, refused := names.Refuse(c.name); refused {
+				left = append(left, c.name+" ("+reason+")")
+				continue
+			}
+			switch {
+			case a.OverLimit != nil:
+				left = append(left, fmt.Sprintf("%s (%s)", c.name, a.OverLimit))
+				continue
+			case c.dep && (a.Distribution == "" || normDist(a.Distribution) != normDist(c.dist)):
+				// A requirement's import name counts only if the
+				// requirement's own distribution installed it there.
+				left = append(left, fmt.Sprintf("%s (%s, but %s did not install it on the target)", c.name, c.why, c.dist))
+				continue
 			case len(picked) >= siteMaxPackages:
 				left = append(left, c.name+fmt.Sprintf(" (more than %d packages)", siteMaxPackages))
 				continue
@@ -238,6 +264,10 @@ func (e *Engine) buildSiteWith(ctx context.Context, s *session, prog Progress) (
 			}
 			for _, r := range a.Requires {
 				if r.Extra || !r.Installed {
+					continue
+				}
+				if r.OverLimit != nil {
+					left = append(left, fmt.Sprintf("%s (required by %s: %s)", r.Distribution, a.Name, r.OverLimit))
 					continue
 				}
 				for _, tl := range r.TopLevel {
@@ -252,7 +282,8 @@ func (e *Engine) buildSiteWith(ctx context.Context, s *session, prog Progress) (
 	if h, err := s.client.Hello(ctx); err == nil && h.Executable != "" {
 		res.Python = h.Executable
 	}
-	var layout remote.SiteLayout
+	layout := remote.SiteLayout{TargetStdlib: stdlib.Names}
+	var members []string // each package's entry in the site, as res.Packages
 	dists := map[string]bool{}
 	var depBytes int64
 	for i, p := range picked {
@@ -278,6 +309,7 @@ func (e *Engine) buildSiteWith(ctx context.Context, s *session, prog Progress) (
 			layout.Dists = append(layout.Dists, remote.SiteDist{Dir: d, Files: p.sp.Files})
 		}
 		res.Packages = append(res.Packages, p.c.name)
+		members = append(members, m.Manifest.Member)
 		res.Details = append(res.Details, SitePackageDetail{Name: p.c.name, Version: info.Version, Bytes: m.Manifest.Bytes, Why: p.c.why})
 		res.mirrors[m.Manifest.Member] = m.SiteDir
 	}
@@ -289,8 +321,45 @@ func (e *Engine) buildSiteWith(ctx context.Context, s *session, prog Progress) (
 	if err != nil {
 		return nil, err
 	}
+	for _, l := range site.Left {
+		var asked string
+		members, asked = res.drop(members, l.Name)
+		if asked != "" && asked != l.Name {
+			left = append(left, fmt.Sprintf("%s (it is %s on the target, %s)", asked, l.Name, l.Reason))
+			continue
+		}
+		left = append(left, l.String())
+	}
 	res.Path, res.Bytes, res.Left = site.Path, site.Bytes, left
 	return res, nil
+}
+
+// drop takes the package whose site entry BuildSite left out off the
+// result (a package's entry is named by its directory on the target,
+// which a symlink there may make differ from the name asked about).
+// It returns members without it, and the name the package was asked by.
+func (r *SiteResult) drop(members []string, name string) ([]string, string) {
+	for i, m := range members {
+		if strings.TrimSuffix(m, ".py") == name {
+			asked := r.Packages[i]
+			r.Packages = slices.Delete(r.Packages, i, i+1)
+			r.Details = slices.Delete(r.Details, i, i+1)
+			delete(r.mirrors, m)
+			return slices.Delete(members, i, i+1), asked
+		}
+	}
+	return members, ""
+}
+
+// targetStdlib asks the target's interpreter for its standard library.
+func (e *Engine) targetStdlib(ctx context.Context, s *session) (remote.StdlibModules, error) {
+	ctx, cancel := context.WithTimeout(ctx, e.opts.ConnectTimeout)
+	defer cancel()
+	got, err := s.client.StdlibModules(ctx)
+	if err != nil {
+		return remote.StdlibModules{}, fmt.Errorf("target %s: %w", s.spec.Name, err)
+	}
+	return got, nil
 }
 
 // askSitePackages asks the helper about candidates, in batches it accepts.
@@ -300,11 +369,11 @@ func (e *Engine) askSitePackages(ctx context.Context, s *session, cands []siteCa
 	var out []remote.SitePackage
 	for start := 0; start < len(cands); start += 256 {
 		end := min(start+256, len(cands))
-		names := make([]string, 0, end-start)
+		queries := make([]remote.SiteQuery, 0, end-start)
 		for _, c := range cands[start:end] {
-			names = append(names, c.name)
+			queries = append(queries, remote.SiteQuery{Name: c.name, Owner: c.dist})
 		}
-		got, err := s.client.SitePackages(ctx, names)
+		got, err := s.client.SitePackages(ctx, queries)
 		if err != nil {
 			return nil, fmt.Errorf("target %s: %w", s.spec.Name, err)
 		}

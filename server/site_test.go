@@ -3,8 +3,10 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -523,5 +525,150 @@ func TestSiteFollowsRevalidation(t *testing.T) {
 	}
 	if got := n2.wait(t, func(s SiteInfo) bool { return s.Path != "" }).Path; got != path {
 		t.Errorf("the second session announced %s, the first %s", got, path)
+	}
+}
+
+// hostileVenv makes a virtual environment of sitePython whose
+// site-packages holds the hostile fixture, so that the standard library
+// comes first on the target's sys.path, as in any real install. It
+// returns the environment's interpreter and its site-packages.
+func hostileVenv(t *testing.T, base string) (python, site string) {
+	t.Helper()
+	venv := filepath.Join(t.TempDir(), "venv")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, base, "-m", "venv", "--without-pip", venv).CombinedOutput(); err != nil {
+		t.Fatalf("venv: %v\n%s", err, out)
+	}
+	sites, _ := filepath.Glob(filepath.Join(venv, "lib", "python3*", "site-packages"))
+	if len(sites) != 1 {
+		t.Fatalf("site-packages of the venv: %v", sites)
+	}
+	if err := os.CopyFS(sites[0], os.DirFS(fixturePath(t, "testdata", "sitehostile", "site-packages"))); err != nil {
+		t.Fatal(err)
+	}
+	// A directory a .pth file puts on sys.path, holding a module that no
+	// distribution installed.
+	writeFiles(t, sites[0], map[string]string{"elsewhere.pth": fixturePath(t, "testdata", "sitehostile", "elsewhere") + "\n"})
+	// A package that is a link to the standard library's json.
+	out, err := exec.CommandContext(ctx, base, "-I", "-c", "import json, os; print(os.path.dirname(json.__file__))").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(strings.TrimSpace(string(out)), filepath.Join(sites[0], "alias")); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(venv, "bin", "python3"), sites[0]
+}
+
+// leftOut returns the site's "left out" line about name.
+func leftOut(res *SiteResult, name string) string {
+	for _, l := range res.Left {
+		if strings.HasPrefix(l, name+" (") {
+			return l
+		}
+	}
+	return ""
+}
+
+// TestSiteHostileMetadata builds sites from a target whose packages lie in
+// their metadata: mypkg requires evil, whose top_level.txt (and RECORD)
+// name json, subprocess, enum and usercustomize, and whose top_level.txt
+// alone names victim (a module no distribution installs) and theirs
+// (another distribution's package); mypkg also requires sloppy, an
+// egg-info without a file list whose top_level.txt names stray, a module
+// in another directory of sys.path; bloated's METADATA has 100,000
+// Requires-Dist lines; alias, which site.packages asks for, is a link to
+// the standard library's json. The site holds none of those names, says why for
+// each that would have shadowed the standard library or run at start-up,
+// and still holds torch and the rest. Also on the oldest Python the helper
+// supports, when there is one, which has no sys.stdlib_module_names.
+func TestSiteHostileMetadata(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat(sitePython); err != nil {
+		t.Skipf("%s is missing", sitePython)
+	}
+	bases := map[string]string{"system": sitePython}
+	home, _ := os.UserHomeDir()
+	if py38 := filepath.Join(home, ".pyenv", "versions", "3.8.18", "bin", "python3"); fileExists(py38) {
+		bases["3.8"] = py38
+	}
+	for name, base := range bases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testSiteHostileMetadata(t, base)
+		})
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func testSiteHostileMetadata(t *testing.T, base string) {
+	python, site := hostileVenv(t, base)
+	var reqs strings.Builder
+	reqs.WriteString("Metadata-Version: 2.1\nName: bloated\nVersion: 1.0\n")
+	for i := range 100_000 {
+		fmt.Fprintf(&reqs, "Requires-Dist: dep%d\n", i)
+	}
+	writeFiles(t, site, map[string]string{
+		"bloated/__init__.py":             "B = 1\n",
+		"bloated-1.0.dist-info/METADATA":  reqs.String(),
+		"bloated-1.0.dist-info/RECORD":    "bloated/__init__.py,,\nbloated-1.0.dist-info/METADATA,,\n",
+		"bloated-1.0.dist-info/INSTALLER": "pip\n",
+	})
+	tests := []struct {
+		name     string
+		imports  string
+		packages []string          // site.packages
+		want     []string          // the site's packages, in order
+		left     map[string]string // name → a phrase its left-out line holds
+	}{
+		{"standard library", "import torch, mypkg\n", nil, []string{"torch", "mypkg", "evil", "sloppy"}, map[string]string{
+			"json": "standard library", "subprocess": "standard library", "enum": "standard library",
+			"usercustomize": "start-up", "stray": "sloppy did not install it",
+		}},
+		{"oversized metadata", "import os, torch, mypkg, bloated\n", nil, []string{"torch", "mypkg", "evil", "sloppy"}, map[string]string{
+			"bloated": "METADATA", "json": "standard library",
+		}},
+		{"a link to the standard library", "import torch\n", []string{"alias"}, []string{"torch"}, map[string]string{"alias": "it is json on the target, a module of Python's standard library"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ws := t.TempDir()
+			writeFiles(t, ws, map[string]string{"train.py": tc.imports})
+			eng := siteEngine(t, ws, "", map[string]any{"targets": map[string]any{
+				"fx": map[string]any{"python": python, "env": map[string]string{"PYTHONPATH": fixturePath(t, "testdata", "site")}, "packages": []string{"torch"}},
+			}, "site": map[string]any{"packages": tc.packages}}, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			res, err := eng.Site(ctx, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("left out: %q", res.Left)
+			if !reflect.DeepEqual(res.Packages, tc.want) {
+				t.Errorf("packages = %v, want %v (left out: %v)", res.Packages, tc.want, res.Left)
+			}
+			for _, name := range []string{"json", "subprocess.py", "enum.py", "usercustomize.py", "victim.py", "theirs", "stray.py", "bloated", "alias"} {
+				if _, err := os.Lstat(filepath.Join(res.Path, name)); err == nil {
+					t.Errorf("the site holds %s", name)
+				}
+			}
+			for name, phrase := range tc.left {
+				if l := leftOut(res, name); !strings.Contains(l, phrase) {
+					t.Errorf("left out about %s: %q, want one saying %q (all: %q)", name, l, phrase, res.Left)
+				}
+			}
+			if l := leftOut(res, "os"); l != "" {
+				t.Errorf("the workspace's own use of the standard library is listed: %q", l)
+			}
+			if _, err := os.Stat(filepath.Join(res.Path, "torch", "__init__.py")); err != nil {
+				t.Errorf("torch is not in the site: %v", err)
+			}
+		})
 	}
 }

@@ -155,41 +155,6 @@ def _static_version(directory, filenames):
     return None
 
 
-def _metadata_version(name, site):
-    """Version of the distribution that installed name into site.
-
-    Only metadata in the package's own directory counts: another copy of
-    the package earlier or later on sys.path (a PYTHONPATH checkout over a
-    system install) has its own, unrelated version.
-    """
-    try:
-        import importlib.metadata as metadata
-    except ImportError:
-        return None, None
-    try:
-        dists = list(metadata.distributions(path=[site]))
-    except Exception:
-        return None, None
-    wanted = name.replace("-", "_").lower()
-    for dist in dists:
-        try:
-            dist_name = (dist.metadata["Name"] or "").replace("-", "_").lower()
-        except Exception:
-            continue
-        if dist_name == wanted:
-            return dist.version, dist.metadata["Name"]
-    # The distribution may be named differently (PyYAML for yaml): look at
-    # what each distribution in this directory declares as its top level.
-    for dist in dists:
-        try:
-            top = (dist.read_text("top_level.txt") or "").split()
-        except Exception:
-            continue
-        if name in top:
-            return dist.version, dist.metadata["Name"]
-    return None, None
-
-
 def source_files(site, name, is_package):
     """Yields (relative path, absolute path) for the package's source files."""
     if not is_package:
@@ -557,14 +522,88 @@ def m_eval_config(params):
             "values": out, "missing": missing}
 
 
-# What site_packages sends of a distribution's metadata directory: the files
-# tools read (importlib.metadata, pip, mypy, jedi), never RECORD (it lists
-# compiled files the mirror does not have).
+# Distributions, read for site_packages and package_info. Every read is
+# bounded and opened without blocking: a distribution whose metadata passes
+# a bound is answered as over that limit (torchlsp leaves its package out
+# of the site and says why) instead of making a whole reply too large or
+# the helper too big. The figures match remote/distinfo.go's; the
+# reliability notes list them.
 DIST_FILES = ("METADATA", "PKG-INFO", "WHEEL", "INSTALLER", "REQUESTED",
               "top_level.txt", "entry_points.txt", "requires.txt")
-DIST_FILE_LIMIT = 1 << 20
+DIST_FILE_LIMIT = 1 << 20         # one metadata file
+DIST_RECORD_LIMIT = 16 << 20      # RECORD or installed-files.txt
+DIST_REQUIRES_LIMIT = 1024        # Requires-Dist lines of one distribution
+DIST_TOP_LEVEL_LIMIT = 256        # top-level names one distribution installs
+DIST_SCAN_LIMIT = 100000          # directory entries looked at for metadata, per directory
+SITE_PACKAGE_LIMIT = 2 << 20      # one package's answer, as sent
+SITE_REPLY_BUDGET = 3 << 20       # one reply; later names are deferred to the next request
+SPEC_LIMIT = 256                  # characters of a Requires-Dist line sent back
 TYPED_LIMIT = 64
 SITE_NAMES_LIMIT = 512
+STDLIB_NAMES_LIMIT = 4096
+
+_DIST_NAME = None
+_DIST_DIR = None
+_VERSION = None
+
+
+def _patterns():
+    global _DIST_NAME, _DIST_DIR, _VERSION
+    if _DIST_NAME is None:
+        import re
+        # PEP 508 names; remote.distDirName; a version without spaces or controls.
+        _DIST_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,198}[A-Za-z0-9])?$")
+        _DIST_DIR = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+!-]{0,200}\.(?:dist-info|egg-info)$")
+        _VERSION = re.compile(r"^[A-Za-z0-9.+!_-]{1,128}$")
+    return _DIST_NAME, _DIST_DIR, _VERSION
+
+
+def _module_name_ok(name):
+    """An import name torchlsp accepts: an ASCII identifier of at most 200 characters."""
+    return isinstance(name, str) and 0 < len(name) <= 200 and name.isidentifier() and all(ord(c) < 128 for c in name)
+
+
+class _OverLimit(Exception):
+    """A distribution's metadata passed one of the bounds above."""
+
+    def __init__(self, what, count, limit, file=None):
+        Exception.__init__(self, "%s: %d over %d" % (what, count, limit))
+        self.record = {"what": what, "count": count, "limit": limit}
+        if file:
+            self.record["file"] = file
+
+
+def _read_regular(path, limit, file):
+    """The text of a regular file of at most limit bytes; None when there is none.
+
+    Opened without blocking and checked with fstat, so that a FIFO or a
+    device in a metadata directory neither blocks nor floods the helper.
+    """
+    import stat
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        if st.st_size > limit:
+            raise _OverLimit("file", st.st_size, limit, file)
+        chunks, total = [], 0
+        while True:
+            data = os.read(fd, min(1 << 16, limit + 1 - total))
+            if not data:
+                break
+            chunks.append(data)
+            total += len(data)
+            if total > limit:
+                raise _OverLimit("file", total, limit, file)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8", "replace")
 
 
 def _norm_dist(name):
@@ -579,36 +618,6 @@ def _norm_dist(name):
             out.append(c)
             last_dash = False
     return "".join(out)
-
-
-def _dist_top_level(dist):
-    """The import names a distribution installs."""
-    try:
-        text = dist.read_text("top_level.txt")
-    except Exception:
-        text = None
-    if text:
-        return [n for n in text.split() if n.isidentifier()]
-    names = []
-    try:
-        files = dist.files or []
-    except Exception:
-        files = []
-    for f in files:
-        parts = getattr(f, "parts", ())
-        if not parts or parts[0] in ("..", "__pycache__") or parts[0].endswith((".dist-info", ".egg-info", ".data")):
-            continue
-        first = parts[0]
-        if len(parts) == 1:
-            if first.endswith(".py") and first[:-3].isidentifier():
-                first = first[:-3]
-            else:
-                continue
-        elif not first.isidentifier():
-            continue
-        if first not in names:
-            names.append(first)
-    return names
 
 
 def _requirement(spec):
@@ -626,58 +635,364 @@ def _requirement(spec):
     return name, needs_extra
 
 
+class _Dist:
+    """One metadata directory (NAME-VERSION.dist-info or .egg-info) in site,
+    read lazily, each file once and within its bound."""
+
+    def __init__(self, site, dirname):
+        self.site = site
+        self.dirname = dirname
+        self.path = os.path.join(site, dirname)
+        self.egg = dirname.endswith(".egg-info")
+        base = dirname[: -len(".egg-info")] if self.egg else dirname[: -len(".dist-info")]
+        self.base = base.split("-")[0]
+        # importlib.metadata finds a distribution by its directory's name too.
+        self.key = _norm_dist(self.base)
+        self._texts = {}
+        self._headers = None
+        self._file_tops = False
+        self._top_level = False
+
+    def read(self, name, limit=DIST_FILE_LIMIT, what="file"):
+        """A metadata file's text, None when missing; raises _OverLimit."""
+        if name not in self._texts:
+            if os.path.isdir(self.path):
+                path = os.path.join(self.path, name)
+            elif self.egg and name == "PKG-INFO":
+                path = self.path  # an egg-info file is the PKG-INFO itself
+            else:
+                path = None
+            try:
+                self._texts[name] = _read_regular(path, limit, name) if path else None
+            except _OverLimit as exc:
+                exc.record["what"] = what
+                self._texts[name] = exc
+        text = self._texts[name]
+        if isinstance(text, _OverLimit):
+            raise text
+        return text
+
+    def headers(self):
+        """The header block of METADATA (PKG-INFO): {key: [values]}, keys lowercased."""
+        if self._headers is None:
+            text = self.read("PKG-INFO" if self.egg else "METADATA")
+            if text is None and not self.egg:
+                text = self.read("PKG-INFO")
+            out = {}
+            for line in (text or "").splitlines():
+                if not line.strip():
+                    break
+                if line[0] in " \t":
+                    continue  # a continued value: none of the keys read here
+                key, sep, value = line.partition(":")
+                if sep:
+                    out.setdefault(key.strip().lower(), []).append(value.strip())
+            self._headers = out
+        return self._headers
+
+    def name(self):
+        dist_name = _patterns()[0]
+        for candidate in self.headers().get("name", [])[:1] + [self.base]:
+            if dist_name.match(candidate):
+                return candidate
+        return None
+
+    def version(self):
+        for v in self.headers().get("version", [])[:1]:
+            if _patterns()[2].match(v):
+                return v
+        return None
+
+    def requires(self):
+        """The Requires-Dist lines (requires.txt for an egg), within the bound."""
+        lines = self.headers().get("requires-dist", [])
+        if not lines and self.egg:
+            lines = []
+            section = ""
+            for line in (self.read("requires.txt") or "").splitlines():
+                line = line.strip()
+                if not line or line.startswith("#"):
+                    continue
+                if line.startswith("[") and line.endswith("]"):
+                    section = line[1:-1]
+                    continue
+                extra, _, marker = section.partition(":")
+                if extra:
+                    line += '; extra == "%s"' % extra
+                elif marker:
+                    line += "; " + marker
+                lines.append(line)
+        if len(lines) > DIST_REQUIRES_LIMIT:
+            raise _OverLimit("requires", len(lines), DIST_REQUIRES_LIMIT)
+        return lines
+
+    def top_level_txt(self):
+        """The names top_level.txt declares; None without one."""
+        if self._top_level is False:
+            text = self.read("top_level.txt")
+            if text is None:
+                self._top_level = None
+            else:
+                names = []
+                for n in text.split():
+                    if _module_name_ok(n) and n not in names:
+                        names.append(n)
+                        if len(names) > DIST_TOP_LEVEL_LIMIT:
+                            raise _OverLimit("top_level", len(names), DIST_TOP_LEVEL_LIMIT)
+                self._top_level = names
+        return self._top_level
+
+    def file_tops(self):
+        """The top-level names the distribution's file list (RECORD, or an
+        egg's installed-files.txt) puts in its directory; None without a list."""
+        if self._file_tops is False:
+            import csv
+            list_name, base = ("installed-files.txt", self.dirname) if self.egg else ("RECORD", "")
+            text = self.read(list_name, DIST_RECORD_LIMIT, "record")
+            if text is None:
+                self._file_tops = None
+                return None
+            tops = set()
+            rows = csv.reader(text.splitlines()) if not self.egg else ([line] for line in text.splitlines())
+            for row in rows:
+                if not row or not row[0]:
+                    continue
+                rel = os.path.normpath(os.path.join(base, row[0]))
+                if os.path.isabs(rel) or rel == ".." or rel.startswith(".." + os.sep):
+                    continue
+                parts = rel.split(os.sep)
+                first = parts[0]
+                if first == "__pycache__" or first.endswith((".dist-info", ".egg-info", ".data")):
+                    continue
+                if len(parts) == 1:
+                    if not first.endswith((".py", ".pyi", ".so", ".pyd")):
+                        continue
+                    first = first.split(".")[0]
+                if _module_name_ok(first) and first not in tops:
+                    tops.add(first)
+                    if len(tops) > DIST_TOP_LEVEL_LIMIT:
+                        raise _OverLimit("top_level", len(tops), DIST_TOP_LEVEL_LIMIT)
+            self._file_tops = tops
+        return self._file_tops
+
+    def owns(self, name):
+        """Whether this distribution installed the top-level name into its
+        directory: its file list holds it. A wheel's metadata always has
+        its RECORD; an egg-info written by a system package manager may
+        have no file list, and then owns what its top_level.txt names, or
+        without one the module named like itself (the caller has found
+        the module in the same directory)."""
+        tops = self.file_tops()
+        if tops is not None:
+            return name in tops
+        if not self.egg:
+            return False
+        declared = self.top_level_txt()
+        if declared is not None:
+            return name in declared
+        return self.key == _norm_dist(name)
+
+    def tops(self):
+        """The import names the distribution installs: those of top_level.txt
+        its file list holds (all of the list's without top_level.txt)."""
+        files = self.file_tops()
+        if files is None:
+            if not self.egg:
+                return []
+            declared = self.top_level_txt()
+            if declared is not None:
+                return list(declared)
+            return [self.base] if _module_name_ok(self.base) else []
+        declared = self.top_level_txt()
+        if declared is None:
+            return sorted(files)
+        return [n for n in declared if n in files]
+
+
 class _SiteDists:
-    """The distributions installed in one directory, read once per request."""
+    """The distributions whose metadata lies in one directory."""
 
     def __init__(self, site):
+        self.dists = []
+        self.by_key = {}
         try:
-            import importlib.metadata as metadata
-            self.dists = list(metadata.distributions(path=[site]))
-        except Exception:
-            self.dists = []
-        self.by_name = {}
-        for dist in self.dists:
-            try:
-                key = _norm_dist(dist.metadata["Name"] or "")
-            except Exception:
-                continue
-            if key and key not in self.by_name:
-                self.by_name[key] = dist
-        self._top = None
+            with os.scandir(site) as it:
+                for seen, e in enumerate(it):
+                    if seen >= DIST_SCAN_LIMIT:
+                        break
+                    if e.name.endswith((".dist-info", ".egg-info")) and not e.name.startswith("."):
+                        self.dists.append(_Dist(site, e.name))
+        except OSError:
+            pass
+        self.dists.sort(key=lambda d: d.dirname)
+        for d in self.dists:
+            self.by_key.setdefault(d.key, []).append(d)
 
-    def provider(self, name):
-        """The distribution that provides import name, if any."""
-        dist = self.by_name.get(_norm_dist(name))
+    def provider(self, name, owner=None):
+        """The distribution that installed the top-level name into this
+        directory: the one named owner if it did, then one named like the
+        module, then any whose top_level.txt or file list claims it; each
+        only if its file list holds the name. A claimant whose metadata is
+        over a limit is passed over; when no other owns the name, its
+        _OverLimit is raised."""
+        over = None
+        tried = []
+        keys = ([_norm_dist(owner)] if owner else []) + [_norm_dist(name)]
+        for d in [d for k in keys for d in self.by_key.get(k, [])] + self.dists:
+            if d in tried:
+                continue
+            tried.append(d)
+            try:
+                declared = d.top_level_txt()
+                if d.key not in keys and declared is not None and name not in declared:
+                    continue  # it does not claim the name
+                if d.owns(name):
+                    return d
+            except _OverLimit as exc:
+                over = over or exc
+        if over is not None:
+            raise over
+        return None
+
+
+class _SiteScan:
+    """What one request has read of the metadata on this interpreter's path."""
+
+    def __init__(self):
+        self._dirs = {}
+        self._installed = None
+
+    def dists(self, site):
+        if site not in self._dirs:
+            self._dirs[site] = _SiteDists(site)
+        return self._dirs[site]
+
+    def installed(self, dist_name):
+        """The distribution of that name first on sys.path, as importlib.metadata finds it."""
+        if self._installed is None:
+            self._installed = {}
+            for entry in sys.path:
+                if not isinstance(entry, str) or not entry:
+                    continue
+                site = os.path.realpath(entry)
+                if os.path.isdir(site):
+                    for d in self.dists(site).dists:
+                        self._installed.setdefault(d.key, d)
+        return self._installed.get(_norm_dist(dist_name))
+
+
+def _metadata_version(name, site):
+    """Version and name of the distribution that installed name into site.
+
+    Only metadata in the package's own directory counts: another copy of
+    the package earlier or later on sys.path (a PYTHONPATH checkout over a
+    system install) has its own, unrelated version.
+    """
+    try:
+        dist = _SiteDists(site).provider(name)
         if dist is not None:
-            return dist
-        if self._top is None:
-            self._top = {}
-            for d in self.dists:
-                for top in _dist_top_level(d):
-                    self._top.setdefault(top, d)
-        return self._top.get(name)
+            return dist.version(), dist.name()
+    except _OverLimit:
+        pass
+    return None, None
 
 
 def _typed_markers(location):
-    """py.typed files inside a package directory, relative to its parent."""
+    """py.typed files inside a package directory, relative to its parent;
+    only where every directory on the way is an import name."""
     out = []
     parent = os.path.dirname(location)
     for dirpath, dirnames, filenames in os.walk(location):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__" and _module_name_ok(d))
         if "py.typed" in filenames:
-            path = os.path.join(dirpath, "py.typed")
             try:
-                with open(path, "rb") as f:
-                    data = f.read(4097)
-            except OSError:
+                text = _read_regular(os.path.join(dirpath, "py.typed"), 4096, "py.typed")
+            except _OverLimit:
                 continue
-            if len(data) > 4096:
+            if text is None:
                 continue
-            out.append({"path": os.path.relpath(path, parent).replace(os.sep, "/"),
-                        "text": data.decode("utf-8", "replace")})
+            out.append({"path": os.path.relpath(os.path.join(dirpath, "py.typed"), parent).replace(os.sep, "/"),
+                        "text": text})
             if len(out) >= TYPED_LIMIT:
                 break
     return out
+
+
+def _site_package(scan, name, owner):
+    """One name's answer to site_packages."""
+    entry = {"name": name, "found": False}
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None:
+        return entry
+    locations = spec.submodule_search_locations
+    if locations is not None:
+        locations = list(locations)
+        if not locations:
+            return entry
+        location = os.path.realpath(locations[0])
+    elif spec.has_location and spec.origin and spec.origin.endswith(".py"):
+        location = os.path.realpath(spec.origin)
+    else:
+        return entry
+    site = os.path.dirname(location)
+    entry["found"] = True
+    entry["site"] = site
+    entry["is_package"] = locations is not None
+    in_site_packages = os.path.basename(site) in ("site-packages", "dist-packages")
+    entry["third_party"] = in_site_packages
+    try:
+        dist = scan.dists(site).provider(name, owner)
+    except _OverLimit as exc:
+        entry["third_party"] = True
+        entry["over_limit"] = exc.record
+        return entry
+    if dist is None:
+        return entry
+    entry["third_party"] = True
+    try:
+        _describe(scan, dist, entry, location)
+    except _OverLimit as exc:
+        for key in ("version", "dist_dir", "files", "typed", "requires"):
+            entry.pop(key, None)
+        entry["over_limit"] = exc.record
+    return entry
+
+
+def _describe(scan, dist, entry, location):
+    """Fills entry with dist's version, metadata files, py.typed markers and
+    requirements; raises _OverLimit."""
+    entry["distribution"] = dist.name()
+    entry["version"] = dist.version()
+    if os.path.isdir(dist.path) and _patterns()[1].match(dist.dirname):
+        entry["dist_dir"] = dist.dirname
+        files = {}
+        for fname in DIST_FILES:
+            text = dist.read(fname)
+            if text is not None:
+                files[fname] = text
+        entry["files"] = files
+    if entry["is_package"]:
+        entry["typed"] = _typed_markers(location)
+    requires = []
+    dist_name = _patterns()[0]
+    for spec_line in dist.requires():
+        dname, needs_extra = _requirement(spec_line)
+        if not dist_name.match(dname):
+            continue
+        req = {"spec": spec_line[:SPEC_LIMIT], "distribution": dname, "extra": needs_extra, "installed": False}
+        if not needs_extra:
+            found = scan.installed(dname)
+            if found is not None:
+                req["installed"] = True
+                try:
+                    req["top_level"] = found.tops()
+                except _OverLimit as exc:
+                    req["over_limit"] = exc.record
+        requires.append(req)
+    entry["requires"] = requires
 
 
 def m_site_packages(params):
@@ -685,93 +1000,92 @@ def m_site_packages(params):
 
     For each name: whether the import system finds it, whether it is a
     third-party package (in a site-packages or dist-packages directory, or
-    claimed by an installed distribution), its distribution's metadata
-    files, the distributions it requires (those needing an extra are
-    marked) with the import names each installs, and its py.typed markers.
-    Nothing is imported.
+    installed by a distribution whose file list holds it), that
+    distribution's metadata files, the distributions it requires (those
+    needing an extra are marked) with the import names each installs, and
+    its py.typed markers. owners, when given, names for each name the
+    distribution expected to own it. A package whose metadata passes a
+    bound is answered with over_limit and nothing else of its metadata;
+    once the reply would pass its budget, the remaining names are answered
+    deferred, to be asked again. Nothing is imported.
     """
     names = params.get("names")
     if not isinstance(names, list) or len(names) > SITE_NAMES_LIMIT:
         raise RequestError("ValueError", "names must be a list of at most %d names" % SITE_NAMES_LIMIT)
-    try:
-        import importlib.metadata as metadata
-    except ImportError:
-        metadata = None
-    installed = None
-    sites = {}
+    owners = params.get("owners") or [None] * len(names)
+    if not isinstance(owners, list) or len(owners) != len(names):
+        raise RequestError("ValueError", "owners must be a list as long as names")
+    scan = _SiteScan()
     out = []
-    for name in names:
+    used = 0
+    for name, owner in zip(names, owners):
         if not isinstance(name, str) or not name.isidentifier():
             raise RequestError("ValueError", "not a top-level name: %r" % (name,))
-        entry = {"name": name, "found": False}
+        if owner is not None and not isinstance(owner, str):
+            raise RequestError("ValueError", "not a distribution name: %r" % (owner,))
+        if used > SITE_REPLY_BUDGET:
+            out.append({"name": name, "deferred": True})
+            continue
+        entry = _site_package(scan, name, owner)
+        size = len(json.dumps(entry, ensure_ascii=True, default=repr))
+        if size > SITE_PACKAGE_LIMIT:
+            entry = {"name": name, "found": True, "third_party": True, "site": entry.get("site"),
+                     "is_package": entry.get("is_package", False), "distribution": entry.get("distribution"),
+                     "over_limit": {"what": "package", "count": size, "limit": SITE_PACKAGE_LIMIT}}
+            size = len(json.dumps(entry, ensure_ascii=True, default=repr))
+        if used + size > SITE_REPLY_BUDGET:
+            used = SITE_REPLY_BUDGET + 1
+            out.append({"name": name, "deferred": True})
+            continue
+        used += size + 2
         out.append(entry)
-        try:
-            spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            spec = None
-        if spec is None:
-            continue
-        locations = spec.submodule_search_locations
-        if locations is not None:
-            locations = list(locations)
-            if not locations:
-                continue
-            location = os.path.realpath(locations[0])
-        elif spec.has_location and spec.origin and spec.origin.endswith(".py"):
-            location = os.path.realpath(spec.origin)
-        else:
-            continue
-        site = os.path.dirname(location)
-        entry["found"] = True
-        entry["site"] = site
-        entry["is_package"] = locations is not None
-        if site not in sites:
-            sites[site] = _SiteDists(site)
-        dist = sites[site].provider(name)
-        entry["third_party"] = os.path.basename(site) in ("site-packages", "dist-packages") or dist is not None
-        if dist is None:
-            continue
-        entry["distribution"] = dist.metadata["Name"]
-        entry["version"] = dist.version
-        path = getattr(dist, "_path", None)
-        if path is not None and os.path.dirname(os.path.realpath(str(path))) == os.path.realpath(site):
-            entry["dist_dir"] = os.path.basename(str(path))
-            files = {}
-            for fname in DIST_FILES:
-                fpath = os.path.join(str(path), fname)
-                try:
-                    if os.path.getsize(fpath) > DIST_FILE_LIMIT:
-                        continue
-                    with open(fpath, "rb") as f:
-                        files[fname] = f.read(DIST_FILE_LIMIT).decode("utf-8", "replace")
-                except OSError:
-                    continue
-            entry["files"] = files
-        if locations is not None:
-            entry["typed"] = _typed_markers(location)
-        requires = []
-        for spec_line in dist.requires or []:
-            dname, needs_extra = _requirement(spec_line)
-            if not dname:
-                continue
-            req = {"spec": spec_line, "distribution": dname, "extra": needs_extra, "installed": False}
-            if not needs_extra and metadata is not None:
-                if installed is None:
-                    installed = {}
-                    try:
-                        for d in metadata.distributions():
-                            key = _norm_dist(d.metadata["Name"] or "")
-                            if key and key not in installed:
-                                installed[key] = d
-                    except Exception:
-                        pass
-                found = installed.get(_norm_dist(dname))
-                if found is not None:
-                    req["installed"] = True
-                    req["top_level"] = _dist_top_level(found)
-            requires.append(req)
-        entry["requires"] = requires
     return {"packages": out}
+
+
+def _stdlib_scan():
+    """The standard library's top-level names, from its directories, for
+    Pythons before 3.10 (no sys.stdlib_module_names)."""
+    import importlib.machinery
+    import sysconfig
+    suffixes = sorted(importlib.machinery.all_suffixes(), key=len, reverse=True)
+    dirs = []
+    paths = sysconfig.get_paths()
+    for key in ("stdlib", "platstdlib"):
+        d = paths.get(key)
+        if d and d not in dirs:
+            dirs += [d, os.path.join(d, "lib-dynload")]
+    names = set()
+    for d in dirs:
+        try:
+            entries = os.listdir(d)
+        except OSError:
+            continue
+        for e in entries[:DIST_SCAN_LIMIT]:
+            if e in ("site-packages", "dist-packages", "__pycache__"):
+                continue
+            if os.path.isdir(os.path.join(d, e)):
+                names.add(e)
+                continue
+            for s in suffixes:
+                if e.endswith(s):
+                    names.add(e[: -len(s)])
+                    break
+    return names
+
+
+def m_stdlib_modules(params):
+    """The top-level module names of this interpreter's standard library:
+    sys.stdlib_module_names (3.10 and later), or else what its directories
+    hold, with the built-in modules either way."""
+    names = set(sys.builtin_module_names)
+    listed = getattr(sys, "stdlib_module_names", None)
+    if listed is not None:
+        names.update(listed)
+        source = "stdlib_module_names"
+    else:
+        names.update(_stdlib_scan())
+        source = "scan"
+    return {"names": sorted(n for n in names if _module_name_ok(n))[:STDLIB_NAMES_LIMIT], "source": source}
 
 
 # On-demand reads: a few source files of one package, bounded in count and
@@ -951,6 +1265,7 @@ METHODS = {
     "inspect": (m_inspect, True),
     "eval_config": (m_eval_config, True),
     "site_packages": (m_site_packages, True),
+    "stdlib_modules": (m_stdlib_modules, True),
     "list_files": (m_list_files, True),
     "read_files": (m_read_files, True),
 }
