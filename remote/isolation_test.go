@@ -92,7 +92,7 @@ func TestProgramsImportNothingFromStartDirectory(t *testing.T) {
 			if _, err := c.ListFiles(ctx, "fixturepkg"); err != nil {
 				t.Error(err)
 			}
-			if _, err := c.SitePackages(ctx, []string{"fixturepkg"}); err != nil {
+			if _, err := c.SitePackages(ctx, []SiteQuery{{Name: "fixturepkg"}}); err != nil {
 				t.Error(err)
 			}
 			if _, err := c.Import(ctx, "fixturepkg"); err != nil {
