@@ -290,7 +290,8 @@ func (e *extractor) assignment(n int32, tc, top bool, out []binding) []binding {
 	}
 	value := ""
 	if right >= 0 {
-		value = oneLine(e.t.Text(right), false)
+		// (a.b) is a.b: a rebinding the resolver follows.
+		value = oneLine(e.t.Text(e.t.Unwrap(right)), false)
 		if len(value) > maxValueLen {
 			value = truncateUTF8(value, maxValueLen) + "…"
 		}

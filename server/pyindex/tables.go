@@ -1,0 +1,177 @@
+package pyindex
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/torchlsp/torchlsp/server/pyscope"
+	"github.com/torchlsp/torchlsp/server/syntax"
+)
+
+// What the index keeps of a file (fileData) is its module- and class-level
+// bindings; a few questions need the whole file: which attributes a class's
+// methods assign through self, which names a __getattr__ serves. Those
+// parse the file into a pyscope.Table, of which the index keeps the few
+// used last.
+
+const (
+	// maxTables bounds the tables an index keeps: a table holds its
+	// file's syntax tree (about 50 bytes a node, 5 MB for a 3,000-line
+	// file).
+	maxTables = 4
+	// maxTableSource is the largest file parsed into a table; a larger
+	// one's classes answer from their bodies only.
+	maxTableSource = 2 << 20
+)
+
+// tableCache holds the tables of the files parsed last.
+type tableCache struct {
+	mu    sync.Mutex // guards order and byRel
+	order []string   // least recently used first
+	byRel map[string]*pyscope.Table
+}
+
+// table returns the table of file f, parsing it unless it is among the
+// last ones used; nil when the file cannot be read or is over
+// maxTableSource.
+func (ix *Index) table(f *fileState) *pyscope.Table {
+	c := &ix.tables
+	c.mu.Lock()
+	if t, ok := c.byRel[f.rel]; ok {
+		c.touch(f.rel)
+		c.mu.Unlock()
+		return t
+	}
+	c.mu.Unlock()
+	if f.size > maxTableSource {
+		return nil
+	}
+	var src []byte
+	var err error
+	if ix.read != nil {
+		src, err = ix.read(f.rel)
+	} else {
+		src, err = os.ReadFile(filepath.Join(ix.siteDir, filepath.FromSlash(f.rel)))
+	}
+	if err != nil || len(src) > maxTableSource {
+		return nil
+	}
+	p, err := ix.parsers.Get()
+	if err != nil {
+		return nil
+	}
+	tree := p.Parse(src)
+	ix.parsers.Put(p)
+	t := pyscope.New(tree)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byRel == nil {
+		c.byRel = map[string]*pyscope.Table{}
+	}
+	if _, ok := c.byRel[f.rel]; !ok {
+		c.order = append(c.order, f.rel)
+		if len(c.order) > maxTables {
+			delete(c.byRel, c.order[0])
+			c.order = c.order[1:]
+		}
+	}
+	c.byRel[f.rel] = t
+	return t
+}
+
+// touch moves rel to the end of the order; the caller holds mu.
+func (c *tableCache) touch(rel string) {
+	for i, r := range c.order {
+		if r == rel {
+			copy(c.order[i:], c.order[i+1:])
+			c.order[len(c.order)-1] = rel
+			return
+		}
+	}
+}
+
+// instanceAttr finds where the methods of class t assign self.name.
+func (ix *Index) instanceAttr(t target, name string) (*extSite, bool) {
+	tab := ix.table(t.file)
+	if tab == nil {
+		return nil, false
+	}
+	cs := tab.ClassScope(int(t.b.line), int(t.b.col))
+	if cs < 0 {
+		return nil, false
+	}
+	a := tab.InstanceAttr(cs, name)
+	if a < 0 {
+		return nil, false
+	}
+	pos := tab.Tree().StartPos(a)
+	return &extSite{file: t.file, line: int32(pos.Line), col: int32(pos.Col), name: name, kind: KindVariable, owner: t.path}, true
+}
+
+// servedName finds, in the body of the __getattr__ def ga, the string
+// literal that compares the attribute's name ("if name == 'allow_tf32':"):
+// the place that makes the name an attribute.
+func (r *resolver) servedName(ga entity, name string) (entity, bool) {
+	if ga.kind != entFunction {
+		return entity{}, false
+	}
+	var tree *syntax.Tree
+	def := int32(-1)
+	if ga.fn >= 0 && r.nav != nil {
+		tree, def = r.nav.tree, ga.fn
+	} else if ga.node < 0 && ga.t.b != nil && ga.t.site == nil {
+		tab := r.ix.table(ga.t.file)
+		if tab == nil {
+			return entity{}, false
+		}
+		tree = tab.Tree()
+		def = functionAt(tree, int(ga.t.b.line), int(ga.t.b.col))
+	}
+	body := tree.Child(def, syntax.FieldBody)
+	if body < 0 {
+		return entity{}, false
+	}
+	lit := literalIn(tree, body, name)
+	if lit < 0 {
+		return entity{}, false
+	}
+	pos := tree.ContentSpan(lit).Start
+	if ga.fn >= 0 && r.nav != nil {
+		// A place in the source: no identifier stands there, so it is
+		// described by the index's kind of site, in the source file.
+		return entity{kind: entOpaque, node: -1, fn: -1, bind: -1, cls: classRef{local: -1},
+			t: target{site: &extSite{line: int32(pos.Line), col: int32(pos.Col), name: name, kind: KindVariable}}}, true
+	}
+	owner := ga.t.path[:max(strings.LastIndexByte(ga.t.path, '.'), 0)]
+	return indexEntity(target{mod: ga.t.mod, site: &extSite{file: ga.t.file, line: int32(pos.Line), col: int32(pos.Col), name: name, kind: KindVariable, owner: owner}}), true
+}
+
+// functionAt is the def whose name starts at line and col, or -1.
+func functionAt(tree *syntax.Tree, line, col int) int32 {
+	for i := range tree.Nodes() {
+		n := int32(i)
+		if tree.Kind(n) != syntax.KindFunctionDefinition {
+			continue
+		}
+		if nm := tree.Child(n, syntax.FieldName); nm >= 0 && tree.StartPos(nm) == (syntax.Pos{Line: line, Col: col}) {
+			return n
+		}
+	}
+	return -1
+}
+
+// literalIn finds the first plain string literal equal to value under n.
+func literalIn(tree *syntax.Tree, n int32, value string) int32 {
+	end := tree.End(n)
+	for i := n; int(i) < tree.Len() && tree.Start(i) < end; i++ {
+		if tree.Kind(i) != syntax.KindString {
+			continue
+		}
+		if v, ok := tree.PlainString(i); ok && v == value {
+			return i
+		}
+	}
+	return -1
+}
