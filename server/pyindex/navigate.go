@@ -3,6 +3,7 @@ package pyindex
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/torchlsp/torchlsp/server/pyscope"
@@ -731,4 +732,36 @@ func (n *navigator) describe(e entity) (Definition, bool) {
 		d.Symbol.Path, d.InSource = n.src.Path, true
 	}
 	return d, true
+}
+
+// ModuleName is the dotted name of the module the Python file at path
+// holds, read from its place under root (a site dir, or a workspace
+// folder whose top-level files are importable as modules):
+// root/a/b/c.py is a.b.c, root/a/b/__init__.py is the package a.b
+// (isPackage set). "" when path is not under root or a part of it is no
+// identifier.
+func ModuleName(root, path string) (name string, isPackage bool) {
+	rel, err := filepath.Rel(root, path)
+	if err != nil || rel == "." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || rel == ".." {
+		return "", false
+	}
+	rel = filepath.ToSlash(rel)
+	stem, ok := strings.CutSuffix(rel, ".py")
+	if !ok {
+		if stem, ok = strings.CutSuffix(rel, ".pyi"); !ok {
+			return "", false
+		}
+	}
+	if pkg, ok := strings.CutSuffix(stem, "/__init__"); ok {
+		stem, isPackage = pkg, true
+	} else if stem == "__init__" {
+		return "", false // the root's own __init__ is no module of it
+	}
+	parts := strings.Split(stem, "/")
+	for _, p := range parts {
+		if !isIdentifier(p) {
+			return "", false
+		}
+	}
+	return strings.Join(parts, "."), isPackage
 }
