@@ -7,7 +7,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/torchlsp/torchlsp/server/pybuf"
@@ -174,11 +173,17 @@ func (e *Engine) navigateWorkspace(ctx context.Context, doc *Snapshot, pos Posit
 			}
 		}
 	}
-	for _, ps := range s.loadedPackages() {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	for _, top := range importedPackages(buf) {
+		ps, answered, err := s.answering(ctx, top, top)
+		if err != nil {
+			answered()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			continue // not on the target, or unreachable: the dotted-name lookup said so
 		}
 		d, err := ps.index.DefinitionAt(src, off)
+		answered()
 		if err != nil || d.InSource {
 			continue
 		}
@@ -188,21 +193,20 @@ func (e *Engine) navigateWorkspace(ctx context.Context, doc *Snapshot, pos Posit
 	return nil, nil
 }
 
-// loadedPackages are the packages of the session whose mirror is ready,
-// without waiting for any.
-func (s *session) loadedPackages() []*pkgState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []*pkgState
-	for _, ps := range s.pkgs {
-		select {
-		case <-ps.done:
-			if ps.err == nil && ps.index != nil {
-				out = append(out, ps)
-			}
-		default:
+// importedPackages are the top-level packages a buffer imports from,
+// each once, in order; relative imports name the user's own.
+func importedPackages(buf *pybuf.Buffer) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, imp := range buf.Imports() {
+		if imp.Relative || imp.Module == "" {
+			continue
+		}
+		top, _, _ := strings.Cut(imp.Module, ".")
+		if !seen[top] {
+			seen[top] = true
+			out = append(out, top)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
 }
