@@ -39,7 +39,7 @@ func TestDefinitionInTorch211Mirror(t *testing.T) {
 
 	tests := []struct {
 		file, anchor, line, name string // the name on the first line matching line after anchor
-		wantFile, wantLine         string // the answer's file, and a pattern its line matches
+		wantFile, wantLine       string // the answer's file, and a pattern its line matches
 	}{
 		{"torch/_inductor/compile_fx.py", `as new_cudagraphify_impl`, `if config\.triton\.cudagraph_trees:`, "config",
 			"torch/_inductor/config.py", `^# mypy|^"""|^import|^from|^$`},
