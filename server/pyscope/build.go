@@ -250,14 +250,13 @@ func (b *builder) visit(n, s int32) {
 // TYPE_CHECKING (or typing.TYPE_CHECKING), and whether it is its negation.
 func (b *builder) isTypeChecking(cond int32) (yes, negated bool) {
 	text := strings.TrimSpace(b.tree.Text(cond))
-	is := func(s string) bool { return s == "TYPE_CHECKING" || strings.HasSuffix(s, ".TYPE_CHECKING") }
-	if is(text) {
-		return true, false
+	is := func(s string) bool {
+		return s == "TYPE_CHECKING" || strings.HasSuffix(s, ".TYPE_CHECKING") && isDotted(strings.TrimSuffix(s, ".TYPE_CHECKING"))
 	}
-	if rest, ok := strings.CutPrefix(text, "not "); ok && is(strings.TrimSpace(rest)) {
-		return false, true
+	if rest, ok := strings.CutPrefix(text, "not "); ok {
+		return false, is(strings.TrimSpace(rest))
 	}
-	return false, false
+	return is(text), false
 }
 
 func (b *builder) ifStatement(n, s int32) {
@@ -762,4 +761,22 @@ func (b *builder) importFrom(n, s int32) {
 			b.occur(name, s, RoleImported, bi)
 		}
 	}
+}
+
+// isDotted reports whether s is a dotted name (typing, a.b).
+func isDotted(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, part := range strings.Split(s, ".") {
+		if part == "" {
+			return false
+		}
+		for i, r := range part {
+			if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r > 0x7f || i > 0 && r >= '0' && r <= '9') {
+				return false
+			}
+		}
+	}
+	return true
 }

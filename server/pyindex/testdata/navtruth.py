@@ -143,15 +143,12 @@ class Summary:
 
 
 def is_type_checking(test):
-    try:
-        text = ast.unparse(test)
-    except Exception:
-        return False, False
-    yes = lambda s: s == "TYPE_CHECKING" or s.endswith(".TYPE_CHECKING")
-    if yes(text):
-        return True, False
-    if text.startswith("not ") and yes(text[4:].strip()):
-        return False, True
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return False, is_type_checking(test.operand)[0]
+    if isinstance(test, ast.Name):
+        return test.id == "TYPE_CHECKING", False
+    if isinstance(test, ast.Attribute) and is_dotted(test):
+        return test.attr == "TYPE_CHECKING", False
     return False, False
 
 
