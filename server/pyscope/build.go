@@ -39,7 +39,19 @@ func (b *builder) newScope(kind ScopeKind, n, parent int32, name string) int32 {
 }
 
 func (b *builder) occur(n, s int32, role Role, bind int32) {
+	if nd := b.tree.Node(n); nd.Start == nd.End {
+		return // a name error recovery made up: nothing stands there
+	}
 	b.t.occs = append(b.t.occs, Occurrence{Node: n, Scope: s, Role: role, Binding: bind})
+}
+
+// last is the occurrence just recorded for identifier n, or nil when
+// none was (a zero-width name).
+func (b *builder) last(n int32) *Occurrence {
+	if k := len(b.t.occs); k > 0 && b.t.occs[k-1].Node == n {
+		return &b.t.occs[k-1]
+	}
+	return nil
 }
 
 // bind records that identifier id gets a value in scope s from offset at.
@@ -397,7 +409,9 @@ func (b *builder) walrus(n, s int32) {
 	}
 	bd := b.bind(name, target, BindWalrus, n, uint32(tr.End(n)))
 	bd.Value = value
-	b.t.occs[len(b.t.occs)-1].Scope = s
+	if o := b.last(name); o != nil {
+		o.Scope = s
+	}
 }
 
 // asPattern binds the target of "with x as target", "except E as target"
@@ -663,7 +677,9 @@ func (b *builder) importStmt(n, s int32) {
 				if first {
 					bd := b.bind(d, s, BindImport, n, at)
 					bd.Module = module
-					b.t.occs[len(b.t.occs)-1].Role = RoleModule
+					if o := b.last(d); o != nil {
+						o.Role = RoleModule
+					}
 					first = false
 					continue
 				}
@@ -756,7 +772,9 @@ func (b *builder) importFrom(n, s int32) {
 		bd.Module, bd.Level, bd.Attr = module, level, tr.Text(name)
 		bi := int32(len(b.t.binds) - 1)
 		if name == local {
-			b.t.occs[len(b.t.occs)-1].Role = RoleImported
+			if o := b.last(local); o != nil {
+				o.Role = RoleImported
+			}
 		} else {
 			b.occur(name, s, RoleImported, bi)
 		}
