@@ -36,8 +36,13 @@ func (e *Engine) mirrorFile(ctx context.Context, doc *Snapshot) (ms *mirrorSourc
 	if doc == nil || doc.Path() == "" {
 		return nil, done, nil
 	}
-	rel, ok := mirroredRel(e.opts.Dirs.Cache, doc.Path())
-	if !ok {
+	// Where a document lies does not change with its text, but it is
+	// asked once per version, not per request (it follows links).
+	rel := doc.Memo(mirrorRelKey{e.opts.Dirs.Cache}, func() any {
+		rel, _ := mirroredRel(e.opts.Dirs.Cache, doc.Path())
+		return rel
+	}).(string)
+	if rel == "" {
 		return nil, done, nil
 	}
 	top, _, _ := strings.Cut(rel, "/")
@@ -58,11 +63,19 @@ func (e *Engine) mirrorFile(ctx context.Context, doc *Snapshot) (ms *mirrorSourc
 	ms = &mirrorSource{s: s, ps: ps, rel: rel}
 	ms.src = pyindex.Source{Path: doc.Path(), Table: doc.Buffer().Scopes()}
 	ms.src.Module, ms.src.Package = pyindex.ModuleName(ps.mirror.SiteDir, filepath.Join(ps.mirror.SiteDir, filepath.FromSlash(rel)))
-	if sameFile(doc.Path(), filepath.Join(ps.mirror.SiteDir, filepath.FromSlash(rel))) {
+	copyOf := filepath.Join(ps.mirror.SiteDir, filepath.FromSlash(rel))
+	if doc.Memo(sameFileKey{copyOf}, func() any { return sameFile(doc.Path(), copyOf) }).(bool) {
 		ms.src.Rel = rel
 	}
 	return ms, answered, nil
 }
+
+// mirrorRelKey and sameFileKey memoize, per document version, where the
+// document lies in the cache and whether it is the index's copy.
+type (
+	mirrorRelKey struct{ cache string }
+	sameFileKey  struct{ copy string }
+)
 
 // mirroredRel returns the path of a file under the site dir of a mirror
 // in the cache (<cache>/<target>/<id>/<package>/site/REL, or an on-demand
