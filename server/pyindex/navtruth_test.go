@@ -104,6 +104,7 @@ type navResult struct {
 	names, decided, agreed int
 	beyond                 int // answered where the truth is undecided
 	disagreements          []string
+	beyondNames            []string // what those answers were
 }
 
 func (r navResult) rate() float64 {
@@ -141,6 +142,8 @@ func compareNavigation(t *testing.T, ix *Index, recs []truthRecord) []navResult 
 		if rec.Def == nil {
 			if err == nil {
 				res.beyond++
+				res.beyondNames = append(res.beyondNames, fmt.Sprintf("%s:%d:%d %s %s: torchlsp %s, Python undecided (%s)",
+					rec.File, rec.Line+1, rec.Col+1, rec.Kind, rec.Name, got, rec.Why))
 			}
 			continue
 		}
@@ -187,6 +190,11 @@ func checkNavigation(t *testing.T, site, pkg string, files []string) {
 	for _, r := range results {
 		for _, d := range r.disagreements {
 			fmt.Fprintf(&report, "- %s\n", d)
+		}
+	}
+	for _, r := range results {
+		for _, d := range r.beyondNames {
+			fmt.Fprintf(&report, "- beyond: %s\n", d)
 		}
 	}
 	t.Log("\n" + report.String())

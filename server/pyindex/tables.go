@@ -129,11 +129,10 @@ func (r *resolver) servedName(ga entity, name string) (entity, bool) {
 		tree = tab.Tree()
 		def = functionAt(tree, int(ga.t.b.line), int(ga.t.b.col))
 	}
-	body := tree.Child(def, syntax.FieldBody)
-	if body < 0 {
+	if def < 0 {
 		return entity{}, false
 	}
-	lit := literalIn(tree, body, name)
+	lit := literalIn(tree, def, name)
 	if lit < 0 {
 		return entity{}, false
 	}
@@ -162,15 +161,68 @@ func functionAt(tree *syntax.Tree, line, col int) int32 {
 	return -1
 }
 
-// literalIn finds the first plain string literal equal to value under n.
-func literalIn(tree *syntax.Tree, n int32, value string) int32 {
-	end := tree.End(n)
-	for i := n; int(i) < tree.Len() && tree.Start(i) < end; i++ {
-		if tree.Kind(i) != syntax.KindString {
+// literalIn finds, in the body of def, the string literal equal to value
+// that is compared with the def's second parameter (the name a __getattr__
+// is asked for): name == "x", "x" == name, name in ("x", "y").
+func literalIn(tree *syntax.Tree, def int32, value string) int32 {
+	param := ""
+	if ps := tree.Child(def, syntax.FieldParameters); ps >= 0 {
+		i := 0
+		for c := tree.FirstChild(ps); c >= 0; c = tree.NextSibling(c) {
+			id := c
+			if k := tree.Kind(c); k == syntax.KindTypedParameter {
+				id = tree.FirstChild(c)
+			} else if k == syntax.KindDefaultParameter || k == syntax.KindTypedDefaultParameter {
+				id = tree.Child(c, syntax.FieldName)
+			}
+			if tree.Kind(id) != syntax.KindIdentifier {
+				continue
+			}
+			if i == 1 {
+				param = tree.Text(id)
+				break
+			}
+			i++
+		}
+	}
+	body := tree.Child(def, syntax.FieldBody)
+	if param == "" || body < 0 {
+		return -1
+	}
+	end := tree.End(body)
+	for n := body; int(n) < tree.Len() && tree.Start(n) < end; n++ {
+		if tree.Kind(n) != syntax.KindComparisonOperator {
 			continue
 		}
-		if v, ok := tree.PlainString(i); ok && v == value {
-			return i
+		ops := tree.CodeChildren(n)
+		if len(ops) != 2 {
+			continue
+		}
+		for i, other := range [2]int32{ops[1], ops[0]} {
+			if mine := ops[i]; tree.Kind(mine) != syntax.KindIdentifier || tree.Text(mine) != param {
+				continue
+			}
+			if lit := literalOf(tree, tree.Unwrap(other), value); lit >= 0 {
+				return lit
+			}
+		}
+	}
+	return -1
+}
+
+// literalOf is n when it is the string literal value, or the element of a
+// tuple, list or set display n that is; -1 otherwise.
+func literalOf(tree *syntax.Tree, n int32, value string) int32 {
+	switch tree.Kind(n) {
+	case syntax.KindString:
+		if v, ok := tree.PlainString(n); ok && v == value {
+			return n
+		}
+	case syntax.KindTuple, syntax.KindList, syntax.KindSet:
+		for c := tree.FirstChild(n); c >= 0; c = tree.NextSibling(c) {
+			if lit := literalOf(tree, c, value); lit >= 0 {
+				return lit
+			}
 		}
 	}
 	return -1
