@@ -258,8 +258,16 @@ func (n *navigator) importDefinition(b int32, name string) (entity, error) {
 // lookup finds the binding name refers to, star imports included.
 func (n *navigator) lookup(name string, scope int32, off uint32) int32 {
 	res := n.tab.Lookup(name, scope, off, func(star *pyscope.Binding, name string) bool {
+		// A star import binds what its module exports and has: a public
+		// name the module lacks (a builtin's) is not bound by it.
 		m := n.ix.modules[n.absolute(star.Module, star.Level)]
-		return m != nil && n.ix.exports(m, name)
+		if m == nil || !n.ix.exports(m, name) {
+			return false
+		}
+		saved := len(n.r.chain)
+		_, err := n.r.moduleAttr(m, name)
+		n.r.chain = n.r.chain[:saved]
+		return err == nil
 	})
 	return res.Binding
 }

@@ -1156,8 +1156,15 @@ class FileAnalysis:
         binds = list(self.scopes[0].binds.get(name, []))
         for module, at, tc in self.stars:
             sm = self.site.module(module)
-            if sm is not None and self.res.exports(sm, name):
-                binds.append(LocalBind(name, "star", self.scopes[0], at, at, tc=tc, imp=("star", module)))
+            if sm is None or not self.res.exports(sm, name):
+                continue
+            try:
+                self.res.module_attr(sm, name)  # a star import binds only what its module has
+            except Undecided as e:
+                if str(e) == "cycle":
+                    raise
+                continue
+            binds.append(LocalBind(name, "star", self.scopes[0], at, at, tc=tc, imp=("star", module)))
         binds.sort(key=lambda b: b.at)
         return choose(binds, off, immediate)
 
