@@ -147,3 +147,31 @@ func TestDefinitionAtLongFunction(t *testing.T) {
 		t.Fatalf("return x names line %d (in source %v), want %d", d.Symbol.Line, d.InSource, lines)
 	}
 }
+
+// TestTablesBounded: the index keeps the name tables of at most maxTables
+// files, of at most maxTableSource bytes of source in all, and parses no
+// larger file into one.
+func TestTablesBounded(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{"big/huge.py": "x = 1\n" + strings.Repeat("#", maxTableSource)}
+	for i := range 6 {
+		files["big/m"+strconv.Itoa(i)+".py"] = "class C:\n    def __init__(self):\n        self.a = 1\n" + strings.Repeat("# filler\n", maxTableSource/30)
+	}
+	site := writeSite(t, files)
+	ix, err := Open(site, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range ix.files {
+		tab := ix.table(f)
+		if f.rel == "big/huge.py" && tab != nil {
+			t.Errorf("%s (%d bytes) was parsed into a table", f.rel, f.size)
+		}
+		ix.tables.mu.Lock()
+		n, bytes := len(ix.tables.order), ix.tables.bytes
+		ix.tables.mu.Unlock()
+		if n > maxTables || bytes > maxTableSource {
+			t.Fatalf("after %s: %d tables of %d bytes, want at most %d of %d", f.rel, n, bytes, maxTables, maxTableSource)
+		}
+	}
+}

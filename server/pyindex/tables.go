@@ -17,20 +17,21 @@ import (
 // used last.
 
 const (
-	// maxTables bounds the tables an index keeps: a table holds its
-	// file's syntax tree (about 50 bytes a node, 5 MB for a 3,000-line
-	// file).
-	maxTables = 4
-	// maxTableSource is the largest file parsed into a table; a larger
-	// one's classes answer from their bodies only.
-	maxTableSource = 2 << 20
+	// maxTables and maxTableSource bound the tables an index keeps: a
+	// table holds its file's syntax tree, about 30 bytes for each byte of
+	// source (4 MB for compile_fx.py's 120 KB), so the tables kept hold
+	// trees of at most 1 MiB of source in all, 30 MB. A larger file is
+	// parsed into no table: its classes answer from their bodies only.
+	maxTables      = 4
+	maxTableSource = 1 << 20
 )
 
 // tableCache holds the tables of the files parsed last.
 type tableCache struct {
-	mu    sync.Mutex // guards order and byRel
+	mu    sync.Mutex // guards order, byRel and bytes
 	order []string   // least recently used first
 	byRel map[string]*pyscope.Table
+	bytes int // source bytes of the tables kept
 }
 
 // table returns the table of file f, parsing it unless it is among the
@@ -70,14 +71,18 @@ func (ix *Index) table(f *fileState) *pyscope.Table {
 	if c.byRel == nil {
 		c.byRel = map[string]*pyscope.Table{}
 	}
-	if _, ok := c.byRel[f.rel]; !ok {
-		c.order = append(c.order, f.rel)
-		if len(c.order) > maxTables {
-			delete(c.byRel, c.order[0])
-			c.order = c.order[1:]
-		}
+	if _, ok := c.byRel[f.rel]; ok {
+		return t // parsed twice at once: the first one is kept
 	}
+	c.order = append(c.order, f.rel)
 	c.byRel[f.rel] = t
+	c.bytes += len(src)
+	for len(c.order) > maxTables || c.bytes > maxTableSource {
+		old := c.byRel[c.order[0]]
+		c.bytes -= len(old.Tree().Src())
+		delete(c.byRel, c.order[0])
+		c.order = c.order[1:]
+	}
 	return t
 }
 
