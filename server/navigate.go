@@ -187,16 +187,13 @@ func (e *Engine) navigateWorkspace(ctx context.Context, doc *Snapshot, pos Posit
 		}
 	}
 	for _, top := range importedPackages(buf) {
-		ps, answered, err := s.answering(ctx, top, top)
-		if err != nil {
-			answered()
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			continue // not on the target, or unreachable: the dotted-name lookup said so
+		// Only packages already answering: a name of the user's own must
+		// not start mirroring every package the file imports.
+		ps := s.usable(top)
+		if ps == nil {
+			continue
 		}
 		d, err := ps.index.DefinitionAt(src, off)
-		answered()
 		if err != nil || d.InSource {
 			continue
 		}
@@ -204,6 +201,33 @@ func (e *Engine) navigateWorkspace(ctx context.Context, doc *Snapshot, pos Posit
 		return ms.target(d, nameSpan(buf, off)), nil
 	}
 	return nil, nil
+}
+
+// usable returns the package's state when it answers now (its mirror
+// ready, or its on-demand tree open), without starting or waiting for
+// anything; nil otherwise.
+func (s *session) usable(name string) *pkgState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ps, ok := s.pkgs[name]; ok {
+		select {
+		case <-ps.done:
+			if ps.err == nil && ps.index != nil {
+				return ps
+			}
+		default:
+		}
+	}
+	if q, ok := s.quick[name]; ok {
+		select {
+		case <-q.done:
+			if q.err == nil && q.ps != nil && q.ps.index != nil {
+				return q.ps
+			}
+		default:
+		}
+	}
+	return nil
 }
 
 // importedPackages are the top-level packages a buffer imports from,
