@@ -158,7 +158,6 @@ class Site:
         self.package = package
         self.sources = {}
         self.summaries = {}
-        self.tables = {}
 
     def source(self, rel):
         s = self.sources.get(rel)
@@ -442,7 +441,7 @@ class Resolver:
         finally:
             self.leave(key)
 
-    def import_ent(self, b, m_ctx=None):
+    def import_ent(self, b):
         """Where an import binding leads."""
         if b.kind == "import":
             target = b.module if b.alias else b.module.split(".")[0]
@@ -793,9 +792,6 @@ class LocalBind:
         self.node, self.value, self.tc, self.declared, self.imp, self.index = node, value, tc, declared, imp, index
 
 
-SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-
-
 class FileAnalysis:
     """Scopes and bindings of one file, with symtable's classification."""
 
@@ -804,7 +800,6 @@ class FileAnalysis:
         self.src = site.source(rel)
         self.module_name, is_pkg = site.module_of(rel)
         self.pkg = self.module_name if is_pkg else self.module_name.rpartition(".")[0]
-        self.module = site.module(self.module_name)
         self.res = Resolver(site)
         st = symtable.symtable(self.src.data.decode("utf-8"), self.src.path, "exec")
         self.scopes = []
