@@ -7,6 +7,7 @@ package server_test
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -158,6 +159,17 @@ func codeActionsAt(ctx context.Context, e *testEngine, uri string, r span) ([]co
 		out = append(out, ca)
 	}
 	return out, nil
+}
+
+// mirrorPath is where the mirror holds file rel of the default target's
+// site: through the site view the engine builds (which mirrors the
+// target's packages and links to them), resolved to the mirror itself.
+func mirrorPath(ctx context.Context, e *testEngine, rel string) (string, error) {
+	res, err := e.e.Site(ctx, "")
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(filepath.Join(res.Path, filepath.FromSlash(rel)))
 }
 
 func toPosition(p pos) server.Position { return server.Position{Line: p.Line, Column: p.Col} }

@@ -23,11 +23,7 @@ func (e *Engine) Hover(ctx context.Context, doc *Snapshot, pos Position) (*Hover
 		r := spanRange(span)
 		return &Hover{Markdown: renderFlagHover(ft), Range: &r}, nil
 	}
-	ref, ok := refAt(doc, pos)
-	if !ok {
-		return e.keywordHover(ctx, doc, pos)
-	}
-	t, err := e.resolve(ctx, ref.Qualname, ref)
+	t, err := e.lookup(ctx, doc, pos)
 	if err != nil || t == nil {
 		return nil, err
 	}
@@ -38,26 +34,11 @@ func (e *Engine) Hover(ctx context.Context, doc *Snapshot, pos Position) (*Hover
 	if !t.missing && t.localPath != "" && e.siteCompact(t.spec.Name) {
 		md = renderSiteHover(t, e.siteHanded(t.spec.Name))
 	}
-	md += e.compilerStackSection(ctx, t)
+	if t.kind != "parameter" {
+		md += e.compilerStackSection(ctx, t)
+	}
 	// The range is this request's name: a cached target carries none.
-	return &Hover{Markdown: md, Range: refRange(ref)}, nil
-}
-
-// keywordHover describes the parameter a keyword argument binds.
-func (e *Engine) keywordHover(ctx context.Context, doc *Snapshot, pos Position) (*Hover, error) {
-	ref, ok := keywordAt(doc, pos)
-	if !ok {
-		return nil, nil
-	}
-	t, err := e.resolveKeyword(ctx, ref)
-	if err != nil || t == nil {
-		return nil, err
-	}
-	md := renderHover(t)
-	if e.siteCompact(t.spec.Name) {
-		md = renderSiteHover(t, e.siteHanded(t.spec.Name))
-	}
-	return &Hover{Markdown: md, Range: refRange(ref)}, nil
+	return &Hover{Markdown: md, Range: refRange(t.ref)}, nil
 }
 
 // refRange is the span of the name hovered, or nil right after a dot.

@@ -43,15 +43,27 @@ var refZero pybuf.Ref
 
 // lookup resolves the name at pos in a document. It returns (nil, nil) when
 // torchlsp has nothing to say: the user's own names, the standard library,
-// packages the target does not have.
+// packages the target does not have. In a file of a mirrored package every
+// name is answered from the package's index (navigate.go).
 func (e *Engine) lookup(ctx context.Context, doc *Snapshot, pos Position) (*target, error) {
+	ms, done, err := e.mirrorFile(ctx, doc)
+	defer done()
+	if err != nil || ms != nil {
+		if err != nil {
+			return nil, err
+		}
+		return e.navigate(ms, doc, pos)
+	}
+	var t *target
 	if ref, ok := refAt(doc, pos); ok {
-		return e.resolve(ctx, ref.Qualname, ref)
+		t, err = e.resolve(ctx, ref.Qualname, ref)
+	} else if ref, ok := keywordAt(doc, pos); ok {
+		t, err = e.resolveKeyword(ctx, ref)
 	}
-	if ref, ok := keywordAt(doc, pos); ok {
-		return e.resolveKeyword(ctx, ref)
+	if err != nil || t != nil {
+		return t, err
 	}
-	return nil, nil
+	return e.navigateWorkspace(ctx, doc, pos)
 }
 
 // keywordAt returns the keyword argument named at pos, with its callee

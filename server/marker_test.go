@@ -25,6 +25,8 @@ import (
 //	                      (testdata/site) and $TORCH211 are expanded
 //	-- train.py --        a document, written to the workspace and opened
 //	-- untitled:x --      a buffer that is no file
+//	-- site/pkg/m.py --   a file of the target's site dir ($ARCHIVE_SITE);
+//	                      with markers, its mirrored copy is opened and asked
 //	-- @hover/name --     a golden, written by go test -run TestMarkers -update
 //
 // A document's comments hold markers, #@name("needle", args...), that ask
@@ -130,6 +132,8 @@ type run struct {
 	env      map[string]string // and its environment
 	replace  []string          // placeholder expansions, for goldens: old, new
 	inspect  map[string]pyDef  // "module attr" → what the interpreter says, for defpy
+	site     string            // the archive's own site dir, $ARCHIVE_SITE
+	mirrored []*doc            // site files with markers, asked in their mirror
 	goldens  map[string]string // "@kind/name" → golden, as in the archive
 	produced map[string]string // what this run rendered for each
 }
@@ -146,6 +150,7 @@ func runArchive(t *testing.T, path string) {
 	r.ctx = ctx
 
 	ws := t.TempDir()
+	r.site = t.TempDir()
 	var settings []byte
 	for _, f := range a.files {
 		switch {
@@ -153,6 +158,18 @@ func runArchive(t *testing.T, path string) {
 			settings = r.expand(f.data)
 		case strings.HasPrefix(f.name, "@"):
 			r.goldens[f.name] = f.data
+		case strings.HasPrefix(f.name, "site/"):
+			rel := strings.TrimPrefix(f.name, "site/")
+			p := filepath.Join(r.site, filepath.FromSlash(rel))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(f.data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(f.data, "#@") {
+				r.mirrored = append(r.mirrored, &doc{name: rel, text: f.data, version: 1})
+			}
 		default:
 			d := &doc{name: f.name, text: f.data, version: 1}
 			if strings.HasPrefix(f.name, "untitled:") {
@@ -178,7 +195,7 @@ func runArchive(t *testing.T, path string) {
 	if _, err := os.Stat(r.python); err != nil {
 		t.Skipf("%s is missing: run scripts/setup.sh --test", r.python)
 	}
-	for _, d := range r.docs {
+	for _, d := range append(append([]*doc(nil), r.docs...), r.mirrored...) {
 		if err := d.parseMarkers(); err != nil {
 			t.Fatal(err)
 		}
@@ -203,7 +220,28 @@ func runArchive(t *testing.T, path string) {
 		}
 		r.checkAllDiagnosticsMarked(d)
 	}
+	r.runMirrored()
 	r.finishGoldens(path, a)
+}
+
+// runMirrored opens the mirrored copy of each site file with markers, as
+// an editor does after a definition led there, and runs its markers.
+func (r *run) runMirrored() {
+	for _, d := range r.mirrored {
+		p, err := mirrorPath(r.ctx, r.eng, d.name)
+		if err != nil {
+			r.t.Fatalf("%s: no mirrored copy: %v", d.name, err)
+		}
+		if _, ok := r.mirroredRel(p); !ok {
+			r.t.Fatalf("%s: %s is not in the mirror under %s", d.name, p, r.eng.cache)
+		}
+		d.uri = (&url.URL{Scheme: "file", Path: p}).String()
+		r.byURI[d.uri] = d
+		openDoc(r.eng, d.uri, d.text)
+		for _, m := range d.markers {
+			r.runMarker(m)
+		}
+	}
 }
 
 // expand replaces the placeholders of settings.json, skipping the test
@@ -213,8 +251,9 @@ func (r *run) expand(s string) []byte {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	r.replace = []string{site, "$SITE"}
+	r.replace = []string{site, "$SITE", r.site, "$ARCHIVE_SITE"}
 	s = strings.ReplaceAll(s, "$PYTHON", debianPython)
+	s = strings.ReplaceAll(s, "$ARCHIVE_SITE", r.site)
 	s = strings.ReplaceAll(s, "$SITE", site)
 	if strings.Contains(s, "$TORCH211") {
 		t211 := os.Getenv("TORCHLSP_TORCH211_SITE")
@@ -527,7 +566,7 @@ func (r *run) location(m marker, l location) string {
 	if d, ok := r.byURI[l.URI]; ok && l.URI != "" {
 		return d.name + ":" + spanString(l.Range)
 	}
-	rel, ok := r.mirrored(l.Path)
+	rel, ok := r.mirroredRel(l.Path)
 	if !ok {
 		r.t.Errorf("%v: %+v is neither an open document nor in the mirror under %s", m, l, r.eng.cache)
 		return l.Path + ":" + spanString(l.Range)
@@ -538,8 +577,8 @@ func (r *run) location(m marker, l location) string {
 	return fmt.Sprintf("%s:%d:%d", rel, l.Range.Start.Line+1, l.Range.Start.Col+1)
 }
 
-// mirrored returns a local path's name under the mirror's site directory.
-func (r *run) mirrored(path string) (string, bool) {
+// mirroredRel returns a local path's name under the mirror's site directory.
+func (r *run) mirroredRel(path string) (string, bool) {
 	inCache, ok := strings.CutPrefix(path, r.eng.cache+string(filepath.Separator))
 	if !ok {
 		return "", false
@@ -784,7 +823,7 @@ func (r *run) definitionLikePython(m marker, p pos) {
 		r.t.Errorf("%v: definition = %+v, %v; want one", m, locs, err)
 		return
 	}
-	rel, ok := r.mirrored(locs[0].Path)
+	rel, ok := r.mirroredRel(locs[0].Path)
 	_, wantRel, _ := strings.Cut(wantFile, "-packages/")
 	switch {
 	case !ok:

@@ -363,3 +363,17 @@ func TestConcurrentReaders(t *testing.T) {
 		}
 	}
 }
+
+// TestScopesOncePerVersion: a buffer's name table is built once, from the
+// buffer's own tree (one parse per version serves both).
+func TestScopesOncePerVersion(t *testing.T) {
+	t.Parallel()
+	b := Parse([]byte("import torch\n\ndef f(x):\n    return torch.relu(x)\n"))
+	tab := b.Scopes()
+	if tab != b.Scopes() || tab.Tree() != b.Tree() {
+		t.Fatal("the table is not the buffer's, built once")
+	}
+	if occ, ok := tab.OccurrenceAt(strings.Index(string(b.src), "relu")); !ok || tab.Tree().Text(occ.Node) != "relu" {
+		t.Fatalf("no occurrence of relu: %+v", occ)
+	}
+}

@@ -3,6 +3,7 @@ package pybuf
 import (
 	"sync"
 
+	"github.com/torchlsp/torchlsp/server/pyscope"
 	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
@@ -27,6 +28,11 @@ type Buffer struct {
 	scopeOrder  []int32 // scope indexes by start, for scopeAt
 	scopeUp     []int32 // per scopeOrder position: the position of the nearest scope holding it, or -1
 	work        int     // steps the analysis took, for the tests that bound them
+
+	// names is the table of every name of the version, built on first
+	// use (navigation asks for it; completions and diagnostics do not).
+	names     *pyscope.Table
+	namesOnce sync.Once
 }
 
 // HasErrors reports whether the text did not parse cleanly.
@@ -36,6 +42,14 @@ func (b *Buffer) HasErrors() bool { return b.errors }
 // other analyses of the same version read it instead of parsing again.
 // Node ids in it are the ones the Buffer's analysis uses.
 func (b *Buffer) Tree() *syntax.Tree { return b.tree }
+
+// Scopes is the table of the buffer's scopes, bindings and identifiers
+// (package pyscope), built once per version from the same tree: what
+// "go to definition" of any name in the buffer resolves through.
+func (b *Buffer) Scopes() *pyscope.Table {
+	b.namesOnce.Do(func() { b.names = pyscope.New(b.tree) })
+	return b.names
+}
 
 // Lines is the buffer's line index.
 func (b *Buffer) Lines() syntax.Lines { return b.lines }

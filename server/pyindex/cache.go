@@ -20,7 +20,7 @@ import (
 // does not check out is reported as errBadCache and the index reparses.
 const (
 	cacheMagic   = "TLSPYIX\x00"
-	cacheVersion = 1
+	cacheVersion = 2
 	// maxNesting bounds class nesting in a cache file, so a hostile file
 	// cannot exhaust the stack.
 	maxNesting = 64

@@ -174,8 +174,8 @@ func (e *extractor) statement(c int32, tc, top bool, out []binding) []binding {
 		return e.importFrom(c, tc, top, out)
 	case syntax.KindIfStatement:
 		cond := strings.TrimSpace(e.t.Text(e.t.Child(c, syntax.FieldCondition)))
-		isTC := cond == "TYPE_CHECKING" || strings.HasSuffix(cond, ".TYPE_CHECKING")
-		negTC := cond == "not TYPE_CHECKING" || (strings.HasPrefix(cond, "not ") && strings.HasSuffix(cond, ".TYPE_CHECKING"))
+		negTC := strings.HasPrefix(cond, "not ") && isTypeCheckingName(strings.TrimSpace(cond[len("not "):]))
+		isTC := !negTC && isTypeCheckingName(cond)
 		for d := range e.t.Children(c) {
 			switch e.t.Kind(d) {
 			case syntax.KindBlock:
@@ -290,7 +290,8 @@ func (e *extractor) assignment(n int32, tc, top bool, out []binding) []binding {
 	}
 	value := ""
 	if right >= 0 {
-		value = oneLine(e.t.Text(right), false)
+		// (a.b) is a.b: a rebinding the resolver follows.
+		value = oneLine(e.t.Text(e.t.Unwrap(right)), false)
 		if len(value) > maxValueLen {
 			value = truncateUTF8(value, maxValueLen) + "…"
 		}
@@ -513,4 +514,10 @@ func countNames(bs []binding) int {
 		n += countNames(bs[i].members)
 	}
 	return n
+}
+
+// isTypeCheckingName reports whether s is TYPE_CHECKING or
+// module.TYPE_CHECKING.
+func isTypeCheckingName(s string) bool {
+	return s == "TYPE_CHECKING" || strings.HasSuffix(s, ".TYPE_CHECKING") && isDottedName(strings.TrimSuffix(s, ".TYPE_CHECKING"))
 }

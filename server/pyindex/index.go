@@ -49,6 +49,8 @@ type Index struct {
 
 	paramMu sync.Mutex            // guards params
 	params  map[string]*paramFile // parameter tables of recently asked files, by path
+
+	tables tableCache // name tables of the files navigation read last
 }
 
 // module is a dotted module name and the files that define it.

@@ -25,6 +25,20 @@ type target struct {
 	file *fileState // file holding b; nil when the target is the module
 	b    *binding   // nil: the module itself
 	path string     // dotted path of b inside mod, e.g. "Linear.forward"
+	// site, when set, is a place found by reading a file rather than
+	// among the index's bindings (an attribute assigned through self, a
+	// name a __getattr__ serves, a parameter); mod is its module.
+	site *extSite
+}
+
+// extSite is a place in a file of the index that is no binding of it.
+type extSite struct {
+	file      *fileState
+	line, col int32
+	name      string
+	kind      Kind
+	text      string // a parameter as written
+	owner     string // the class path it belongs to, for its qualified name
 }
 
 // resolver carries the state of one resolution.
@@ -33,6 +47,11 @@ type resolver struct {
 	chain  []Hop
 	active map[string]bool // lookups in progress, to stop import cycles
 	depth  int
+	steps  int                   // lookups made, against maxNavSteps
+	mros   map[string][]classRef // method resolution orders computed
+	// nav is the navigation this resolution serves, for the classes of
+	// its source file; nil when resolving a dotted name.
+	nav *navigator
 }
 
 func (ix *Index) newResolver() *resolver {
@@ -59,19 +78,35 @@ func (ix *Index) Resolve(qualname string) (Resolution, error) {
 // rebound follows simple rebinding assignments from a resolved name to the
 // object they bind, as Python does ("f = _registry.f" names _registry.f,
 // so f's definition is its def there). A value the index cannot follow
-// leaves the assignment as the definition.
+// leaves the assignment as the definition, and so does one only a .pyi
+// stub declares ("OutOfMemoryError = torch._C.OutOfMemoryError" in a .py:
+// the rebinding is the line of Python source that makes the name).
 func (r *resolver) rebound(t target) target {
-	for i := 0; i < maxDepth && t.b != nil && t.b.kind == KindVariable && isRebinding(t.b.value); i++ {
+	for i := 0; i < maxDepth && t.site == nil && t.b != nil && t.b.kind == KindVariable && isRebinding(t.b.value); i++ {
 		saved := len(r.chain)
 		r.chain = append(r.chain, Hop{Kind: HopAlias, Module: t.mod.name, Name: t.path, File: t.file.rel, Line: int(t.b.line), Target: t.b.value})
-		nt, err := r.expr(t.mod, t.b.value)
-		if err != nil || (nt.b != nil && nt.b.kind == KindImport) || nt.b == t.b {
+		nt, err := r.exprIn(t, t.b.value)
+		if err != nil || (nt.b != nil && nt.b.kind == KindImport) || nt.b == t.b || targetFile(nt) == nil || targetFile(nt).stub && !t.file.stub {
 			r.chain = r.chain[:saved]
 			return t
 		}
 		t = nt
 	}
 	return t
+}
+
+// targetFile is the file a target is in: its binding's, its site's, or
+// the module's own (the .py before the .pyi); nil for a namespace package.
+func targetFile(t target) *fileState {
+	switch {
+	case t.site != nil:
+		return t.site.file
+	case t.b != nil:
+		return t.file
+	case t.mod.py != nil:
+		return t.mod.py
+	}
+	return t.mod.pyi
 }
 
 // isRebinding says whether an assignment's value is a plain (dotted) name,
@@ -145,6 +180,9 @@ func (r *resolver) shadows(pkg *module, name string) bool {
 
 // attr looks name up as an attribute of t.
 func (r *resolver) attr(t target, name string) (target, error) {
+	if t.site != nil {
+		return target{}, fmt.Errorf("%w: %s has no attribute %q known to the index", ErrNotFound, t.site.name, name)
+	}
 	if t.b == nil {
 		return r.moduleAttr(t.mod, name)
 	}
@@ -155,11 +193,18 @@ func (r *resolver) attr(t target, name string) (target, error) {
 		if isDottedName(t.b.value) {
 			saved := len(r.chain)
 			r.chain = append(r.chain, Hop{Kind: HopAlias, Module: t.mod.name, Name: t.path, File: t.file.rel, Line: int(t.b.line), Target: t.b.value})
-			at, err := r.expr(t.mod, t.b.value)
+			at, err := r.exprIn(t, t.b.value)
 			if err == nil {
 				return r.attr(at, name)
 			}
 			r.chain = r.chain[:saved]
+		}
+		// x = C(...): an instance of C, whose class (and its methods'
+		// assignments through self) has the attribute.
+		if ct, instance, err := r.value(t); err == nil && instance {
+			if e, err := r.classMember(classRef{local: -1, t: ct}, name, true, false); err == nil && e.node < 0 {
+				return e.t, nil
+			}
 		}
 	}
 	return target{}, fmt.Errorf("%w: %s.%s is a %s with no attribute %q known to the index", ErrNotFound, t.mod.name, t.path, t.b.kind, name)
@@ -259,12 +304,13 @@ func (r *resolver) follow(m *module, f *fileState, b *binding, path string) (tar
 		return t, nil // a module outside the index: the import is all we know
 	}
 	hop.Target = b.value + "." + b.attr
-	// "from pkg import sub" names the submodule once it is imported.
-	if sub := r.ix.modules[hop.Target]; sub != nil {
+	src := r.ix.modules[b.value]
+	// "from pkg import sub" names the submodule once it is imported,
+	// unless pkg binds something else under that name.
+	if sub := r.ix.modules[hop.Target]; sub != nil && (src == nil || !r.shadows(src, b.attr)) {
 		r.chain = append(r.chain, hop)
 		return target{mod: sub}, nil
 	}
-	src := r.ix.modules[b.value]
 	if src == nil {
 		return t, nil
 	}
@@ -283,30 +329,14 @@ func (r *resolver) follow(m *module, f *fileState, b *binding, path string) (tar
 	return nt, nil
 }
 
-// classAttr looks name up among the members of class t, then its bases.
+// classAttr looks name up among the members of class t, then the classes
+// of its method resolution order.
 func (r *resolver) classAttr(t target, name string) (target, error) {
-	key := "class\x00" + t.mod.name + "." + t.path + "\x00" + name
-	if err := r.enter(key); err != nil {
+	e, err := r.classMember(classRef{local: -1, t: t}, name, false, false)
+	if err != nil {
 		return target{}, err
 	}
-	defer r.leave(key)
-	if m := best(t.b.members, name); m != nil {
-		return r.follow(t.mod, t.file, m, t.path+"."+name)
-	}
-	for _, base := range classBases(t.b.sig) {
-		saved := len(r.chain)
-		bt, err := r.expr(t.mod, base)
-		r.chain = r.chain[:saved]
-		if err != nil || bt.b == nil || bt.b.kind != KindClass {
-			continue
-		}
-		r.chain = append(r.chain, Hop{Kind: HopBase, Module: t.mod.name, Name: t.path, File: t.file.rel, Line: int(t.b.line), Target: bt.mod.name + "." + bt.path})
-		if mt, err := r.classAttr(bt, name); err == nil {
-			return mt, nil
-		}
-		r.chain = r.chain[:saved]
-	}
-	return target{}, fmt.Errorf("%w: class %s.%s has no attribute %q", ErrNotFound, t.mod.name, t.path, name)
+	return e.t, nil
 }
 
 // best picks the binding of name that wins at run time: the last one,
@@ -396,6 +426,20 @@ func isDottedName(s string) bool {
 
 // symbol describes a target.
 func (ix *Index) symbol(t target) Symbol {
+	if s := t.site; s != nil {
+		sym := Symbol{
+			Kind: s.kind, Name: s.name, Module: t.mod.name, File: s.file.rel, Path: ix.abs(s.file), IsStub: s.file.stub,
+			Line: int(s.line), Col: int(s.col), EndLine: int(s.line),
+		}
+		sym.Qualname = t.mod.name + "." + s.name
+		if s.owner != "" {
+			sym.Qualname = t.mod.name + "." + s.owner + "." + s.name
+		}
+		if s.kind == KindParameter {
+			sym.Signature = s.text
+		}
+		return sym
+	}
 	if t.b == nil {
 		s := Symbol{Kind: KindModule, Name: lastName(t.mod.name), Qualname: t.mod.name, Module: t.mod.name}
 		f := t.mod.py

@@ -38,6 +38,10 @@ const (
 	// see: a module outside it ("import os") or a name its source module
 	// binds only at run time. The symbol points at the import.
 	KindImport
+	// KindParameter is a parameter of a def or lambda (what a keyword
+	// argument binds); Signature is the parameter as written. Navigation
+	// (DefinitionAt) answers with it; the index keeps no parameters.
+	KindParameter
 )
 
 // String names the kind in lower case.
@@ -53,6 +57,8 @@ func (k Kind) String() string {
 		return "variable"
 	case KindImport:
 		return "import"
+	case KindParameter:
+		return "parameter"
 	}
 	return "unknown"
 }

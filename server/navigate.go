@@ -1,0 +1,249 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/torchlsp/torchlsp/server/pybuf"
+	"github.com/torchlsp/torchlsp/server/pyindex"
+)
+
+// Navigation by the names of a file (pyindex.DefinitionAt over the
+// buffer's pyscope table): every name of a mirrored file the editor
+// opened, answered from the package's index with no round trip to the
+// target; and, in the user's own files, the names the dotted-name lookup
+// (lookup.go) leaves unanswered that lead into a mirrored package.
+
+// mirrorSource is an open document that is a file of a mirrored package.
+type mirrorSource struct {
+	s   *session
+	ps  *pkgState
+	rel string // the file under the mirror's site dir
+	src pyindex.Source
+}
+
+// mirrorFile tells whether doc is a file of a mirrored package of the
+// default target (in a mirror, an on-demand tree, or the site view that
+// links to them) and, when it is, makes that package usable. done is to
+// be called once the answer is out.
+func (e *Engine) mirrorFile(ctx context.Context, doc *Snapshot) (ms *mirrorSource, done func(), err error) {
+	done = func() {}
+	if doc == nil || doc.Path() == "" {
+		return nil, done, nil
+	}
+	// Where a document lies does not change with its text, but it is
+	// asked once per version, not per request (it follows links).
+	rel := doc.Memo(mirrorRelKey{e.opts.Dirs.Cache}, func() any {
+		rel, _ := mirroredRel(e.opts.Dirs.Cache, doc.Path())
+		return rel
+	}).(string)
+	if rel == "" {
+		return nil, done, nil
+	}
+	top, _, _ := strings.Cut(rel, "/")
+	top = strings.TrimSuffix(strings.TrimSuffix(top, ".pyi"), ".py")
+	s, err := e.session("")
+	if err != nil {
+		return nil, done, err
+	}
+	ps, answered, err := s.answering(ctx, top, top)
+	if errors.Is(err, ErrNotOnTarget) {
+		answered()
+		return nil, done, nil
+	}
+	if err != nil {
+		answered()
+		return nil, done, err
+	}
+	ms = &mirrorSource{s: s, ps: ps, rel: rel}
+	ms.src = pyindex.Source{Path: doc.Path(), Table: doc.Buffer().Scopes()}
+	ms.src.Module, ms.src.Package = pyindex.ModuleName(ps.mirror.SiteDir, filepath.Join(ps.mirror.SiteDir, filepath.FromSlash(rel)))
+	copyOf := filepath.Join(ps.mirror.SiteDir, filepath.FromSlash(rel))
+	if doc.Memo(sameFileKey{copyOf}, func() any { return sameFile(doc.Path(), copyOf) }).(bool) {
+		ms.src.Rel = rel
+	}
+	return ms, answered, nil
+}
+
+// mirrorRelKey and sameFileKey memoize, per document version, where the
+// document lies in the cache and whether it is the index's copy.
+type (
+	mirrorRelKey struct{ cache string }
+	sameFileKey  struct{ copy string }
+)
+
+// mirroredRel returns the path of a file under the site dir of a mirror
+// in the cache (<cache>/<target>/<id>/<package>/site/REL, or an on-demand
+// tree's <cache>/ondemand/<package>/site/REL), following symbolic links
+// (the site view links to mirrors).
+func mirroredRel(cache, file string) (string, bool) {
+	if cache == "" {
+		return "", false
+	}
+	if c, err := filepath.EvalSymlinks(cache); err == nil {
+		cache = c
+	}
+	if f, err := filepath.EvalSymlinks(file); err == nil {
+		file = f
+	}
+	inCache, err := filepath.Rel(cache, file)
+	if err != nil || strings.HasPrefix(inCache, "..") {
+		return "", false
+	}
+	parts := strings.Split(filepath.ToSlash(inCache), "/")
+	for i := 2; i < len(parts)-1; i++ {
+		if parts[i] == "site" {
+			return path.Join(parts[i+1:]...), true
+		}
+	}
+	return "", false
+}
+
+func sameFile(a, b string) bool {
+	ia, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	ib, err := os.Stat(b)
+	return err == nil && os.SameFile(ia, ib)
+}
+
+// navigate answers for the name at pos of a mirrored file from its
+// package's index; (nil, nil) when the name is a builtin or its
+// definition cannot be known without running the code.
+func (e *Engine) navigate(ms *mirrorSource, doc *Snapshot, pos Position) (*target, error) {
+	buf := doc.Buffer()
+	off, ok := buf.Lines().Offset([]byte(doc.Text()), pybuf.Pos{Line: pos.Line, Col: pos.Column})
+	if !ok {
+		return nil, nil
+	}
+	d, err := ms.ps.index.DefinitionAt(ms.src, off)
+	if errors.Is(err, pyindex.ErrNotFound) || errors.Is(err, pyindex.ErrNoName) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("definition in %s: %w", ms.rel, err)
+	}
+	return ms.target(d, nameSpan(buf, off)), nil
+}
+
+// target describes a Definition for hover and definition.
+func (ms *mirrorSource) target(d pyindex.Definition, span pybuf.Span) *target {
+	t := &target{qualname: d.Symbol.Qualname, spec: ms.s.spec, pkg: ms.ps, ref: pybuf.Ref{Qualname: d.Symbol.Qualname, Span: span}}
+	t.fromSymbol(d.Symbol, "index")
+	t.chain = pyindex.Resolution{Chain: d.Chain}.ReexportedFrom()
+	if d.InSource && ms.src.Rel == "" {
+		// The document's own copy (the site view, an on-demand tree): its
+		// place on the target is the file the document mirrors.
+		t.targetPath = path.Join(ms.ps.mirror.TargetDir, ms.rel)
+	}
+	if d.Symbol.Kind == pyindex.KindParameter {
+		t.paramText, t.signature = d.Symbol.Signature, ""
+	}
+	return t
+}
+
+// nameSpan is the identifier at off of a buffer.
+func nameSpan(buf *pybuf.Buffer, off int) pybuf.Span {
+	tab := buf.Scopes()
+	occ, ok := tab.OccurrenceAt(off)
+	if !ok {
+		return pybuf.Span{}
+	}
+	return tab.Tree().Span(occ.Node)
+}
+
+// navigateWorkspace answers for a name of the user's own file that the
+// dotted-name lookup does not settle (x = nn.Linear(...); x.weight, a
+// keyword of a method called through an instance) when it leads into a
+// package already loaded; what it finds in the workspace itself is the
+// user's Python server's to answer.
+func (e *Engine) navigateWorkspace(ctx context.Context, doc *Snapshot, pos Position) (*target, error) {
+	if doc == nil {
+		return nil, nil
+	}
+	s, err := e.session("")
+	if err != nil {
+		return nil, nil // the dotted-name lookup reported it
+	}
+	buf := doc.Buffer()
+	off, ok := buf.Lines().Offset([]byte(doc.Text()), pybuf.Pos{Line: pos.Line, Col: pos.Column})
+	if !ok {
+		return nil, nil
+	}
+	src := pyindex.Source{Path: doc.Path(), Table: buf.Scopes()}
+	if doc.Path() != "" {
+		folders, _ := e.cfg.inputs()
+		for _, root := range folders {
+			if m, pkg := pyindex.ModuleName(root, doc.Path()); m != "" {
+				src.Module, src.Package = m, pkg
+				break
+			}
+		}
+	}
+	for _, top := range importedPackages(buf) {
+		// Only packages already answering: a name of the user's own must
+		// not start mirroring every package the file imports.
+		ps := s.usable(top)
+		if ps == nil {
+			continue
+		}
+		d, err := ps.index.DefinitionAt(src, off)
+		if err != nil || d.InSource {
+			continue
+		}
+		ms := &mirrorSource{s: s, ps: ps}
+		return ms.target(d, nameSpan(buf, off)), nil
+	}
+	return nil, nil
+}
+
+// usable returns the package's state when it answers now (its mirror
+// ready, or its on-demand tree open), without starting or waiting for
+// anything; nil otherwise.
+func (s *session) usable(name string) *pkgState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ps, ok := s.pkgs[name]; ok {
+		select {
+		case <-ps.done:
+			if ps.err == nil && ps.index != nil {
+				return ps
+			}
+		default:
+		}
+	}
+	if q, ok := s.quick[name]; ok {
+		select {
+		case <-q.done:
+			if q.err == nil && q.ps != nil && q.ps.index != nil {
+				return q.ps
+			}
+		default:
+		}
+	}
+	return nil
+}
+
+// importedPackages are the top-level packages a buffer imports from,
+// each once, in order; relative imports name the user's own.
+func importedPackages(buf *pybuf.Buffer) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, imp := range buf.Imports() {
+		if imp.Relative || imp.Module == "" {
+			continue
+		}
+		top, _, _ := strings.Cut(imp.Module, ".")
+		if !seen[top] {
+			seen[top] = true
+			out = append(out, top)
+		}
+	}
+	return out
+}
