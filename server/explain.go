@@ -67,8 +67,8 @@ func (e *Engine) Explain(ctx context.Context, req ExplainRequest) (*ExplainResul
 			return nil, fmt.Errorf("explain: %w", err)
 		}
 		files = b.Files
-		for _, l := range b.LeftOut {
-			sink(repro.Event{Stream: "status", Line: "workspace file left out: " + l})
+		if l := b.LeftOut.String(); l != "" {
+			sink(repro.Event{Stream: "status", Line: l})
 		}
 	}
 	s, err := e.session(req.Target)

@@ -188,8 +188,8 @@ func (e *Engine) Repro(ctx context.Context, req ReproRequest) (*ReproResult, err
 				return nil, fmt.Errorf("repro: %w", err)
 			}
 			files = b.Files
-			for _, l := range b.LeftOut {
-				sink(repro.Event{Stream: "status", Line: "workspace file left out: " + l})
+			if l := b.LeftOut.String(); l != "" {
+				sink(repro.Event{Stream: "status", Line: l})
 			}
 		}
 	}
