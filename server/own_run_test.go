@@ -169,15 +169,18 @@ func TestOwnRunPastFileLimit(t *testing.T) {
 }
 
 // TestRunRefusesNonFiles: a document whose path is no regular file (a
-// device, a named pipe) is refused with a message, and nothing is
+// device, a link to one, a named pipe) is refused with a message, and nothing is
 // written beside it. (A repro on file:///dev/zero created /dev/.torchlsp.)
 func TestRunRefusesNonFiles(t *testing.T) {
 	t.Parallel()
 	eng, _ := ownRunEngine(t)
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{"pipe.py": "|fifo"})
+	// Devices through links in a directory of the test's own: a
+	// regression then writes there, not into /dev.
+	writeTree(t, dir, map[string]string{"pipe.py": "|fifo", "zero.py": "->/dev/zero", "null.py": "->/dev/null"})
 	src := "import torch\nc = torch.compile(lambda x: x)\n"
-	for _, p := range []string{"/dev/zero", "/dev/null", filepath.Join(dir, "pipe.py")} {
+	for _, name := range []string{"zero.py", "null.py", "pipe.py"} {
+		p := filepath.Join(dir, name)
 		doc := eng.DidOpen(context.Background(), source.FileURI(p), 1, src)
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 		_, err := eng.Repro(ctx, ReproRequest{Doc: doc, Line: 1})
@@ -190,6 +193,6 @@ func TestRunRefusesNonFiles(t *testing.T) {
 		}
 	}
 	if _, err := os.Lstat(filepath.Join(dir, ".torchlsp")); !os.IsNotExist(err) {
-		t.Errorf("a .torchlsp was created beside the pipe (%v)", err)
+		t.Errorf("a .torchlsp was created beside the documents (%v)", err)
 	}
 }
