@@ -147,3 +147,30 @@ func TestOwnRunFromHome(t *testing.T) {
 		t.Errorf("~/.torchlsp was created (%v)", err)
 	}
 }
+
+// TestCheckSkipsPipesAndDevices: `check DIR` checks the regular Python
+// files of a tree and passes over a named pipe or a link to /dev/zero
+// there; named on the command line, such a file is an error that says
+// what it is. (The read blocked on the pipe, or ran out of memory.)
+func TestCheckSkipsPipesAndDevices(t *testing.T) {
+	_, _ = cliHome(t)
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "ok.py"), []byte("import torch\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(ws, "pipe.py"), 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(ws, "zero.py")); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := cliBounded(t, 4*time.Minute, "check", "--python", debianPython, ws); code != 0 {
+		t.Errorf("check %s: %d\n%s\n%s", ws, code, out, errOut)
+	}
+	for _, f := range []string{"pipe.py", "zero.py"} {
+		code, _, errOut := cliBounded(t, 4*time.Minute, "check", "--python", debianPython, filepath.Join(ws, f))
+		if code == 0 || !strings.Contains(errOut, "not a regular file") {
+			t.Errorf("check %s: %d %q", f, code, errOut)
+		}
+	}
+}
