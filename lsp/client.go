@@ -64,10 +64,11 @@ func (c *Client) capabilities() clientCaps { return *c.caps.Load() }
 
 // Capabilities says what the editor shows: diagnostics, the status item
 // and the site always (a client that does not know torchlsp/status or
-// torchlsp/site ignores them), and documents when it offered
+// torchlsp/site ignores them), questions always (window/showMessageRequest
+// is part of the base protocol), and documents when it offered
 // window/showDocument.
 func (c *Client) Capabilities() server.Capabilities {
-	return server.Capabilities{Status: true, Diagnostics: true, ShowDocument: c.capabilities().showDocument, Site: true}
+	return server.Capabilities{Status: true, Diagnostics: true, ShowDocument: c.capabilities().showDocument, Site: true, Confirm: true}
 }
 
 // notify sends a notification, even when the caller's context is already
@@ -193,6 +194,25 @@ func (c *Client) ShowDocument(ctx context.Context, loc server.Location, takeFocu
 		return false, fmt.Errorf("show document %s: %w", loc.Path, err)
 	}
 	return result.Success, nil
+}
+
+// confirmCancel is the way out offered beside Confirm's yes.
+const confirmCancel = "Cancel"
+
+// Confirm asks the user a question with window/showMessageRequest,
+// offering yes and Cancel, and reports whether they chose yes; a
+// dismissed question is a no.
+func (c *Client) Confirm(ctx context.Context, question, yes string) (bool, error) {
+	p := protocol.ShowMessageRequestParams{
+		Type:    protocol.MessageTypeWarning,
+		Message: question,
+		Actions: []protocol.MessageActionItem{{Title: yes}, {Title: confirmCancel}},
+	}
+	var chosen *protocol.MessageActionItem
+	if _, err := c.conn.Call(ctx, "window/showMessageRequest", &p, &chosen); err != nil {
+		return false, fmt.Errorf("window/showMessageRequest: %w", err)
+	}
+	return chosen != nil && chosen.Title == yes, nil
 }
 
 // Refresh sends one of the workspace/*/refresh requests (for example

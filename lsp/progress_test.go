@@ -3,6 +3,7 @@ package lsp_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/torchlsp/torchlsp/lsp"
@@ -215,5 +216,39 @@ func TestShowDocumentUnsupported(t *testing.T) {
 	startInitialized(t, ctx, eng, lsptest.Options{})
 	if _, err := eng.notifier.(*lsp.Client).ShowDocument(ctx, server.Location{Path: "/x.py"}, false); err == nil {
 		t.Error("ShowDocument succeeded on a client without the capability")
+	}
+}
+
+// Confirm asks with window/showMessageRequest, offering yes and Cancel,
+// and hears yes only when the user chose it.
+func TestConfirm(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		choose string
+		want   bool
+	}{{"yes", "Send", true}, {"cancel", "Cancel", false}, {"dismissed", "", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testContext(t)
+			eng := newTestEngine()
+			asked := make(chan []string, 1)
+			c, _ := startInitialized(t, ctx, eng, lsptest.Options{MessageAction: func(msg string, actions []string) string {
+				asked <- append([]string{msg}, actions...)
+				return tc.choose
+			}})
+			client := eng.notifier.(*lsp.Client)
+			if !client.Capabilities().Confirm {
+				t.Error("the editor cannot be asked")
+			}
+			yes, err := client.Confirm(ctx, "send ~ to the target?", "Send")
+			if err != nil || yes != tc.want {
+				t.Errorf("Confirm = %v, %v; want %v", yes, err, tc.want)
+			}
+			if q := <-asked; strings.Join(q, "|") != "send ~ to the target?|Send|Cancel" {
+				t.Errorf("asked %q", q)
+			}
+			if _, err := c.Await(ctx, func(e lsptest.Event) bool { return e.Method == "window/showMessageRequest" && e.Request }); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

@@ -66,6 +66,11 @@ type Notifier interface {
 	// Site tells the editor where the default target's site-packages view
 	// is (torchlsp/site), so that it points its Python server there.
 	Site(ctx context.Context, s SiteInfo)
+	// Confirm asks the user a question before the engine does something
+	// they may not want (window/showMessageRequest with yes and a way
+	// out) and reports whether they chose yes. A front end that cannot ask
+	// answers false with an error wrapping ErrCannotAsk.
+	Confirm(ctx context.Context, question, yes string) (bool, error)
 	// Capabilities says which of the calls above reach the user.
 	Capabilities() Capabilities
 }
@@ -76,6 +81,7 @@ type Capabilities struct {
 	Diagnostics  bool // diagnostics in open documents
 	ShowDocument bool // opening a file in the editor
 	Site         bool // hearing where the default target's site is
+	Confirm      bool // asking the user a question
 }
 
 // Progress reports one unit of work. Percent is 0..100, or -1 when unknown.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/torchlsp/torchlsp/server/localfile"
 	"github.com/torchlsp/torchlsp/server/repro"
 	"github.com/torchlsp/torchlsp/server/source"
 )
@@ -31,7 +32,9 @@ type ExplainRequest struct {
 	// Workdir names a checkout on the target instead of sending the
 	// workspace's files.
 	Workdir string
-	Sink    func(repro.Event) // may be nil
+	// AllowHome: as ReproRequest's.
+	AllowHome bool
+	Sink      func(repro.Event) // may be nil
 }
 
 // ExplainResult is what the target's torch reported.
@@ -48,10 +51,11 @@ type ExplainResult struct {
 // line.
 func (e *Engine) Explain(ctx context.Context, req ExplainRequest) (*ExplainResult, error) {
 	doc := req.Doc
-	call, workspace, err := e.compileCallIn(doc, req.Line)
+	call, place, err := e.compileCallIn(doc, req.Line)
 	if err != nil {
 		return nil, fmt.Errorf("explain: %w", err)
 	}
+	workspace := place.dir
 	own, err := ownCodeOf(workspace, doc.Path(), doc.Text(), call)
 	if err != nil {
 		return nil, fmt.Errorf("explain: %w", err)
@@ -62,13 +66,13 @@ func (e *Engine) Explain(ctx context.Context, req ExplainRequest) (*ExplainResul
 	}
 	var files []repro.File
 	if req.Workdir == "" {
-		b, err := repro.CollectWorkspace(workspace, repro.BundleLimits{})
+		b, err := e.ownBundle(ctx, place, own, req.AllowHome)
 		if err != nil {
 			return nil, fmt.Errorf("explain: %w", err)
 		}
 		files = b.Files
-		for _, l := range b.LeftOut {
-			sink(repro.Event{Stream: "status", Line: "workspace file left out: " + l})
+		if l := b.LeftOut.String(); l != "" {
+			sink(repro.Event{Stream: "status", Line: l})
 		}
 	}
 	s, err := e.session(req.Target)
@@ -93,7 +97,7 @@ func (e *Engine) Explain(ctx context.Context, req ExplainRequest) (*ExplainResul
 		u := url.URL{Scheme: "file", Path: p, Fragment: fmt.Sprintf("L%d", line)}
 		return u.String(), true
 	}
-	rep, runErr := repro.Explain(ctx, s.target, s.spec.Interpreter(), v, repro.RunOptions{Workspace: workspace}, local, sink)
+	rep, runErr := repro.Explain(ctx, s.target, s.spec.Interpreter(), v, e.runOptions(place), local, sink)
 	res := &ExplainResult{Report: rep, Markdown: rep.ExplainMarkdown(local)}
 	if runErr != nil {
 		return res, runErr
@@ -124,11 +128,18 @@ func workspaceFile(workspace, rel string) (string, bool) {
 func (e *Engine) explainDiagnostics(doc *Snapshot, workspace string, ex *repro.ExplainInfo) map[string][]Diagnostic {
 	out := map[string][]Diagnostic{}
 	texts := map[string][]string{doc.Path(): strings.Split(doc.Text(), "\n")}
+	// The run names files as it likes (compile(src, "zero.py", "exec")):
+	// they are read only inside the workspace, and only as bounded regular
+	// files, never through a link to a device or from a pipe.
+	root, err := os.OpenRoot(workspace)
+	if err == nil {
+		defer root.Close()
+	}
 	lineRange := func(path string, line int) Range {
 		lines, ok := texts[path]
 		if !ok {
-			if info, err := os.Stat(path); err == nil && info.Size() <= maxExplainFileBytes {
-				if data, err := os.ReadFile(path); err == nil {
+			if rel, err := filepath.Rel(workspace, path); err == nil && root != nil {
+				if data, err := localfile.ReadIn(root, rel, maxExplainFileBytes); err == nil {
 					lines = strings.Split(string(data), "\n")
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -144,5 +145,102 @@ func TestReproOwnCode(t *testing.T) {
 		if !strings.Contains(res.Markdown, want) {
 			t.Errorf("report lacks %q:\n%s", want, res.Markdown)
 		}
+	}
+}
+
+// hostileNamesStep compiles, at run time, source under a file name of the
+// workspace: torch (here the stand-in) then names that file in its
+// findings, and explain places them by reading it.
+const hostileNamesStep = `"""Source compiled under a name the workspace decides."""
+import torch
+
+NS = {}
+exec(compile("def body(x):\n    print('body')\n    return x + 1\n", "NAME", "exec"), NS)
+
+
+def make_x(seed):
+    return (torch.ones(2),)
+
+
+def step(x):
+    return NS["body"](x)
+
+# torchlsp: inputs=make_x
+compiled = torch.compile(step)
+`
+
+// TestExplainHostileFileNames: the file a run names is read, to place its
+// findings, only inside the workspace and only as a bounded regular file.
+// A link to /dev/zero, a named pipe and a link out are not read: explain
+// answers, with the finding at the line's start. (Explain followed the
+// link and read without a bound: /dev/zero ran the process out of memory,
+// a pipe hung it past every deadline.)
+func TestExplainHostileFileNames(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat(benchPython); err != nil {
+		t.Skipf("%s is missing", benchPython)
+	}
+	outside := filepath.Join(t.TempDir(), "outside.py")
+	if err := os.WriteFile(outside, []byte("def body(x):\n    print('body')\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, file string
+		plant      func(path string) error
+	}{
+		{"link to /dev/zero", "zero.py", func(p string) error { return os.Symlink("/dev/zero", p) }},
+		{"named pipe", "pipe.py", func(p string) error { return syscall.Mkfifo(p, 0o600) }},
+		{"link out of the workspace", "out.py", func(p string) error { return os.Symlink(outside, p) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			ws := filepath.Join(root, "ws")
+			src := strings.Replace(hostileNamesStep, "NAME", tt.file, 1)
+			if err := os.MkdirAll(ws, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(ws, "step.py"), []byte(src), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.plant(filepath.Join(ws, tt.file)); err != nil {
+				t.Fatal(err)
+			}
+			eng := New(Options{Dirs: config.Dirs{Config: filepath.Join(root, "config"), Cache: filepath.Join(root, "cache"), State: filepath.Join(root, "state")}})
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				_ = eng.Shutdown(ctx)
+			})
+			settings, _ := json.Marshal(map[string]any{"defaultTarget": "debian", "targets": map[string]any{"debian": map[string]any{"python": benchPython}}})
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			if err := eng.Initialize(ctx, InitializeParams{WorkspaceFolders: []string{ws}, InitializationOptions: settings}); err != nil {
+				t.Fatal(err)
+			}
+			doc := eng.DidOpen(ctx, source.FileURI(filepath.Join(ws, "step.py")), 1, src)
+			type result struct {
+				res *ExplainResult
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				res, err := eng.Explain(ctx, ExplainRequest{Doc: doc, Line: lineOf(t, src, "torch.compile(step)")})
+				done <- result{res, err}
+			}()
+			var r result
+			select {
+			case r = <-done:
+			case <-time.After(4 * time.Minute):
+				t.Fatalf("explain still running after 4 minutes: it is stuck reading %s", tt.file)
+			}
+			if r.err != nil {
+				t.Fatalf("explain: %v", r.err)
+			}
+			diags := r.res.Diagnostics[source.FileURI(filepath.Join(ws, tt.file))]
+			if len(diags) != 1 || diags[0].Range.Start != (Position{Line: 1}) || diags[0].Range.End != (Position{Line: 1}) || !strings.Contains(diags[0].Message, "print()") {
+				t.Errorf("findings on %s: %+v; want the print() graph break at the start of line 2, the file unread", tt.file, r.res.Diagnostics)
+			}
+		})
 	}
 }

@@ -25,7 +25,14 @@ func (NopNotifier) ShowDocument(context.Context, Location, bool) (bool, error) {
 	return false, errors.New("this front end cannot show documents")
 }
 func (NopNotifier) Site(context.Context, SiteInfo) {}
-func (NopNotifier) Capabilities() Capabilities     { return Capabilities{} }
+func (NopNotifier) Confirm(_ context.Context, question, _ string) (bool, error) {
+	return false, ErrCannotAsk
+}
+func (NopNotifier) Capabilities() Capabilities { return Capabilities{} }
+
+// ErrCannotAsk is Confirm's answer from a front end that cannot ask the
+// user anything: what needed the question is not done.
+var ErrCannotAsk = errors.New("this front end cannot ask a question")
 
 // NopProgress reports nowhere and is never cancelled.
 type NopProgress struct{}
@@ -81,5 +88,9 @@ func (b *notifierBox) ShowDocument(ctx context.Context, loc Location, takeFocus 
 }
 
 func (b *notifierBox) Site(ctx context.Context, s SiteInfo) { b.get().Site(ctx, s) }
+
+func (b *notifierBox) Confirm(ctx context.Context, question, yes string) (bool, error) {
+	return b.get().Confirm(ctx, question, yes)
+}
 
 func (b *notifierBox) Capabilities() Capabilities { return b.get().Capabilities() }

@@ -86,24 +86,20 @@ func anyOverlaps(diags []Diagnostic, rng Range) bool {
 }
 
 // compileCallIn finds, in a document, the torch.compile call on a line (or
-// the nearest before it) and the workspace folder where a run's files are
-// kept: the one holding the file, else the file's own directory.
-func (e *Engine) compileCallIn(doc *Snapshot, line int) (pybuf.Call, string, error) {
+// the nearest before it) and the place a run of it works from.
+func (e *Engine) compileCallIn(doc *Snapshot, line int) (pybuf.Call, runPlace, error) {
 	if doc == nil {
-		return pybuf.Call{}, "", errors.New("the document is not open")
+		return pybuf.Call{}, runPlace{}, errors.New("the document is not open")
 	}
 	call, ok := compileCallNear(doc.Buffer(), line)
 	if !ok {
-		return pybuf.Call{}, "", fmt.Errorf("no torch.compile call at or before line %d", line+1)
+		return pybuf.Call{}, runPlace{}, fmt.Errorf("no torch.compile call at or before line %d", line+1)
 	}
-	workspace := e.folderOf(doc.Path())
-	if workspace == "" && doc.Path() != "" {
-		workspace = filepath.Dir(doc.Path())
+	place, err := e.placeOf(doc)
+	if err != nil {
+		return pybuf.Call{}, runPlace{}, err
 	}
-	if workspace == "" {
-		return pybuf.Call{}, "", errors.New("the file is not in a workspace folder, where the run's files are kept")
-	}
-	return call, workspace, nil
+	return call, place, nil
 }
 
 // compileCallNear finds the torch.compile call on a line, or else the
@@ -136,6 +132,11 @@ type ReproRequest struct {
 	// target, or Workdir names a checkout there.
 	Own     bool
 	Workdir string
+	// AllowHome lets the files of the user's home directory (or of a
+	// directory holding it) travel without asking; otherwise the engine
+	// asks through the Notifier and refuses with ErrHomeRefused without a
+	// yes.
+	AllowHome bool
 	// Devices is the target's GPU count for the one-thread-per-device
 	// variants; 0 lets the target say (repro.AutoDevices), 1 leaves them out.
 	Devices int
@@ -155,7 +156,7 @@ type ReproResult struct {
 // mirror.
 func (e *Engine) Repro(ctx context.Context, req ReproRequest) (*ReproResult, error) {
 	doc := req.Doc
-	call, workspace, err := e.compileCallIn(doc, req.Line)
+	call, place, err := e.compileCallIn(doc, req.Line)
 	if err != nil {
 		return nil, fmt.Errorf("repro: %w", err)
 	}
@@ -179,17 +180,17 @@ func (e *Engine) Repro(ctx context.Context, req ReproRequest) (*ReproResult, err
 	}
 	if req.Own {
 		var err error
-		if own, err = ownCodeOf(workspace, doc.Path(), doc.Text(), call); err != nil {
+		if own, err = ownCodeOf(place.dir, doc.Path(), doc.Text(), call); err != nil {
 			return nil, fmt.Errorf("repro: %w", err)
 		}
 		if req.Workdir == "" {
-			b, err := repro.CollectWorkspace(workspace, repro.BundleLimits{})
+			b, err := e.ownBundle(ctx, place, own, req.AllowHome)
 			if err != nil {
 				return nil, fmt.Errorf("repro: %w", err)
 			}
 			files = b.Files
-			for _, l := range b.LeftOut {
-				sink(repro.Event{Stream: "status", Line: "workspace file left out: " + l})
+			if l := b.LeftOut.String(); l != "" {
+				sink(repro.Event{Stream: "status", Line: l})
 			}
 		}
 	}
@@ -231,7 +232,9 @@ func (e *Engine) Repro(ctx context.Context, req ReproRequest) (*ReproResult, err
 		}
 		return "", false
 	}
-	reports, err := repro.RunMany(ctx, runs, repro.RunOptions{Workspace: workspace, MapFrame: mapFrame}, sink)
+	opts := e.runOptions(place)
+	opts.MapFrame = mapFrame
+	reports, err := repro.RunMany(ctx, runs, opts, sink)
 	errs = append(errs, err)
 	var b strings.Builder
 	for i, r := range reports {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/torchlsp/torchlsp/remote"
+	"github.com/torchlsp/torchlsp/server/localfile"
 	"github.com/torchlsp/torchlsp/server/pybuf"
 )
 
@@ -78,6 +79,9 @@ type siteState struct {
 	announced *SiteInfo            // the last torchlsp/site notification
 	scan      map[string]scanEntry // workspace file → its top-level imports
 	saveTimer *time.Timer          // a rebuild after saves, debounced
+
+	savedPending map[string]bool // saved files not yet read for their imports
+	savedReading bool            // a goroutine reads savedPending
 
 	sendMu sync.Mutex // orders torchlsp/site notifications as their state changes
 }
@@ -486,6 +490,7 @@ func (e *Engine) workspaceImports(ctx context.Context) ([]string, error) {
 				own[m] = true
 			}
 		}
+		dir, _ := os.OpenRoot(root) // nil when the walk below fails on root too
 		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				if p == root {
@@ -520,7 +525,13 @@ func (e *Engine) workspaceImports(ctx context.Context) ([]string, error) {
 			if old, ok := prev[p]; ok && old.mod.Equal(info.ModTime()) && old.size == info.Size() {
 				next[p] = old
 			} else {
-				src, err := os.ReadFile(p)
+				// Through the folder's root: a file swapped since the walk
+				// saw it (a pipe, a link out, a grown file) is skipped.
+				rel, err := filepath.Rel(root, p)
+				if err != nil || dir == nil {
+					return nil
+				}
+				src, err := localfile.ReadIn(dir, rel, scanMaxFileBytes)
 				if err != nil {
 					return nil
 				}
@@ -531,6 +542,9 @@ func (e *Engine) workspaceImports(ctx context.Context) ([]string, error) {
 			}
 			return nil
 		})
+		if dir != nil {
+			dir.Close()
+		}
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("workspace %s: %w", root, err)
 		}
@@ -709,11 +723,51 @@ func (e *Engine) sitePackagesChanged(target string) {
 }
 
 // siteSaved rebuilds the default target's site, shortly, when a saved file
-// imports a top-level module the last build did not consider.
+// imports a top-level module the last build did not consider. It is called
+// on the LSP read loop, so the file is read in the background: a saved
+// path may be a named pipe or a link to a device, and no file on disk may
+// hold up the answers to later requests.
 func (e *Engine) siteSaved(path string) {
 	if !strings.HasSuffix(path, ".py") || e.folderOf(path) == "" {
 		return
 	}
+	st := &e.sites
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.savedPending == nil {
+		st.savedPending = map[string]bool{}
+	}
+	st.savedPending[path] = true
+	if !st.savedReading {
+		st.savedReading = e.bg.Go(e.readSaved)
+	}
+}
+
+// readSaved reads the saved files one at a time until none is pending:
+// however many saves arrive, one goroutine reads.
+func (e *Engine) readSaved() {
+	st := &e.sites
+	for {
+		st.mu.Lock()
+		path := ""
+		for p := range st.savedPending {
+			path = p
+			break
+		}
+		if path == "" {
+			st.savedReading = false
+			st.mu.Unlock()
+			return
+		}
+		delete(st.savedPending, path)
+		st.mu.Unlock()
+		e.siteSavedRead(path)
+	}
+}
+
+// siteSavedRead reads a saved file (a bounded regular file, or nothing)
+// and schedules the rebuild when it imports something new.
+func (e *Engine) siteSavedRead(path string) {
 	spec, err := e.Spec("")
 	if err != nil {
 		return
@@ -725,8 +779,8 @@ func (e *Engine) siteSaved(path string) {
 	if last == nil {
 		return
 	}
-	src, err := os.ReadFile(path)
-	if err != nil || len(src) > scanMaxFileBytes {
+	src, err := localfile.Read(path, scanMaxFileBytes)
+	if err != nil {
 		return
 	}
 	fresh := false

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/torchlsp/torchlsp/server"
+	"github.com/torchlsp/torchlsp/server/localfile"
 	"github.com/torchlsp/torchlsp/server/source"
 )
 
@@ -58,7 +59,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var all []finding
 	serious := false
 	for _, path := range files {
-		text, err := os.ReadFile(path)
+		text, err := localfile.Read(path, source.DefaultMaxBytes)
 		if err != nil {
 			return err
 		}
@@ -142,7 +143,9 @@ func pythonFiles(paths []string) ([]string, error) {
 			if d.IsDir() && path != p && (strings.HasPrefix(name, ".") || name == "__pycache__" || name == "node_modules" || name == "venv") {
 				return filepath.SkipDir
 			}
-			if !d.IsDir() && strings.HasSuffix(name, ".py") {
+			// Regular files only: a pipe or a link to a device in the
+			// tree is no source to check.
+			if d.Type().IsRegular() && strings.HasSuffix(name, ".py") {
 				out = append(out, path)
 			}
 			return nil

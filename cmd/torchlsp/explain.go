@@ -22,6 +22,7 @@ func runExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	target := fs.String("target", "", "target name (default: the configured default)")
 	workdir := fs.String("workdir", "", "a checkout on the target (an absolute path, or one under ~/) instead of sending the workspace's Python files")
 	verbose := fs.Bool("verbose", false, "print every line the run prints")
+	allowHome := fs.Bool("allow-home", false, allowHomeUsage)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -36,11 +37,11 @@ func runExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer done()
-	req := server.ExplainRequest{Doc: doc, Line: line - 1, Target: *target, Workdir: *workdir}
+	req := server.ExplainRequest{Doc: doc, Line: line - 1, Target: *target, Workdir: *workdir, AllowHome: *allowHome}
 	req.Sink = printEvents(stderr, *verbose)
 	res, err := eng.Explain(ctx, req)
 	if res == nil {
-		return err
+		return homeHint(err)
 	}
 	uris := make([]string, 0, len(res.Diagnostics))
 	for u := range res.Diagnostics {

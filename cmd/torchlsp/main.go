@@ -26,12 +26,13 @@ Usage:
   torchlsp implementation FILE:LINE:COL    where torch registers a compiled op for torch.compile: meta,
                                            decompositions, refs, Inductor lowering (mirror PATH:LINE:COL)
   torchlsp check [--format text|json] PATH…  lint for torch.compile and config hazards (exit 1 on warnings)
-  torchlsp repro [--target NAME]… [--threads N] [--own [--workdir DIR]] [--gpus N] FILE:LINE
+  torchlsp repro [--target NAME]… [--threads N] [--own [--workdir DIR] [--allow-home]] [--gpus N] FILE:LINE
                                            run the threaded repro of the torch.compile call there
                                            (--own: your compiled object with real inputs)
-  torchlsp explain [--target NAME] FILE:LINE
+  torchlsp explain [--target NAME] [--allow-home] FILE:LINE
                                            graph breaks and recompiles of that torch.compile call, from
                                            the target's Dynamo, as FILE:LINE:COL: message
+                                           (--allow-home: send files of your home directory; refused without)
   torchlsp gates FLAG                      a config flag's definition and every place torch reads it
   torchlsp trust [DIR]                     trust DIR/torchlsp.toml as it is now (--revoke, --list)
   torchlsp doctor                          check the target hop by hop

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/torchlsp/torchlsp/server"
+	"github.com/torchlsp/torchlsp/server/config"
+	"github.com/torchlsp/torchlsp/server/localfile"
 	"github.com/torchlsp/torchlsp/server/repro"
 	"github.com/torchlsp/torchlsp/server/source"
 )
@@ -38,6 +40,7 @@ func runRepro(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	own := fs.Bool("own", false, "run the compiled object of your own code with real inputs (a '# torchlsp: inputs=FACTORY' directive, else its first call, captured from the file run as __main__)")
 	workdir := fs.String("workdir", "", "with --own: a checkout on the target (an absolute path, or one under ~/) instead of sending the workspace's Python files")
 	gpus := fs.Int("gpus", 0, "GPUs for the one-thread-per-GPU variants (0: every GPU the target has, 1: leave them out)")
+	allowHome := fs.Bool("allow-home", false, allowHomeUsage)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -53,11 +56,11 @@ func runRepro(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer done()
 	req := server.ReproRequest{Doc: doc, Line: line - 1, Targets: targets, All: *all, Threads: *threads,
-		Own: *own, Workdir: *workdir, Devices: *gpus}
+		Own: *own, Workdir: *workdir, Devices: *gpus, AllowHome: *allowHome}
 	req.Sink = printEvents(stderr, *verbose)
 	res, err := eng.Repro(ctx, req)
 	if res == nil {
-		return err
+		return homeHint(err)
 	}
 	// A terminal shows Markdown as text: the escapes meant for an HTML
 	// renderer would only be noise there.
@@ -98,18 +101,41 @@ func fileLineArg(fs *flag.FlagSet) (string, int, []byte, error) {
 	if err != nil {
 		return "", 0, nil, err
 	}
-	text, err := os.ReadFile(abs)
+	text, err := localfile.Read(abs, source.DefaultMaxBytes)
 	if err != nil {
 		return "", 0, nil, err
 	}
 	return abs, line, text, nil
 }
 
+// allowHomeUsage describes --allow-home.
+const allowHomeUsage = "with your own code: send the Python files of your home directory (or of a directory holding it) when the run's workspace is there; without it such a run is refused"
+
+// homeHint adds to a run refused for a home directory what to do about it.
+func homeHint(err error) error {
+	if errors.Is(err, server.ErrHomeRefused) {
+		return fmt.Errorf("%w; pass --allow-home to send them, or put a torchlsp.toml in the project's own directory", err)
+	}
+	return err
+}
+
+// runRoot is the workspace root of a run on a file: the nearest directory
+// above it that holds a torchlsp.toml, or "" when none does. Without one,
+// only the file and the modules it imports travel, and the run's files go
+// under the cache, never into a .torchlsp beside the file.
+func runRoot(path string) string {
+	dir := workspaceOf(path)
+	if _, err := os.Stat(filepath.Join(dir, config.WorkspaceFile)); err != nil {
+		return ""
+	}
+	return dir
+}
+
 // openRun starts an engine for the workspace of a file and opens it, for
 // the commands that run code on the target (repro, explain); done shuts the
 // engine down.
 func openRun(ctx context.Context, c commonFlags, abs string, text []byte, stderr io.Writer) (*server.Engine, *server.Snapshot, func(), error) {
-	eng, err := newEngine(ctx, c, workspaceOf(abs), stderr)
+	eng, err := newEngine(ctx, c, runRoot(abs), stderr)
 	if err != nil {
 		return nil, nil, nil, err
 	}

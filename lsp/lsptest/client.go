@@ -50,6 +50,10 @@ type Options struct {
 	// Sections, when set, answers every workspace/configuration item
 	// instead of Settings (cmd/lspbench serves any server's sections).
 	Sections func(section string) any
+	// MessageAction, when set, answers window/showMessageRequest with the
+	// action whose title it returns ("" dismisses the message, as closing
+	// it does); by default every such request is dismissed.
+	MessageAction func(message string, actions []string) string
 }
 
 // Event is one message the server sent that no request of this client was
@@ -422,7 +426,25 @@ func (c *Client) answer(m wireMessage) {
 		if c.opts.RootDir != "" {
 			reply.Result, _ = json.Marshal(workspaceFolders(c.opts.RootDir))
 		}
-	case "client/registerCapability", "client/unregisterCapability", "window/showMessageRequest",
+	case "window/showMessageRequest":
+		reply.Result = json.RawMessage("null")
+		if c.opts.MessageAction != nil {
+			var p struct {
+				Message string `json:"message"`
+				Actions []struct {
+					Title string `json:"title"`
+				} `json:"actions"`
+			}
+			_ = json.Unmarshal(m.Params, &p)
+			var titles []string
+			for _, a := range p.Actions {
+				titles = append(titles, a.Title)
+			}
+			if chosen := c.opts.MessageAction(p.Message, titles); chosen != "" {
+				reply.Result, _ = json.Marshal(map[string]string{"title": chosen})
+			}
+		}
+	case "client/registerCapability", "client/unregisterCapability",
 		"workspace/semanticTokens/refresh", "workspace/inlayHint/refresh", "workspace/codeLens/refresh",
 		"workspace/diagnostic/refresh", "workspace/inlineValue/refresh":
 		reply.Result = json.RawMessage("null")

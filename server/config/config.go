@@ -350,8 +350,11 @@ func sortedKeys[V any](m map[string]V) []string {
 // directory specification.
 type Dirs struct {
 	Config string // $XDG_CONFIG_HOME/torchlsp: config.toml
-	Cache  string // $XDG_CACHE_HOME/torchlsp: mirrors and indexes
+	Cache  string // $XDG_CACHE_HOME/torchlsp: mirrors and indexes; runs outside a workspace root
 	State  string // $XDG_STATE_HOME/torchlsp: trust records
+	// Home is the user's home directory: a run asks before it sends the
+	// files of it, or of a directory that holds it. Empty asks nothing.
+	Home string
 }
 
 // DefaultDirs computes Dirs from the environment.
@@ -370,6 +373,7 @@ func DefaultDirs() (Dirs, error) {
 		Config: filepath.Join(xdg("XDG_CONFIG_HOME", ".config"), "torchlsp"),
 		Cache:  filepath.Join(xdg("XDG_CACHE_HOME", ".cache"), "torchlsp"),
 		State:  filepath.Join(xdg("XDG_STATE_HOME", ".local/state"), "torchlsp"),
+		Home:   home,
 	}, nil
 }
 

@@ -581,7 +581,11 @@ func (w *walker) importStmt(n, s int32) {
 		bd := w.bind(local, s, at, bindImport, false)
 		bd.qual = qual
 		bound[local] = true
-		b.imps = append(b.imps, w.importRecord(b.tree.Text(local), qual, mod, relative, local, n, s))
+		rec := w.importRecord(b.tree.Text(local), qual, mod, relative, local, n, s)
+		if from {
+			rec.Imported = full
+		}
+		b.imps = append(b.imps, rec)
 	}
 	// Every other identifier of the statement is a read of a module path.
 	w.recordIdents(n, s, bound)

@@ -61,6 +61,13 @@ class Net:
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Imports():\n got  %+v\n want %+v", got, want)
 	}
+	var imported []string
+	for _, i := range Parse([]byte(src)).Imports() {
+		imported = append(imported, i.Imported)
+	}
+	if got := strings.Join(imported, ","); got != ",,,functional,Linear,models,helper,,config,,,," {
+		t.Errorf("imported names %q", got)
+	}
 	b := Parse([]byte(src))
 	if got := b.Imports()[1].NameSpan; got != (Span{Start: Pos{Line: 0, Col: 23}, End: Pos{Line: 0, Col: 25}}) {
 		t.Errorf("span of nn = %v, want 0:23-0:25", got)

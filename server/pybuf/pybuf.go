@@ -140,6 +140,9 @@ type Import struct {
 	// relative).
 	Module   string
 	Relative bool
+	// Imported is, for a from-import, the name imported before any alias
+	// ("c" in "from a.b import c as d"); it may name a submodule.
+	Imported string
 	// NameSpan is the identifier that binds Name (the alias when there is
 	// one); Stmt is the whole statement.
 	NameSpan Span

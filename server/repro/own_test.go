@@ -48,7 +48,7 @@ func TestCollectWorkspace(t *testing.T) {
 	if got := strings.Join(paths, " "); got != want {
 		t.Errorf("files %q, want %q", got, want)
 	}
-	if got := strings.Join(b.LeftOut, "\n"); !strings.Contains(got, "linked.py (not a regular file)") {
+	if got := b.LeftOut.String(); !strings.Contains(got, "1 not a regular file (linked.py)") {
 		t.Errorf("left out %q: want the link named", got)
 	}
 
@@ -56,7 +56,7 @@ func TestCollectWorkspace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(limited.Files) != 2 || len(limited.LeftOut) != 3 {
+	if len(limited.Files) != 2 || limited.LeftOut.Count != 3 || !strings.Contains(limited.LeftOut.String(), "3 past the 2-file limit") {
 		t.Errorf("two files at most: got %d files, left out %q", len(limited.Files), limited.LeftOut)
 	}
 	small, err := CollectWorkspace("testdata/ownws", BundleLimits{MaxFileBytes: 300})
@@ -68,8 +68,8 @@ func TestCollectWorkspace(t *testing.T) {
 			t.Errorf("%s: %d bytes sent past the limit", f.Path, len(f.Data))
 		}
 	}
-	if len(small.LeftOut) == 0 {
-		t.Error("a 300-byte limit left nothing out")
+	if small.LeftOut.Count == 0 || !strings.Contains(small.LeftOut.String(), "over the 300-byte limit for a file") {
+		t.Errorf("a 300-byte limit left out %q", small.LeftOut)
 	}
 }
 

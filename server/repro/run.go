@@ -45,9 +45,14 @@ type RunOptions struct {
 	// Grace is how long a timed-out variant has between SIGTERM and
 	// SIGKILL, where the target can send SIGTERM; DefaultGrace when 0.
 	Grace time.Duration
-	// Workspace is the local workspace root; each run's files go under
-	// <Workspace>/.torchlsp/repros/. Empty keeps no files.
+	// Workspace is the workspace root the user chose; each run's files go
+	// under <Workspace>/.torchlsp/repros/.
 	Workspace string
+	// StateDir, used when Workspace is empty, is a directory of
+	// torchlsp's own (under its cache) where each run's files go, in
+	// <StateDir>/repros/: a file outside any workspace root never gets a
+	// .torchlsp beside it. Both empty keep no files.
+	StateDir string
 	// MapFrame links target paths in the saved report.md; may be nil.
 	MapFrame func(targetPath string, line int) (localURL string, ok bool)
 }
@@ -100,8 +105,8 @@ func run(ctx context.Context, t remote.Target, in remote.Interpreter, variants [
 	opts = opts.withDefaults(len(variants))
 
 	var dir *runDir
-	if opts.Workspace != "" {
-		d, err := newRunDir(opts.Workspace, t.Name(), started)
+	if opts.Workspace != "" || opts.StateDir != "" {
+		d, err := newRunDir(opts.Workspace, opts.StateDir, t.Name(), started)
 		if err != nil {
 			return rep, err
 		}

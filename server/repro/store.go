@@ -17,38 +17,56 @@ const (
 	reprosDir = "repros"
 )
 
-// runDir is one run's directory, <workspace>/.torchlsp/repros/<time>-<target>.
-// Every access goes through an os.Root, so no name and no symbolic link
-// can lead outside it.
+// runDir is one run's directory, <workspace>/.torchlsp/repros/<time>-<target>
+// (or <own>/repros/<time>-<target> without a workspace). Every access goes
+// through an os.Root, so no name and no symbolic link can lead outside it.
 type runDir struct {
 	path string
 	root *os.Root
 }
 
-// newRunDir creates a fresh run directory; it never reuses one.
-func newRunDir(workspace, target string, now time.Time) (*runDir, error) {
-	if !filepath.IsAbs(workspace) {
-		return nil, fmt.Errorf("repro files: workspace %q is not an absolute path", workspace)
-	}
-	ws, err := os.OpenRoot(workspace)
-	if err != nil {
-		return nil, fmt.Errorf("repro files: %w", err)
-	}
-	defer ws.Close()
-	state, err := openPlainDir(ws, stateDir)
-	if err != nil {
-		return nil, fmt.Errorf("repro files in %s: %w", workspace, err)
+// newRunDir creates a fresh run directory; it never reuses one. It goes
+// under workspace's .torchlsp when workspace is set, else under own, a
+// directory of torchlsp's own that is created if missing.
+func newRunDir(workspace, own, target string, now time.Time) (*runDir, error) {
+	var state *os.Root
+	base := workspace
+	if workspace != "" {
+		if !filepath.IsAbs(workspace) {
+			return nil, fmt.Errorf("repro files: workspace %q is not an absolute path", workspace)
+		}
+		ws, err := os.OpenRoot(workspace)
+		if err != nil {
+			return nil, fmt.Errorf("repro files: %w", err)
+		}
+		defer ws.Close()
+		if state, err = openPlainDir(ws, stateDir); err != nil {
+			return nil, fmt.Errorf("repro files in %s: %w", workspace, err)
+		}
+		keepOutOfGit(state)
+		base = filepath.Join(workspace, stateDir)
+	} else {
+		if !filepath.IsAbs(own) {
+			return nil, fmt.Errorf("repro files: %q is not an absolute path", own)
+		}
+		if err := os.MkdirAll(own, 0o700); err != nil {
+			return nil, fmt.Errorf("repro files: %w", err)
+		}
+		var err error
+		if state, err = os.OpenRoot(own); err != nil {
+			return nil, fmt.Errorf("repro files: %w", err)
+		}
+		base = own
 	}
 	defer state.Close()
-	keepOutOfGit(state)
 	repros, err := openPlainDir(state, reprosDir)
 	if err != nil {
-		return nil, fmt.Errorf("repro files in %s: %w", workspace, err)
+		return nil, fmt.Errorf("repro files in %s: %w", base, err)
 	}
 	defer repros.Close()
 
-	base := now.UTC().Format("20060102T150405Z") + "-" + safeName(target)
-	name := base
+	name := now.UTC().Format("20060102T150405Z") + "-" + safeName(target)
+	first := name
 	for i := 2; ; i++ {
 		err := repros.Mkdir(name, 0o700)
 		if err == nil {
@@ -57,13 +75,13 @@ func newRunDir(workspace, target string, now time.Time) (*runDir, error) {
 		if !errors.Is(err, fs.ErrExist) || i > 1000 {
 			return nil, fmt.Errorf("repro files: create run directory: %w", err)
 		}
-		name = base + "-" + strconv.Itoa(i)
+		name = first + "-" + strconv.Itoa(i)
 	}
 	root, err := repros.OpenRoot(name)
 	if err != nil {
 		return nil, fmt.Errorf("repro files: %w", err)
 	}
-	return &runDir{path: filepath.Join(workspace, stateDir, reprosDir, name), root: root}, nil
+	return &runDir{path: filepath.Join(base, reprosDir, name), root: root}, nil
 }
 
 // keepOutOfGit puts a .gitignore that ignores everything into the state
