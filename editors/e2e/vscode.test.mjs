@@ -193,8 +193,10 @@ before(async () => {
   });
   const context = await browser.newContext({ viewport: { width: 1400, height: 860 } });
   page = await context.newPage();
-  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
-  await page.waitForSelector(".monaco-workbench", { timeout: 60000 });
+  // The workbench is what counts, not every resource's load event: on a
+  // busy machine code-server serves its scripts slowly.
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`, { waitUntil: "domcontentloaded", timeout: cfg.readyMs });
+  await page.waitForSelector(".monaco-workbench", { timeout: cfg.readyMs });
 });
 
 after(async () => {
