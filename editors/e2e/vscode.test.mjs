@@ -218,9 +218,13 @@ async function openFixtureFile() {
   await input.waitFor({ state: "visible", timeout: 15000 });
   await input.fill("train.py");
   // Rows of recently opened files show before the filter applies: pick
-  // train.py's own.
+  // train.py's own. The first search of the workspace starts its file
+  // search, slow on a busy machine.
   const row = page.locator(".quick-input-list .monaco-list-row", { hasText: "train.py" }).first();
-  await row.waitFor({ timeout: 15000 });
+  await row.waitFor({ timeout: cfg.readyMs }).catch(async (err) => {
+    await shot("vscode-open-failed.png");
+    throw err;
+  });
   await row.click();
   await page.waitForFunction(
     () => [...document.querySelectorAll(".editor-instance .view-lines")].some((v) => v.textContent.replace(/\u00a0/g, " ").includes("torch.compile(")),
