@@ -113,7 +113,8 @@ func fifo(t *testing.T, what string, f func() error) {
 // the test lets it go): the editor hears of the new default at once (an
 // empty entry, then its site), and never of the old target's site, which
 // ends after the switch. Once for a rebuild after a save, once for a
-// build after a switch.
+// build after a switch; and torchlsp.site without a target answers with
+// the new default's site.
 func TestSiteFollowsTheDefaultTarget(t *testing.T) {
 	t.Parallel()
 	if _, err := os.Stat(sitePython); err != nil {
@@ -236,4 +237,35 @@ func TestSiteFollowsTheDefaultTarget(t *testing.T) {
 	n.wait(t, "fx's site", hasSite("fx", from))
 	release()
 	dropped("slow", "fx", from, 2)
+
+	// torchlsp.site without a target answers with the site of the target
+	// that is the default when the answer goes out.
+	from = selectTarget("slow")
+	n.wait(t, "slow's site", hasSite("slow", from))
+	hold()
+	type answer struct {
+		res any
+		err error
+	}
+	answers := make(chan answer, 1)
+	go func() {
+		res, err := eng.ExecuteCommand(ctx, CommandSite, nil)
+		answers <- answer{res, err}
+	}()
+	held()
+	selectTarget("fx")
+	release()
+	select {
+	case a := <-answers:
+		res, _ := a.res.(*SiteResult)
+		if a.err != nil || res == nil || res.Target != "fx" || !strings.Contains(filepath.Base(res.Path), "fx-") {
+			var got SiteInfo
+			if res != nil {
+				got = SiteInfo{Target: res.Target, Path: res.Path}
+			}
+			t.Errorf("torchlsp.site after the switch to fx = %+v, %v; want fx's site", got, a.err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("waited 60 s for torchlsp.site's answer")
+	}
 }
