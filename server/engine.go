@@ -217,11 +217,13 @@ func (e *Engine) Reconfigure(ctx context.Context) error {
 }
 
 // defaultChanged follows a new default target (or a changed one): the
-// status item shows it, and every open document is checked against it.
+// editor's Python server loses the old target's site, the status item
+// shows the new target, and every open document is checked against it.
 func (e *Engine) defaultChanged(target string) {
 	if !e.started.Load() {
 		return // initialize has not been answered yet
 	}
+	e.withdrawSite()
 	e.statuses.defaultChanged(target)
 	e.republishDiagnostics()
 }

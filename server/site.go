@@ -83,7 +83,7 @@ type siteState struct {
 	savedPending map[string]bool // saved files not yet read for their imports
 	savedReading bool            // a goroutine reads savedPending
 
-	sendMu sync.Mutex // orders torchlsp/site notifications as their state changes
+	sendMu sync.Mutex // orders torchlsp/site notifications and what they say (sendSite)
 }
 
 // siteBuild is one build in progress; done closes when it ends.
@@ -626,24 +626,15 @@ func (e *Engine) prepareSite() {
 	if !e.notify.Capabilities().Site {
 		return // the command line asks for a site explicitly
 	}
+	e.withdrawSite()
 	spec, err := e.Spec("")
 	if err != nil {
 		return
 	}
-	st := &e.sites
-	st.mu.Lock()
-	switched := st.announced != nil && st.announced.Target != spec.Name
-	st.mu.Unlock()
-	if switched {
-		e.announceSite(SiteInfo{Target: spec.Name})
-	}
 	e.bg.Go(func() {
 		res, err := e.Site(e.bg.ctx, spec.Name)
-		if cur, cerr := e.Spec(""); cerr != nil || cur.Name != spec.Name {
-			return // the default moved on while this was built
-		}
 		if err != nil {
-			if !e.bg.Done() {
+			if cur, cerr := e.Spec(""); cerr == nil && cur.Name == spec.Name && !e.bg.Done() {
 				e.notify.LogMessage(e.bg.ctx, MessageWarning, "torchlsp: "+err.Error())
 			}
 			e.announceSite(SiteInfo{Target: spec.Name})
@@ -653,42 +644,84 @@ func (e *Engine) prepareSite() {
 	})
 }
 
-// announceSite sends torchlsp/site when what it says changed.
-func (e *Engine) announceSite(info SiteInfo) {
+// announceSite tells the editor a target's site (torchlsp/site), if that
+// target is still the default; sendSite decides.
+func (e *Engine) announceSite(info SiteInfo) { e.sendSite(&info) }
+
+// withdrawSite takes an announced site out of the editor's hands once its
+// target is no longer the default: the new default's entry, empty until
+// its own site is ready, replaces it.
+func (e *Engine) withdrawSite() { e.sendSite(nil) }
+
+// sendSite is the one place that decides what torchlsp/site says. It
+// decides under sendMu, which orders the notifications, against the
+// default target as it is then: a site of a target that is no longer the
+// default (a build that ended after a switch, wherever it was started) is
+// dropped, and an earlier announcement for another target is withdrawn.
+// A notification that would repeat the last one is not sent.
+func (e *Engine) sendSite(info *SiteInfo) {
 	if !e.notify.Capabilities().Site {
 		return
 	}
 	st := &e.sites
 	st.sendMu.Lock()
 	defer st.sendMu.Unlock()
+	cur, err := e.Spec("")
+	if err != nil {
+		return // no default target to hand a site of
+	}
 	st.mu.Lock()
-	if a := st.announced; a != nil && *a == info {
-		st.mu.Unlock()
+	last := st.announced
+	st.mu.Unlock()
+	if info == nil || info.Target != cur.Name {
+		if info != nil && info.Path != "" {
+			e.notify.LogMessage(e.bg.ctx, MessageLog, fmt.Sprintf("torchlsp: the site of target %s is not handed to the editor: the default target is %s now", info.Target, cur.Name))
+		}
+		if last == nil || last.Target == cur.Name {
+			return // nothing of another target to withdraw
+		}
+		info = &SiteInfo{Target: cur.Name}
+	}
+	if last != nil && *last == *info {
 		return
 	}
-	st.announced = &info
-	if info.Path != "" {
+	sent := *info
+	st.mu.Lock()
+	st.announced = &sent
+	if sent.Path != "" {
 		if st.shown == nil {
 			st.shown = map[string]bool{}
 		}
-		st.shown[info.Target] = true
+		st.shown[sent.Target] = true
 	}
 	st.mu.Unlock()
-	e.notify.Site(e.bg.ctx, info)
+	e.notify.Site(e.bg.ctx, sent)
 }
 
 // siteCommand runs torchlsp.site: the target's site, built or brought up
-// to date.
+// to date. Without a target it is the default's as the answer goes out:
+// when the default changed while the site was built, the new default's is
+// built in turn.
 func (e *Engine) siteCommand(ctx context.Context, args commandArgs) (any, error) {
-	res, err := e.Site(ctx, args.Target)
-	if err != nil {
-		return nil, err
+	const tries = 3
+	for try := 1; ; try++ {
+		res, err := e.Site(ctx, args.Target)
+		if err != nil {
+			return nil, err
+		}
+		cur, err := e.Spec("")
+		if args.Target == "" && (err != nil || cur.Name != res.Target) {
+			if try < tries {
+				continue
+			}
+			return nil, fmt.Errorf("site of the default target: the default changed %d times while its site was built", tries)
+		}
+		st := &e.sites
+		st.mu.Lock()
+		st.asked[res.Target] = true
+		st.mu.Unlock()
+		return res, nil
 	}
-	st := &e.sites
-	st.mu.Lock()
-	st.asked[res.Target] = true
-	st.mu.Unlock()
-	return res, nil
 }
 
 // sitePackagesChanged rebuilds a site after one of its packages was
@@ -716,9 +749,7 @@ func (e *Engine) sitePackagesChanged(target string) {
 		if err != nil {
 			return
 		}
-		if cur, err := e.Spec(""); err == nil && cur.Name == target {
-			e.announceSite(SiteInfo{Target: target, Path: res.Path})
-		}
+		e.announceSite(SiteInfo{Target: target, Path: res.Path})
 	})
 }
 

@@ -6,8 +6,9 @@
 //
 //   node pyright-site.mjs SETTINGS.json WORKSPACE FILE NEEDLE [OFFSET]
 //
-// prints the definition's locations as JSON. PYRIGHT_DIR is where pyright
-// was installed with npm (default /var/cache/torchlsp-pyright); its
+// prints the definition's locations as JSON, asked once pyright published
+// its diagnostics of FILE. PYRIGHT_DIR is where pyright was installed with
+// npm (default /var/cache/torchlsp-pyright); its
 // langserver.index.js is run with node itself, never through
 // node_modules/.bin, where basedpyright's package puts a pyright-langserver
 // of its own.
@@ -156,9 +157,12 @@ export function positionOf(text, needle, offsetInNeedle = 0) {
 }
 
 /**
- * Starts pyright with `settings` (nested), opens `file` of `ws`, and returns
- * the definition locations of the name `needle` points at (its start plus
- * offset). Retries while pyright is still analysing.
+ * Starts pyright with `settings` (nested), opens `file` of `ws`, waits for
+ * pyright's diagnostics of the file (its analysis of it is done: imports
+ * resolved with those settings), then asks once for the definition of the
+ * name `needle` points at (its start plus offset). Returns the locations,
+ * the diagnostics pyright published and the end of its stderr; throws,
+ * saying what it waited for, when pyright publishes nothing in time.
  */
 export async function pyrightDefinition({ pyright = pyrightLangserver(), settings, ws, file, needle, offset = 0, timeoutMs = 90000 }) {
   const client = new LspClient(process.execPath, [pyright, "--stdio"], {
@@ -176,7 +180,7 @@ export async function pyrightDefinition({ pyright = pyrightLangserver(), setting
       workspaceFolders: [{ uri: pathToFileURL(ws).toString(), name: path.basename(ws) }],
       capabilities: {
         workspace: { configuration: true, workspaceFolders: true, didChangeConfiguration: { dynamicRegistration: true } },
-        textDocument: { definition: { linkSupport: false }, synchronization: {} },
+        textDocument: { definition: { linkSupport: false }, synchronization: {}, publishDiagnostics: {} },
       },
     }, timeoutMs);
     client.notify("initialized", {});
@@ -184,18 +188,15 @@ export async function pyrightDefinition({ pyright = pyrightLangserver(), setting
     const text = fs.readFileSync(file, "utf8");
     const uri = pathToFileURL(file).toString();
     client.notify("textDocument/didOpen", { textDocument: { uri, languageId: "python", version: 1, text } });
+    const published = await client
+      .waitNotification((m) => m.method === "textDocument/publishDiagnostics" && m.params?.uri === uri, timeoutMs)
+      .catch(() => {
+        throw new Error(`pyright published no diagnostics for ${file} in ${timeoutMs} ms (its analysis of the file never ended); its stderr:\n${client.stderr}`);
+      });
     const position = positionOf(text, needle, offset);
-    const end = Date.now() + timeoutMs;
-    let locations = [];
-    while (Date.now() < end) {
-      const r = await client.request("textDocument/definition", { textDocument: { uri }, position }, timeoutMs);
-      locations = (Array.isArray(r) ? r : r ? [r] : []).map((l) => ({ uri: l.uri ?? l.targetUri, range: l.range ?? l.targetSelectionRange }));
-      if (locations.length > 0) break;
-      await new Promise((r) => setTimeout(r, 500));
-      // Without a definition after the analysis settled, there is none.
-      if (Date.now() > end - timeoutMs + 15000) break;
-    }
-    return locations;
+    const r = await client.request("textDocument/definition", { textDocument: { uri }, position }, timeoutMs);
+    const locations = (Array.isArray(r) ? r : r ? [r] : []).map((l) => ({ uri: l.uri ?? l.targetUri, range: l.range ?? l.targetSelectionRange }));
+    return { locations, diagnostics: published.params.diagnostics ?? [], stderr: client.stderr };
   } finally {
     await client.close();
   }
@@ -205,6 +206,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").toString()) {
   const [settingsFile, ws, file, needle, offset = "0"] = process.argv.slice(2);
   const raw = JSON.parse(fs.readFileSync(settingsFile, "utf8"));
   const settings = Object.keys(raw).some((k) => k.includes(".")) ? nestSettings(raw) : raw;
-  const locations = await pyrightDefinition({ settings, ws: path.resolve(ws), file: path.resolve(file), needle, offset: Number(offset) });
+  const { locations } = await pyrightDefinition({ settings, ws: path.resolve(ws), file: path.resolve(file), needle, offset: Number(offset) });
   console.log(JSON.stringify(locations, null, 2));
 }

@@ -193,8 +193,10 @@ before(async () => {
   });
   const context = await browser.newContext({ viewport: { width: 1400, height: 860 } });
   page = await context.newPage();
-  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
-  await page.waitForSelector(".monaco-workbench", { timeout: 60000 });
+  // The workbench is what counts, not every resource's load event: on a
+  // busy machine code-server serves its scripts slowly.
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`, { waitUntil: "domcontentloaded", timeout: cfg.readyMs });
+  await page.waitForSelector(".monaco-workbench", { timeout: cfg.readyMs });
 });
 
 after(async () => {
@@ -216,9 +218,13 @@ async function openFixtureFile() {
   await input.waitFor({ state: "visible", timeout: 15000 });
   await input.fill("train.py");
   // Rows of recently opened files show before the filter applies: pick
-  // train.py's own.
+  // train.py's own. The first search of the workspace starts its file
+  // search, slow on a busy machine.
   const row = page.locator(".quick-input-list .monaco-list-row", { hasText: "train.py" }).first();
-  await row.waitFor({ timeout: 15000 });
+  await row.waitFor({ timeout: cfg.readyMs }).catch(async (err) => {
+    await shot("vscode-open-failed.png");
+    throw err;
+  });
   await row.click();
   await page.waitForFunction(
     () => [...document.querySelectorAll(".editor-instance .view-lines")].some((v) => v.textContent.replace(/\u00a0/g, " ").includes("torch.compile(")),
@@ -302,7 +308,7 @@ async function waitStatus(re, timeout = cfg.readyMs) {
     if (re.test(text)) return text;
     await page.waitForTimeout(250);
   }
-  throw new Error(`status bar item never matched ${re}; last: "${text}"`);
+  throw new Error(`waited ${timeout} ms: status bar item never matched ${re}; last: "${text}"${outputTail()}`);
 }
 
 // Waits for a notification toast whose text matches re.
@@ -518,6 +524,29 @@ function workspaceSettings() {
   }
 }
 
+// The extension's output channel (the server's log and stderr), as
+// code-server writes it under the user data's logs.
+function outputChannel() {
+  const found = [];
+  const walk = (dir) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (/-TorchLSP\.log$/.test(e.name)) found.push(p);
+    }
+  };
+  try {
+    walk(path.join(dirs.userData, "logs"));
+  } catch {}
+  return found.map((f) => fs.readFileSync(f, "utf8")).join("\n");
+}
+
+// The end of the output channel, for the message of a wait that timed out.
+function outputTail() {
+  const text = outputChannel();
+  return text ? `\n--- TorchLSP output channel (end) ---\n${text.slice(-6000)}` : "\n(no TorchLSP output channel log found)";
+}
+
 async function waitSettings(pred, what, timeout = 60000) {
   const end = Date.now() + timeout;
   let last = {};
@@ -526,7 +555,40 @@ async function waitSettings(pred, what, timeout = 60000) {
     if (pred(last)) return last;
     await new Promise((r) => setTimeout(r, 250));
   }
-  throw new Error(`${what}; .vscode/settings.json: ${JSON.stringify(last)}`);
+  throw new Error(`waited ${timeout} ms: ${what}; .vscode/settings.json: ${JSON.stringify(last)}${outputTail()}`);
+}
+
+// Waits until the output channel has a line matching re.
+async function waitOutput(re, what, timeout = cfg.readyMs) {
+  const end = Date.now() + timeout;
+  while (Date.now() < end) {
+    if (re.test(outputChannel())) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`waited ${timeout} ms for ${what} (${re} in the TorchLSP output channel)${outputTail()}`);
+}
+
+// Whether a site path is the named target's: sites live at
+// <cache>/site/<target>-<identity>.
+const siteOf = (target, p) => typeof p === "string" && path.basename(p).startsWith(`${target}-`);
+
+// The three settings hold the user's entry and then exactly `site` (or,
+// with site undefined, nothing more).
+function settingsHold(s, site) {
+  const want = site === undefined ? undefined : [site];
+  return JSON.stringify(s["python.analysis.extraPaths"]) === JSON.stringify([ownExtraPath, ...(want ?? [])]) &&
+    JSON.stringify(s["basedpyright.analysis.extraPaths"]) === JSON.stringify(want) &&
+    JSON.stringify(s["pylsp.plugins.jedi.extra_paths"]) === JSON.stringify(want);
+}
+
+// Selects a target through the palette and waits for the status bar to show it.
+async function selectTarget(target) {
+  await runCommand("TorchLSP: Select Target");
+  const rows = page.locator(".quick-input-list .monaco-list-row");
+  await page.locator(".quick-input-widget input.input").fill(target);
+  await rows.filter({ hasText: target }).first().waitFor({ timeout: 15000 });
+  await page.keyboard.press("Enter");
+  await waitStatus(new RegExp(`^${target}\\b`), 60000);
 }
 
 // Whether the server binary speaks the site contract (torchlsp.site).
@@ -552,14 +614,14 @@ test("the site goes into the Python servers' settings, and pyright resolves torc
     writeUserSettings(torchlspSettings({ "torchlsp.path": wrapper }));
     site = cfg.pythonpath;
   }
+  // The active target is fixture (the last one Select Target picked): its
+  // site, and no other target's, is what the settings must come to hold.
+  await waitStatus(/^fixture\b/, 10000);
   const siteSet = (s) => {
-    const paths = s["python.analysis.extraPaths"];
-    const at = paths?.[1];
-    return Array.isArray(paths) && paths.length === 2 && paths[0] === ownExtraPath && (site === undefined || at === site) &&
-      JSON.stringify(s["basedpyright.analysis.extraPaths"]) === JSON.stringify([at]) &&
-      JSON.stringify(s["pylsp.plugins.jedi.extra_paths"]) === JSON.stringify([at]);
+    const at = s["python.analysis.extraPaths"]?.[1];
+    return (site === undefined ? siteOf("fixture", at) : at === site) && settingsHold(s, at);
   };
-  const written = await waitSettings(siteSet, "the site never reached python.analysis.extraPaths", cfg.readyMs);
+  const written = await waitSettings(siteSet, "the active target fixture's site in the three settings", cfg.readyMs);
   site = written["python.analysis.extraPaths"][1];
   assert.ok(fs.existsSync(path.join(site, "torch")), `no torch in the site ${site}`);
   assert.deepEqual(written["basedpyright.analysis.extraPaths"], [site]);
@@ -567,8 +629,8 @@ test("the site goes into the Python servers' settings, and pyright resolves torc
   if (cfg.shots) fs.writeFileSync(path.join(tmp, "captured-settings.json"), JSON.stringify(written, null, 2));
 
   // pyright, started with exactly those settings, resolves into the site.
-  const locations = await pyrightDefinition({ settings: nestSettings(written), ws, file: path.join(ws, "train.py"), needle: "torch.compile(", offset: "torch.".length });
-  assert.ok(locations.length > 0, "pyright found no definition of torch.compile");
+  const { locations, diagnostics, stderr } = await pyrightDefinition({ settings: nestSettings(written), ws, file: path.join(ws, "train.py"), needle: "torch.compile(", offset: "torch.".length });
+  assert.ok(locations.length > 0, `pyright found no definition of torch.compile with ${JSON.stringify(written)}; its diagnostics of train.py: ${JSON.stringify(diagnostics)}; its stderr:\n${stderr}`);
   const file = new URL(locations[0].uri).pathname;
   // The site's packages are links into the mirrors: the file pyright names
   // is the site's torch/__init__.py, by whichever path.
@@ -576,7 +638,7 @@ test("the site goes into the Python servers' settings, and pyright resolves torc
   const line = fs.readFileSync(file, "utf8").split("\n")[locations[0].range.start.line];
   assert.match(line, /def compile/);
   // And without them it does not.
-  const without = await pyrightDefinition({ settings: nestSettings({ "python.analysis.extraPaths": [ownExtraPath] }), ws, file: path.join(ws, "train.py"), needle: "torch.compile(", offset: "torch.".length });
+  const { locations: without } = await pyrightDefinition({ settings: nestSettings({ "python.analysis.extraPaths": [ownExtraPath] }), ws, file: path.join(ws, "train.py"), needle: "torch.compile(", offset: "torch.".length });
   const siteInit = fs.realpathSync(path.join(site, "torch", "__init__.py"));
   assert.ok(!without.some((l) => fs.realpathSync(new URL(l.uri).pathname) === siteInit), "pyright found the site without the settings");
 
@@ -590,21 +652,70 @@ test("the site goes into the Python servers' settings, and pyright resolves torc
   writeUserSettings(torchlspSettings(wrapped));
   await waitSettings(siteSet, "the site did not come back with torchlsp.site.enable on");
 
-  // A target change takes out exactly what was added.
+  // A target change takes out exactly what was added, and the new target's
+  // site takes its place. The old one is out of the settings from then on:
+  // whenever they change, they hold the user's entry, then nothing or
+  // debian's site.
   await openFixtureFile();
-  await runCommand("TorchLSP: Select Target");
-  await page.locator(".quick-input-widget input.input").fill("debian");
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: "debian" }).first().waitFor({ timeout: 5000 });
-  await page.keyboard.press("Enter");
-  // The server may say "no site yet" first, then the new target's site:
-  // either way the three settings agree, the user's entry first.
-  const settled = (s) => {
-    const paths = s["python.analysis.extraPaths"] ?? [];
-    const next = paths[1];
-    const same = (v) => JSON.stringify(v) === JSON.stringify(next === undefined ? undefined : [next]);
-    return paths[0] === ownExtraPath && paths.length <= 2 && next !== site &&
-      same(s["basedpyright.analysis.extraPaths"]) && same(s["pylsp.plugins.jedi.extra_paths"]);
-  };
-  const changed = await waitSettings(settled, "the settings did not follow the target change", cfg.readyMs);
+  await selectTarget("debian");
+  const changed = await waitSettings((s) => settingsHold(s, s["python.analysis.extraPaths"]?.[1]) && siteOf("debian", s["python.analysis.extraPaths"]?.[1]),
+    "the active target debian's site in the three settings", cfg.readyMs);
   assert.ok(!JSON.stringify(changed).includes(JSON.stringify(site)), "the old site stayed after the target change");
+  if (site === cfg.pythonpath) return;
+  await selectTarget("fixture");
+  await waitSettings((s) => settingsHold(s, site), `fixture's site ${site} back in the three settings`, cfg.readyMs);
+});
+
+test("a site whose build ends after a switch to another target never reaches the settings", async (t) => {
+  if (!(await serverHasSite())) {
+    t.skip("the server predates torchlsp.site");
+    return;
+  }
+  // The slow target's interpreter waits, while a hold file is there, until
+  // a release file is: whatever the target's site build needs from it
+  // waits too. Same interpreter and torch as fixture otherwise.
+  const gate = path.join(tmp, "slow-gate");
+  fs.mkdirSync(gate, { recursive: true });
+  const slowPython = path.join(gate, "python3");
+  fs.writeFileSync(slowPython, [
+    "#!/bin/sh",
+    `gate=${JSON.stringify(gate)}`,
+    'if [ -e "$gate/hold" ]; then',
+    '  : > "$gate/arrived"',
+    '  while [ ! -e "$gate/release" ]; do sleep 0.1; done',
+    "fi",
+    `exec ${JSON.stringify(cfg.python)} "$@"`,
+    "",
+  ].join("\n"), { mode: 0o755 });
+  fs.writeFileSync(path.join(gate, "hold"), "");
+  const fixtureSite = workspaceSettings()["python.analysis.extraPaths"]?.[1];
+  assert.ok(siteOf("fixture", fixtureSite), `fixture's site is not in the settings: ${JSON.stringify(workspaceSettings())}`);
+  writeUserSettings(torchlspSettings({
+    "torchlsp.targets": {
+      debian: { python: cfg.python, packages: ["torch"] },
+      slow: { python: slowPython, env: { PYTHONPATH: cfg.pythonpath }, packages: ["torch"] },
+    },
+  }));
+  try {
+    await openFixtureFile();
+    await selectTarget("slow");
+    // The switch took fixture's site out at once.
+    await waitSettings((s) => settingsHold(s, undefined), "fixture's site out of the settings after the switch to slow");
+    const end = Date.now() + cfg.readyMs;
+    while (!fs.existsSync(path.join(gate, "arrived"))) {
+      if (Date.now() > end) throw new Error(`waited ${cfg.readyMs} ms for the slow target's interpreter to start${outputTail()}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // slow's site is being built, and waits: back to fixture.
+    await selectTarget("fixture");
+    await waitSettings((s) => settingsHold(s, fixtureSite), `fixture's site ${fixtureSite} back in the three settings`, cfg.readyMs);
+    fs.writeFileSync(path.join(gate, "release"), "");
+    // slow's site is built, and the server keeps it from the editor.
+    await waitOutput(/the site of target slow is not handed to the editor: the default target is fixture now/, "the end of slow's site build");
+    const settled = workspaceSettings();
+    assert.ok(settingsHold(settled, fixtureSite), `after slow's site was built, the settings are ${JSON.stringify(settled)}; want fixture's site ${fixtureSite} only`);
+  } finally {
+    fs.writeFileSync(path.join(gate, "release"), "");
+    writeUserSettings(torchlspSettings());
+  }
 });

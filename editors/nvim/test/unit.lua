@@ -337,6 +337,22 @@ for _, c in ipairs(python_cases) do
   end)
 end
 
+check("active_site_path: only the active target's site goes to a Python server", function()
+  local gpu, cpu = "/c/site/gpu-1", "/c/site/cpu-2"
+  for _, c in ipairs({
+    { name = "the active target's site", site = { target = "gpu", path = gpu }, active = "gpu", want = gpu },
+    { name = "no active target known yet: the server's word", site = { target = "gpu", path = gpu }, want = gpu },
+    { name = "switched away, or a late site of the old target: out", site = { target = "gpu", path = gpu }, active = "cpu", want = "" },
+    { name = "the new target's site, no site yet", site = { target = "cpu", path = "" }, active = "cpu", want = "" },
+    { name = "the new target's site", site = { target = "cpu", path = cpu }, active = "cpu", want = cpu },
+    { name = "a server that names no target", site = { path = gpu }, active = "cpu", want = gpu },
+    { name = "nothing announced", site = nil, active = "gpu", want = "" },
+    { name = "a path that is not a string", site = { target = "gpu", path = 3 }, active = "gpu", want = "" },
+  }) do
+    eq(torchlsp.active_site_path(c.site, c.active), c.want, c.name)
+  end
+end)
+
 check("python_settings: a new site replaces exactly the entry it added", function()
   local cfg = torchlsp.python_settings({ name = "pyright", settings = { python = { analysis = { extraPaths = { "/mine" } } } } }, "/s1")
   eq(cfg.settings.python.analysis.extraPaths, { "/mine", "/s1" }, "first")

@@ -19,7 +19,7 @@ import {
 import { findBinary, installCommand } from "./binary";
 import { classifyResult, isMarkdownPath, isServerCommand, OpenDocument, reproArgs, reproChoices, serverCommands } from "./results";
 import { mapSettings, ServerSettings, targetNames, userDefaultTarget } from "./settings";
-import { Added, addPath, removePath, settingName, sitePath, siteSettings, siteTarget } from "./site";
+import { Added, addPath, removePath, SiteChoice, settingName, sitePath, siteSettings, siteTarget } from "./site";
 import { renderStatus, StatusParams, StatusTracker, WorkspaceFileView } from "./status";
 import { cacheDir, describeSummary, stateDir, summarize, trustState, workspaceFile } from "./workspace";
 
@@ -182,6 +182,7 @@ class Extension implements vscode.Disposable {
     const client = new LanguageClient("torchlsp", "TorchLSP", serverOptions, clientOptions);
     this.client = client;
     this.status.clear();
+    void this.site.setActive(undefined);
     this.serverTargets = [];
     this.siteAsked.clear();
     client.onDidChangeState((e) => {
@@ -191,6 +192,7 @@ class Extension implements vscode.Disposable {
     this.disposables.push(
       client.onNotification("torchlsp/status", (p: StatusParams) => {
         this.status.update(p);
+        void this.site.setActive(this.status.activeTarget());
         this.render();
       }),
       client.onNotification("torchlsp/site", (p: unknown) => void this.site.setPath(sitePath(p), siteTarget(p))),
@@ -219,7 +221,7 @@ class Extension implements vscode.Disposable {
 
   /** Takes out of the workspace settings what the extension put there. */
   async cleanUp(): Promise<void> {
-    await this.site.setPath("");
+    await this.site.clear();
   }
 
   /**
@@ -260,6 +262,7 @@ class Extension implements vscode.Disposable {
         } | null;
         if (r && Array.isArray(r.targets)) this.serverTargets = r.targets.filter((t): t is string => typeof t === "string");
         if (r && typeof r.default === "string") this.status.setActive(r.default);
+        void this.site.setActive(this.status.activeTarget());
       } catch (err) {
         this.output.appendLine(`listing targets: ${errorMessage(err)}`);
       }
@@ -354,6 +357,7 @@ class Extension implements vscode.Disposable {
     const result = await this.run(serverCommands.selectTarget, [{ target: picked.label }]);
     const def = (result as { default?: unknown } | undefined)?.default;
     if (typeof def === "string") this.status.setActive(def);
+    void this.site.setActive(this.status.activeTarget());
     this.render();
     this.scheduleRefresh(500);
   }
@@ -518,14 +522,15 @@ class ResultDocuments implements vscode.TextDocumentContentProvider {
  * Puts the active target's site into the Python servers' extra paths of the
  * workspace settings, remembering (in the workspace's state, which outlives
  * a crash) exactly what it added, and takes that out again when the site
- * changes, the feature is turned off or the extension stops.
+ * changes, the active target changes, the feature is turned off or the
+ * extension stops. Only a site of the active target goes in (SiteChoice).
  */
 class SiteWiring {
   private static readonly key = "torchlsp.site.added";
   // Changes run one after another: each reads what the last one wrote.
   private queue: Promise<void> = Promise.resolve();
-  private path = "";
-  private target = "";
+  private readonly choice = new SiteChoice();
+  private cleared = false;
   private enabled = true;
 
   constructor(
@@ -535,10 +540,20 @@ class SiteWiring {
     private readonly handed: (target: string) => Promise<void>,
   ) {}
 
-  /** Records the active target's site ("" for none) and applies it when enabled. */
+  /** Records a torchlsp/site notification and applies it when its target is the active one. */
   setPath(p: string, target = ""): Promise<void> {
-    this.path = p;
-    this.target = target;
+    this.choice.announce(target, p);
+    return this.enqueue();
+  }
+
+  /** Follows the active target: another target's site goes out at once. */
+  setActive(target: string | undefined): Promise<void> {
+    return this.choice.setActive(target) ? this.enqueue() : this.queue;
+  }
+
+  /** Takes out what was added, for good (the extension stops). */
+  clear(): Promise<void> {
+    this.cleared = true;
     return this.enqueue();
   }
 
@@ -548,9 +563,11 @@ class SiteWiring {
   }
 
   private enqueue(): Promise<void> {
-    const target = this.target;
     this.queue = this.queue.then(async () => {
-      if (await this.apply(this.enabled ? this.path : "")) await this.handed(target);
+      // What is current when the change runs, not when it was asked for.
+      const site = this.choice.current();
+      const want = this.enabled && !this.cleared ? site.path : "";
+      if (await this.apply(want)) await this.handed(site.target);
     }).catch((err) => {
       this.output.appendLine(`site settings: ${errorMessage(err)}`);
     });

@@ -100,3 +100,44 @@ export function siteTarget(p: unknown): string {
   const target = (p as SiteParams).target;
   return typeof target === "string" ? target : "";
 }
+
+/** A site and the target it belongs to; path "" for none. */
+export interface SiteEntry {
+  target: string;
+  path: string;
+}
+
+/**
+ * Which site the Python servers read: the last one the server announced,
+ * while its target is the active one. The server announces its default
+ * target's site only, but a notification can cross a target switch on the
+ * way: a site of a target that is not the active one is held back, and a
+ * switch takes the old target's site out at once, until the new target's
+ * arrives (or the active target turns out to be the announced one after all).
+ */
+export class SiteChoice {
+  private announced: SiteEntry = { target: "", path: "" };
+  private active: string | undefined;
+
+  /** Records a torchlsp/site notification (target "" from a server that names none). */
+  announce(target: string, path: string): void {
+    this.announced = { target, path };
+  }
+
+  /** Records the active target (undefined: not known); reports whether it changed. */
+  setActive(target: string | undefined): boolean {
+    const next = target || undefined;
+    if (next === this.active) return false;
+    this.active = next;
+    return true;
+  }
+
+  /** The site to put into the settings now. */
+  current(): SiteEntry {
+    const a = this.announced;
+    if (a.path !== "" && a.target !== "" && this.active !== undefined && a.target !== this.active) {
+      return { target: this.active, path: "" };
+    }
+    return { ...a };
+  }
+}

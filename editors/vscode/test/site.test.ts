@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
-import { addPath, removePath, sitePath, siteTarget } from "../src/site";
+import { addPath, removePath, SiteChoice, sitePath, siteTarget } from "../src/site";
 
 const site = "/c/torchlsp/gpu/x/site";
 
@@ -59,4 +59,81 @@ test("the site path of a notification or a command result", () => {
   assert.equal(sitePath({ path: 3 }), "");
   assert.equal(siteTarget({ target: "gpu", path: site }), "gpu");
   assert.equal(siteTarget({ path: site }), "");
+});
+
+test("only the active target's site goes into the settings", async (t) => {
+  const gpu = "/c/site/gpu-1";
+  const cpu = "/c/site/cpu-2";
+  // Each step: a torchlsp/site notification or the active target as the
+  // extension learns it, then the site that should be in the settings.
+  type Step = { announce?: [string, string]; active?: string; want: string };
+  const cases: { name: string; steps: Step[] }[] = [
+    { name: "the active target's site", steps: [{ active: "gpu", want: "" }, { announce: ["gpu", gpu], want: gpu }] },
+    { name: "no active target known yet: the server's word", steps: [{ announce: ["gpu", gpu], want: gpu }] },
+    {
+      name: "a switch takes the old site out at once, then the new one comes",
+      steps: [
+        { active: "gpu", announce: ["gpu", gpu], want: gpu },
+        { active: "cpu", want: "" },
+        { announce: ["cpu", ""], want: "" },
+        { announce: ["cpu", cpu], want: cpu },
+      ],
+    },
+    {
+      name: "a late site of the old target after a switch is held back",
+      steps: [
+        { active: "gpu", announce: ["gpu", gpu], want: gpu },
+        { active: "cpu", announce: ["cpu", ""], want: "" },
+        { announce: ["gpu", gpu], want: "" },
+        { announce: ["cpu", cpu], want: cpu },
+        { announce: ["gpu", gpu], want: "" },
+      ],
+    },
+    {
+      name: "the new target's site before the switch is known: applied once it is",
+      steps: [
+        { active: "gpu", announce: ["gpu", gpu], want: gpu },
+        { announce: ["cpu", cpu], want: "" },
+        { active: "cpu", want: cpu },
+      ],
+    },
+    {
+      name: "switching back does not bring back an old site the server withdrew",
+      steps: [
+        { active: "gpu", announce: ["gpu", gpu], want: gpu },
+        { active: "cpu", announce: ["cpu", ""], want: "" },
+        { active: "gpu", want: "" },
+        { announce: ["gpu", gpu], want: gpu },
+      ],
+    },
+    { name: "a server that names no target", steps: [{ active: "gpu", announce: ["", gpu], want: gpu }] },
+    {
+      name: "the server restarted: its first site counts before its status",
+      steps: [{ active: "gpu", announce: ["gpu", gpu], want: gpu }, { active: "", announce: ["cpu", cpu], want: cpu }],
+    },
+  ];
+  for (const c of cases) {
+    await t.test(c.name, () => {
+      const choice = new SiteChoice();
+      c.steps.forEach((s, i) => {
+        if (s.active !== undefined) choice.setActive(s.active);
+        if (s.announce) choice.announce(...s.announce);
+        assert.equal(choice.current().path, s.want, `step ${i + 1}`);
+      });
+    });
+  }
+  await t.test("the target handed with a site is its own", () => {
+    const choice = new SiteChoice();
+    choice.setActive("gpu");
+    choice.announce("gpu", gpu);
+    assert.deepEqual(choice.current(), { target: "gpu", path: gpu });
+  });
+  await t.test("setActive says whether the active target changed", () => {
+    const choice = new SiteChoice();
+    assert.equal(choice.setActive(undefined), false);
+    assert.equal(choice.setActive("gpu"), true);
+    assert.equal(choice.setActive("gpu"), false);
+    assert.equal(choice.setActive("cpu"), true);
+    assert.equal(choice.setActive(undefined), true);
+  });
 });

@@ -534,13 +534,30 @@ local function list_at(t, keys, create)
   return t
 end
 
+--- The site a Python server should read, from a torchlsp client's last
+-- torchlsp/site and the target active there: its path while its target is
+-- the active one, "" else. The server announces its default target's site
+-- only, but a notification can cross a target switch on the way: a switch
+-- takes the old target's site out at once, and a late one stays out.
+function M.active_site_path(site, active)
+  if type(site) ~= "table" or type(site.path) ~= "string" then
+    return ""
+  end
+  local target = type(site.target) == "string" and site.target or ""
+  -- A server that names no target: its word.
+  if site.path ~= "" and target ~= "" and active ~= nil and target ~= active then
+    return ""
+  end
+  return site.path
+end
+
 -- The site path for a Python client's root: that of the torchlsp client of
 -- the same workspace (or one holding the other), else the only one known.
 local function site_for_root(root)
   local only, count = "", 0
   for id, site in pairs(state.site) do
     local c = vim.lsp.get_client_by_id(id)
-    local path = type(site) == "table" and type(site.path) == "string" and site.path or ""
+    local path = M.active_site_path(site, state.active[id])
     if c then
       count = count + 1
       only = path
@@ -675,6 +692,17 @@ local function set_site(client_id, site)
   vim.schedule(update_python_clients)
 end
 
+-- Records the target that answers on a torchlsp client; the Python
+-- servers follow a change (the old target's site goes out).
+local function set_active(client_id, target)
+  target = target ~= "" and target or nil
+  if state.active[client_id] == target then
+    return
+  end
+  state.active[client_id] = target
+  vim.schedule(update_python_clients)
+end
+
 -- Targets ----------------------------------------------------------------
 
 --- Asks the server for its targets (every layer: config.toml, a trusted
@@ -687,7 +715,7 @@ function M.refresh_targets(client, cb)
         state.targets[client.id] = result.targets
       end
       if type(result.default) == "string" and result.default ~= "" then
-        state.active[client.id] = result.default
+        set_active(client.id, result.default)
       end
       redraw_status()
     end
@@ -754,7 +782,7 @@ local function make_handlers()
     per[target] = result
     state.status[ctx.client_id] = per
     -- The server reports the target that answers only.
-    state.active[ctx.client_id] = target
+    set_active(ctx.client_id, target)
     redraw_status()
   end
   handlers["torchlsp/site"] = function(_, result, ctx)
@@ -804,7 +832,7 @@ local function make_handlers()
       return
     end
     if command == server_commands.select_target and type(result) == "table" and type(result.default) == "string" then
-      state.active[ctx.client_id] = result.default
+      set_active(ctx.client_id, result.default)
       redraw_status()
     end
     show_result(command, result)
