@@ -19,6 +19,11 @@ type statusBoard struct {
 	mu    sync.Mutex // guards last and shown
 	last  map[string]Status
 	shown Status // what the status item shows now
+
+	// sendMu is held from the check that a target is the default to the
+	// send of its state, so that a report racing a switch of the default
+	// can never be shown after the new default's state.
+	sendMu sync.Mutex
 }
 
 // report records a target's state and shows it if it is the default's and
@@ -32,10 +37,9 @@ func (b *statusBoard) report(target, version, state, msg string) {
 	prev, known := b.last[target]
 	b.last[target] = st
 	b.mu.Unlock()
-	if !b.isDefault(target) {
+	if !b.showLatest(target) {
 		return
 	}
-	b.show(st)
 	if st.State == "ready" && (!known || prev.State != "ready" || prev.TorchVersion != st.TorchVersion) && b.becameReady != nil {
 		b.becameReady()
 	}
@@ -43,26 +47,31 @@ func (b *statusBoard) report(target, version, state, msg string) {
 
 // defaultChanged shows the new default target's last known state, or
 // "connecting" when it has none yet.
-func (b *statusBoard) defaultChanged(target string) {
+func (b *statusBoard) defaultChanged(target string) { b.showLatest(target) }
+
+// showLatest shows a target's latest state if the target is the default
+// at the moment of sending, and reports whether it is. The state is read
+// at that moment too, so a slower caller never shows an older one.
+func (b *statusBoard) showLatest(target string) bool {
+	b.sendMu.Lock()
+	defer b.sendMu.Unlock()
+	if !b.isDefault(target) {
+		return false
+	}
+	if !b.notify.Capabilities().Status {
+		return true
+	}
 	b.mu.Lock()
 	st, ok := b.last[target]
-	b.mu.Unlock()
 	if !ok {
 		st = Status{Target: target, State: "connecting"}
 	}
-	b.show(st)
-}
-
-func (b *statusBoard) show(st Status) {
-	if !b.notify.Capabilities().Status {
-		return
-	}
-	b.mu.Lock()
 	if b.shown == st {
 		b.mu.Unlock()
-		return
+		return true
 	}
 	b.shown = st
 	b.mu.Unlock()
 	b.notify.Status(b.ctx, st)
+	return true
 }
