@@ -4,11 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/torchlsp/torchlsp/internal/fuzzdeadline"
 )
 
 // FuzzCheck feeds arbitrary text (seeded with the fixtures) to Check and
 // FlagRefs: they must not panic, and every span must lie inside the text.
 func FuzzCheck(f *testing.F) {
+	deadline := fuzzdeadline.New(f)
 	files, _ := filepath.Glob("testdata/*/*.py")
 	for _, p := range files {
 		if b, err := os.ReadFile(p); err == nil {
@@ -17,6 +20,7 @@ func FuzzCheck(f *testing.F) {
 	}
 	s := fixture(f)
 	f.Fuzz(func(t *testing.T, src []byte) {
+		deadline.Start(t)
 		buf := parse(src)
 		lines := splitLines(src)
 		inside := func(what string, line, col int) {

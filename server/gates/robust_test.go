@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/torchlsp/torchlsp/internal/fuzzdeadline"
 	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
@@ -86,6 +87,7 @@ func fuzzIndex() *flagIndex {
 // Broken, truncated and random sources never crash the scanner, and the
 // piece-wise scan always agrees with the whole-file scan.
 func FuzzScanSites(f *testing.F) {
+	deadline := fuzzdeadline.New(f)
 	for _, name := range []string{"compile_fx.py", "broken.py", "output_code.py", "config.py"} {
 		b, err := os.ReadFile(filepath.Join(fixtureSite, "torch", "_inductor", name))
 		if err != nil {
@@ -99,6 +101,7 @@ func FuzzScanSites(f *testing.F) {
 	f.Add([]byte("\x00\xff config ((( '''"))
 	ix := fuzzIndex()
 	f.Fuzz(func(t *testing.T, b []byte) {
+		deadline.Start(t)
 		p, err := syntax.NewParser()
 		if err != nil {
 			t.Fatal(err)
@@ -123,6 +126,7 @@ func FuzzScanSites(f *testing.F) {
 }
 
 func FuzzConfigModule(f *testing.F) {
+	deadline := fuzzdeadline.New(f)
 	b, err := os.ReadFile(filepath.Join(fixtureSite, "torch", "_inductor", "config.py"))
 	if err != nil {
 		f.Fatal(err)
@@ -131,6 +135,7 @@ func FuzzConfigModule(f *testing.F) {
 	f.Add(b[:len(b)/3])
 	f.Add([]byte("import sys\nclass a:\n  @x\n  class b: pass\ninstall_config_module(sys.modules[__name__])\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		deadline.Start(t)
 		p, err := syntax.NewParser()
 		if err != nil {
 			t.Fatal(err)

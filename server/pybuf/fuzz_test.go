@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/torchlsp/torchlsp/internal/fuzzdeadline"
 )
 
 func readTrain(t testing.TB) []byte {
@@ -19,6 +21,7 @@ func readTrain(t testing.TB) []byte {
 // FuzzRefAt checks that no text, however broken, makes the analysis
 // panic or hand back spans outside the text.
 func FuzzRefAt(f *testing.F) {
+	deadline := fuzzdeadline.New(f)
 	train := readTrain(f)
 	for _, n := range []int{0, 1, 100, 517, 1000, 2222, 4000, 6001, 8000, len(train) - 1} {
 		n = min(n, len(train))
@@ -40,6 +43,7 @@ func FuzzRefAt(f *testing.F) {
 	}
 	f.Cleanup(p.Close)
 	f.Fuzz(func(t *testing.T, src []byte, line, col int) {
+		deadline.Start(t)
 		b := p.Parse(src)
 		check := func(s Span) {
 			for _, q := range []Pos{s.Start, s.End} {
