@@ -130,7 +130,7 @@ func FuzzMethodParams(f *testing.F) {
 	}
 
 	f.Fuzz(func(t *testing.T, method uint8, params []byte) {
-		deadline.Start(t)
+		deadline.Start(t, method, params)
 		if !json.Valid(params) {
 			t.Skip("params must be JSON to be framed; FuzzFrameStream covers the rest")
 		}

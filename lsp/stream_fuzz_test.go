@@ -40,7 +40,7 @@ func FuzzFrameStream(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, input []byte) {
-		deadline.Start(t)
+		deadline.Start(t, input)
 		conn := &bufConn{in: bytes.NewReader(input)}
 		s := newFrameStream(conn, zap.NewNop())
 		s.maxBody = 1 << 16

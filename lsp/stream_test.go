@@ -143,7 +143,7 @@ func FuzzDecodeMessage(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		deadline.Start(t)
+		deadline.Start(t, body)
 		got, err := decodeMessage(body)
 		want, werr := jsonrpc2.DecodeMessage(body)
 		if err != nil || werr != nil {

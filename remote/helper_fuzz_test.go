@@ -83,7 +83,7 @@ func FuzzHelperReplies(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, stream []byte) {
-		deadline.Start(t)
+		deadline.Start(t, stream)
 		h, _, chans := replayHelper(stream, 3)
 		ended := make(chan struct{})
 		go func() {

@@ -87,7 +87,7 @@ func FuzzMirrorArchive(f *testing.F) {
 	// fuzzer would spend its time minimising inputs that are not new.
 	scratch := filepath.Join(f.TempDir(), "s")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		deadline.Start(t)
+		deadline.Start(t, data)
 		if len(data) == 0 {
 			return
 		}
@@ -182,7 +182,7 @@ func FuzzHelperReplySizes(f *testing.F) {
 	f.Add(uint32(40), []byte(`{"values":{"a":{"repr":"\ud800","json":[1,2,3]}},"missing":["k"]}`))
 	limits := HelperLimits{MaxFrame: 1 << 20, MaxDoc: 64, MaxDocSummary: 16, MaxSignature: 32, MaxRepr: 16, MaxName: 24, MaxList: 3}.withDefaults()
 	f.Fuzz(func(t *testing.T, declared uint32, body []byte) {
-		deadline.Start(t)
+		deadline.Start(t, declared, body)
 		stream := binary.BigEndian.AppendUint32(nil, declared)
 		stream = append(stream, body...)
 		r := bytes.NewReader(stream)

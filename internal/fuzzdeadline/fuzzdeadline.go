@@ -6,16 +6,16 @@
 // f.Fuzz and calls Start first thing in its fuzz function:
 //
 //	deadline := fuzzdeadline.New(f)
-//	f.Fuzz(func(t *testing.T, src []byte) {
-//		deadline.Start(t)
+//	f.Fuzz(func(t *testing.T, src []byte, line int) {
+//		deadline.Start(t, src, line)
 //		...
 //	})
 //
 // While fuzzing (in a fuzz worker process), an input that uses more CPU
 // time than the limit (2 s by default; TORCHLSP_FUZZ_DEADLINE sets it, 0
 // turns it off), or runs five times that long on the clock, ends the
-// worker: the watchdog writes where the input was (every goroutine's
-// stack) and exits with status 124. The fuzzing coordinator then records
+// worker: the watchdog writes the input and where it was (every
+// goroutine's stack) and exits with status 124. The fuzzing coordinator then records
 // the input being run as a failing input under testdata/fuzz/<Target>/,
 // as for a crash ("fuzzing process hung or terminated unexpectedly: exit
 // status 124"). CPU time, not the clock, is the first limit: a worker
@@ -38,6 +38,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -71,6 +72,7 @@ type Deadline struct {
 
 	mu          sync.Mutex // guards the fields below
 	running     bool       // an input is running
+	input       []any      // its values
 	startWall   time.Time
 	startCPU    time.Duration
 	slowestWall time.Duration
@@ -117,16 +119,16 @@ func inWorker() bool {
 	return f != nil && f.Value.String() == "true"
 }
 
-// Start starts the clock of the input t runs; it stops when t's test
-// ends.
-func (d *Deadline) Start(t *testing.T) {
+// Start starts the clock of the input t runs, whose values are input
+// (the fuzz function's arguments after t); it stops when t's test ends.
+func (d *Deadline) Start(t *testing.T, input ...any) {
 	if d.cpu == 0 {
 		return
 	}
 	d.watchOnce.Do(func() { go d.watch() })
 	cpu := processCPU()
 	d.mu.Lock()
-	d.running, d.startWall, d.startCPU = true, time.Now(), cpu
+	d.running, d.input, d.startWall, d.startCPU = true, input, time.Now(), cpu
 	d.mu.Unlock()
 	t.Cleanup(d.stop)
 }
@@ -137,7 +139,7 @@ func (d *Deadline) stop() {
 	cpu := processCPU()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.running = false
+	d.running, d.input = false, nil
 	wall, used := time.Since(d.startWall), cpu-d.startCPU
 	if wall <= d.slowestWall {
 		return
@@ -157,24 +159,49 @@ func (d *Deadline) watch() {
 	for range time.Tick(poll) {
 		cpu := processCPU()
 		d.mu.Lock()
-		running, wall, used := d.running, time.Since(d.startWall), cpu-d.startCPU
+		running, input, wall, used := d.running, d.input, time.Since(d.startWall), cpu-d.startCPU
 		d.mu.Unlock()
 		if running && (used > d.cpu || wall > d.wall) {
-			d.overrun(wall, used)
+			d.overrun(input, wall, used)
 		}
 	}
 }
 
 // overrun reports an input past its limit and ends the worker.
-func (d *Deadline) overrun(wall, used time.Duration) {
+func (d *Deadline) overrun(input []any, wall, used time.Duration) {
+	var values strings.Builder
+	for _, v := range input {
+		fmt.Fprintf(&values, "\t%s\n", quote(v))
+	}
 	report := fmt.Sprintf("fuzzdeadline: %s: an input has run %v and used %v of CPU time; "+
-		"one input may use %v of CPU time and run %v. Where it was:\n\n%s",
-		d.target, wall.Round(time.Millisecond), used.Round(time.Millisecond), d.cpu, d.wall, stacks())
+		"one input may use %v of CPU time and run %v. The input:\n%s\nWhere it was:\n\n%s",
+		d.target, wall.Round(time.Millisecond), used.Round(time.Millisecond), d.cpu, d.wall, values.String(), stacks())
 	fmt.Fprint(os.Stderr, report)
 	if d.report != "" {
 		_ = os.WriteFile(filepath.Join(d.report, "overrun-"+strconv.Itoa(os.Getpid())), []byte(report), 0o644)
 	}
 	os.Exit(ExitCode)
+}
+
+// maxQuoted is how much of one value a report quotes.
+const maxQuoted = 4096
+
+// quote writes v as Go source, as the corpus files do: []byte("...").
+func quote(v any) string {
+	var kind, text string
+	switch v := v.(type) {
+	case []byte:
+		kind, text = "[]byte", string(v)
+	case string:
+		kind, text = "string", v
+	default:
+		return fmt.Sprintf("%T(%v)", v, v)
+	}
+	cut := ""
+	if len(text) > maxQuoted {
+		text, cut = text[:maxQuoted], fmt.Sprintf(" (the first %d of %d bytes)", maxQuoted, len(text))
+	}
+	return fmt.Sprintf("%s(%q)%s", kind, text, cut)
 }
 
 // stacks is every goroutine's stack.

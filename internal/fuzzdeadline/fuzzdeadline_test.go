@@ -72,13 +72,18 @@ func TestSlowInputIsRecorded(t *testing.T) {
 			if !strings.Contains(string(text), "FuzzSpin: an input has run") || !strings.Contains(string(text), tc.where) {
 				t.Errorf("the report does not say the input ran past its limit in %s:\n%s", tc.where, text)
 			}
+			// The report quotes the input as the corpus file does.
+			value := strings.TrimSpace(strings.TrimPrefix(string(input), "go test fuzz v1\n"))
+			if !strings.Contains(string(text), "The input:\n\t"+value+"\n") {
+				t.Errorf("the report does not quote the input %s:\n%s", value, text)
+			}
 		})
 	}
 }
 
 // Every fuzz target of the module starts its inputs' deadline first thing
 // in its fuzz function: d := fuzzdeadline.New(f) before f.Fuzz, and
-// d.Start(t) as the fuzz function's first statement.
+// d.Start(t, its other arguments) as the fuzz function's first statement.
 func TestEveryFuzzTargetHasADeadline(t *testing.T) {
 	t.Parallel()
 	root, err := filepath.Abs("../..")
@@ -175,13 +180,24 @@ func checkTarget(fn *ast.FuncDecl, f string) string {
 	if len(params) == 0 || len(params[0].Names) == 0 || len(fuzz.Body.List) == 0 {
 		return "has an empty fuzz function"
 	}
-	tname := params[0].Names[0].Name
-	if stmt, ok := fuzz.Body.List[0].(*ast.ExprStmt); ok {
-		if call, ok := stmt.X.(*ast.CallExpr); ok && isSelector(call.Fun, deadline, "Start") && len(call.Args) == 1 && isIdent(call.Args[0], tname) {
-			return ""
+	var args []string
+	for _, p := range params {
+		for _, n := range p.Names {
+			args = append(args, n.Name)
 		}
 	}
-	return "does not start with `" + deadline + ".Start(" + tname + ")` in its fuzz function"
+	if stmt, ok := fuzz.Body.List[0].(*ast.ExprStmt); ok {
+		if call, ok := stmt.X.(*ast.CallExpr); ok && isSelector(call.Fun, deadline, "Start") && len(call.Args) == len(args) {
+			same := true
+			for i, a := range call.Args {
+				same = same && isIdent(a, args[i])
+			}
+			if same {
+				return ""
+			}
+		}
+	}
+	return "does not start with `" + deadline + ".Start(" + strings.Join(args, ", ") + ")` in its fuzz function"
 }
 
 func isSelector(e ast.Expr, x, sel string) bool {

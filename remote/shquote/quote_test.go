@@ -282,7 +282,7 @@ func FuzzCommandLine(f *testing.F) {
 	f.Add("-rf", "\n", "*")
 	f.Add("", "héllo", "\xff")
 	f.Fuzz(func(t *testing.T, a, b, c string) {
-		deadline.Start(t)
+		deadline.Start(t, a, b, c)
 		args := []string{a, b, c}
 		for _, s := range args {
 			if strings.IndexByte(s, 0) >= 0 || len(s) > 4096 {

@@ -35,7 +35,7 @@ func FuzzSSHConfig(f *testing.F) {
 		f.Add([]byte(s), "a")
 	}
 	f.Fuzz(func(t *testing.T, text []byte, host string) {
-		deadline.Start(t)
+		deadline.Start(t, text, host)
 		home := t.TempDir()
 		lower := bytes.ToLower(text)
 		if bytes.Contains(lower, []byte("include")) && bytes.ContainsAny(text, "/~") {

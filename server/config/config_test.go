@@ -202,7 +202,7 @@ func FuzzParseTOML(f *testing.F) {
 	f.Add([]byte("[targets.a]\nenv = { A = \"1\" }\n"))
 	f.Add([]byte("[[targets]]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		deadline.Start(t)
+		deadline.Start(t, data)
 		file, err := ParseTOML(data, "fuzz.toml")
 		if err != nil {
 			return

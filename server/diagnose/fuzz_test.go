@@ -20,7 +20,7 @@ func FuzzCheck(f *testing.F) {
 	}
 	s := fixture(f)
 	f.Fuzz(func(t *testing.T, src []byte) {
-		deadline.Start(t)
+		deadline.Start(t, src)
 		buf := parse(src)
 		lines := splitLines(src)
 		inside := func(what string, line, col int) {

@@ -101,7 +101,7 @@ func FuzzScanSites(f *testing.F) {
 	f.Add([]byte("\x00\xff config ((( '''"))
 	ix := fuzzIndex()
 	f.Fuzz(func(t *testing.T, b []byte) {
-		deadline.Start(t)
+		deadline.Start(t, b)
 		p, err := syntax.NewParser()
 		if err != nil {
 			t.Fatal(err)
@@ -135,7 +135,7 @@ func FuzzConfigModule(f *testing.F) {
 	f.Add(b[:len(b)/3])
 	f.Add([]byte("import sys\nclass a:\n  @x\n  class b: pass\ninstall_config_module(sys.modules[__name__])\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		deadline.Start(t)
+		deadline.Start(t, b)
 		p, err := syntax.NewParser()
 		if err != nil {
 			t.Fatal(err)

@@ -43,7 +43,7 @@ func FuzzRefAt(f *testing.F) {
 	}
 	f.Cleanup(p.Close)
 	f.Fuzz(func(t *testing.T, src []byte, line, col int) {
-		deadline.Start(t)
+		deadline.Start(t, src, line, col)
 		b := p.Parse(src)
 		check := func(s Span) {
 			for _, q := range []Pos{s.Start, s.End} {

@@ -38,7 +38,7 @@ func FuzzDecodeCache(f *testing.F) {
 	f.Add([]byte{0x80})
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, p []byte) {
-		deadline.Start(t)
+		deadline.Start(t, p)
 		fds, err := ix.decodeCache(reseal(p))
 		if err != nil {
 			if !errors.Is(err, errBadCache) {

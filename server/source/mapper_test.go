@@ -229,7 +229,7 @@ func FuzzMapper(f *testing.F) {
 	f.Add("\xf0\x9f\x98", uint32(0), uint32(2))
 	f.Add("    \"\"\"Größe – 数据 𝔘\"\"\"\n", uint32(0), uint32(12))
 	f.Fuzz(func(t *testing.T, text string, line, char uint32) {
-		deadline.Start(t)
+		deadline.Start(t, text, line, char)
 		m := NewMapper(text)
 		lines := refLines(text)
 		if m.LineCount() != len(lines) {

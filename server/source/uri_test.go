@@ -47,7 +47,7 @@ func FuzzFilePath(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, u string) {
-		deadline.Start(t)
+		deadline.Start(t, u)
 		p, ok := FilePath(u)
 		if ok && (p == "" || p[0] != '/') {
 			t.Fatalf("FilePath(%q) = %q: not absolute", u, p)

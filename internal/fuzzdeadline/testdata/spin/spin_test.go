@@ -15,7 +15,7 @@ func FuzzSpin(f *testing.F) {
 	deadline := fuzzdeadline.New(f)
 	f.Add([]byte("fast"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		deadline.Start(t)
+		deadline.Start(t, b)
 		if string(b) == "fast" {
 			return
 		}
