@@ -11,16 +11,16 @@
 //		...
 //	})
 //
-// While fuzzing (in a fuzz worker process), an input that uses more CPU
-// time than the limit (2 s by default; TORCHLSP_FUZZ_DEADLINE sets it, 0
-// turns it off), or runs five times that long on the clock, ends the
-// worker: the watchdog writes the input and where it was (every
-// goroutine's stack) and exits with status 124. The fuzzing coordinator then records
-// the input being run as a failing input under testdata/fuzz/<Target>/,
-// as for a crash ("fuzzing process hung or terminated unexpectedly: exit
-// status 124"). CPU time, not the clock, is the first limit: a worker
-// starved by a busy machine is not a slow input; the clock's limit catches
-// an input that blocks.
+// While fuzzing (in a fuzz worker process), an input that runs longer
+// than its deadline (2 s by default; TORCHLSP_FUZZ_DEADLINE sets it, 0
+// turns it off), or uses half of it in CPU time, ends the worker: the
+// watchdog writes the input and where it was (every goroutine's stack)
+// and exits with status 124. The fuzzing coordinator then records the
+// input being run as a failing input under testdata/fuzz/<Target>/, as for
+// a crash ("fuzzing process hung or terminated unexpectedly: exit status
+// 124"). The report gives the CPU time the input used beside the time it
+// ran, so that an input slow in the code under test shows apart from a
+// worker a busy machine starved.
 //
 // The coordinator discards a worker's output, so the report goes to the
 // directory TORCHLSP_FUZZ_REPORT names (as overrun-<pid>), or to stderr.
@@ -45,15 +45,16 @@ import (
 )
 
 const (
-	// EnvLimit names the variable that sets the CPU limit of one input
+	// EnvLimit names the variable that sets how long one input may run
 	// (a Go duration; 0 turns the deadline off).
 	EnvLimit = "TORCHLSP_FUZZ_DEADLINE"
 	// EnvReport names the variable naming the directory reports go to.
 	EnvReport = "TORCHLSP_FUZZ_REPORT"
-	// DefaultLimit is the CPU time one input may use.
+	// DefaultLimit is how long one input may run.
 	DefaultLimit = 2 * time.Second
-	// WallFactor times the CPU limit is how long an input may run.
-	WallFactor = 5
+	// CPUShare is the share of its deadline one input may use in CPU
+	// time, over all the worker's threads.
+	CPUShare = 0.5
 	// ExitCode is the worker's exit status when an input ran past a
 	// limit, as timeout(1)'s.
 	ExitCode = 124
@@ -65,7 +66,7 @@ const poll = 20 * time.Millisecond
 // Deadline watches the inputs of one fuzz target in one process.
 type Deadline struct {
 	target    string
-	cpu, wall time.Duration // zero: not watching (not a fuzz worker, or off)
+	cpu, wall time.Duration // wall zero: not watching (not a fuzz worker, or off)
 	report    string        // directory for reports; "" for stderr
 
 	watchOnce sync.Once
@@ -91,12 +92,12 @@ func New(f *testing.F) *Deadline {
 	if err != nil {
 		f.Fatal(err)
 	}
-	d.cpu, d.wall = limit, WallFactor*limit
+	d.cpu, d.wall = time.Duration(CPUShare*float64(limit)), limit
 	d.report = os.Getenv(EnvReport)
 	return d
 }
 
-// Limit is the CPU limit of one input that the environment sets.
+// Limit is how long one input may run, as the environment sets it.
 func Limit() (time.Duration, error) {
 	v := os.Getenv(EnvLimit)
 	if v == "" {
@@ -122,7 +123,7 @@ func inWorker() bool {
 // Start starts the clock of the input t runs, whose values are input
 // (the fuzz function's arguments after t); it stops when t's test ends.
 func (d *Deadline) Start(t *testing.T, input ...any) {
-	if d.cpu == 0 {
+	if d.wall == 0 {
 		return
 	}
 	d.watchOnce.Do(func() { go d.watch() })
@@ -175,7 +176,7 @@ func (d *Deadline) overrun(input []any, wall, used time.Duration) {
 	}
 	report := fmt.Sprintf("fuzzdeadline: %s: an input has run %v and used %v of CPU time; "+
 		"one input may use %v of CPU time and run %v. The input:\n%s\nWhere it was:\n\n%s",
-		d.target, wall.Round(time.Millisecond), used.Round(time.Millisecond), d.cpu, d.wall, values.String(), stacks())
+		d.target, wall.Round(time.Millisecond), used.Round(time.Millisecond), d.cpu, d.wall, values.String(), d.stacks())
 	fmt.Fprint(os.Stderr, report)
 	if d.report != "" {
 		_ = os.WriteFile(filepath.Join(d.report, "overrun-"+strconv.Itoa(os.Getpid())), []byte(report), 0o644)
@@ -204,14 +205,27 @@ func quote(v any) string {
 	return fmt.Sprintf("%s(%q)%s", kind, text, cut)
 }
 
-// stacks is every goroutine's stack.
-func stacks() []byte {
+// stacks is every goroutine's stack but the watchdog's, those running the
+// target's fuzz function first.
+func (d *Deadline) stacks() string {
 	buf := make([]byte, 1<<16)
 	for {
 		n := runtime.Stack(buf, true)
 		if n < len(buf) || len(buf) >= 64<<20 {
-			return buf[:n]
+			buf = buf[:n]
+			break
 		}
 		buf = make([]byte, 2*len(buf))
 	}
+	var first, rest []string
+	for _, g := range strings.Split(strings.TrimSpace(string(buf)), "\n\n") {
+		switch {
+		case strings.Contains(g, "fuzzdeadline.(*Deadline).watch("):
+		case strings.Contains(g, "."+d.target+".func"):
+			first = append(first, g)
+		default:
+			rest = append(rest, g)
+		}
+	}
+	return strings.Join(append(first, rest...), "\n\n") + "\n"
 }
