@@ -7,15 +7,16 @@
 #
 # Slow inputs fail the run and are never retried. Every target's inputs
 # run under internal/fuzzdeadline: an input that runs 2 s
-# (TORCHLSP_FUZZ_DEADLINE) or uses 1 s of CPU time ends the fuzz worker, Go
-# records the input, and this script prints it, where it was (every
-# goroutine's stack) and how long it takes alone. One worker runs per
-# target and a new input is minimised for at most a second, so the exec
-# count Go prints every 3 s moves unless something is slow: as a second
-# guard, a count that stands still for FUZZSTALL seconds (6) makes this
-# script stop the worker with SIGQUIT, which records the input it was
-# running in the same way, and fails the target (also when fuzzing ends
-# during such a stall). Each target prints its slowest input's times.
+# (TORCHLSP_FUZZ_DEADLINE), not counting the time its worker waited for a
+# CPU on a busy machine, ends the fuzz worker, Go records the input, and
+# this script prints it, where it was (every goroutine's stack) and how
+# long it takes alone. One worker runs per target and a new input is
+# minimised for at most a second, so the exec count Go prints every 3 s
+# moves unless something is slow: as a second guard, a count that stands
+# still for FUZZSTALL seconds (10) makes this script stop the worker with
+# SIGQUIT, which records the input it was running in the same way, and
+# fails the target (also when fuzzing ends during such a stall). Each
+# target prints its slowest input's times.
 #
 # Go before 1.27 can fail a target with a bare "context deadline exceeded"
 # at the -fuzztime boundary, with no input found (golang/go#75804: the
@@ -27,7 +28,7 @@ cd "$(dirname "$0")/.."
 
 fuzztime="${FUZZTIME:-10s}"
 only="${FUZZTARGETS:-.}"
-stall="${FUZZSTALL:-6}"
+stall="${FUZZSTALL:-10}"
 cache="$(go env GOCACHE)/fuzz"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -98,7 +99,7 @@ fuzz() {
 # slowest: the slowest input's times the workers reported, as a sentence.
 slowest() {
 	cat "$report"/slowest-* 2>/dev/null | sort -k2,2n | tail -n 1 |
-		awk '{ printf "slowest input %.1f ms, %.1f ms of CPU time", $2 / 1e6, $3 / 1e6 }'
+		awk '{ printf "the slowest input ran %.1f ms (%.1f ms on the clock, %.1f ms of CPU time)", $2 / 1e6, $3 / 1e6, $4 / 1e6 }'
 }
 
 # show_input DIR BIN TARGET: prints the input Go recorded, where the

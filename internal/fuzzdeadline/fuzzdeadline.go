@@ -13,14 +13,17 @@
 //
 // While fuzzing (in a fuzz worker process), an input that runs longer
 // than its deadline (2 s by default; TORCHLSP_FUZZ_DEADLINE sets it, 0
-// turns it off), or uses half of it in CPU time, ends the worker: the
-// watchdog writes the input and where it was (every goroutine's stack)
-// and exits with status 124. The fuzzing coordinator then records the
-// input being run as a failing input under testdata/fuzz/<Target>/, as for
-// a crash ("fuzzing process hung or terminated unexpectedly: exit status
-// 124"). The report gives the CPU time the input used beside the time it
-// ran, so that an input slow in the code under test shows apart from a
-// worker a busy machine starved.
+// turns it off) ends the worker: the watchdog writes the input and where
+// it was (every goroutine's stack) and exits with status 124. The fuzzing
+// coordinator then records the input being run as a failing input under
+// testdata/fuzz/<Target>/, as for a crash ("fuzzing process hung or
+// terminated unexpectedly: exit status 124").
+//
+// The time an input runs leaves out the time the worker's threads waited
+// for a CPU (Linux's schedstat), but never counts less than the CPU time it
+// used: on a busy machine a starved worker is not a slow input, while an
+// input that computes or blocks counts in full. The report gives the time
+// on the clock, the time waited and the CPU time beside it.
 //
 // The coordinator discards a worker's output, so the report goes to the
 // directory TORCHLSP_FUZZ_REPORT names (as overrun-<pid>), or to stderr.
@@ -52,11 +55,8 @@ const (
 	EnvReport = "TORCHLSP_FUZZ_REPORT"
 	// DefaultLimit is how long one input may run.
 	DefaultLimit = 2 * time.Second
-	// CPUShare is the share of its deadline one input may use in CPU
-	// time, over all the worker's threads.
-	CPUShare = 0.5
-	// ExitCode is the worker's exit status when an input ran past a
-	// limit, as timeout(1)'s.
+	// ExitCode is the worker's exit status when an input ran past its
+	// deadline, as timeout(1)'s.
 	ExitCode = 124
 )
 
@@ -65,20 +65,35 @@ const poll = 20 * time.Millisecond
 
 // Deadline watches the inputs of one fuzz target in one process.
 type Deadline struct {
-	target    string
-	cpu, wall time.Duration // wall zero: not watching (not a fuzz worker, or off)
-	report    string        // directory for reports; "" for stderr
+	target string
+	limit  time.Duration // zero: not watching (not a fuzz worker, or off)
+	report string        // directory for reports; "" for stderr
 
 	watchOnce sync.Once
 
-	mu          sync.Mutex // guards the fields below
-	running     bool       // an input is running
-	input       []any      // its values
-	startWall   time.Time
-	startCPU    time.Duration
-	slowestWall time.Duration
-	slowestCPU  time.Duration
-	written     time.Duration // slowestWall when last written to the report
+	mu        sync.Mutex // guards the fields below
+	running   bool       // an input is running
+	input     []any      // its values
+	startWall time.Time
+	startCPU  time.Duration
+	startWait time.Duration // waited when it started
+	// waited is the time the process's threads have waited for a CPU, as
+	// the watchdog last read it: reading it costs a file per thread, too
+	// much for every input.
+	waited  time.Duration
+	slowest times
+	written time.Duration // slowest.ran when last written to the report
+}
+
+// times are how long an input ran (see elapsed), on the clock, the time
+// the worker's threads waited for a CPU meanwhile, and the CPU time it
+// used.
+type times struct{ ran, wall, waited, cpu time.Duration }
+
+func (t times) String() string {
+	ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+	return fmt.Sprintf("%v (%v on the clock, while the worker's threads waited %v for a CPU) and used %v of CPU time",
+		ms(t.ran), ms(t.wall), ms(t.waited), ms(t.cpu))
 }
 
 // New returns the Deadline of f's inputs. It fails f when the
@@ -92,8 +107,7 @@ func New(f *testing.F) *Deadline {
 	if err != nil {
 		f.Fatal(err)
 	}
-	d.cpu, d.wall = time.Duration(CPUShare*float64(limit)), limit
-	d.report = os.Getenv(EnvReport)
+	d.limit, d.report = limit, os.Getenv(EnvReport)
 	return d
 }
 
@@ -123,15 +137,27 @@ func inWorker() bool {
 // Start starts the clock of the input t runs, whose values are input
 // (the fuzz function's arguments after t); it stops when t's test ends.
 func (d *Deadline) Start(t *testing.T, input ...any) {
-	if d.wall == 0 {
+	if d.limit == 0 {
 		return
 	}
-	d.watchOnce.Do(func() { go d.watch() })
+	d.watchOnce.Do(func() {
+		d.waited = waited()
+		go d.watch()
+	})
 	cpu := processCPU()
 	d.mu.Lock()
-	d.running, d.input, d.startWall, d.startCPU = true, input, time.Now(), cpu
+	d.running, d.input = true, input
+	d.startWall, d.startCPU, d.startWait = time.Now(), cpu, d.waited
 	d.mu.Unlock()
 	t.Cleanup(d.stop)
+}
+
+// elapsed is how long the running input has run; the caller holds mu.
+// Waits are summed over all the process's threads, so they may count more
+// than the input's own: its CPU time is the least it ran.
+func (d *Deadline) elapsed(cpu time.Duration) times {
+	wall, waited, used := time.Since(d.startWall), d.waited-d.startWait, cpu-d.startCPU
+	return times{ran: max(wall-waited, used, 0), wall: wall, waited: waited, cpu: used}
 }
 
 // stop ends the running input's clock and keeps its times when it is the
@@ -141,42 +167,42 @@ func (d *Deadline) stop() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.running, d.input = false, nil
-	wall, used := time.Since(d.startWall), cpu-d.startCPU
-	if wall <= d.slowestWall {
+	t := d.elapsed(cpu)
+	if t.ran <= d.slowest.ran {
 		return
 	}
-	d.slowestWall, d.slowestCPU = wall, used
+	d.slowest = t
 	// A report only when it changes by a quarter: the slowest input
 	// grows often at first, and a write costs more than most inputs.
-	if d.report != "" && wall > d.written+d.written/4 {
-		d.written = wall
-		line := fmt.Sprintf("%s %d %d\n", d.target, wall.Nanoseconds(), used.Nanoseconds())
+	if d.report != "" && t.ran > d.written+d.written/4 {
+		d.written = t.ran
+		line := fmt.Sprintf("%s %d %d %d\n", d.target, t.ran.Nanoseconds(), t.wall.Nanoseconds(), t.cpu.Nanoseconds())
 		_ = os.WriteFile(filepath.Join(d.report, "slowest-"+strconv.Itoa(os.Getpid())), []byte(line), 0o644)
 	}
 }
 
-// watch ends the process when the running input passes a limit.
+// watch ends the process when the running input passes its deadline.
 func (d *Deadline) watch() {
 	for range time.Tick(poll) {
-		cpu := processCPU()
+		w, cpu := waited(), processCPU()
 		d.mu.Lock()
-		running, input, wall, used := d.running, d.input, time.Since(d.startWall), cpu-d.startCPU
+		d.waited = max(w, d.waited) // a thread that ended takes its share along
+		running, input, t := d.running, d.input, d.elapsed(cpu)
 		d.mu.Unlock()
-		if running && (used > d.cpu || wall > d.wall) {
-			d.overrun(input, wall, used)
+		if running && t.ran > d.limit {
+			d.overrun(input, t)
 		}
 	}
 }
 
-// overrun reports an input past its limit and ends the worker.
-func (d *Deadline) overrun(input []any, wall, used time.Duration) {
+// overrun reports an input past its deadline and ends the worker.
+func (d *Deadline) overrun(input []any, t times) {
 	var values strings.Builder
 	for _, v := range input {
 		fmt.Fprintf(&values, "\t%s\n", quote(v))
 	}
-	report := fmt.Sprintf("fuzzdeadline: %s: an input has run %v and used %v of CPU time; "+
-		"one input may use %v of CPU time and run %v. The input:\n%s\nWhere it was:\n\n%s",
-		d.target, wall.Round(time.Millisecond), used.Round(time.Millisecond), d.cpu, d.wall, values.String(), d.stacks())
+	report := fmt.Sprintf("fuzzdeadline: %s: an input has run %v; an input may run %v. The input:\n%s\nWhere it was:\n\n%s",
+		d.target, t, d.limit, values.String(), d.stacks())
 	fmt.Fprint(os.Stderr, report)
 	if d.report != "" {
 		_ = os.WriteFile(filepath.Join(d.report, "overrun-"+strconv.Itoa(os.Getpid())), []byte(report), 0o644)

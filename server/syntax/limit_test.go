@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -118,22 +117,13 @@ func BenchmarkParseQuadratic(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/%dKB", strings.ReplaceAll(shape.Name, " ", "_"), size>>10), func(b *testing.B) {
 				p := newTestParser(b)
 				b.SetBytes(int64(len(src)))
-				start := processCPU()
+				start := syntaxtest.CPUTime()
 				for b.Loop() {
 					p.Parse(src)
 				}
-				b.ReportMetric(float64((processCPU()-start).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+				b.ReportMetric(float64((syntaxtest.CPUTime()-start).Microseconds())/1000/float64(b.N), "cpu-ms/op")
 				b.ReportMetric(float64(CPULimit(len(src)).Microseconds())/1000, "limit-ms")
 			})
 		}
 	}
-}
-
-// processCPU is the CPU time the process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
