@@ -85,11 +85,11 @@ func fuzzIndex() *flagIndex {
 }
 
 // maxFuzzSource is the largest source the fuzz targets scan. An input
-// costs a few parses, and a parse of n bytes may take syntax.CPULimit(n)
-// (0.21 s at 32 KiB) when tree-sitter's error recovery is quadratic on
-// it: larger inputs would pass the CPU time fuzzdeadline gives an input on
-// that bound alone.
-const maxFuzzSource = 32 << 10
+// of FuzzScanSites costs three parses, and a parse of n bytes may take
+// syntax.CPULimit(n) (0.13 s at 16 KiB) when tree-sitter's error recovery
+// is quadratic on it: larger inputs would come near the time fuzzdeadline
+// gives an input on that bound alone, and slow the fuzzing of the rest.
+const maxFuzzSource = 16 << 10
 
 // fuzzParser is the one parser of a fuzz target's inputs: an input
 // measures the scanner, not making a parser.
