@@ -105,8 +105,14 @@ slowest() {
 # show_input DIR BIN TARGET: prints the input Go recorded, where the
 # worker was when it ran past its deadline, and the input's time alone.
 show_input() {
-	local dir=$1 bin=$2 target=$3 input
+	local dir=$1 bin=$2 target=$3 input seed
 	input=$(sed -nE 's|.*Failing input written to (testdata/fuzz/[^ ]+).*|\1|p' "$log" | tail -n 1)
+	if [[ -z $input ]]; then # a seed corpus file (an f.Add seed is quoted in the report)
+		seed=$(sed -nE "s|^failure while testing seed corpus entry: ${target}/(.+)\$|\1|p" "$log" | tail -n 1)
+		if [[ -n $seed && -f $dir/testdata/fuzz/$target/$seed ]]; then
+			input=testdata/fuzz/$target/$seed
+		fi
+	fi
 	if [[ -n $input && -f $dir/$input ]]; then
 		echo "== ${target}: the input ($dir/$input, $(stat -c %s "$dir/$input") bytes):" >&2
 		head -c 4096 "$dir/$input" | sed 's/^/    /' >&2
