@@ -82,7 +82,6 @@ type Deadline struct {
 	// much for every input.
 	waited  time.Duration
 	slowest times
-	written time.Duration // slowest.ran when last written to the report
 }
 
 // times are how long an input ran (see elapsed), on the clock, the time
@@ -172,10 +171,9 @@ func (d *Deadline) stop() {
 		return
 	}
 	d.slowest = t
-	// A report only when it changes by a quarter: the slowest input
-	// grows often at first, and a write costs more than most inputs.
-	if d.report != "" && t.ran > d.written+d.written/4 {
-		d.written = t.ran
+	// A new slowest input is rare after the first few (about ln n of n
+	// inputs whose times do not grow), so each is written.
+	if d.report != "" {
 		line := fmt.Sprintf("%s %d %d %d\n", d.target, t.ran.Nanoseconds(), t.wall.Nanoseconds(), t.cpu.Nanoseconds())
 		_ = os.WriteFile(filepath.Join(d.report, "slowest-"+strconv.Itoa(os.Getpid())), []byte(line), 0o644)
 	}
