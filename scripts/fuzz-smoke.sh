@@ -10,10 +10,12 @@
 # (TORCHLSP_FUZZ_DEADLINE), not counting the time its worker waited for a
 # CPU on a busy machine, ends the fuzz worker, Go records the input, and
 # this script prints it, where it was (every goroutine's stack) and how
-# long it takes alone. One worker runs per target and a new input is
-# minimised for at most a second, so the exec count Go prints every 3 s
-# moves unless something is slow: as a second guard, a count that stands
-# still for FUZZSTALL seconds (10) makes this script stop the worker with
+# long it takes alone. One worker runs per target and new inputs are not
+# minimised (-fuzzminimizetime 0: Go counts a minimisation's execs only
+# when it ends, and stops a worker whose input outlasts it), so the exec
+# count Go prints every 3 s moves unless an input is running. As a
+# second guard, for what the deadline does not see, a count that stands
+# still for FUZZSTALL seconds (30) makes this script stop the worker with
 # SIGQUIT, which records the input it was running in the same way, and
 # fails the target (also when fuzzing ends during such a stall). Each
 # target prints its slowest input's times.
@@ -28,7 +30,7 @@ cd "$(dirname "$0")/.."
 
 fuzztime="${FUZZTIME:-10s}"
 only="${FUZZTARGETS:-.}"
-stall="${FUZZSTALL:-10}"
+stall="${FUZZSTALL:-30}"
 cache="$(go env GOCACHE)/fuzz"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -61,7 +63,7 @@ fuzz() {
 	rm -rf "$report" && mkdir "$report"
 	(cd "$dir" && TORCHLSP_FUZZ_REPORT="$report" exec "$bin" -test.paniconexit0 -test.run='^$' \
 		-test.fuzz="^${target}\$" -test.fuzztime="$fuzztime" -test.parallel=1 \
-		-test.fuzzminimizetime=1s -test.fuzzcachedir="$cache/$pkg") >"$log" 2>&1 &
+		-test.fuzzminimizetime=0 -test.fuzzcachedir="$cache/$pkg") >"$log" 2>&1 &
 	local pid=$!
 	stalled=""
 	while kill -0 "$pid" 2>/dev/null; do

@@ -85,7 +85,8 @@ func fuzzIndex() *flagIndex {
 }
 
 // maxFuzzSource is the largest source the fuzz targets scan. An input
-// of FuzzScanSites costs three parses, and a parse of n bytes may take
+// of FuzzScanSites costs up to three parses (two when the parser gives
+// up), and a parse of n bytes may take
 // syntax.CPULimit(n) (0.13 s at 16 KiB) when tree-sitter's error recovery
 // is quadratic on it: larger inputs would come near the time fuzzdeadline
 // gives an input on that bound alone, and slow the fuzzing of the rest.
@@ -124,15 +125,20 @@ func FuzzScanSites(f *testing.F) {
 		if len(b) > maxFuzzSource {
 			t.Skipf("%d bytes, over %d", len(b), maxFuzzSource)
 		}
-		pieces := scanSites(p, ix, "torch/_inductor/fuzz.py", b, true)
-		whole := scanSites(p, ix, "torch/_inductor/fuzz.py", b, false)
+		const name = "torch/_inductor/fuzz.py"
+		pieces := scanSites(p, ix, name, b, true)
 		// Agreement is promised for real Python: UTF-8 that parses. With a
 		// syntax error in a skipped piece the whole-file parse recovers
 		// differently, and a stray non-UTF-8 byte can glue onto a name.
 		if !utf8.Valid(b) {
+			scanSites(p, ix, name, b, false)
 			return
 		}
 		tr := p.Parse(b)
+		if tr.GaveUp() {
+			return // the whole-file scan parses b and gives up the same way
+		}
+		whole := scanSites(p, ix, name, b, false)
 		if tr.HasError() || !splitterAgrees(b, tr) {
 			return
 		}
