@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/torchlsp/torchlsp/internal/fuzzdeadline"
 	"github.com/torchlsp/torchlsp/lsp"
 	"github.com/torchlsp/torchlsp/lsp/lsptest"
 	"github.com/torchlsp/torchlsp/remote"
@@ -51,6 +52,7 @@ const fuzzPython = "/usr/bin/python3"
 // hover. One server is shared by all inputs of a fuzz worker, so state
 // left by one input (an odd document, odd settings) meets the next.
 func FuzzMethodParams(f *testing.F) {
+	deadline := fuzzdeadline.New(f)
 	if _, err := os.Stat(fuzzPython); err != nil {
 		f.Skipf("%s is missing: run scripts/setup.sh --test", fuzzPython)
 	}
@@ -128,6 +130,7 @@ func FuzzMethodParams(f *testing.F) {
 	}
 
 	f.Fuzz(func(t *testing.T, method uint8, params []byte) {
+		deadline.Start(t, method, params)
 		if !json.Valid(params) {
 			t.Skip("params must be JSON to be framed; FuzzFrameStream covers the rest")
 		}

@@ -11,6 +11,8 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 	"go.uber.org/zap"
+
+	"github.com/torchlsp/torchlsp/internal/fuzzdeadline"
 )
 
 // FuzzFrameStream feeds arbitrary bytes to the LSP framing and checks that
@@ -19,6 +21,7 @@ import (
 // that everything it writes back is a well-formed frame holding a JSON-RPC
 // error reply. The decoding of one body is FuzzDecodeMessage's job.
 func FuzzFrameStream(f *testing.F) {
+	deadline := fuzzdeadline.New(f)
 	good := frameBody(`{"jsonrpc":"2.0","id":1,"method":"textDocument/hover","params":{"textDocument":{"uri":"file:///w/a.py"},"position":{"line":1,"character":2}}}`)
 	for _, s := range []string{
 		good,
@@ -37,6 +40,7 @@ func FuzzFrameStream(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, input []byte) {
+		deadline.Start(t, input)
 		conn := &bufConn{in: bytes.NewReader(input)}
 		s := newFrameStream(conn, zap.NewNop())
 		s.maxBody = 1 << 16

@@ -11,6 +11,8 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 	"go.uber.org/zap"
+
+	"github.com/torchlsp/torchlsp/internal/fuzzdeadline"
 )
 
 // bufConn is an in-memory connection: reads come from in, writes go to out.
@@ -129,6 +131,7 @@ func BenchmarkFrameRead(b *testing.B) {
 // FuzzDecodeMessage checks decodeMessage against jsonrpc2.DecodeMessage:
 // what both accept must decode alike, and neither may panic.
 func FuzzDecodeMessage(f *testing.F) {
+	deadline := fuzzdeadline.New(f)
 	for _, s := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"textDocument/hover","params":{"a":1}}`,
 		`{"jsonrpc":"2.0","method":"exit"}`,
@@ -140,6 +143,7 @@ func FuzzDecodeMessage(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
+		deadline.Start(t, body)
 		got, err := decodeMessage(body)
 		want, werr := jsonrpc2.DecodeMessage(body)
 		if err != nil || werr != nil {

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/torchlsp/torchlsp/internal/fuzzdeadline"
 )
 
 // streamProcess is a Process whose stdout is a fixed byte stream: the
@@ -65,6 +67,7 @@ func frameOf(body string) []byte {
 // waiting call at most once, and leave the helper dead with an error that
 // says so, so no call waits forever.
 func FuzzHelperReplies(f *testing.F) {
+	deadline := fuzzdeadline.New(f)
 	for _, s := range [][]byte{
 		frameOf(`{"id":1,"result":{"ok":true}}`),
 		append(frameOf(`{"id":2,"result":null}`), frameOf(`{"id":1,"error":{"type":"ValueError","message":"m","traceback":"tb"}}`)...),
@@ -80,6 +83,7 @@ func FuzzHelperReplies(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, stream []byte) {
+		deadline.Start(t, stream)
 		h, _, chans := replayHelper(stream, 3)
 		ended := make(chan struct{})
 		go func() {

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/torchlsp/torchlsp/internal/fuzzdeadline"
 )
 
 // fuzzLimits keep each fuzzed stream cheap; the properties are the same
@@ -70,6 +72,7 @@ func seedStream(zip bool, entries ...entry) []byte {
 // and the bytes it allocates stay under a bound set by the stream limit,
 // however large the sizes the stream declares.
 func FuzzMirrorArchive(f *testing.F) {
+	deadline := fuzzdeadline.New(f)
 	good := []entry{{name: headerEntry, body: meta(1, 6)}, {name: "pkg/a.py", body: "x = 1\n"}, {name: summaryEntry, body: meta(1, 6)}}
 	f.Add(seedStream(false, good...))
 	f.Add(seedStream(true, good...))
@@ -84,6 +87,7 @@ func FuzzMirrorArchive(f *testing.F) {
 	// fuzzer would spend its time minimising inputs that are not new.
 	scratch := filepath.Join(f.TempDir(), "s")
 	f.Fuzz(func(t *testing.T, data []byte) {
+		deadline.Start(t, data)
 		if len(data) == 0 {
 			return
 		}
@@ -170,6 +174,7 @@ func FuzzMirrorArchive(f *testing.F) {
 // follow the bytes that arrived, not the length declared; and every
 // bounded answer is within HelperLimits and valid UTF-8.
 func FuzzHelperReplySizes(f *testing.F) {
+	deadline := fuzzdeadline.New(f)
 	f.Add(uint32(2), []byte("{}"))
 	f.Add(uint32(1<<31), []byte("{"))
 	f.Add(uint32(900<<10), []byte(`{"doc":"`))
@@ -177,6 +182,7 @@ func FuzzHelperReplySizes(f *testing.F) {
 	f.Add(uint32(40), []byte(`{"values":{"a":{"repr":"\ud800","json":[1,2,3]}},"missing":["k"]}`))
 	limits := HelperLimits{MaxFrame: 1 << 20, MaxDoc: 64, MaxDocSummary: 16, MaxSignature: 32, MaxRepr: 16, MaxName: 24, MaxList: 3}.withDefaults()
 	f.Fuzz(func(t *testing.T, declared uint32, body []byte) {
+		deadline.Start(t, declared, body)
 		stream := binary.BigEndian.AppendUint32(nil, declared)
 		stream = append(stream, body...)
 		r := bytes.NewReader(stream)

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/torchlsp/torchlsp/internal/fuzzdeadline"
 )
 
 // echoArgv is the far end that quoted command lines must reach byte for
@@ -273,12 +275,14 @@ func TestValidation(t *testing.T) {
 // carry it) reaches the program byte for byte through one and through two
 // shell layers.
 func FuzzCommandLine(f *testing.F) {
+	deadline := fuzzdeadline.New(f)
 	needPython(f)
 	f.Add("a", "b c", "$(touch pwned)")
 	f.Add("'", `"\`, "`id`")
 	f.Add("-rf", "\n", "*")
 	f.Add("", "héllo", "\xff")
 	f.Fuzz(func(t *testing.T, a, b, c string) {
+		deadline.Start(t, a, b, c)
 		args := []string{a, b, c}
 		for _, s := range args {
 			if strings.IndexByte(s, 0) >= 0 || len(s) > 4096 {

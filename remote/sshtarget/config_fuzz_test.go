@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/torchlsp/torchlsp/internal/fuzzdeadline"
 )
 
 // FuzzSSHConfig parses arbitrary ssh_config text and resolves a few hosts
@@ -13,6 +15,7 @@ import (
 // not panic or loop. Include is followed only inside a scratch home, so
 // fuzzed paths cannot make the parser read other files.
 func FuzzSSHConfig(f *testing.F) {
+	deadline := fuzzdeadline.New(f)
 	seed, err := os.ReadFile("testdata/ssh_config")
 	if err != nil {
 		f.Fatal(err)
@@ -32,6 +35,7 @@ func FuzzSSHConfig(f *testing.F) {
 		f.Add([]byte(s), "a")
 	}
 	f.Fuzz(func(t *testing.T, text []byte, host string) {
+		deadline.Start(t, text, host)
 		home := t.TempDir()
 		lower := bytes.ToLower(text)
 		if bytes.Contains(lower, []byte("include")) && bytes.ContainsAny(text, "/~") {

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/torchlsp/torchlsp/internal/fuzzdeadline"
 )
 
 func TestParseTOML(t *testing.T) {
@@ -195,10 +197,12 @@ func TestTrust(t *testing.T) {
 }
 
 func FuzzParseTOML(f *testing.F) {
+	deadline := fuzzdeadline.New(f)
 	f.Add([]byte("default = \"gpu\"\n[targets.gpu]\nssh = \"root@h\"\nexec = [\"pct\",\"exec\",\"200\",\"--\"]\n"))
 	f.Add([]byte("[targets.a]\nenv = { A = \"1\" }\n"))
 	f.Add([]byte("[[targets]]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		deadline.Start(t, data)
 		file, err := ParseTOML(data, "fuzz.toml")
 		if err != nil {
 			return

@@ -4,11 +4,20 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/torchlsp/torchlsp/internal/fuzzdeadline"
 )
+
+// maxFuzzSource is the largest text FuzzCheck checks. A parse of n bytes
+// may take syntax.CPULimit(n) (0.38 s at 64 KiB) when tree-sitter's error
+// recovery is quadratic on it: larger inputs would pass the time
+// fuzzdeadline gives an input on that bound alone.
+const maxFuzzSource = 64 << 10
 
 // FuzzCheck feeds arbitrary text (seeded with the fixtures) to Check and
 // FlagRefs: they must not panic, and every span must lie inside the text.
 func FuzzCheck(f *testing.F) {
+	deadline := fuzzdeadline.New(f)
 	files, _ := filepath.Glob("testdata/*/*.py")
 	for _, p := range files {
 		if b, err := os.ReadFile(p); err == nil {
@@ -17,6 +26,10 @@ func FuzzCheck(f *testing.F) {
 	}
 	s := fixture(f)
 	f.Fuzz(func(t *testing.T, src []byte) {
+		deadline.Start(t, src)
+		if len(src) > maxFuzzSource {
+			t.Skipf("%d bytes, over %d", len(src), maxFuzzSource)
+		}
 		buf := parse(src)
 		lines := splitLines(src)
 		inside := func(what string, line, col int) {

@@ -2,9 +2,14 @@ package gates
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/torchlsp/torchlsp/server/syntax"
+	"github.com/torchlsp/torchlsp/server/syntax/syntaxtest"
 )
 
 func benchScan(b *testing.B, site string, opts Options) {
@@ -78,5 +83,39 @@ func BenchmarkFlagLookup(b *testing.B) {
 	for b.Loop() {
 		cat.Flag("torch._inductor.config.triton.cudagraph_trees")
 		cat.Sites("triton.cudagraph_trees")
+	}
+}
+
+// quadraticConfigSource is a module whose one statement naming config
+// holds about size bytes of a text on which tree-sitter is quadratic.
+func quadraticConfigSource(shape syntaxtest.Shape, size int) []byte {
+	const head = "from torch._inductor import config\nconfig "
+	return append([]byte(head), shape.Gen(size-len(head))...)
+}
+
+// BenchmarkScanSitesQuadratic scans, piece by piece, sources whose config
+// statement holds a text on which tree-sitter is quadratic, at two sizes
+// up to maxFuzzSource: the scanner parses it once and the parse stops at
+// syntax.CPULimit, so a scan's CPU time (cpu-ms/op) stays near that limit
+// (limit-ms) and grows with the size, not its square.
+func BenchmarkScanSitesQuadratic(b *testing.B) {
+	ix := fuzzIndex()
+	p, err := syntax.NewParser()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	for _, shape := range syntaxtest.Quadratic {
+		for _, size := range []int{maxFuzzSource / 4, maxFuzzSource} {
+			src := quadraticConfigSource(shape, size)
+			b.Run(fmt.Sprintf("%s/%dKB", strings.ReplaceAll(shape.Name, " ", "_"), size>>10), func(b *testing.B) {
+				start := syntaxtest.CPUTime()
+				for b.Loop() {
+					scanSites(p, ix, "torch/_inductor/quadratic.py", src, true)
+				}
+				b.ReportMetric(float64((syntaxtest.CPUTime()-start).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+				b.ReportMetric(float64(syntax.CPULimit(len(src)).Microseconds())/1000, "limit-ms")
+			})
+		}
 	}
 }

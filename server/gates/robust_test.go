@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/torchlsp/torchlsp/internal/fuzzdeadline"
 	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
@@ -83,9 +84,29 @@ func fuzzIndex() *flagIndex {
 	}})
 }
 
+// maxFuzzSource is the largest source the fuzz targets scan. An input
+// of FuzzScanSites costs up to three parses (two when the parser gives
+// up), and a parse of n bytes may take
+// syntax.CPULimit(n) (0.13 s at 16 KiB) when tree-sitter's error recovery
+// is quadratic on it: larger inputs would come near the time fuzzdeadline
+// gives an input on that bound alone, and slow the fuzzing of the rest.
+const maxFuzzSource = 16 << 10
+
+// fuzzParser is the one parser of a fuzz target's inputs: an input
+// measures the scanner, not making a parser.
+func fuzzParser(f *testing.F) *syntax.Parser {
+	p, err := syntax.NewParser()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(p.Close)
+	return p
+}
+
 // Broken, truncated and random sources never crash the scanner, and the
 // piece-wise scan always agrees with the whole-file scan.
 func FuzzScanSites(f *testing.F) {
+	deadline := fuzzdeadline.New(f)
 	for _, name := range []string{"compile_fx.py", "broken.py", "output_code.py", "config.py"} {
 		b, err := os.ReadFile(filepath.Join(fixtureSite, "torch", "_inductor", name))
 		if err != nil {
@@ -98,19 +119,27 @@ func FuzzScanSites(f *testing.F) {
 	f.Add([]byte("import torch\nf\"{config.debug}\"\nconfig = 1\n"))
 	f.Add([]byte("\x00\xff config ((( '''"))
 	ix := fuzzIndex()
+	p := fuzzParser(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p, err := syntax.NewParser()
-		if err != nil {
-			t.Fatal(err)
+		deadline.Start(t, b)
+		if len(b) > maxFuzzSource {
+			t.Skipf("%d bytes, over %d", len(b), maxFuzzSource)
 		}
-		defer p.Close()
-		pieces := scanSites(p, ix, "torch/_inductor/fuzz.py", b, true)
-		whole := scanSites(p, ix, "torch/_inductor/fuzz.py", b, false)
+		const name = "torch/_inductor/fuzz.py"
+		pieces := scanSites(p, ix, name, b, true)
 		// Agreement is promised for real Python: UTF-8 that parses. With a
 		// syntax error in a skipped piece the whole-file parse recovers
 		// differently, and a stray non-UTF-8 byte can glue onto a name.
+		if !utf8.Valid(b) {
+			scanSites(p, ix, name, b, false)
+			return
+		}
 		tr := p.Parse(b)
-		if !utf8.Valid(b) || tr.HasError() || !splitterAgrees(b, tr) {
+		if tr.GaveUp() {
+			return // the whole-file scan parses b and gives up the same way
+		}
+		whole := scanSites(p, ix, name, b, false)
+		if tr.HasError() || !splitterAgrees(b, tr) {
 			return
 		}
 		sortSites(pieces)
@@ -118,11 +147,11 @@ func FuzzScanSites(f *testing.F) {
 		if !reflect.DeepEqual(pieces, whole) {
 			t.Errorf("piece-wise sites %v != whole-file sites %v", pieces, whole)
 		}
-		topLevelPieces(b)
 	})
 }
 
 func FuzzConfigModule(f *testing.F) {
+	deadline := fuzzdeadline.New(f)
 	b, err := os.ReadFile(filepath.Join(fixtureSite, "torch", "_inductor", "config.py"))
 	if err != nil {
 		f.Fatal(err)
@@ -130,12 +159,12 @@ func FuzzConfigModule(f *testing.F) {
 	f.Add(b)
 	f.Add(b[:len(b)/3])
 	f.Add([]byte("import sys\nclass a:\n  @x\n  class b: pass\ninstall_config_module(sys.modules[__name__])\n"))
+	p := fuzzParser(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p, err := syntax.NewParser()
-		if err != nil {
-			t.Fatal(err)
+		deadline.Start(t, b)
+		if len(b) > maxFuzzSource {
+			t.Skipf("%d bytes, over %d", len(b), maxFuzzSource)
 		}
-		defer p.Close()
 		parseConfigModule(p, b, "torch/x/config.py", "torch.x.config")
 		parseModes(p, b)
 	})
@@ -187,4 +216,27 @@ func splitterAgrees(b []byte, t *syntax.Tree) bool {
 		delete(starts, j)
 	}
 	return len(starts) == 0
+}
+
+// A statement on which the parser gives up (syntax.CPULimit) costs the
+// piece-wise scan one parse, not a second of the whole file, which would
+// give up too: the sites of the statements parsed before it are kept.
+func TestScanKeepsSitesWhenTheParserGivesUp(t *testing.T) {
+	t.Parallel()
+	p, err := syntax.NewParser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	// cfg is found in the first round, c2 in the second, and only the
+	// third parses the statement that makes tree-sitter quadratic.
+	src := []byte("import torch._inductor.config as cfg\ncfg.debug = True\nc2 = cfg\ny = c2" +
+		strings.Repeat(".", 32000) + "\n")
+	if tree := p.Parse(src); !tree.GaveUp() {
+		t.Fatalf("the parser did not give up on %d bytes of dots", len(src))
+	}
+	sites := scanSites(p, fuzzIndex(), "torch/_inductor/x.py", src, true)
+	if got := sites["torch._inductor.config.debug"]; len(got) != 1 || got[0].Line != 1 {
+		t.Errorf("sites of config.debug = %+v, want the write on line 1", got)
+	}
 }

@@ -274,7 +274,8 @@ func safeScanSites(p *syntax.Parser, ix *flagIndex, rel string, b []byte, pieces
 // only the top-level statements that can involve a config module: those
 // naming a config module, then those naming a module-level alias of one,
 // until no new alias appears. A piece that does not parse cleanly sends the
-// whole file through the parser instead.
+// whole file through the parser instead, unless the parser gave up on it
+// (syntax.CPULimit).
 func scanSites(p *syntax.Parser, ix *flagIndex, rel string, b []byte, pieces bool) map[string][]Site {
 	var trees []*syntax.Tree
 	fs := newFileSites(ix, rel)
@@ -380,6 +381,12 @@ func scanPieces(p *syntax.Parser, ix *flagIndex, fs *fileSites, b []byte, keep f
 			return true
 		}
 		s := p.ParseRanges(b, spans)
+		if s.GaveUp() {
+			// The parser gave up on these pieces within the limit a parse of
+			// the whole file has; the whole file, which holds them, would
+			// take it too. The file's other sites are those found so far.
+			return true
+		}
 		if s.HasError() {
 			return false
 		}

@@ -2,9 +2,14 @@ package pybuf
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/torchlsp/torchlsp/internal/fuzzdeadline"
+	"github.com/torchlsp/torchlsp/server/syntax"
+	"github.com/torchlsp/torchlsp/server/syntax/syntaxtest"
 )
 
 func readTrain(t testing.TB) []byte {
@@ -16,9 +21,17 @@ func readTrain(t testing.TB) []byte {
 	return src
 }
 
+// maxFuzzSource is the largest text FuzzRefAt analyses. A parse of n
+// bytes may take syntax.CPULimit(n) (0.38 s at 64 KiB) when tree-sitter's
+// error recovery is quadratic on it: larger inputs would pass the CPU time
+// fuzzdeadline gives an input on that bound alone.
+const maxFuzzSource = 64 << 10
+
 // FuzzRefAt checks that no text, however broken, makes the analysis
-// panic or hand back spans outside the text.
+// panic or hand back spans outside the text. Its seed corpus holds the
+// texts on which tree-sitter is quadratic (testdata/fuzz/FuzzRefAt).
 func FuzzRefAt(f *testing.F) {
+	deadline := fuzzdeadline.New(f)
 	train := readTrain(f)
 	for _, n := range []int{0, 1, 100, 517, 1000, 2222, 4000, 6001, 8000, len(train) - 1} {
 		n = min(n, len(train))
@@ -40,38 +53,48 @@ func FuzzRefAt(f *testing.F) {
 	}
 	f.Cleanup(p.Close)
 	f.Fuzz(func(t *testing.T, src []byte, line, col int) {
-		b := p.Parse(src)
-		check := func(s Span) {
-			for _, q := range []Pos{s.Start, s.End} {
-				if _, ok := b.lines.Offset(b.src, q); !ok && q != b.lines.Pos(len(src)) {
-					t.Fatalf("span %v outside the text", s)
-				}
-			}
+		deadline.Start(t, src, line, col)
+		if len(src) > maxFuzzSource {
+			t.Skipf("%d bytes, over %d", len(src), maxFuzzSource)
 		}
-		if r, ok := b.RefAt(Pos{Line: line, Col: col}); ok {
-			check(r.Span)
-			if r.Qualname == "" {
-				t.Fatalf("answer without a name: %+v", r)
-			}
-		}
-		if _, s, ok := b.StringAt(Pos{Line: line, Col: col}); ok {
-			check(s)
-		}
-		// Every position of the first lines.
-		for l := 0; l < 3; l++ {
-			for c := 0; c < 40; c++ {
-				b.RefAt(Pos{Line: l, Col: c})
-				b.StringAt(Pos{Line: l, Col: c})
-			}
-		}
-		for _, r := range b.Refs() {
-			check(r.Span)
-		}
-		for _, c := range b.Calls("torch.compile") {
-			check(c.Span)
-		}
-		b.Imports()
+		analyse(t, p, src, Pos{Line: line, Col: col})
 	})
+}
+
+// analyse is one input of FuzzRefAt: the analysis of src, and the
+// questions a buffer is asked, at pos and at every position of the first
+// lines. It fails t on a span outside the text or an answer with no name.
+func analyse(t testing.TB, p *Parser, src []byte, pos Pos) {
+	b := p.Parse(src)
+	check := func(s Span) {
+		for _, q := range []Pos{s.Start, s.End} {
+			if _, ok := b.lines.Offset(b.src, q); !ok && q != b.lines.Pos(len(src)) {
+				t.Fatalf("span %v outside the text", s)
+			}
+		}
+	}
+	if r, ok := b.RefAt(pos); ok {
+		check(r.Span)
+		if r.Qualname == "" {
+			t.Fatalf("answer without a name: %+v", r)
+		}
+	}
+	if _, s, ok := b.StringAt(pos); ok {
+		check(s)
+	}
+	for l := 0; l < 3; l++ {
+		for c := 0; c < 40; c++ {
+			b.RefAt(Pos{Line: l, Col: c})
+			b.StringAt(Pos{Line: l, Col: c})
+		}
+	}
+	for _, r := range b.Refs() {
+		check(r.Span)
+	}
+	for _, c := range b.Calls("torch.compile") {
+		check(c.Span)
+	}
+	b.Imports()
 }
 
 func TestTrainScript(t *testing.T) {
@@ -188,5 +211,30 @@ func BenchmarkCalls(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		buf.Calls("torch.compile")
+	}
+}
+
+// BenchmarkAnalyseQuadratic runs an input of FuzzRefAt on each text on
+// which tree-sitter is quadratic, at two sizes up to maxFuzzSource: the
+// parse stops at syntax.CPULimit, so an input's CPU time (cpu-ms/op) stays
+// near its limit (limit-ms) and grows with the size, not its square.
+func BenchmarkAnalyseQuadratic(b *testing.B) {
+	p, err := NewParser()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	for _, shape := range syntaxtest.Quadratic {
+		for _, size := range []int{maxFuzzSource / 4, maxFuzzSource} {
+			src := shape.Gen(size)
+			b.Run(fmt.Sprintf("%s/%dKB", strings.ReplaceAll(shape.Name, " ", "_"), size>>10), func(b *testing.B) {
+				start := syntaxtest.CPUTime()
+				for b.Loop() {
+					analyse(b, p, src, Pos{Line: 0, Col: 100})
+				}
+				b.ReportMetric(float64((syntaxtest.CPUTime()-start).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+				b.ReportMetric(float64(syntax.CPULimit(len(src)).Microseconds())/1000, "limit-ms")
+			})
+		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"hash/crc32"
 	"testing"
 	"time"
+
+	"github.com/torchlsp/torchlsp/internal/fuzzdeadline"
 )
 
 // FuzzDecodeCache hands the cache decoder arbitrary payloads behind a valid
@@ -13,6 +15,7 @@ import (
 // hostile one): decoding must reject them with errBadCache or yield data
 // that the resolver can walk without panicking.
 func FuzzDecodeCache(f *testing.F) {
+	deadline := fuzzdeadline.New(f)
 	ix := buildWithCache(f, copyTree(f, fixtureSite), "")
 	enc := ix.encodeCache()
 	d := &decoder{b: enc, off: len(cacheMagic)}
@@ -35,6 +38,7 @@ func FuzzDecodeCache(f *testing.F) {
 	f.Add([]byte{0x80})
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, p []byte) {
+		deadline.Start(t, p)
 		fds, err := ix.decodeCache(reseal(p))
 		if err != nil {
 			if !errors.Is(err, errBadCache) {

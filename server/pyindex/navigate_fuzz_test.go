@@ -6,15 +6,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/torchlsp/torchlsp/internal/fuzzdeadline"
 	"github.com/torchlsp/torchlsp/server/pyscope"
 	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
+// maxFuzzNavSource is the largest text FuzzDefinitionAt navigates.
+const maxFuzzNavSource = 64 << 10
+
 // FuzzDefinitionAt checks that no text, however broken, makes navigation
 // panic, answer outside the text, or give an error other than "not
 // found": every identifier of the text is asked, as a module of the
-// torch-shaped fixture.
+// torch-shaped fixture. Inputs above maxFuzzNavSource are skipped: a
+// parse of them may take syntax.CPULimit, past the input's deadline.
 func FuzzDefinitionAt(f *testing.F) {
+	deadline := fuzzdeadline.New(f)
 	for _, seed := range []string{
 		"from . import config\nconfig.triton.cudagraph_trees\n",
 		"from .. import functional as F\nclass A(F.X):\n    def f(self, y=1):\n        return super().f(y=y) + self.z\n",
@@ -37,6 +43,10 @@ func FuzzDefinitionAt(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
+		deadline.Start(t, src)
+		if len(src) > maxFuzzNavSource {
+			t.Skipf("%d bytes, over %d", len(src), maxFuzzNavSource)
+		}
 		tree, err := syntax.Parse(src)
 		if err != nil {
 			t.Fatal(err)

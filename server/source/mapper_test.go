@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/torchlsp/torchlsp/internal/fuzzdeadline"
 )
 
 // mixed has every kind of line end and characters of 1, 2, 3 and 4 UTF-8
@@ -221,11 +223,13 @@ func utf16Encode(r rune) []uint16 {
 }
 
 func FuzzMapper(f *testing.F) {
+	deadline := fuzzdeadline.New(f)
 	f.Add(mixed, uint32(2), uint32(1))
 	f.Add("a\r\n\rb", uint32(1), uint32(0))
 	f.Add("\xf0\x9f\x98", uint32(0), uint32(2))
 	f.Add("    \"\"\"Größe – 数据 𝔘\"\"\"\n", uint32(0), uint32(12))
 	f.Fuzz(func(t *testing.T, text string, line, char uint32) {
+		deadline.Start(t, text, line, char)
 		m := NewMapper(text)
 		lines := refLines(text)
 		if m.LineCount() != len(lines) {

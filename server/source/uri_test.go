@@ -1,6 +1,10 @@
 package source
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/torchlsp/torchlsp/internal/fuzzdeadline"
+)
 
 func TestFilePath(t *testing.T) {
 	t.Parallel()
@@ -38,10 +42,12 @@ func TestFilePath(t *testing.T) {
 }
 
 func FuzzFilePath(f *testing.F) {
+	deadline := fuzzdeadline.New(f)
 	for _, s := range []string{"file:///a/b.py", "untitled:x", "file://host/share/x", "file:///c%3A/x", "%", "FILE://localhost/x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, u string) {
+		deadline.Start(t, u)
 		p, ok := FilePath(u)
 		if ok && (p == "" || p[0] != '/') {
 			t.Fatalf("FilePath(%q) = %q: not absolute", u, p)

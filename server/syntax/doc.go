@@ -43,4 +43,11 @@
 // (Parser.ParseContext) and restricted to byte ranges of the text
 // (Parser.ParseRanges), which the gate scanner uses to parse only the
 // statements that can matter.
+//
+// Every parse is bounded in CPU time by CPULimit: 50 ms plus 5 µs a byte
+// of text, measured on the parsing thread so a busy machine does not
+// count. Tree-sitter takes time quadratic in the length of some broken
+// texts (syntaxtest.Quadratic); such a parse stops at the limit and its
+// Tree, empty, reports GaveUp. Real Python needs a tenth of the limit
+// (torch) to a half (the densest generated code known).
 package syntax

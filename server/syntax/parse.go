@@ -15,6 +15,7 @@ import (
 	"math"
 	"runtime"
 	"runtime/cgo"
+	"time"
 	"unsafe"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
@@ -23,6 +24,25 @@ import (
 
 // MaxSource is the largest text a Parser parses: offsets are 32 bits.
 const MaxSource = math.MaxUint32 - 1
+
+// A parse may use CPULimit(len(text)) of CPU time: parseCPUBase plus
+// parseCPUPerByte a byte. Tree-sitter's error recovery and its Python
+// scanner take time quadratic in the length of some broken texts (a run
+// of "..." or of ".", of line continuations, of "from . import (", of
+// keywords): 32 KB of line continuations took 2.3 s, 240 KB of unclosed
+// imports 3.9 s. Real Python stays far below the limit: torch parses at
+// about 0.4 µs a byte, the densest file known (sympy's generated rubi
+// tests, 1.5 MB of nested arithmetic) at 2 µs.
+const (
+	parseCPUBase    = 50 * time.Millisecond
+	parseCPUPerByte = 5 * time.Microsecond
+)
+
+// CPULimit is the CPU time a parse of n bytes may take. A parse that
+// reaches it stops, and its Tree has no nodes and reports GaveUp.
+func CPULimit(n int) time.Duration {
+	return parseCPUBase + time.Duration(max(n, 0))*parseCPUPerByte
+}
 
 // keepScratch bounds the flatten scratch a Parser keeps between parses
 // (in nodes, about 48 bytes each): an idle parser in a pool should not
@@ -105,6 +125,8 @@ type Parser struct {
 	scratch []Node  // flatten output, reused while small
 	links   []int32 // flatten's last-child and ancestor stacks
 	cleanup runtime.Cleanup
+	// cpuLimit replaces CPULimit when set (by tests that stop parses).
+	cpuLimit func(n int) time.Duration
 }
 
 // NewParser returns a Parser for Python.
@@ -116,6 +138,23 @@ func NewParser() (*Parser, error) {
 	p := &Parser{ts: ts}
 	p.cleanup = runtime.AddCleanup(p, func(ts *C.TSParser) { C.ts_parser_delete(ts) }, ts)
 	return p, nil
+}
+
+// renew replaces the tree-sitter parser after a parse that returned no
+// tree. A stopped parse must not resume, and tree-sitter 0.25's
+// ts_parser_reset forgets the tree of a parse stopped while balancing it
+// but not that it was balancing: the next parse would then balance no tree
+// and abort the process. A new parser carries nothing over. Should making
+// it fail (it cannot once one was made), the Parser is left closed.
+func (p *Parser) renew() {
+	p.cleanup.Stop()
+	C.ts_parser_delete(p.ts)
+	p.ts = C.syntax_parser_new(python3.lang)
+	if p.ts == nil {
+		p.scratch, p.links = nil, nil
+		return
+	}
+	p.cleanup = runtime.AddCleanup(p, func(ts *C.TSParser) { C.ts_parser_delete(ts) }, p.ts)
 }
 
 // Close frees the parser. Trees it made stay valid.
@@ -217,8 +256,9 @@ func (p *Parser) ParseContext(ctx context.Context, src []byte) (*Tree, error) {
 }
 
 // parse returns an empty Tree (no nodes) for text it cannot parse: a
-// closed parser, text over MaxSource. stopped reports that tree-sitter
-// gave up before the end (cancelled).
+// closed parser, text over MaxSource, a parse over its CPU limit (the
+// Tree then reports GaveUp). stopped reports that tree-sitter gave up
+// before the end (cancelled, or over its CPU limit).
 func (p *Parser) parse(ctx context.Context, src []byte, ranges []Range) (_ *Tree, stopped bool, _ error) {
 	var handle C.uintptr_t // 0: not cancellable
 	if ctx != nil && ctx.Done() != nil {
@@ -247,9 +287,9 @@ func (p *Parser) parse(ctx context.Context, src []byte, ranges []Range) (_ *Tree
 }
 
 // parseC runs tree-sitter. It returns the Tree to fill, the C tree (nil
-// when there is none: a closed parser, text over MaxSource, a stopped
-// parse) and its node count, anonymous nodes included; the caller deletes
-// the C tree.
+// when there is none: a closed parser, text over MaxSource, a parse
+// cancelled or over its CPU limit, the latter marking the Tree GaveUp) and
+// its node count, anonymous nodes included; the caller deletes the C tree.
 func (p *Parser) parseC(src []byte, ranges []Range, handle C.uintptr_t) (*Tree, *C.TSTree, int) {
 	t := &Tree{src: src}
 	if p.ts == nil || len(src) > MaxSource {
@@ -274,10 +314,20 @@ func (p *Parser) parseC(src []byte, ranges []Range, handle C.uintptr_t) (*Tree, 
 	if len(src) > 0 {
 		text = (*C.char)(unsafe.Pointer(&src[0]))
 	}
+	limit := CPULimit
+	if p.cpuLimit != nil {
+		limit = p.cpuLimit
+	}
 	var count C.uint32_t
-	var hasErr C.bool
-	ct := C.syntax_parse(p.ts, text, C.uint32_t(len(src)), cr, C.uint32_t(len(ranges)), handle, &count, &hasErr)
-	t.hasError = ct != nil && bool(hasErr)
+	var hasErr, over C.bool
+	ct := C.syntax_parse(p.ts, text, C.uint32_t(len(src)), cr, C.uint32_t(len(ranges)), handle,
+		C.uint64_t(max(limit(len(src)), 0)), &count, &hasErr, &over)
+	if ct == nil {
+		p.renew()
+		t.gaveUp, t.hasError = bool(over), bool(over)
+		return t, nil, 0
+	}
+	t.hasError = bool(hasErr)
 	return t, ct, int(count)
 }
 

@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include "syntax.h"
 #ifdef __GLIBC__
@@ -53,27 +54,52 @@ enum { pollEvery = 16 };
 
 extern bool syntaxContextDone(uintptr_t ctx); // poll.go
 
-typedef struct { uintptr_t ctx; uint32_t calls; } syntax_progress;
-
-static bool syntax_progress_cb(TSParseState *st) {
-	syntax_progress *p = st->payload;
-	return ++p->calls % pollEvery == 0 && syntaxContextDone(p->ctx);
+// syntax_thread_cpu_ns is the CPU time the calling thread has used. A
+// parse runs on one thread from start to end (a cgo call keeps its
+// thread), so the difference of two readings is the parse's own work,
+// however busy the machine is.
+static uint64_t syntax_thread_cpu_ns(void) {
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-// syntax_parse parses src, only the given ranges of it when n > 0. With
-// ctx (a cgo.Handle of a context) set it stops when the context is done,
-// and returns NULL.
+typedef struct {
+	uintptr_t ctx;    // cgo.Handle of the context, 0: not cancellable
+	uint32_t calls;
+	uint64_t cpu_end; // thread CPU time at which the parse gives up
+	bool over;        // the parse gave up at cpu_end
+} syntax_progress;
+
+// syntax_progress_cb stops the parse once it has used its CPU time, or
+// when its context is done. Reading the clock costs a system call, a few
+// hundred nanoseconds every 100 parse operations.
+static bool syntax_progress_cb(TSParseState *st) {
+	syntax_progress *p = st->payload;
+	p->calls++;
+	if (syntax_thread_cpu_ns() >= p->cpu_end) {
+		p->over = true;
+		return true;
+	}
+	return p->ctx && p->calls % pollEvery == 0 && syntaxContextDone(p->ctx);
+}
+
+// syntax_parse parses src, only the given ranges of it when n > 0. It
+// stops and returns NULL when the context behind ctx (a cgo.Handle, or 0)
+// is done, or once the parse has used cpu_limit_ns of thread CPU time; it
+// then sets *over.
 TSTree *syntax_parse(TSParser *p, const char *src, uint32_t len, const TSRange *ranges, uint32_t n,
-                     uintptr_t ctx, uint32_t *count, bool *err) {
+                     uintptr_t ctx, uint64_t cpu_limit_ns, uint32_t *count, bool *err, bool *over) {
+	*over = false;
 	if (!ts_parser_set_included_ranges(p, ranges, n)) return NULL;
 	syntax_input in = {len ? src : "", len};
 	TSInput input = {&in, syntax_read, TSInputEncodingUTF8, NULL};
-	syntax_progress pr = {ctx, 0};
-	TSParseOptions opts = {&pr, ctx ? syntax_progress_cb : NULL};
+	syntax_progress pr = {ctx, 0, syntax_thread_cpu_ns() + cpu_limit_ns, false};
+	TSParseOptions opts = {&pr, syntax_progress_cb};
 	TSTree *t = ts_parser_parse_with_options(p, NULL, input, opts);
 	if (n) ts_parser_set_included_ranges(p, NULL, 0);
 	if (!t) {
-		ts_parser_reset(p); // a stopped parse would resume otherwise
+		*over = pr.over; // the caller replaces p: see Parser.renew
 		return NULL;
 	}
 	TSNode root = ts_tree_root_node(t);

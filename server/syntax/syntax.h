@@ -69,7 +69,7 @@ bool syntax_allocator_is_libc(void);
 void syntax_release_free_memory(void);
 TSParser *syntax_parser_new(const void *lang);
 TSTree *syntax_parse(TSParser *p, const char *src, uint32_t len, const TSRange *ranges, uint32_t n,
-                     uintptr_t ctx, uint32_t *count, bool *err);
+                     uintptr_t ctx, uint64_t cpu_limit_ns, uint32_t *count, bool *err, bool *over);
 uint32_t syntax_flatten(TSTree *t, syntax_node *out, int32_t *last, int32_t *stack, uint32_t cap,
                         const uint8_t *kinds, uint32_t nkinds, const uint8_t *fields, uint32_t nfields);
 

@@ -56,6 +56,7 @@ type Tree struct {
 	src      []byte
 	nodes    []Node // nodes[0] is the module, when the parse produced one
 	hasError bool
+	gaveUp   bool
 }
 
 // Src is the text the tree was parsed from.
@@ -72,8 +73,13 @@ func (t *Tree) Root() int32 {
 	return 0
 }
 
-// HasError reports whether tree-sitter found syntax errors.
+// HasError reports whether tree-sitter found syntax errors, or gave up.
 func (t *Tree) HasError() bool { return t.hasError }
+
+// GaveUp reports whether the parse stopped at its CPU limit (CPULimit):
+// the text is one of those on which tree-sitter's error recovery takes
+// time quadratic in its length. The tree then has no nodes.
+func (t *Tree) GaveUp() bool { return t.gaveUp }
 
 // Nodes is the tree's nodes, for analyses that index them in hot loops;
 // the slice is the tree's own: read it, never write it.

@@ -125,3 +125,29 @@ os.environ["TORCHINDUCTOR_CUDAGRAPHS"] = "1"
 	}
 	return []byte(b.String())
 }
+
+// Quadratic are texts on which tree-sitter itself takes time quadratic in
+// their length, in its error recovery (which summarises an ERROR node's
+// growing list of children once per token) or in its Python scanner
+// (which reads a run of line continuations again for every token): at 32
+// KB they took 0.25 to 2.3 s of CPU each, against 10 ms for as much real
+// Python. A parse of them stops at syntax.CPULimit. The fuzz targets that
+// parse keep such inputs in their seed corpora.
+var Quadratic = []Shape{
+	{"ellipses", repeat("...")},
+	{"dots after a name", func(size int) []byte { return append([]byte("x = a"), repeat(".")(size-5)...) }},
+	{"line continuations", repeat("\\\n")},
+	{"unclosed imports", repeat("from . import (")},
+	{"exec statements", repeat("exec ")},
+	{"keywords", repeat("if for while with try def class return yield ")},
+	{"conditionals without else", func(size int) []byte {
+		return append(append([]byte("x = "), repeat("a if b ")(size-5)...), 'c')
+	}},
+}
+
+// repeat returns a generator of text about size bytes long: unit repeated.
+func repeat(unit string) func(size int) []byte {
+	return func(size int) []byte {
+		return []byte(strings.Repeat(unit, max(size/len(unit), 1)))
+	}
+}
