@@ -81,6 +81,7 @@ type Engine struct {
 	// changes to the default target.
 	started atomic.Bool
 	sites   siteState // site-packages views built for targets (site.go)
+	traces  traceState // tracebacks' diagnostics, repro runs' workspace copies (tracebacks.go)
 }
 
 // New creates an engine. Call Initialize before queries.

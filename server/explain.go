@@ -94,6 +94,7 @@ func (e *Engine) Explain(ctx context.Context, req ExplainRequest) (*ExplainResul
 		return u.String(), true
 	}
 	rep, runErr := repro.Explain(ctx, s.target, s.spec.Python, s.spec.Env, v, repro.RunOptions{Workspace: workspace}, local, sink)
+	e.learnWorkspaceCopies(rep, workspace, req.Workdir)
 	res := &ExplainResult{Report: rep, Markdown: rep.ExplainMarkdown(local)}
 	if runErr != nil {
 		return res, runErr
