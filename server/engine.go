@@ -80,7 +80,7 @@ type Engine struct {
 	// started is set by Initialized: from then on the front end hears of
 	// changes to the default target.
 	started atomic.Bool
-	sites   siteState // site-packages views built for targets (site.go)
+	sites   siteState  // site-packages views built for targets (site.go)
 	traces  traceState // tracebacks' diagnostics, repro runs' workspace copies (tracebacks.go)
 }
 
