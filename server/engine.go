@@ -80,8 +80,11 @@ type Engine struct {
 	// started is set by Initialized: from then on the front end hears of
 	// changes to the default target.
 	started atomic.Bool
-	sites   siteState  // site-packages views built for targets (site.go)
-	traces  traceState // tracebacks' diagnostics, repro runs' workspace copies (tracebacks.go)
+	sites   siteState // site-packages views built for targets (site.go)
+
+	// traces holds tracebacks' diagnostics and where repro runs put the
+	// workspace on targets (tracebacks.go).
+	traces traceState
 }
 
 // New creates an engine. Call Initialize before queries.
