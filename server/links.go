@@ -28,7 +28,7 @@ func (e *Engine) DocumentLinks(ctx context.Context, doc *Snapshot) ([]Link, erro
 	if doc == nil {
 		return nil, nil
 	}
-	refs, versions := documentRefs(doc.Text())
+	refs, versions := documentRefs(doc.Text(), doc.Mapper())
 	if len(refs) == 0 {
 		return nil, nil
 	}
@@ -41,8 +41,9 @@ func (e *Engine) DocumentLinks(ctx context.Context, doc *Snapshot) ([]Link, erro
 }
 
 // documentRefs finds the references of a document within the bounds
-// above, with its version statements.
-func documentRefs(text string) ([]traceback.Ref, []traceback.Version) {
+// above, with its version statements; mapper, when given, is the text's
+// (it knows where each line starts).
+func documentRefs(text string, mapper *source.Mapper) ([]traceback.Ref, []traceback.Version) {
 	if len(text) <= linkWindowBytes {
 		refs, _ := traceback.Refs(text, 0, maxDocumentLinks)
 		return refs, traceback.Versions(text, 0)
@@ -53,7 +54,12 @@ func documentRefs(text string) ([]traceback.Ref, []traceback.Version) {
 	head := text[:strings.LastIndexAny(text[:half], "\r\n")+1]
 	tailAt := lineStart(text, len(text)-half)
 	tail := text[tailAt:]
-	tailLine := countLines(text[:tailAt])
+	var tailLine int
+	if mapper != nil {
+		tailLine = mapper.PositionAt(tailAt).Line
+	} else {
+		tailLine = countLines(text[:tailAt])
+	}
 	refs, more := traceback.Refs(head, 0, maxDocumentLinks)
 	if !more {
 		tailRefs, _ := traceback.Refs(tail, tailLine, maxDocumentLinks-len(refs))
@@ -124,7 +130,7 @@ func (e *Engine) linksCommand(ctx context.Context, args commandArgs) (any, error
 		return nil, fmt.Errorf("links: %d bytes of text, over the limit of %d", len(text), maxLinksTextBytes)
 	}
 	out := linksResultJSON{Links: []textLinkJSON{}}
-	refs, versions := documentRefs(text)
+	refs, versions := documentRefs(text, nil)
 	if len(refs) == 0 {
 		return out, nil
 	}

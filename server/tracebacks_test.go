@@ -79,7 +79,7 @@ func (n *traceNotes) waitDiags(t *testing.T, uri, what string, ok func([]Diagnos
 // traceEngine starts an engine on Debian's interpreter and its torch 1.13,
 // mirrored for real, whose workspace holds the scripts the captures ran
 // (scripts/logs) and whose target's workdir is the directory they ran in.
-func traceEngine(t *testing.T, n Notifier, extra map[string]any) (*Engine, string) {
+func traceEngine(t testing.TB, n Notifier, extra map[string]any) (*Engine, string) {
 	t.Helper()
 	if _, err := os.Stat(benchPython); err != nil {
 		t.Skipf("%s is missing", benchPython)
@@ -119,7 +119,7 @@ func traceEngine(t *testing.T, n Notifier, extra map[string]any) (*Engine, strin
 	return eng, ws
 }
 
-func capture(t *testing.T, name string) string {
+func capture(t testing.TB, name string) string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("traceback", "testdata", filepath.FromSlash(name)))
 	if err != nil {
