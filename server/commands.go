@@ -39,8 +39,8 @@ type commandArgs struct {
 	// Text is a traceback or a terminal's line (traceback, links);
 	// EndLine the last line (0-based, inclusive) of a document's
 	// traceback from Line on.
-	Text    string `json:"text"`
-	EndLine int    `json:"endLine"`
+	Text    string `json:"text,omitempty"`
+	EndLine int    `json:"endLine,omitempty"`
 }
 
 // CommandResult is what a command returns to the editor: text to show,
