@@ -7,7 +7,9 @@
 // torch/__init__.py:LINE), the diagnostic and its quick fix, the repro on
 // every target with each report rendered, the doctor rendered, a changed
 // toml losing its trust and the Trust command restoring it, Select Target
-// moving the status bar, the mirror opening read-only, and the site going
+// moving the status bar, the mirror opening read-only, a real traceback in
+// a .log linking into the mirror (Ctrl+click opens it at the line) and Map
+// Traceback putting the exception on the script, and the site going
 // into the Python servers' settings, with which pyright from npm resolves
 // torch.compile into it. Screenshots go to TORCHLSP_SCREENSHOT_DIR.
 //
@@ -506,6 +508,89 @@ test("go to definition opens the mirror read-only", async () => {
   await message.waitFor({ timeout: 10000 });
   assert.equal(await page.locator(".tabs-container .tab.active.dirty").count(), 0, "typing changed the mirror");
   await shot("vscode-mirror.png");
+  await closeAllEditors();
+});
+
+// A real traceback from the fixture target: a workspace script that calls
+// into the fixture torch, which fails in get_obj (cudagraph_trees.py:11).
+async function fixtureTraceback() {
+  const script = path.join(ws, "crash.py");
+  fs.writeFileSync(script, 'import torch._inductor.cudagraph_trees as trees\n\n\ntrees.get_obj(trees.local, "tree_manager_containers")\n');
+  const out = await run(cfg.python, [script], { env: { ...childEnv, PYTHONPATH: cfg.pythonpath } }).then(
+    () => assert.fail("crash.py did not fail"),
+    (err) => err.stderr,
+  );
+  assert.match(out, /cudagraph_trees\.py", line 11, in get_obj/, `crash.py printed: ${out}`);
+  return { out, script };
+}
+
+async function openByName(name, contains) {
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("Control+P");
+  const input = page.locator(".quick-input-widget input.input");
+  await input.waitFor({ state: "visible", timeout: 15000 });
+  await input.fill(name);
+  const row = page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first();
+  await row.waitFor({ timeout: 15000 });
+  await row.click();
+  await page.waitForFunction(
+    (contains) => [...document.querySelectorAll(".editor-instance .view-lines")].some((v) => v.textContent.replace(/\u00a0/g, " ").includes(contains)),
+    contains,
+    { timeout: 30000 },
+  );
+}
+
+test("a traceback in a .log file links into the mirror: ctrl+click opens it at the line", async () => {
+  const { out } = await fixtureTraceback();
+  fs.writeFileSync(path.join(ws, "run.log"), `epoch 3 step 120 loss 0.51\n${out}`);
+  await openByName("run.log", "Traceback (most recent call last)");
+  // The server's links arrive once it answers documentLink.
+  const link = page.locator(".editor-instance .view-lines .detected-link", { hasText: "cudagraph_trees.py" }).first();
+  await link.waitFor({ timeout: cfg.readyMs }).catch(async (err) => {
+    await shot("vscode-traceback-failed.png");
+    throw err;
+  });
+  const box = await link.boundingBox();
+  const x = box.x + Math.min(box.width / 2, 200);
+  const y = box.y + box.height / 2;
+  // Hovering shows the link's tooltip: the target and the mirror's torch.
+  await page.mouse.move(x, y + 100);
+  await page.mouse.move(x, y, { steps: 4 });
+  const hover = page.locator(".monaco-hover:not(.hidden)", { hasText: /mirror/ }).first();
+  await hover.waitFor({ timeout: 15000 });
+  const tooltip = await hover.innerText();
+  assert.match(tooltip, /torch 2\.11\.0 on fixture \(mirror/, `tooltip: ${tooltip}`);
+  await shot("vscode-traceback.png");
+  await page.keyboard.down("Control");
+  await page.mouse.click(x, y);
+  await page.keyboard.up("Control");
+  const tab = page.locator(".tabs-container .tab.active", { hasText: "cudagraph_trees.py" }).first();
+  await tab.waitFor({ timeout: 30000 });
+  await page.locator(".statusbar-item", { hasText: /Ln 11, Col \d+/ }).first().waitFor({ timeout: 15000 });
+  await page.waitForFunction(
+    () => [...document.querySelectorAll(".editor-instance .view-lines")].some((v) => v.textContent.replace(/\u00a0/g, " ").includes("assert torch._C._is_key_in_tls(attr_name)")),
+    null,
+    { timeout: 15000 },
+  );
+  const title = await tab.getAttribute("title");
+  assert.ok(title && title.includes("/site/torch/_inductor/cudagraph_trees.py"), `opened ${title}`);
+  await shot("vscode-traceback-mirror.png");
+  await closeAllEditors();
+});
+
+test("Map Traceback puts the exception on the script's line, with torch's frame beside it", async () => {
+  await openByName("run.log", "Traceback (most recent call last)");
+  await runCommand("TorchLSP: Map Traceback to the Mirror");
+  // The server opens the innermost frame of the user's code, and the
+  // exception shows there.
+  await page.locator(".tabs-container .tab.active", { hasText: "crash.py" }).first().waitFor({ timeout: cfg.readyMs });
+  await page.keyboard.press("Control+Shift+M");
+  const row = page.locator(".markers-panel .monaco-list-row", { hasText: /AttributeError/ }).first();
+  await row.waitFor({ timeout: 60000 });
+  const text = await row.innerText();
+  assert.match(text, /TL210/, `problem row: ${text}`);
+  assert.match(text, /cudagraph_trees\.py:11/, `problem row: ${text}`);
+  await shot("vscode-traceback-problem.png");
   await closeAllEditors();
 });
 
