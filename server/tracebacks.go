@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -289,7 +288,7 @@ func tracebackDiagnostic(res *TracebackResult, lines *fileLines) (string, Diagno
 		if target == "" {
 			target = f.Target
 		}
-		msg := fmt.Sprintf("%s:%d", shortTargetPath(f.Ref.Path), f.Ref.FileLine)
+		msg := fmt.Sprintf("%s:%d", mirrorRel(f.Link), f.Ref.FileLine)
 		if f.Ref.Func != "" {
 			msg += " in " + f.Ref.Func
 		}
@@ -304,7 +303,7 @@ func tracebackDiagnostic(res *TracebackResult, lines *fileLines) (string, Diagno
 	}
 	d.Message = oneLineText(exception, 300)
 	if deepest != nil {
-		d.Message += fmt.Sprintf(", raised in %s:%d", shortTargetPath(deepest.Ref.Path), deepest.Ref.FileLine)
+		d.Message += fmt.Sprintf(", raised in %s:%d", mirrorRel(deepest.Link), deepest.Ref.FileLine)
 		if deepest.Ref.Func != "" {
 			d.Message += " (" + deepest.Ref.Func + ")"
 		}
@@ -315,15 +314,13 @@ func tracebackDiagnostic(res *TracebackResult, lines *fileLines) (string, Diagno
 	return source.FileURI(user.Path), d, true
 }
 
-// shortTargetPath cuts a target path to start at its package:
-// /opt/x/site-packages/torch/a.py → torch/a.py.
-func shortTargetPath(p string) string {
-	for _, site := range []string{"/site-packages/", "/dist-packages/"} {
-		if i := strings.LastIndex(p, site); i >= 0 {
-			return p[i+len(site):]
-		}
+// mirrorRel names a mirrored file by its path in the site dir
+// (torch/_inductor/cudagraph_trees.py), as on the target.
+func mirrorRel(l Link) string {
+	if i := strings.LastIndex(l.Path, "/site/"); i >= 0 {
+		return l.Path[i+len("/site/"):]
 	}
-	return p
+	return l.Ref.Path
 }
 
 func oneLineText(s string, max int) string {
@@ -348,7 +345,7 @@ func (e *Engine) tracebackCommand(ctx context.Context, args commandArgs) (any, e
 		if doc == nil {
 			return nil, fmt.Errorf("traceback: the document %s is not open, and no text was given", args.URI)
 		}
-		text, docPath = linesOf(doc.Text(), args.Line, args.EndLine), doc.Path()
+		text, docPath = linesOf(doc.Mapper(), args.Line, args.EndLine), doc.Path()
 	}
 	if len(text) > MaxTracebackBytes {
 		text = text[len(text)-MaxTracebackBytes:]
@@ -416,27 +413,27 @@ func readBounded(p string, max int64) (string, error) {
 	return string(data), err
 }
 
-// linesOf returns lines first..last (0-based, inclusive) of text; last < first
-// means first alone.
-func linesOf(text string, first, last int) string {
-	if last < first {
-		last = first
+// linesOf returns lines first..last (0-based, inclusive) of the text m
+// indexes, with their line breaks, clamped to the text; last < first means
+// first alone. It costs the lines it returns, not the text before them.
+func linesOf(m *source.Mapper, first, last int) string {
+	last = max(last, first)
+	n := m.LineCount()
+	if first >= n {
+		return ""
 	}
-	var b strings.Builder
-	n := 0
-	sc := bufio.NewScanner(strings.NewReader(text))
-	sc.Buffer(make([]byte, 0, 64<<10), MaxTracebackBytes)
-	for sc.Scan() {
-		if n > last {
-			break
-		}
-		if n >= first {
-			b.WriteString(sc.Text())
-			b.WriteByte('\n')
-		}
-		n++
+	first = max(first, 0)
+	start, err := m.Offset(Position{Line: first})
+	if err != nil {
+		return ""
 	}
-	return b.String()
+	end := len(m.Text())
+	if last+1 < n {
+		if e, err := m.Offset(Position{Line: last + 1}); err == nil {
+			end = e
+		}
+	}
+	return m.Text()[start:end]
 }
 
 // tracebackResultJSON is the command's answer: each reference with its
@@ -483,7 +480,7 @@ func (e *Engine) tracebackActions(doc *Snapshot, rng Range, only []string) []Cod
 	if !kindWanted(only, "quickfix") || doc == nil {
 		return nil
 	}
-	first, last, ok := tracebackSpan(doc.Text(), rng)
+	first, last, ok := tracebackSpan(doc.Mapper(), rng)
 	if !ok {
 		return nil
 	}
@@ -498,9 +495,9 @@ func (e *Engine) tracebackActions(doc *Snapshot, rng Range, only []string) []Cod
 
 // tracebackSpan finds the lines a traceback action covers: a selection
 // that names frames, or the stack around the cursor's line.
-func tracebackSpan(text string, rng Range) (first, last int, ok bool) {
+func tracebackSpan(m *source.Mapper, rng Range) (first, last int, ok bool) {
 	if rng.End.Line > rng.Start.Line || rng.End.Column > rng.Start.Column {
-		sel := linesOf(text, rng.Start.Line, rng.End.Line)
+		sel := linesOf(m, rng.Start.Line, rng.End.Line)
 		if len(sel) > MaxTracebackBytes {
 			return 0, 0, false
 		}
@@ -508,7 +505,7 @@ func tracebackSpan(text string, rng Range) (first, last int, ok bool) {
 		return rng.Start.Line, rng.End.Line, len(refs) > 0
 	}
 	from := max(0, rng.Start.Line-tracebackWindowLines)
-	window := linesOf(text, from, rng.Start.Line+tracebackWindowLines)
+	window := linesOf(m, from, rng.Start.Line+tracebackWindowLines)
 	p := traceback.Parse(window, maxTracebackRefs)
 	cursor := rng.Start.Line - from
 	for _, s := range p.Stacks {

@@ -577,3 +577,23 @@ func TestLinksTorch211(t *testing.T) {
 func reproReport(target, workspaceDir string) repro.Report {
 	return repro.Report{Target: target, Variants: []repro.VariantResult{{Variant: "threads", WorkspaceDir: workspaceDir}}}
 }
+
+func TestLinesOf(t *testing.T) {
+	t.Parallel()
+	m := source.NewMapper("a\nb\r\nc\rd")
+	for _, tc := range []struct {
+		first, last int
+		want        string
+	}{
+		{0, 0, "a\n"},
+		{1, 2, "b\r\nc\r"},
+		{2, 1, "c\r"},
+		{3, 9, "d"},
+		{-4, 0, "a\n"},
+		{7, 9, ""},
+	} {
+		if got := linesOf(m, tc.first, tc.last); got != tc.want {
+			t.Errorf("linesOf(%d, %d) = %q, want %q", tc.first, tc.last, got, tc.want)
+		}
+	}
+}
