@@ -138,6 +138,8 @@ const quiet = {
   "editor.hover.delay": 200,
   "editor.minimap.enabled": false,
   "window.commandCenter": false,
+  // The terminal draws text in the DOM, where the test finds it.
+  "terminal.integrated.gpuAcceleration": "off",
 };
 
 // Writes the user's settings; machine-scoped settings of a code-server
@@ -572,9 +574,48 @@ test("a traceback in a .log file links into the mirror: ctrl+click opens it at t
     null,
     { timeout: 15000 },
   );
-  const title = await tab.getAttribute("title");
-  assert.ok(title && title.includes("/site/torch/_inductor/cudagraph_trees.py"), `opened ${title}`);
+  // The mirror's copy, not the fixture's own file: it is read-only.
   await shot("vscode-traceback-mirror.png");
+  await page.keyboard.type("x");
+  await page.locator(".monaco-editor-overlaymessage", { hasText: /read-only/i }).first().waitFor({ timeout: 10000 });
+  assert.equal(await page.locator(".tabs-container .tab.active.dirty").count(), 0, "typing changed the file a link opened");
+  await closeAllEditors();
+});
+
+test("a target path printed in the terminal opens the mirror at the line", async () => {
+  await page.keyboard.press("Escape");
+  await runCommand("Terminal: Create New Terminal", /Terminal: Create New Terminal$/);
+  const rows = page.locator(".terminal-wrapper.active .xterm-rows");
+  await rows.waitFor({ timeout: 30000 });
+  await page.keyboard.type(`cat ${JSON.stringify(path.join(ws, "run.log"))}`);
+  await page.keyboard.press("Enter");
+  const needle = "cudagraph_trees.py";
+  await page.waitForFunction((needle) => document.querySelector(".terminal-wrapper.active .xterm-rows")?.textContent.includes(needle), needle, { timeout: 30000 });
+  // The terminal's line with the frame: hover its path, then Ctrl+click.
+  const box = await page.evaluate((needle) => {
+    for (const row of document.querySelectorAll(".terminal-wrapper.active .xterm-rows > div")) {
+      const at = row.textContent.indexOf(needle);
+      if (at < 0 || !row.textContent.includes("line 11")) continue;
+      const r = row.getBoundingClientRect();
+      const cell = r.width / Math.max(1, row.textContent.length);
+      return { x: r.x + (at + 2) * cell, y: r.y + r.height / 2 };
+    }
+    return null;
+  }, needle);
+  assert.ok(box, "no frame line in the terminal");
+  await page.mouse.move(box.x, box.y + 60);
+  await page.mouse.move(box.x, box.y, { steps: 4 });
+  await page.locator(".monaco-hover:not(.hidden), .xterm-hover, .terminal-hover-widget", { hasText: /mirror/ }).first().waitFor({ timeout: 30000 });
+  await shot("vscode-terminal-link.png");
+  await page.keyboard.down("Control");
+  await page.mouse.click(box.x, box.y);
+  await page.keyboard.up("Control");
+  const tab = page.locator(".tabs-container .tab.active", { hasText: "cudagraph_trees.py" }).first();
+  await tab.waitFor({ timeout: 30000 });
+  await page.locator(".statusbar-item", { hasText: /Ln 11, Col \d+/ }).first().waitFor({ timeout: 15000 });
+  await page.keyboard.type("x");
+  await page.locator(".monaco-editor-overlaymessage", { hasText: /read-only/i }).first().waitFor({ timeout: 10000 });
+  await runCommand("Terminal: Kill All Terminals", /Terminal: Kill All Terminals/);
   await closeAllEditors();
 });
 

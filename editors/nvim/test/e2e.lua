@@ -587,6 +587,7 @@ check(":TorchlspTraceback loads the traceback into the quickfix list, and its ex
   end
   assert(mirror and torchlsp.is_mirror(vim.api.nvim_buf_get_name(mirror.bufnr)), "no mirror item: " .. vim.inspect(qf.items))
   assert(user and qf.idx == user, ("the list is not at your frame (%s, idx %d)"):format(tostring(user), qf.idx))
+  assert(vim.api.nvim_buf_get_name(0) == crash_path and vim.api.nvim_win_get_cursor(0)[1] == 4, "your frame did not open: " .. vim.api.nvim_buf_get_name(0))
   -- The exception sits on the script's line until the file changes.
   local uri = vim.uri_from_fname(crash_path)
   assert(vim.wait(30000, function()

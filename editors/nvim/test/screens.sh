@@ -66,7 +66,7 @@ else
   status=1
 fi
 tmux -L "$sock" send-keys Escape ":lua torchlsp_screens.traceback()" Enter
-if wait_for 'torchlsp traceback: AttributeError' && wait_for 'TL210|AttributeError: module'; then
+if wait_for 'torchlsp traceback: AttributeError' && wait_for 'raised in torch/_inductor'; then
   sleep 0.5
   capture nvim-traceback
 else

@@ -117,10 +117,16 @@ end
 -- Writes a real traceback of the fixture target (a workspace script that
 -- calls into the fixture torch) to run.log, opens it, and loads it into
 -- the quickfix list with :TorchlspTraceback: the script opens at its frame
--- with the exception on it, torch's frame in the list beside it.
+-- with the exception on it, torch's frame in the list below it.
 local function traceback()
   vim.cmd("silent! only")
-  local ws = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ":p:h")
+  local ws
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    local name = vim.api.nvim_buf_get_name(b)
+    if name:match("/train%.py$") then
+      ws = vim.fn.fnamemodify(name, ":p:h")
+    end
+  end
   local script = ws .. "/crash.py"
   vim.fn.writefile({ "import torch._inductor.cudagraph_trees as trees", "", "", 'trees.get_obj(trees.local, "tree_manager_containers")' }, script)
   local python = env("TORCHLSP_PYTHON", "/usr/bin/python3")

@@ -118,8 +118,9 @@ end
 
 --- Maps a traceback and loads it into the quickfix list. opts.register
 -- names a register to read it from; else lines opts.line1..opts.line2 of
--- the current buffer (all of it by default). on_done(items, result), if
--- given, is called once the list is set.
+-- the current buffer (all of it by default). The list opens, and the
+-- innermost frame of your code opens in the window. on_done(items,
+-- result), if given, is called once the list is set.
 function T.traceback(plugin, opts)
   opts = opts or {}
   local bufnr = vim.api.nvim_get_current_buf()
@@ -153,11 +154,12 @@ function T.traceback(plugin, opts)
       title = title .. ": " .. result.exception
     end
     vim.fn.setqflist({}, " ", { title = title, items = items })
-    if user then
-      vim.fn.setqflist({}, "a", { idx = user })
-    end
     vim.cmd("copen")
     vim.cmd("wincmd p")
+    if user then
+      -- Your frame opens, where the server puts the exception.
+      vim.cmd(("silent! cc %d"):format(user))
+    end
     notify(("%d of %d references mapped"):format(type(result) == "table" and result.mapped or 0, #items))
     if opts.on_done then
       opts.on_done(items, result)
