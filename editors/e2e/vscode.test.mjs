@@ -526,14 +526,17 @@ async function fixtureTraceback() {
   return { out, script };
 }
 
+// Opens a workspace file through Quick Open by its absolute path, which
+// Quick Open resolves without waiting for its file search.
 async function openByName(name, contains) {
+  await page.keyboard.press("Escape");
   await page.keyboard.press("Escape");
   await page.keyboard.press("Control+P");
   const input = page.locator(".quick-input-widget input.input");
   await input.waitFor({ state: "visible", timeout: 15000 });
-  await input.fill(name);
+  await input.fill(path.join(ws, name));
   const row = page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first();
-  await row.waitFor({ timeout: 15000 });
+  await row.waitFor({ timeout: 60000 });
   await row.click();
   await page.waitForFunction(
     (contains) => [...document.querySelectorAll(".editor-instance .view-lines")].some((v) => v.textContent.replace(/\u00a0/g, " ").includes(contains)),
@@ -583,6 +586,7 @@ test("a traceback in a .log file links into the mirror: ctrl+click opens it at t
 });
 
 test("a target path printed in the terminal opens the mirror at the line", async () => {
+  await page.keyboard.press("Escape");
   await page.keyboard.press("Escape");
   await runCommand("Terminal: Create New Terminal", /Terminal: Create New Terminal$/);
   const rows = page.locator(".terminal-wrapper.active .xterm-rows");
