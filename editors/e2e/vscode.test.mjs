@@ -588,7 +588,8 @@ test("a traceback in a .log file links into the mirror: ctrl+click opens it at t
 test("a target path printed in the terminal opens the mirror at the line", async () => {
   await page.keyboard.press("Escape");
   await page.keyboard.press("Escape");
-  await runCommand("Terminal: Create New Terminal", /Terminal: Create New Terminal$/);
+  // The top row is the command itself ("… (With Profile)" and "… in Editor Area" sort after it).
+  await runCommand("Terminal: Create New Terminal");
   const rows = page.locator(".terminal-wrapper.active .xterm-rows");
   await rows.waitFor({ timeout: 30000 });
   await page.keyboard.type(`cat ${JSON.stringify(path.join(ws, "run.log"))}`);

@@ -60,10 +60,19 @@ function T.quickfix_items(result)
     local fn = (type(f.func) == "string" and f.func ~= "") and (" in " .. f.func) or ""
     if type(f.path) == "string" and f.path ~= "" then
       local is_user = result.user == i - 1
-      local text = where .. fn
-      if type(f.source) == "string" and f.source ~= "" then
-        text = text .. ": " .. f.source
+      -- The list shows the local file; the text says the rest: the
+      -- function, its line, and the path on the target when it differs.
+      local parts = {}
+      if fn ~= "" then
+        table.insert(parts, fn:sub(2) .. ":")
       end
+      if type(f.source) == "string" and f.source ~= "" then
+        table.insert(parts, f.source)
+      end
+      if f.targetPath ~= f.path then
+        table.insert(parts, "[" .. where .. "]")
+      end
+      local text = table.concat(parts, " ")
       table.insert(items, { filename = f.path, lnum = tonumber(f.line) or 1, col = 1, text = text, type = is_user and "E" or "I" })
       if is_user then
         user = #items
