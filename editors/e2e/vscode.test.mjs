@@ -197,6 +197,8 @@ before(async () => {
   });
   const context = await browser.newContext({ viewport: { width: 1400, height: 860 } });
   page = await context.newPage();
+  // A loaded machine takes longer than Playwright's 30 s to load the workbench.
+  page.setDefaultNavigationTimeout(cfg.readyMs);
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
   await page.waitForSelector(".monaco-workbench", { timeout: 60000 });
 });
