@@ -605,16 +605,42 @@ test("a target path printed in the terminal opens the mirror at the line", async
     for (const row of document.querySelectorAll(".terminal-wrapper.active .xterm-rows > div")) {
       const at = row.textContent.indexOf(needle);
       if (at < 0 || !row.textContent.includes("line 11")) continue;
-      const r = row.getBoundingClientRect();
-      const cell = r.width / Math.max(1, row.textContent.length);
-      return { x: r.x + (at + 2) * cell, y: r.y + r.height / 2 };
+      // The screen place of the needle's characters, through the row's text nodes.
+      const walker = document.createTreeWalker(row, NodeFilter.SHOW_TEXT);
+      let offset = 0;
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const len = node.textContent.length;
+        if (at < offset + len) {
+          const range = document.createRange();
+          range.setStart(node, at - offset);
+          range.setEnd(node, Math.min(len, at - offset + 4));
+          const r = range.getBoundingClientRect();
+          return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+        }
+        offset += len;
+      }
     }
     return null;
   }, needle);
   assert.ok(box, "no frame line in the terminal");
-  await page.mouse.move(box.x, box.y + 60);
-  await page.mouse.move(box.x, box.y, { steps: 4 });
-  await page.locator(".monaco-hover:not(.hidden), .xterm-hover, .terminal-hover-widget", { hasText: /mirror/ }).first().waitFor({ timeout: 30000 });
+  // The terminal asks for a line's links when the mouse comes over it, and
+  // the server answers asynchronously: hover again until the link's tooltip
+  // shows, bounded by the ready timeout.
+  const tip = page.locator(".monaco-hover:not(.hidden), .xterm-hover, .terminal-hover-widget", { hasText: /mirror/ }).first();
+  const end = Date.now() + cfg.readyMs;
+  for (;;) {
+    await page.mouse.move(box.x, box.y + 60);
+    await page.mouse.move(box.x, box.y, { steps: 4 });
+    try {
+      await tip.waitFor({ timeout: 8000 });
+      break;
+    } catch (err) {
+      if (Date.now() > end) {
+        await shot("vscode-terminal-link-failed.png");
+        throw err;
+      }
+    }
+  }
   await shot("vscode-terminal-link.png");
   await page.keyboard.down("Control");
   await page.mouse.click(box.x, box.y);
