@@ -56,6 +56,10 @@ type Engine interface {
 	// op at pos for the compiler stack (meta, decompositions, refs,
 	// lowerings); nil for other names.
 	Implementation(ctx context.Context, doc *server.Snapshot, pos server.Position) ([]server.Location, error)
+	// DocumentLinks lists the target paths a document names that lead to
+	// a local file (the mirror at a line, the workspace), and those it
+	// will not link with a tooltip saying why.
+	DocumentLinks(ctx context.Context, doc *server.Snapshot) ([]server.Link, error)
 	// CodeActions offers quick fixes and commands for a range.
 	CodeActions(ctx context.Context, doc *server.Snapshot, rng server.Range, only []string) ([]server.CodeAction, error)
 	// Commands names the commands ExecuteCommand runs.

@@ -144,6 +144,10 @@ func (e *testEngine) References(context.Context, *server.Snapshot, server.Positi
 	return nil, nil
 }
 
+func (e *testEngine) DocumentLinks(context.Context, *server.Snapshot) ([]server.Link, error) {
+	return nil, nil
+}
+
 func (e *testEngine) CodeActions(context.Context, *server.Snapshot, server.Range, []string) ([]server.CodeAction, error) {
 	return nil, nil
 }

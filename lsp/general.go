@@ -106,6 +106,8 @@ func (s *lspServer) initialize(ctx context.Context, reply replyFunc, raw json.Ra
 			},
 			ExecuteCommandProvider: &protocol.ExecuteCommandOptions{Commands: s.engine.Commands()},
 			ImplementationProvider: true, // where torch defines a compiled op for the compiler stack
+			// Target paths in tracebacks and logs, to the mirror and the workspace.
+			DocumentLinkProvider: &protocol.DocumentLinkOptions{},
 		},
 		ServerInfo: &protocol.ServerInfo{Name: "torchlsp", Version: s.opts.Version},
 	}, nil)

@@ -311,6 +311,8 @@ func (s *lspServer) prepareCall(ctx context.Context, method string, params json.
 		return s.references(ctx, params)
 	case "textDocument/codeAction":
 		return s.codeAction(ctx, params)
+	case "textDocument/documentLink":
+		return s.documentLink(ctx, params)
 	case "workspace/executeCommand":
 		return s.executeCommand(ctx, params)
 	}

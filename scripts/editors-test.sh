@@ -10,7 +10,8 @@
 #   5. the VS Code end-to-end test: code-server + Playwright + chromium,
 #      ending with pyright started on the settings the extension wrote
 #   6. Neovim screenshots in tmux (the VS Code test takes its own): hover,
-#      a diagnostic with its quick fixes, and the threaded repro report
+#      a diagnostic with its quick fixes, the threaded repro report, and a
+#      traceback loaded into the quickfix list
 # Screenshots go to docs/screenshots/ (TORCHLSP_SCREENSHOT_DIR overrides).
 #
 # Environment (all optional):

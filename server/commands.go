@@ -18,11 +18,14 @@ const (
 	CommandGates        = "torchlsp.gates"        // args: {flag, target?}
 	CommandSite         = "torchlsp.site"         // args: {target?}
 	CommandExplain      = "torchlsp.explain"      // args: {uri, line, target?}
+	CommandTraceback    = "torchlsp.traceback"    // args: {text} or {uri, line, endLine}
+	CommandLinks        = "torchlsp.links"        // args: {text}
 )
 
 // Commands names the commands ExecuteCommand runs.
 func (e *Engine) Commands() []string {
-	return []string{CommandRepro, CommandDoctor, CommandSelectTarget, CommandOpenMirror, CommandGates, CommandSite, CommandExplain}
+	return []string{CommandRepro, CommandDoctor, CommandSelectTarget, CommandOpenMirror, CommandGates, CommandSite, CommandExplain,
+		CommandTraceback, CommandLinks}
 }
 
 // commandArgs is the one argument object every command takes.
@@ -33,6 +36,11 @@ type commandArgs struct {
 	All    bool   `json:"all"`
 	Flag   string `json:"flag"`
 	Own    bool   `json:"own"` // repro: the user's own code and inputs
+	// Text is a traceback or a terminal's line (traceback, links);
+	// EndLine the last line (0-based, inclusive) of a document's
+	// traceback from Line on.
+	Text    string `json:"text,omitempty"`
+	EndLine int    `json:"endLine,omitempty"`
 }
 
 // CommandResult is what a command returns to the editor: text to show,
@@ -76,6 +84,10 @@ func (e *Engine) ExecuteCommand(ctx context.Context, name string, raw []json.Raw
 		return e.siteCommand(ctx, args)
 	case CommandExplain:
 		return e.explainCommand(ctx, args)
+	case CommandTraceback:
+		return e.tracebackCommand(ctx, args)
+	case CommandLinks:
+		return e.linksCommand(ctx, args)
 	}
 	return nil, fmt.Errorf("unknown command %q", name)
 }

@@ -47,7 +47,7 @@ func (e *Engine) check(ctx context.Context, doc *Snapshot) (*checked, error) {
 	if doc == nil {
 		return nil, nil
 	}
-	if doc.TooLarge() || !usesTorch(doc.Buffer()) {
+	if doc.TooLarge() || !isPythonDoc(doc) || !usesTorch(doc.Buffer()) {
 		return &checked{}, nil
 	}
 	s, err := e.session("")
@@ -89,6 +89,18 @@ func checkWith(doc *Snapshot, cat *gates.Catalog, ps *pkgState, spec remote.Spec
 		c.fixes = append(c.fixes, fd.Fixes)
 	}
 	return c
+}
+
+// isPythonDoc reports whether a document is Python source: a .py, .pyi or
+// .pyw file, a file with no extension (a script), or a buffer that is no
+// file. Logs, reports and other text files are never parsed as Python;
+// they get links (links.go) and the traceback action.
+func isPythonDoc(doc *Snapshot) bool {
+	switch filepath.Ext(doc.Path()) {
+	case "", ".py", ".pyi", ".pyw":
+		return true
+	}
+	return false
 }
 
 // usesTorch reports whether a buffer imports torch at all; others get no
@@ -146,6 +158,7 @@ func (e *Engine) publishDiagnostics(doc *Snapshot) {
 	}
 	e.prefetchValues(ctx, doc)
 	diags := append(append([]Diagnostic(nil), c.diags...), e.reproNotesFor(doc.URI())...)
+	diags = append(diags, e.traces.notesFor(doc)...)
 	if err := e.notify.PublishDiagnostics(ctx, doc, diags); err != nil && !e.bg.Done() {
 		e.notify.LogMessage(ctx, MessageWarning, err.Error())
 	}
@@ -211,7 +224,10 @@ func (e *Engine) CodeActions(ctx context.Context, doc *Snapshot, rng Range, only
 			})
 		}
 	}
-	actions = append(actions, e.reproActions(doc, rng, c, only)...)
+	if isPythonDoc(doc) {
+		actions = append(actions, e.reproActions(doc, rng, c, only)...)
+	}
+	actions = append(actions, e.tracebackActions(doc, rng, only)...)
 	return actions, nil
 }
 

@@ -81,6 +81,10 @@ type Engine struct {
 	// changes to the default target.
 	started atomic.Bool
 	sites   siteState // site-packages views built for targets (site.go)
+
+	// traces holds tracebacks' diagnostics and where repro runs put the
+	// workspace on targets (tracebacks.go).
+	traces traceState
 }
 
 // New creates an engine. Call Initialize before queries.

@@ -98,6 +98,7 @@ func (e *Engine) Explain(ctx context.Context, req ExplainRequest) (*ExplainResul
 		return u.String(), true
 	}
 	rep, runErr := repro.Explain(ctx, s.target, s.spec.Interpreter(), v, e.runOptions(place), local, sink)
+	e.learnWorkspaceCopies(rep, place.dir, req.Workdir)
 	res := &ExplainResult{Report: rep, Markdown: rep.ExplainMarkdown(local)}
 	if runErr != nil {
 		return res, runErr

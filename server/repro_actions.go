@@ -243,6 +243,9 @@ func (e *Engine) Repro(ctx context.Context, req ReproRequest) (*ReproResult, err
 		}
 		b.WriteString(r.Markdown(mapFrame))
 	}
+	for _, r := range reports {
+		e.learnWorkspaceCopies(r, place.dir, req.Workdir)
+	}
 	res := &ReproResult{Reports: reports, Markdown: b.String()}
 	e.noteRepro(doc.URI(), call, reports)
 	return res, errors.Join(errs...)

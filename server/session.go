@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/torchlsp/torchlsp/remote"
@@ -63,6 +64,10 @@ type pkgState struct {
 	impls   implState // compiled-op registrations, scanned once per mirror
 	// lookups caches resolved names; it lives and dies with this mirror.
 	lookups lookupCache
+	// confirmed is set once the target said this mirror is its current
+	// install (a fresh mirror, or a cached one revalidated); until then a
+	// cached mirror may be of a version the target has since replaced.
+	confirmed atomic.Bool
 }
 
 // ErrNotOnTarget marks names whose package is not installed on the target,
@@ -230,6 +235,7 @@ func (s *session) load(ctx context.Context, ps *pkgState) error {
 	if err := s.use(ps, m, info); err != nil {
 		return fail(err)
 	}
+	ps.confirmed.Store(true)
 	prog.End(fmt.Sprintf("%s %s %s", ps.name, info.Version, done))
 	return nil
 }
@@ -407,6 +413,7 @@ func (s *session) revalidate(ctx context.Context, ps *pkgState) {
 		return
 	}
 	if sameInstall(info, ps.info) {
+		ps.confirmed.Store(true)
 		return
 	}
 	s.env.notify.ShowMessage(ctx, MessageInfo, fmt.Sprintf("torchlsp: %s on %s changed from %s to %s; mirroring again", ps.name, s.spec.Name, ps.info.Version, info.Version))
@@ -428,6 +435,24 @@ func (s *session) revalidate(ctx context.Context, ps *pkgState) {
 		s.mu.Unlock()
 		s.env.packagesChanged(s.spec.Name)
 	})
+}
+
+// loadedPackages returns the packages whose mirror is in use, without
+// waiting for any that is still loading.
+func (s *session) loadedPackages() []*pkgState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*pkgState
+	for _, ps := range s.pkgs {
+		select {
+		case <-ps.done:
+			if ps.err == nil && ps.mirror != nil {
+				out = append(out, ps)
+			}
+		default:
+		}
+	}
+	return out
 }
 
 // topPackage returns the first component of a dotted name.

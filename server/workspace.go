@@ -190,6 +190,24 @@ func (ss *sessionSet) dropStale(specOf func(string) (remote.Spec, error)) []*ses
 	return stale
 }
 
+// all returns the sessions open now.
+func (ss *sessionSet) all() []*session {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	out := make([]*session, 0, len(ss.byName))
+	for _, s := range ss.byName {
+		out = append(out, s)
+	}
+	return out
+}
+
+// workdirs returns the configured targets' workdirs, by target name.
+func (c *workspaceConfig) workdirs() map[string]string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.resolved.Workdirs
+}
+
 // drain removes every session and returns them for closing.
 func (ss *sessionSet) drain() []*session {
 	ss.mu.Lock()

@@ -33,6 +33,8 @@ Usage:
                                            graph breaks and recompiles of that torch.compile call, from
                                            the target's Dynamo, as FILE:LINE:COL: message
                                            (--allow-home: send files of your home directory; refused without)
+  torchlsp traceback [FILE|-]             each file a traceback or log from the target names, mapped to the
+                                           mirror or the workspace: LOCAL:LINE: FUNC: SOURCE (exit 1: none maps)
   torchlsp gates FLAG                      a config flag's definition and every place torch reads it
   torchlsp trust [DIR]                     trust DIR/torchlsp.toml as it is now (--revoke, --list)
   torchlsp doctor                          check the target hop by hop
@@ -95,6 +97,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runRepro(ctx, rest, stdout, stderr)
 	case "explain":
 		err = runExplain(ctx, rest, stdout, stderr)
+	case "traceback":
+		err = runTraceback(ctx, rest, stdin, stdout, stderr)
 	case "gates":
 		err = runGates(ctx, rest, stdout, stderr)
 	case "trust":
@@ -119,6 +123,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "torchlsp %s: %v\n", cmd, err)
 		return 2
 	case errors.Is(err, errFindings):
+		return 1
+	case errors.Is(err, errNothingMapped):
+		fmt.Fprintf(stderr, "torchlsp %s: %v\n", cmd, err)
 		return 1
 	case errors.Is(err, errNoAnswer):
 		fmt.Fprintf(stderr, "torchlsp %s: %v\n", cmd, err)

@@ -7,7 +7,9 @@
 // torch/__init__.py:LINE), the diagnostic and its quick fix, the repro on
 // every target with each report rendered, the doctor rendered, a changed
 // toml losing its trust and the Trust command restoring it, Select Target
-// moving the status bar, the mirror opening read-only, and the site going
+// moving the status bar, the mirror opening read-only, a real traceback in
+// a .log linking into the mirror (Ctrl+click opens it at the line) and Map
+// Traceback putting the exception on the script, and the site going
 // into the Python servers' settings, with which pyright from npm resolves
 // torch.compile into it. Screenshots go to TORCHLSP_SCREENSHOT_DIR.
 //
@@ -136,6 +138,8 @@ const quiet = {
   "editor.hover.delay": 200,
   "editor.minimap.enabled": false,
   "window.commandCenter": false,
+  // The terminal draws text in the DOM, where the test finds it.
+  "terminal.integrated.gpuAcceleration": "off",
 };
 
 // Writes the user's settings; machine-scoped settings of a code-server
@@ -193,6 +197,7 @@ before(async () => {
   });
   const context = await browser.newContext({ viewport: { width: 1400, height: 860 } });
   page = await context.newPage();
+  page.setDefaultNavigationTimeout(cfg.readyMs);
   // The workbench is what counts, not every resource's load event: on a
   // busy machine code-server serves its scripts slowly.
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`, { waitUntil: "domcontentloaded", timeout: cfg.readyMs });
@@ -216,7 +221,9 @@ async function openFixtureFile() {
   await page.keyboard.press("Control+P");
   const input = page.locator(".quick-input-widget input.input");
   await input.waitFor({ state: "visible", timeout: 15000 });
-  await input.fill("train.py");
+  // By its path: Quick Open resolves that without waiting for its file
+  // search, which a loaded machine makes slow.
+  await input.fill(path.join(ws, "train.py"));
   // Rows of recently opened files show before the filter applies: pick
   // train.py's own. The first search of the workspace starts its file
   // search, slow on a busy machine.
@@ -512,6 +519,159 @@ test("go to definition opens the mirror read-only", async () => {
   await message.waitFor({ timeout: 10000 });
   assert.equal(await page.locator(".tabs-container .tab.active.dirty").count(), 0, "typing changed the mirror");
   await shot("vscode-mirror.png");
+  await closeAllEditors();
+});
+
+// A real traceback from the fixture target: a workspace script that calls
+// into the fixture torch, which fails in get_obj (cudagraph_trees.py:11).
+async function fixtureTraceback() {
+  const script = path.join(ws, "crash.py");
+  fs.writeFileSync(script, 'import torch._inductor.cudagraph_trees as trees\n\n\ntrees.get_obj(trees.local, "tree_manager_containers")\n');
+  const out = await run(cfg.python, [script], { env: { ...childEnv, PYTHONPATH: cfg.pythonpath } }).then(
+    () => assert.fail("crash.py did not fail"),
+    (err) => err.stderr,
+  );
+  assert.match(out, /cudagraph_trees\.py", line 11, in get_obj/, `crash.py printed: ${out}`);
+  return { out, script };
+}
+
+// Opens a workspace file through Quick Open by its absolute path, which
+// Quick Open resolves without waiting for its file search.
+async function openByName(name, contains) {
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("Control+P");
+  const input = page.locator(".quick-input-widget input.input");
+  await input.waitFor({ state: "visible", timeout: 15000 });
+  await input.fill(path.join(ws, name));
+  const row = page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first();
+  await row.waitFor({ timeout: 60000 });
+  await row.click();
+  await page.waitForFunction(
+    (contains) => [...document.querySelectorAll(".editor-instance .view-lines")].some((v) => v.textContent.replace(/\u00a0/g, " ").includes(contains)),
+    contains,
+    { timeout: 30000 },
+  );
+}
+
+test("a traceback in a .log file links into the mirror: ctrl+click opens it at the line", async () => {
+  const { out } = await fixtureTraceback();
+  fs.writeFileSync(path.join(ws, "run.log"), `epoch 3 step 120 loss 0.51\n${out}`);
+  await openByName("run.log", "Traceback (most recent call last)");
+  // The server's links arrive once it answers documentLink.
+  const link = page.locator(".editor-instance .view-lines .detected-link", { hasText: "cudagraph_trees.py" }).first();
+  await link.waitFor({ timeout: cfg.readyMs }).catch(async (err) => {
+    await shot("vscode-traceback-failed.png");
+    throw err;
+  });
+  const box = await link.boundingBox();
+  const x = box.x + Math.min(box.width / 2, 200);
+  const y = box.y + box.height / 2;
+  // Hovering shows the link's tooltip: the target and the mirror's torch.
+  await page.mouse.move(x, y + 100);
+  await page.mouse.move(x, y, { steps: 4 });
+  const hover = page.locator(".monaco-hover:not(.hidden)", { hasText: /mirror/ }).first();
+  await hover.waitFor({ timeout: 15000 });
+  const tooltip = await hover.innerText();
+  assert.match(tooltip, /torch 2\.11\.0 on fixture \(mirror/, `tooltip: ${tooltip}`);
+  await shot("vscode-traceback.png");
+  await page.keyboard.down("Control");
+  await page.mouse.click(x, y);
+  await page.keyboard.up("Control");
+  const tab = page.locator(".tabs-container .tab.active", { hasText: "cudagraph_trees.py" }).first();
+  await tab.waitFor({ timeout: 30000 });
+  await page.locator(".statusbar-item", { hasText: /Ln 11, Col \d+/ }).first().waitFor({ timeout: 15000 });
+  await page.waitForFunction(
+    () => [...document.querySelectorAll(".editor-instance .view-lines")].some((v) => v.textContent.replace(/\u00a0/g, " ").includes("assert torch._C._is_key_in_tls(attr_name)")),
+    null,
+    { timeout: 15000 },
+  );
+  // The mirror's copy, not the fixture's own file: it is read-only.
+  await shot("vscode-traceback-mirror.png");
+  await page.keyboard.type("x");
+  await page.locator(".monaco-editor-overlaymessage", { hasText: /read-only/i }).first().waitFor({ timeout: 10000 });
+  assert.equal(await page.locator(".tabs-container .tab.active.dirty").count(), 0, "typing changed the file a link opened");
+  await closeAllEditors();
+});
+
+test("a target path printed in the terminal opens the mirror at the line", async () => {
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("Escape");
+  // The top row is the command itself ("… (With Profile)" and "… in Editor Area" sort after it).
+  await runCommand("Terminal: Create New Terminal");
+  const rows = page.locator(".terminal-wrapper.active .xterm-rows");
+  await rows.waitFor({ timeout: 30000 });
+  await page.keyboard.type(`cat ${JSON.stringify(path.join(ws, "run.log"))}`);
+  await page.keyboard.press("Enter");
+  const needle = "cudagraph_trees.py";
+  await page.waitForFunction((needle) => document.querySelector(".terminal-wrapper.active .xterm-rows")?.textContent.includes(needle), needle, { timeout: 30000 });
+  // The terminal's line with the frame: hover its path, then Ctrl+click.
+  const box = await page.evaluate((needle) => {
+    for (const row of document.querySelectorAll(".terminal-wrapper.active .xterm-rows > div")) {
+      const at = row.textContent.indexOf(needle);
+      if (at < 0 || !row.textContent.includes("line 11")) continue;
+      // The screen place of the needle's characters, through the row's text nodes.
+      const walker = document.createTreeWalker(row, NodeFilter.SHOW_TEXT);
+      let offset = 0;
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const len = node.textContent.length;
+        if (at < offset + len) {
+          const range = document.createRange();
+          range.setStart(node, at - offset);
+          range.setEnd(node, Math.min(len, at - offset + 4));
+          const r = range.getBoundingClientRect();
+          return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+        }
+        offset += len;
+      }
+    }
+    return null;
+  }, needle);
+  assert.ok(box, "no frame line in the terminal");
+  // The terminal asks for a line's links when the mouse comes over it, and
+  // the server answers asynchronously: hover again until the link's tooltip
+  // shows, bounded by the ready timeout.
+  const tip = page.locator(".monaco-hover:not(.hidden), .xterm-hover, .terminal-hover-widget", { hasText: /mirror/ }).first();
+  const end = Date.now() + cfg.readyMs;
+  for (;;) {
+    await page.mouse.move(box.x, box.y + 60);
+    await page.mouse.move(box.x, box.y, { steps: 4 });
+    try {
+      await tip.waitFor({ timeout: 8000 });
+      break;
+    } catch (err) {
+      if (Date.now() > end) {
+        await shot("vscode-terminal-link-failed.png");
+        throw err;
+      }
+    }
+  }
+  await shot("vscode-terminal-link.png");
+  await page.keyboard.down("Control");
+  await page.mouse.click(box.x, box.y);
+  await page.keyboard.up("Control");
+  const tab = page.locator(".tabs-container .tab.active", { hasText: "cudagraph_trees.py" }).first();
+  await tab.waitFor({ timeout: 30000 });
+  await page.locator(".statusbar-item", { hasText: /Ln 11, Col \d+/ }).first().waitFor({ timeout: 15000 });
+  await page.keyboard.type("x");
+  await page.locator(".monaco-editor-overlaymessage", { hasText: /read-only/i }).first().waitFor({ timeout: 10000 });
+  await runCommand("Terminal: Kill All Terminals", /Terminal: Kill All Terminals/);
+  await closeAllEditors();
+});
+
+test("Map Traceback puts the exception on the script's line, with torch's frame beside it", async () => {
+  await openByName("run.log", "Traceback (most recent call last)");
+  await runCommand("TorchLSP: Map Traceback to the Mirror");
+  // The server opens the innermost frame of the user's code, and the
+  // exception shows there.
+  await page.locator(".tabs-container .tab.active", { hasText: "crash.py" }).first().waitFor({ timeout: cfg.readyMs });
+  await page.keyboard.press("Control+Shift+M");
+  const row = page.locator(".markers-panel .monaco-list-row", { hasText: /AttributeError/ }).first();
+  await row.waitFor({ timeout: 60000 });
+  const text = await row.innerText();
+  assert.match(text, /TL210/, `problem row: ${text}`);
+  assert.match(text, /cudagraph_trees\.py:11/, `problem row: ${text}`);
+  await shot("vscode-traceback-problem.png");
   await closeAllEditors();
 });
 

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -58,6 +59,12 @@ type TargetConfig struct {
 	// UserSite lets the target's interpreter see the user's
 	// site-packages (pip install --user); it is left out otherwise.
 	UserSite bool `toml:"user_site" json:"userSite"`
+
+	// Workdir is where the workspace's working copy lives on the target
+	// (an absolute path there): paths under it in the target's tracebacks
+	// and logs map to the workspace's files. Like the rest of a workspace's
+	// torchlsp.toml it counts only once the file is trusted.
+	Workdir string `toml:"workdir" json:"workdir"`
 }
 
 // runsHere reports whether the target's interpreter is started directly
@@ -139,6 +146,9 @@ func (f File) validate(source string, inFile bool) error {
 				errs = append(errs, fmt.Errorf("%s: targets.%s.exec holds a NUL byte", source, name))
 			}
 		}
+		if err := checkWorkdir(t.Workdir); err != nil {
+			errs = append(errs, fmt.Errorf("%s: targets.%s.workdir: %w", source, name, err))
+		}
 	}
 	for _, p := range f.Site.Packages {
 		if !validEnvName(strings.TrimPrefix(p, "-")) {
@@ -171,6 +181,27 @@ func checkPythonPath(t TargetConfig, inFile bool) error {
 		case !inFile:
 			return fmt.Errorf("PYTHONPATH entry %q is relative and these settings have no directory to be relative to; give an absolute path", entry)
 		}
+	}
+	return nil
+}
+
+// maxWorkdirBytes bounds a workdir, as Linux bounds a path.
+const maxWorkdirBytes = 4096
+
+// checkWorkdir accepts an empty workdir or an absolute path on the
+// target: it only ever maps paths the target printed onto the workspace,
+// never names a local file, but "/" or a relative path would make every
+// path of the target look like the user's.
+func checkWorkdir(w string) error {
+	switch {
+	case w == "":
+		return nil
+	case len(w) > maxWorkdirBytes || strings.ContainsAny(w, "\x00\n\r"):
+		return fmt.Errorf("%.80q is too long or holds a control character", w)
+	case !path.IsAbs(w):
+		return fmt.Errorf("%q is not an absolute path on the target", w)
+	case path.Clean(w) == "/":
+		return fmt.Errorf("%q is the target's root", w)
 	}
 	return nil
 }
@@ -256,13 +287,16 @@ type Resolved struct {
 	SitePackages []string
 	// SiteHover is the last layer's site.hover; "" means compact.
 	SiteHover string
+	// Workdirs are the targets' workdirs (cleaned), by target name; a
+	// target without one is absent.
+	Workdirs map[string]string
 }
 
 // Merge combines layers: later layers override earlier ones target by
 // target, and a later default wins. The built-in "local" target is always
 // present unless a layer redefines it.
 func Merge(layers ...Layer) (Resolved, error) {
-	r := Resolved{Default: LocalTarget, Targets: map[string]remote.Spec{}, Builtin: true}
+	r := Resolved{Default: LocalTarget, Targets: map[string]remote.Spec{}, Builtin: true, Workdirs: map[string]string{}}
 	r.Targets[LocalTarget] = Complete(remote.Spec{Name: LocalTarget})
 	for _, l := range layers {
 		r.SitePackages = append(r.SitePackages, l.File.Site.Packages...)
@@ -287,6 +321,10 @@ func Merge(layers ...Layer) (Resolved, error) {
 				Exec:     t.Exec,
 				UserSite: t.UserSite,
 			})
+			delete(r.Workdirs, name)
+			if t.Workdir != "" {
+				r.Workdirs[name] = path.Clean(t.Workdir)
+			}
 		}
 		if l.File.Default != "" {
 			r.Default = l.File.Default

@@ -50,6 +50,14 @@ exec = ["pct", "exec", "200", "--"]
 		{name: "site package dotted", src: "[site]\npackages = [\"a.b\"]\n", wantErr: "not a top-level package name"},
 		{name: "site hover", src: "[site]\nhover = \"loud\"\n", wantErr: "site.hover"},
 		{name: "site unknown key", src: "[site]\npackage = [\"x\"]\n", wantErr: "unknown keys: site.package"},
+		{
+			name: "workdir",
+			src:  "[targets.gpu]\nssh = \"gpu\"\nworkdir = \"/root/proj/\"\n",
+			want: File{Targets: map[string]TargetConfig{"gpu": {SSH: "gpu", Workdir: "/root/proj/"}}},
+		},
+		{name: "relative workdir", src: "[targets.gpu]\nworkdir = \"proj\"\n", wantErr: "targets.gpu.workdir: \"proj\" is not an absolute path"},
+		{name: "root workdir", src: "[targets.gpu]\nworkdir = \"/..\"\n", wantErr: "is the target's root"},
+		{name: "workdir with a newline", src: "[targets.gpu]\nworkdir = \"/a\\nb\"\n", wantErr: "control character"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,6 +136,14 @@ func TestMerge(t *testing.T) {
 		Layer{Source: "ws", File: File{Site: SiteConfig{Packages: []string{"-einops", "numpy"}}}})
 	if !reflect.DeepEqual(r.SitePackages, []string{"einops", "-einops", "numpy"}) || r.SiteHover != "full" {
 		t.Errorf("site settings merged: %v %q", r.SitePackages, r.SiteHover)
+	}
+	// A target's workdir comes with the layer that defines the target.
+	withDir := Layer{Source: "ws", File: File{Targets: map[string]TargetConfig{"gpu": {SSH: "root@other", Workdir: "/root/proj/./"}}}}
+	if r, _ := Merge(user, withDir); r.Workdirs["gpu"] != "/root/proj" {
+		t.Errorf("workdir: %q", r.Workdirs["gpu"])
+	}
+	if r, _ := Merge(withDir, user); len(r.Workdirs) != 0 {
+		t.Errorf("a later layer's gpu target without a workdir kept one: %v", r.Workdirs)
 	}
 	r, _ = Merge()
 	local, _ := r.Target("")

@@ -500,4 +500,123 @@ check("quick fix for the diagnostic turns cudagraphs off", function()
   assert(line:find("no-cudagraphs", 1, true) or line:find("cudagraphs", 1, true), "fixed line: " .. line)
 end)
 
+-- A real traceback from the fixture target: the workspace's script calls
+-- into the fixture torch, which fails in get_obj (cudagraph_trees.py:11).
+local function fixture_traceback()
+  local script = ws .. "/crash.py"
+  vim.fn.writefile({ "import torch._inductor.cudagraph_trees as trees", "", "", 'trees.get_obj(trees.local, "tree_manager_containers")' }, script)
+  local out = vim.fn.system({ "env", "PYTHONPATH=" .. pythonpath, python, script })
+  assert(out:find("cudagraph_trees.py\", line 11, in get_obj", 1, true), "unexpected output of crash.py: " .. out)
+  return out, script
+end
+
+local log_path, crash_path
+check("gF on a target path in a log opens the mirror at the line; gf the file", function()
+  local out
+  out, crash_path = fixture_traceback()
+  log_path = ws .. "/run.log"
+  vim.fn.writefile(vim.split("epoch 3 step 120 loss 0.51\n" .. out, "\n", { plain = true }), log_path)
+  vim.cmd("edit " .. vim.fn.fnameescape(log_path))
+  local log_buf = vim.api.nvim_get_current_buf()
+  local map = vim.fn.maparg("gF", "n", false, true)
+  assert(map.buffer == 1, "gF is not mapped in the log: " .. vim.inspect(map))
+  local row, col
+  for i, line in ipairs(vim.api.nvim_buf_get_lines(log_buf, 0, -1, false)) do
+    local s = line:find("/torch/_inductor/cudagraph_trees.py", 1, true)
+    if s then
+      row, col = i, s + 4
+    end
+  end
+  assert(row, "no cudagraph_trees.py frame in the log")
+  for _, key in ipairs({ "gF", "gf" }) do
+    vim.api.nvim_set_current_buf(log_buf)
+    vim.api.nvim_win_set_cursor(0, { row, col })
+    vim.api.nvim_feedkeys(key, "x", false)
+    local name = vim.api.nvim_buf_get_name(0)
+    assert(torchlsp.is_mirror(name) and name:find("/torch/_inductor/cudagraph_trees%.py$"), key .. " opened " .. name)
+    assert(vim.bo.readonly, "the mirror file is not read-only")
+    local at = vim.api.nvim_win_get_cursor(0)[1]
+    if key == "gF" then
+      local text = vim.api.nvim_get_current_line()
+      assert(at == 11 and text:find("assert torch._C._is_key_in_tls", 1, true), ("gF: line %d: %q"):format(at, text))
+    end
+  end
+  -- The user's frame opens the workspace's file.
+  vim.api.nvim_set_current_buf(log_buf)
+  for i, line in ipairs(vim.api.nvim_buf_get_lines(log_buf, 0, -1, false)) do
+    local s = line:find(crash_path, 1, true)
+    if s then
+      vim.api.nvim_win_set_cursor(0, { i, s + 2 })
+      break
+    end
+  end
+  vim.api.nvim_feedkeys("gF", "x", false)
+  assert(vim.api.nvim_buf_get_name(0) == crash_path, "gF on the script's frame opened " .. vim.api.nvim_buf_get_name(0))
+  assert(vim.api.nvim_win_get_cursor(0)[1] == 4, "gF on the script's frame: line " .. vim.api.nvim_win_get_cursor(0)[1])
+  -- Elsewhere gf is Neovim's own: a file name that is no target path.
+  vim.api.nvim_set_current_buf(log_buf)
+  vim.api.nvim_buf_set_lines(log_buf, 0, 1, false, { ws .. "/torchlsp.toml" })
+  vim.api.nvim_win_set_cursor(0, { 1, 2 })
+  vim.api.nvim_feedkeys("gf", "x", false)
+  assert(vim.api.nvim_buf_get_name(0) == ws .. "/torchlsp.toml", "gf on a plain file name opened " .. vim.api.nvim_buf_get_name(0))
+  vim.api.nvim_set_current_buf(log_buf)
+  vim.cmd("edit! " .. vim.fn.fnameescape(log_path))
+end)
+
+check(":TorchlspTraceback loads the traceback into the quickfix list, and its exception onto the script", function()
+  assert(log_path, "no log")
+  vim.cmd("edit " .. vim.fn.fnameescape(log_path))
+  vim.fn.setqflist({}, "r", { title = "", items = {} })
+  vim.cmd("TorchlspTraceback")
+  local ok = vim.wait(ready_timeout_ms, function()
+    return vim.fn.getqflist({ title = 1 }).title:find("^torchlsp traceback") ~= nil
+  end, 100)
+  assert(ok, "no quickfix list; title: " .. vim.fn.getqflist({ title = 1 }).title)
+  -- (Asked for with items, idx would narrow them to that one entry.)
+  local qf = vim.fn.getqflist({ title = 1, items = 1 })
+  qf.idx = vim.fn.getqflist({ idx = 0 }).idx
+  assert(qf.title:find("AttributeError", 1, true), "title " .. qf.title)
+  local mirror, user
+  for i, item in ipairs(qf.items) do
+    local name = item.bufnr > 0 and vim.api.nvim_buf_get_name(item.bufnr) or ""
+    if name:find("/torch/_inductor/cudagraph_trees%.py$") and item.lnum == 11 then
+      mirror = item
+    elseif name == crash_path and item.lnum == 4 then
+      user = i
+    end
+  end
+  assert(mirror and torchlsp.is_mirror(vim.api.nvim_buf_get_name(mirror.bufnr)), "no mirror item: " .. vim.inspect(qf.items))
+  assert(user and qf.idx == user, ("the list is not at your frame (%s, idx %d)"):format(tostring(user), qf.idx))
+  assert(vim.api.nvim_buf_get_name(0) == crash_path and vim.api.nvim_win_get_cursor(0)[1] == 4, "your frame did not open: " .. vim.api.nvim_buf_get_name(0))
+  -- The exception sits on the script's line until the file changes.
+  local uri = vim.uri_from_fname(crash_path)
+  assert(vim.wait(30000, function()
+    for _, d in ipairs(published[uri] or {}) do
+      if tostring(d.code or ""):find("TL210") and d.range.start.line == 3 and d.message:find("AttributeError") then
+        return true
+      end
+    end
+    return false
+  end, 100), "no traceback diagnostic on crash.py: " .. vim.inspect(published[uri]))
+  vim.cmd("cclose")
+end)
+
+check(":TorchlspTraceback REG reads a register", function()
+  local out = fixture_traceback()
+  vim.fn.setreg("t", out)
+  vim.cmd("enew")
+  vim.fn.setqflist({}, "r", { title = "", items = {} })
+  vim.cmd("TorchlspTraceback t")
+  assert(vim.wait(ready_timeout_ms, function()
+    return #vim.fn.getqflist() > 0
+  end, 100), "no quickfix items from the register")
+  local found = false
+  for _, item in ipairs(vim.fn.getqflist()) do
+    found = found or (item.bufnr > 0 and vim.api.nvim_buf_get_name(item.bufnr):find("/torch/_inductor/cudagraph_trees%.py$") ~= nil and item.lnum == 11)
+  end
+  assert(found, "no mirror item: " .. vim.inspect(vim.fn.getqflist()))
+  vim.cmd("cclose")
+  vim.api.nvim_set_current_buf(bufnr)
+end)
+
 finish()

@@ -65,5 +65,12 @@ if wait_for 'repro on .debian.' && wait_for 'cudagraph-trees-off'; then
 else
   status=1
 fi
+tmux -L "$sock" send-keys Escape ":lua torchlsp_screens.traceback()" Enter
+if wait_for 'torchlsp traceback: AttributeError' && wait_for 'raised in torch/_inductor'; then
+  sleep 0.5
+  capture nvim-traceback
+else
+  status=1
+fi
 tmux -L "$sock" send-keys Escape ":qa!" Enter
 exit "$status"

@@ -114,4 +114,27 @@ local function repro()
   require("torchlsp").repro("debian")
 end
 
-_G.torchlsp_screens = { hover = hover, quickfix = quickfix, repro = repro, goto_text = goto_text }
+-- Writes a real traceback of the fixture target (a workspace script that
+-- calls into the fixture torch) to run.log, opens it, and loads it into
+-- the quickfix list with :TorchlspTraceback: the script opens at its frame
+-- with the exception on it, torch's frame in the list below it.
+local function traceback()
+  vim.cmd("silent! only")
+  local ws
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    local name = vim.api.nvim_buf_get_name(b)
+    if name:match("/train%.py$") then
+      ws = vim.fn.fnamemodify(name, ":p:h")
+    end
+  end
+  local script = ws .. "/crash.py"
+  vim.fn.writefile({ "import torch._inductor.cudagraph_trees as trees", "", "", 'trees.get_obj(trees.local, "tree_manager_containers")' }, script)
+  local python = env("TORCHLSP_PYTHON", "/usr/bin/python3")
+  local pythonpath = vim.fn.fnamemodify(env("TORCHLSP_PYTHONPATH", "editors/testdata/site"), ":p")
+  local out = vim.fn.system({ "env", "PYTHONPATH=" .. pythonpath, python, script })
+  vim.fn.writefile(vim.split("epoch 3 step 120 loss 0.51\n" .. out, "\n", { plain = true }), ws .. "/run.log")
+  vim.cmd("edit " .. vim.fn.fnameescape(ws .. "/run.log"))
+  vim.cmd("TorchlspTraceback")
+end
+
+_G.torchlsp_screens = { hover = hover, quickfix = quickfix, repro = repro, traceback = traceback, goto_text = goto_text }

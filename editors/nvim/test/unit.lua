@@ -61,6 +61,11 @@ local settings_cases = {
     json = '{"defaultTarget":"h200","logLevel":"debug","targets":{"h200":{"env":{},"exec":["pct","exec","200","--"],'
       .. '"jump":["me@bastion"],"python":"/opt/torch/.venv/bin/python3","ssh":"root@gpu:22"}}}',
   },
+  {
+    name = "a target's workdir goes to the server",
+    config = { targets = { gpu = { python = "python3", ssh = "gpu", workdir = "/root/proj" } }, log_level = "info" },
+    json = '{"logLevel":"info","targets":{"gpu":{"python":"python3","ssh":"gpu","workdir":"/root/proj"}}}',
+  },
 }
 for _, c in ipairs(settings_cases) do
   check("server_settings: " .. c.name, function()
@@ -403,6 +408,41 @@ check("keymaps: K is hover on attach; a map you made stays; keymaps = false sets
     return vim.fn.maparg("<leader>h", "n", false, true)
   end)
   eq(h.desc, "torchlsp: hover", "custom hover key")
+end)
+
+local traceback = require("torchlsp.traceback")
+
+check("traceback: the link under a byte column", function()
+  local result = { links = {
+    { start = 4, ["end"] = 20, path = "/m/site/torch/a.py", fileLine = 3 },
+    { start = 30, ["end"] = 40, tooltip = "from torch 2.11.0, but …" },
+  } }
+  eq(traceback.link_at(result, 3), nil, "before the first")
+  eq(traceback.link_at(result, 4).fileLine, 3, "at its start")
+  eq(traceback.link_at(result, 20), nil, "at its end")
+  eq(traceback.link_at(result, 35).tooltip, "from torch 2.11.0, but …", "a link with no file")
+  eq(traceback.link_at(nil, 1), nil, "no answer")
+  eq(traceback.link_at({ links = { { start = "x" } } }, 1), nil, "a malformed link")
+end)
+
+check("traceback: quickfix items", function()
+  local items, user = traceback.quickfix_items({
+    user = 1,
+    frames = {
+      { targetPath = "<frozen runpy>", targetLine = 198, func = "_run_module_as_main", line = 198 },
+      { targetPath = "/tmp/x/t.py", targetLine = 8, func = "worker", path = "/ws/t.py", line = 8, source = "model(x)" },
+      { targetPath = "/usr/lib/python3/dist-packages/torch/nn/modules/linear.py", targetLine = 114, func = "forward", path = "/m/site/torch/nn/modules/linear.py", line = 114 },
+      { targetPath = "/usr/lib/python3.11/threading.py", targetLine = 975, func = "run", line = 975 },
+    },
+  })
+  eq(user, 2, "your frame")
+  eq(items[1], { text = "<frozen runpy>:198 in _run_module_as_main: not a file", valid = 0 }, "a pseudo-file")
+  eq(items[2], { filename = "/ws/t.py", lnum = 8, col = 1, text = "in worker: model(x) [/tmp/x/t.py:8]", type = "E" }, "your frame")
+  eq(items[3].filename, "/m/site/torch/nn/modules/linear.py", "torch's frame")
+  eq(items[3].text, "in forward: [/usr/lib/python3/dist-packages/torch/nn/modules/linear.py:114]", "torch's frame's text")
+  eq(items[3].type, "I", "torch's frame is information")
+  eq(items[4], { text = "/usr/lib/python3.11/threading.py:975 in run: not mapped", valid = 0 }, "unmapped")
+  eq(#traceback.quickfix_items(nil), 0, "no answer")
 end)
 
 io.stdout:write(("%d passed, %d failed\n"):format(passed, failed))

@@ -17,10 +17,12 @@ import {
   State,
 } from "vscode-languageclient/node";
 import { findBinary, installCommand } from "./binary";
+import { documentSelector } from "./links";
 import { classifyResult, isMarkdownPath, isServerCommand, OpenDocument, reproArgs, reproChoices, serverCommands } from "./results";
 import { mapSettings, ServerSettings, targetNames, userDefaultTarget } from "./settings";
 import { Added, addPath, removePath, SiteChoice, settingName, sitePath, siteSettings, siteTarget } from "./site";
 import { renderStatus, StatusParams, StatusTracker, WorkspaceFileView } from "./status";
+import { registerTracebackLinks } from "./terminal";
 import { cacheDir, describeSummary, stateDir, summarize, trustState, workspaceFile } from "./workspace";
 
 const section = "torchlsp";
@@ -100,6 +102,7 @@ class Extension implements vscode.Disposable {
     }
     void this.site.setEnabled(siteEnabled());
     void ensureReadonlyMirror(this.output);
+    this.disposables.push(...registerTracebackLinks(() => this.client, this.output));
   }
 
   /** Reads and maps the settings, telling the user once about each new set of problems. */
@@ -130,7 +133,7 @@ class Extension implements vscode.Disposable {
     this.output.appendLine(`starting ${binary.path} serve --stdio`);
     const serverOptions: ServerOptions = { command: binary.path, args: ["serve", "--stdio"] };
     const clientOptions: LanguageClientOptions = {
-      documentSelector: [{ scheme: "file", language: "python" }],
+      documentSelector,
       initializationOptions: () => this.settings(),
       outputChannel: this.output,
       synchronize: { configurationSection: section },

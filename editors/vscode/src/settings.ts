@@ -10,6 +10,8 @@ export interface TargetSettings {
   ssh?: string;
   jump?: string[];
   exec?: string[];
+  /** The workspace's working copy on the target: its paths in tracebacks open the workspace's files. */
+  workdir?: string;
 }
 
 /**
@@ -145,6 +147,13 @@ function mapTarget(name: string, raw: unknown, problems: string[]): TargetSettin
   if (target.jump && target.jump.length > 0 && !target.ssh) {
     problems.push(`${where}.jump needs ssh to be set`);
     return undefined;
+  }
+  if (raw.workdir !== undefined) {
+    if (typeof raw.workdir !== "string" || !raw.workdir.startsWith("/")) {
+      problems.push(`${where}.workdir must be an absolute path on the target`);
+      return undefined;
+    }
+    target.workdir = raw.workdir;
   }
   return target;
 }

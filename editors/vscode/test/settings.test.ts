@@ -86,6 +86,18 @@ test("settings map to the server's section", async (t) => {
       problems: [],
     },
     {
+      name: "a workdir passes through",
+      input: { targets: { t: { python: "p", workdir: "/root/proj" } } },
+      want: { targets: { t: { python: "p", workdir: "/root/proj" } }, logLevel: "info" },
+      problems: [],
+    },
+    {
+      name: "a relative workdir is rejected",
+      input: { targets: { t: { python: "p", workdir: "proj" } } },
+      want: { targets: {}, logLevel: "info" },
+      problems: [/t\.workdir/],
+    },
+    {
       name: "jump without ssh is rejected",
       input: { targets: { t: { python: "p", jump: ["a@b"] } } },
       want: { targets: {}, logLevel: "info" },

@@ -12,7 +12,8 @@ local defaults = {
   cmd = { "torchlsp", "serve", "--stdio" },
   -- Targets by name, as in torchlsp.toml: { NAME = { python = ..., env = {...},
   -- packages = {...}, ssh = "user@host:port", jump = {...}, exec = {...},
-  -- user_site = true (see ~/.local; off by default) } }.
+  -- user_site = true (see ~/.local; off by default),
+  -- workdir = "/path/of/the/workspace/on/the/target" } }.
   targets = {},
   -- nil: the default of a trusted torchlsp.toml, else of config.toml, else
   -- "local". Only a name given here is sent to the server.
@@ -92,6 +93,7 @@ function M.server_settings(config)
     if t.user_site ~= nil then
       target.userSite = t.user_site
     end
+    target.workdir = t.workdir
     targets[name] = target
   end
   local settings = { targets = targets, logLevel = config.log_level or "info" }
@@ -1335,6 +1337,7 @@ function M.setup(opts)
     })
   end
   create_commands()
+  require("torchlsp.traceback").setup(M, state.augroup, config)
   for _, buf in ipairs(vim.api.nvim_list_bufs()) do
     if vim.api.nvim_buf_is_loaded(buf) and vim.tbl_contains(config.filetypes, vim.bo[buf].filetype) then
       M.attach(buf)
