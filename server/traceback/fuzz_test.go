@@ -4,11 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/torchlsp/torchlsp/internal/fuzzdeadline"
 )
 
 // FuzzParse checks that any text parses without a panic, and that every
 // ref's span lies inside its line and starts with the path it reports.
 func FuzzParse(f *testing.F) {
+	deadline := fuzzdeadline.New(f)
 	files, _ := filepath.Glob("testdata/*/*.txt")
 	for _, name := range files {
 		rel, _ := filepath.Rel("testdata", name)
@@ -18,6 +21,7 @@ func FuzzParse(f *testing.F) {
 	f.Add(".py:")
 	f.Add("W1201 23:05:33.428000 565 torch/x.py:1]")
 	f.Fuzz(func(t *testing.T, text string) {
+		deadline.Start(t, text)
 		res := Parse(text, 1000)
 		lines := map[int]string{}
 		forLines(text, func(n int, line string) bool {
