@@ -15,10 +15,7 @@ var linearSizes = [2]int{150 << 10, 300 << 10}
 func checkWork(buf *pybuf.Buffer, s site) ([]Diagnostic, int) {
 	a := analyze(buf, s.cat)
 	c := &checker{a: a, t: a.t, cat: s.cat, opts: Options{SiteDir: s.dir}, files: newSiteFiles(s.dir)}
-	c.compileArgs()
-	c.threads()
-	c.flagUse()
-	c.envAfterImport()
+	c.run()
 	return c.out, a.work
 }
 
