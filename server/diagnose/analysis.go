@@ -45,12 +45,12 @@ type analysis struct {
 	isModule   map[string]bool
 	subconfigs map[string]bool // module.prefix of nested classes
 
-	refs    []FlagRef
-	calls   []*callInfo
-	funcs   map[string][]int32 // function name → definitions
-	sites   []*compileSite
-	starts  []threadStart
-	execs   map[string]int // names bound to thread pool executors → their max_workers (0: unknown)
+	refs   []FlagRef
+	calls  []*callInfo
+	funcs  map[string][]int32 // function name → definitions
+	sites  []*compileSite
+	starts []threadStart
+	execs  map[string]int // names bound to thread pool executors → their max_workers (0: unknown)
 
 	siteByTarget   map[string][]*compileSite // compile sites by the names they bind
 	optionDicts    map[int32]bool            // options dicts whose keys are recorded as flag references
@@ -58,12 +58,12 @@ type analysis struct {
 	bareDecorators []int32                   // bare @name decorators, for wrappers of torch.compile
 	returns        map[int32][]int32         // function definition → the values it returns
 	classes        []int32                   // class definitions
-	torchAt int             // line of the first module-level torch import, or -1
-	quals   map[int32]string
-	finals  map[int32]int32  // assignment → the value at the end of its chain (assigned)
-	texts   map[int32]string // value node → its text (valueText)
-	imps    map[string]int   // moduleImports
-	work    int              // steps taken, for the tests that bound them
+	torchAt        int                       // line of the first module-level torch import, or -1
+	quals          map[int32]string
+	finals         map[int32]int32  // assignment → the value at the end of its chain (assigned)
+	texts          map[int32]string // value node → its text (valueText)
+	imps           map[string]int   // moduleImports
+	work           int              // steps taken, for the tests that bound them
 }
 
 // analyze reads the tree buf was analysed from: one parse per version of
@@ -82,9 +82,9 @@ func analyze(buf *pybuf.Buffer, cat *gates.Catalog) *analysis {
 		optionDicts:  map[int32]bool{},
 		partials:     map[string]*callInfo{},
 		returns:      map[int32][]int32{},
-		quals:      map[int32]string{},
-		finals:     map[int32]int32{},
-		texts:      map[int32]string{},
+		quals:        map[int32]string{},
+		finals:       map[int32]int32{},
+		texts:        map[int32]string{},
 	}
 	if cat != nil {
 		for _, m := range cat.Modules {

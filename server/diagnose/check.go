@@ -197,12 +197,12 @@ type checker struct {
 // refIndex answers the questions the checks ask about the references
 // once per site or per reference, each from one pass over them.
 type refIndex struct {
-	cudagraphsOn      *FlagRef           // the first module-level write that turns CUDA graphs on
-	treesOffByCall    map[int32]int      // call → index of the first options entry turning cudagraph trees off
-	treesOffModule    int                // index of the first module-level write turning them off, or -1
-	envWrites         map[envFlag]*FlagRef
-	bySpan            map[pybuf.Span][]*FlagRef // environment references by span
-	treeGates         []gates.Site
+	cudagraphsOn   *FlagRef      // the first module-level write that turns CUDA graphs on
+	treesOffByCall map[int32]int // call → index of the first options entry turning cudagraph trees off
+	treesOffModule int           // index of the first module-level write turning them off, or -1
+	envWrites      map[envFlag]*FlagRef
+	bySpan         map[pybuf.Span][]*FlagRef // environment references by span
+	treeGates      []gates.Site
 }
 
 type envFlag struct {

@@ -33,11 +33,11 @@ var executorTypes = map[string]bool{
 
 // threadRunners run their first argument in a worker thread.
 var threadRunners = map[string]bool{
-	"asyncio.to_thread":                          true,
-	"_thread.start_new_thread":                   true,
-	"anyio.to_thread.run_sync":                   true,
-	"starlette.concurrency.run_in_threadpool":    true,
-	"fastapi.concurrency.run_in_threadpool":      true,
+	"asyncio.to_thread":                       true,
+	"_thread.start_new_thread":                true,
+	"anyio.to_thread.run_sync":                true,
+	"starlette.concurrency.run_in_threadpool": true,
+	"fastapi.concurrency.run_in_threadpool":   true,
 }
 
 // poolMethods run their first argument in a pool's threads.
