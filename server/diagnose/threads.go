@@ -20,6 +20,11 @@ type threadStart struct {
 	// that function's parameters, the parameter's index; else -1.
 	param int
 	fn    int32 // function holding node, or -1
+	// owners are the objects whose methods the start runs: model for
+	// Thread(target=model.generate). A module compiled in place, or whose
+	// forward was replaced by a compiled one, runs compiled code whatever
+	// method of it runs (torch.compile(model) compiles only its calls).
+	owners []string
 }
 
 // executorTypes are the thread pools whose submit/map run callables in
@@ -208,7 +213,7 @@ func (a *analysis) threadCall(c *callInfo) {
 	t := a.t
 	start := func(how string, target int32, many bool) {
 		a.addStart(threadStart{node: c.node, how: how, targets: a.targetNames(target), within: -1,
-			many: many || a.inLoop(c.node), param: a.paramIndex(c.fn, target), fn: c.fn})
+			many: many || a.inLoop(c.node), param: a.paramIndex(c.fn, target), fn: c.fn, owners: a.ownerNames(target)})
 	}
 	switch c.qual {
 	case "threading.Thread", "threading.Timer":
@@ -413,7 +418,7 @@ func (a *analysis) startWrappers() {
 				}
 				a.addStart(threadStart{node: c.node, how: st.how + " (through " + t.Text(name) + ")",
 					targets: a.targetNames(arg), within: -1, many: st.many || a.inLoop(c.node),
-					param: a.paramIndex(c.fn, arg), fn: c.fn})
+					param: a.paramIndex(c.fn, arg), fn: c.fn, owners: a.ownerNames(arg)})
 			}
 		}
 		from = upto
@@ -448,6 +453,24 @@ func (a *analysis) targetNames(n int32) []string {
 				}
 			}
 		}
+	}
+	return nil
+}
+
+// ownerNames names the object a bound method belongs to: model for
+// model.generate, self.model for ... self.model.generate ("model").
+func (a *analysis) ownerNames(n int32) []string {
+	t := a.t
+	n = t.Unwrap(n)
+	if t.Kind(n) != syntax.KindAttribute {
+		return nil
+	}
+	obj := t.Unwrap(t.Child(n, syntax.FieldObject))
+	if t.Chain(obj) == nil {
+		return nil
+	}
+	if name := t.LastName(obj); name != "" && name != "self" && name != "cls" {
+		return []string{name}
 	}
 	return nil
 }
@@ -495,6 +518,15 @@ func (a *analysis) threadReach() reach {
 		names := st.targets
 		seen := map[string]bool{}
 		counted = map[*compileSite]bool{}
+		for _, o := range st.owners {
+			a.work++
+			for _, s := range a.siteByTarget[o] {
+				a.work++
+				if s.kind == siteInPlace || len(s.targets) > 1 && s.targets[1] == o {
+					claim(s, st)
+				}
+			}
+		}
 		for depth := 0; depth <= maxCallDepth && len(names) > 0; depth++ {
 			var next []string
 			for _, name := range names {
