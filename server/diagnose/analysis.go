@@ -58,6 +58,9 @@ type analysis struct {
 	bareDecorators []int32                   // bare @name decorators, for wrappers of torch.compile
 	returns        map[int32][]int32         // function definition → the values it returns
 	classes        []int32                   // class definitions
+	names          map[string][]int32        // identifiers read, by name
+	assigns        map[string][]int32        // assignments and for statements, by the name they bind
+	byCallee       map[string][]*callInfo    // calls by callee name (callsNamed), made on first use
 	torchAt        int                       // line of the first module-level torch import, or -1
 	quals          map[int32]string
 	finals         map[int32]int32  // assignment → the value at the end of its chain (assigned)
@@ -82,6 +85,8 @@ func analyze(buf *pybuf.Buffer, cat *gates.Catalog) *analysis {
 		optionDicts:  map[int32]bool{},
 		partials:     map[string]*callInfo{},
 		returns:      map[int32][]int32{},
+		names:        map[string][]int32{},
+		assigns:      map[string][]int32{},
 		quals:        map[int32]string{},
 		finals:       map[int32]int32{},
 		texts:        map[int32]string{},
@@ -172,6 +177,12 @@ func (a *analysis) walk() {
 			a.classes = append(a.classes, n)
 		case syntax.KindDecorator:
 			a.decorator(n)
+		case syntax.KindIdentifier:
+			if a.isRead(n) {
+				a.names[t.Text(n)] = append(a.names[t.Text(n)], n)
+			}
+		case syntax.KindAssignment, syntax.KindAugmentedAssignment, syntax.KindForStatement:
+			a.binds(n)
 		case syntax.KindReturnStatement:
 			if fn := t.fnOf[n]; fn >= 0 {
 				if cs := t.CodeChildren(n); len(cs) == 1 {
@@ -186,6 +197,47 @@ func (a *analysis) walk() {
 	}
 	a.derive()
 	a.threadStarts()
+}
+
+// isRead reports whether identifier n reads a name (not an attribute, a
+// keyword, a parameter, a definition's name or an assignment target).
+func (a *analysis) isRead(n int32) bool {
+	t := a.t
+	p := t.Parent(n)
+	if p < 0 {
+		return false
+	}
+	f := t.Field(n)
+	switch t.Kind(p) {
+	case syntax.KindAttribute:
+		return f != syntax.FieldAttribute
+	case syntax.KindKeywordArgument, syntax.KindDefaultParameter, syntax.KindTypedDefaultParameter:
+		return f != syntax.FieldName
+	case syntax.KindAssignment, syntax.KindAugmentedAssignment, syntax.KindForStatement, syntax.KindForInClause:
+		return f != syntax.FieldLeft
+	case syntax.KindFunctionDefinition, syntax.KindClassDefinition, syntax.KindParameters, syntax.KindLambdaParameters,
+		syntax.KindTypedParameter, syntax.KindPatternList, syntax.KindTuplePattern, syntax.KindListPattern,
+		syntax.KindDottedName, syntax.KindAliasedImport, syntax.KindGlobalStatement, syntax.KindNonlocalStatement,
+		syntax.KindAsPattern, syntax.KindListSplatPattern, syntax.KindDictionarySplatPattern:
+		return false
+	}
+	return true
+}
+
+// binds records the names an assignment or for statement binds.
+func (a *analysis) binds(n int32) {
+	t := a.t
+	l := t.Unwrap(t.Child(n, syntax.FieldLeft))
+	switch t.Kind(l) {
+	case syntax.KindIdentifier:
+		a.assigns[t.Text(l)] = append(a.assigns[t.Text(l)], n)
+	case syntax.KindPatternList, syntax.KindTuplePattern, syntax.KindTuple, syntax.KindListPattern, syntax.KindExpressionList:
+		for _, c := range t.CodeChildren(l) {
+			if t.Kind(c) == syntax.KindIdentifier {
+				a.assigns[t.Text(c)] = append(a.assigns[t.Text(c)], n)
+			}
+		}
+	}
 }
 
 // importsTorch reports whether an import statement imports torch or one of

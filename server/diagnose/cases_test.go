@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/torchlsp/torchlsp/server/pybuf"
@@ -95,29 +94,18 @@ func wants(src, siteName string) map[int][]string {
 	return out
 }
 
-// caseSites builds each named torch tree once per test binary.
-type caseSites struct {
-	mu    sync.Mutex // guards built
-	built map[string]site
-}
+// needs211 reports whether a site is made from the torch 2.11 tree, which
+// the tests have only with TORCHLSP_TORCH211_SITE.
+func needs211(name string) bool { return strings.HasPrefix(name, "torch211") }
 
-var sharedSites = &caseSites{built: map[string]site{}}
-
-func (cs *caseSites) get(t *testing.T, name string) site {
-	t.Helper()
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	if s, ok := cs.built[name]; ok {
-		return s
+// have211 reports whether the torch 2.11 tree is there to make sites from.
+func have211() bool {
+	dir := os.Getenv("TORCHLSP_TORCH211_SITE")
+	if dir == "" {
+		return false
 	}
-	make, ok := siteMakers[name]
-	if !ok {
-		t.Fatalf("unknown site %q", name)
-	}
-	s := make(t)
-	s.name = name
-	cs.built[name] = s
-	return s
+	_, err := os.Stat(filepath.Join(dir, "torch", "_inductor", "config.py"))
+	return err == nil
 }
 
 // siteMakers are the torch trees a case archive may name.
@@ -129,29 +117,58 @@ var siteMakers = map[string]func(t *testing.T) site{
 
 func TestCases(t *testing.T) {
 	t.Parallel()
-	for _, a := range readCases(t) {
+	archives := readCases(t)
+	// Each tree is made once, in this test's temporary directory, which
+	// lives until every subtest has ended.
+	sites := map[string]site{}
+	for _, a := range archives {
+		for _, name := range a.sites {
+			if _, ok := sites[name]; ok || needs211(name) && !have211() {
+				continue
+			}
+			s := siteMakers[name](t)
+			s.name = name
+			sites[name] = s
+		}
+	}
+	for _, a := range archives {
 		t.Run(strings.TrimSuffix(filepath.Base(a.path), ".txtar"), func(t *testing.T) {
 			t.Parallel()
 			for _, siteName := range a.sites {
 				t.Run(siteName, func(t *testing.T) {
-					s := sharedSites.get(t, siteName)
-					for _, f := range a.files {
-						checkCase(t, s, a.codes, f)
+					s, ok := sites[siteName]
+					if !ok {
+						t.Skip("TORCHLSP_TORCH211_SITE not set")
 					}
+					var golden strings.Builder
+					for _, f := range a.files {
+						golden.WriteString("== " + f.name + "\n")
+						golden.WriteString(checkCase(t, s, a.codes, f))
+					}
+					compareGolden(t, filepath.Join("testdata", "cases", "golden",
+						strings.TrimSuffix(filepath.Base(a.path), ".txtar")+"."+siteName+".txt"), golden.String())
 				})
 			}
 		})
 	}
 }
 
-func checkCase(t *testing.T, s site, codes []string, f archiveFile) {
+// checkCase checks one file of an archive on one site and returns its
+// diagnostics of the archive's codes, rendered for the golden file.
+func checkCase(t *testing.T, s site, codes []string, f archiveFile) string {
 	t.Helper()
 	src := []byte(f.data)
 	if buf := pybuf.Parse(src); buf.HasErrors() {
 		t.Errorf("%s: not valid Python", f.name)
-		return
+		return ""
 	}
 	ds := check(s, src)
+	var mine []Diagnostic
+	for _, d := range ds {
+		if slices.Contains(codes, codeOf(d.Code)) {
+			mine = append(mine, d)
+		}
+	}
 	want := wants(f.data, s.name)
 	got := map[int][]string{}
 	for _, d := range ds {
@@ -202,6 +219,29 @@ func checkCase(t *testing.T, s site, codes []string, f archiveFile) {
 				t.Errorf("%s: %s %q did not remove the diagnostic:\n%s\n%s", f.name, d.Code, fix.Title, out, render(after))
 			}
 		}
+	}
+	return render(mine)
+}
+
+// compareGolden compares got with the golden file at path, or rewrites it
+// under -update.
+func compareGolden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if got != string(want) {
+		t.Errorf("differs from the golden file %s (go test -update rewrites it):\n%s", path, got)
 	}
 }
 

@@ -49,6 +49,10 @@ const (
 	CodeFlagAlias           = "TL008 flag-alias"
 	CodeEnvAfterImport      = "TL009 env-after-import"
 	CodeEnvForced           = "TL010 env-forced"
+	CodeOutputOverwritten   = "TL011 cudagraph-output-overwritten"
+	CodeConfigPerThread     = "TL012 config-per-thread"
+	CodeRecompileLimit      = "TL013 recompile-limit"
+	CodeSharedCallable      = "TL014 compiled-callable-shared"
 )
 
 // Diagnostic is one finding in the user's buffer.
@@ -122,6 +126,8 @@ func (c *checker) run() {
 	} else {
 		c.compileArgs()
 		c.threads()
+		c.outputsOverwritten()
+		c.recompiles()
 	}
 	c.flagUse()
 	c.envAfterImport()
@@ -571,6 +577,7 @@ func (c *checker) threads() {
 		return
 	}
 	rc := a.threadReach()
+	field := c.sharedCallable()
 	var hot []*compileSite // compiled code with CUDA graphs run in threads
 	for _, s := range a.sites {
 		a.work++
@@ -584,9 +591,18 @@ func (c *checker) threads() {
 		}
 		hot = append(hot, s)
 		c.cudagraphsInThreads(s, st, cg)
+		if field >= 0 {
+			c.sharedCallableInThreads(s, st, cg, rc, field)
+		}
 	}
 	if len(hot) > 0 {
 		c.treesOffInThreads(hot, rc)
+	}
+	if ctx := c.perThreadConfig(); ctx >= 0 {
+		// Overrides are per thread: one set in a thread stays there, and
+		// one set elsewhere does not reach it.
+		c.configNotInThreads(rc, ctx)
+		return
 	}
 	for i := range a.refs {
 		a.work++
