@@ -2,6 +2,8 @@ package diagnose
 
 import (
 	"fmt"
+	"math/bits"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -136,34 +138,39 @@ func (a *analysis) holder(n int32) int32 {
 	return n
 }
 
-// enclosingLoop returns the innermost for or while statement holding n
-// in n's own function, or -1.
+// enclosingLoop returns the innermost for or while statement whose body
+// holds n in n's own function, or -1.
 func (a *analysis) enclosingLoop(n int32) int32 {
 	t := a.t
-	for p, k := t.Parent(n), 0; p >= 0 && k < 256; p, k = t.Parent(p), k+1 {
+	l := t.loop[n]
+	for k := 0; l >= 0 && k < maxScan; k++ {
 		a.work++
-		switch t.Kind(p) {
-		case syntax.KindForStatement, syntax.KindWhileStatement:
-			if t.Field(n) == syntax.FieldBody || t.Kind(n) == syntax.KindBlock {
-				return p
-			}
-		case syntax.KindFunctionDefinition, syntax.KindClassDefinition, syntax.KindLambda:
-			return -1
+		if kd := t.Kind(l); kd == syntax.KindForStatement || kd == syntax.KindWhileStatement {
+			return l
 		}
-		n = p
+		l = t.loop[l]
 	}
 	return -1
 }
 
+// maxScan bounds the nodes a check looks at past a binary search: beyond
+// it, the check gives up (and says nothing).
+const maxScan = 64
+
+// firstFrom returns the index of the first node of nodes (in source
+// order) that starts at or after off.
+func (a *analysis) firstFrom(nodes []int32, off int) int {
+	t := a.t
+	a.work += 1 + bits.Len(uint(len(nodes)))
+	return sort.Search(len(nodes), func(i int) bool { return t.Start(nodes[i]) >= off })
+}
+
 // assignedIn reports whether name is assigned anywhere inside node n.
 func (a *analysis) assignedIn(name string, n int32) bool {
-	for _, as := range a.assigns[name] {
-		a.work++
-		if a.within(as, n) {
-			return true
-		}
-	}
-	return false
+	t := a.t
+	as := a.assigns[name]
+	i := a.firstFrom(as, t.Start(n))
+	return i < len(as) && t.Start(as[i]) < t.End(n)
 }
 
 // appendMethods keep their argument in the container they are called on.
@@ -264,10 +271,13 @@ func (c *checker) keptAcrossCalls(h hotName, call *callInfo) (overwrite, bool) {
 	}
 	// for ...: y = f(x); outs.append(y)
 	if loop >= 0 {
+		inLoop := a.callsIn(loop)
+		from := sort.Search(len(inLoop), func(i int) bool { return t.Start(inLoop[i].node) >= t.End(assign) })
+		inLoop = inLoop[from:min(len(inLoop), from+maxScan)]
 		for _, name := range names {
-			for _, ap := range a.callsIn(loop) {
+			for _, ap := range inLoop {
 				a.work++
-				if !appendMethods[ap.callee] || len(ap.args) == 0 || t.Start(ap.node) < t.End(assign) {
+				if !appendMethods[ap.callee] || len(ap.args) == 0 {
 					continue
 				}
 				arg := ap.args[len(ap.args)-1]
@@ -291,9 +301,11 @@ func (c *checker) keptAcrossCalls(h hotName, call *callInfo) (overwrite, bool) {
 		}
 	}
 	// y1 = f(x); y2 = f(x); use(y1)
-	for _, later := range a.callsNamed(h.name) {
+	calls := a.callsNamed(h.name)
+	from := sort.Search(len(calls), func(i int) bool { return t.Start(calls[i].node) >= t.End(assign) })
+	for _, later := range calls[from:min(len(calls), from+maxScan)] {
 		a.work++
-		if later.node == call.node || later.fn != call.fn || t.Start(later.node) < t.End(assign) {
+		if later.node == call.node || later.fn != call.fn {
 			continue
 		}
 		for _, name := range names {
@@ -332,23 +344,28 @@ var collectors = map[string]bool{
 // between since and that read; -1 when there is none.
 func (a *analysis) readAfter(name string, from int, fn int32, since int) int32 {
 	t := a.t
+	reads := a.names[name]
 	first := int32(-1)
-	for _, id := range a.names[name] {
+	i := a.firstFrom(reads, from)
+	for _, id := range reads[i:min(len(reads), i+maxScan)] {
 		a.work++
-		if t.Start(id) < from || t.fnOf[id] != fn {
-			continue
-		}
-		if first < 0 || t.Start(id) < t.Start(first) {
+		if t.fnOf[id] == fn {
 			first = id
+			break
 		}
 	}
 	if first < 0 {
 		return -1
 	}
-	for _, as := range a.assigns[name] {
+	as := a.assigns[name]
+	j := a.firstFrom(as, since+1)
+	for k, n := range as[j:] {
 		a.work++
-		if t.Start(as) > since && t.Start(as) < t.Start(first) && t.fnOf[as] == fn {
-			return -1 // assigned again before the read
+		if t.Start(n) >= t.Start(first) {
+			break
+		}
+		if k >= maxScan || t.fnOf[n] == fn {
+			return -1 // assigned again before the read (or too many to tell)
 		}
 	}
 	return first
@@ -724,31 +741,19 @@ var torchDtypes = map[string]bool{
 // function.
 func (a *analysis) loopOf(c *callInfo) (v, iter, body int32, ok bool) {
 	t := a.t
-	n := c.node
-	for p, k := t.Parent(n), 0; p >= 0 && k < 256; p, k = t.Parent(p), k+1 {
-		a.work++
-		switch t.Kind(p) {
-		case syntax.KindForStatement:
-			if t.Field(n) != syntax.FieldBody && t.Kind(n) != syntax.KindBlock {
-				break
+	p := t.loop[c.node]
+	a.work++
+	switch t.Kind(p) {
+	case syntax.KindForStatement:
+		l, r := t.Unwrap(t.Child(p, syntax.FieldLeft)), t.Child(p, syntax.FieldRight)
+		return l, r, p, t.Kind(l) == syntax.KindIdentifier && r >= 0
+	case syntax.KindListComprehension, syntax.KindGeneratorExpression, syntax.KindSetComprehension, syntax.KindDictionaryComprehension:
+		for _, cl := range t.CodeChildren(p) {
+			if t.Kind(cl) == syntax.KindForInClause {
+				l, r := t.Unwrap(t.Child(cl, syntax.FieldLeft)), t.Child(cl, syntax.FieldRight)
+				return l, r, p, t.Kind(l) == syntax.KindIdentifier && r >= 0
 			}
-			l, r := t.Unwrap(t.Child(p, syntax.FieldLeft)), t.Child(p, syntax.FieldRight)
-			return l, r, p, t.Kind(l) == syntax.KindIdentifier && r >= 0
-		case syntax.KindListComprehension, syntax.KindGeneratorExpression, syntax.KindSetComprehension, syntax.KindDictionaryComprehension:
-			if t.Field(n) != syntax.FieldBody {
-				break
-			}
-			for _, cl := range t.CodeChildren(p) {
-				if t.Kind(cl) == syntax.KindForInClause {
-					l, r := t.Unwrap(t.Child(cl, syntax.FieldLeft)), t.Child(cl, syntax.FieldRight)
-					return l, r, p, t.Kind(l) == syntax.KindIdentifier && r >= 0
-				}
-			}
-			return -1, -1, -1, false
-		case syntax.KindFunctionDefinition, syntax.KindClassDefinition, syntax.KindLambda, syntax.KindWhileStatement:
-			return -1, -1, -1, false
 		}
-		n = p
 	}
 	return -1, -1, -1, false
 }
@@ -768,14 +773,14 @@ func (a *analysis) varies(n int32, v string, body int32, depth int) string {
 		if depth > 0 {
 			return ""
 		}
-		// x = torch.randn(n, 8) earlier in the loop body
-		for _, as := range a.assigns[t.Text(n)] {
-			a.work++
-			if a.within(as, body) && t.Start(as) < t.Start(n) {
-				if r := t.Child(as, syntax.FieldRight); r >= 0 {
-					if k := a.varies(r, v, body, depth+1); k != "" && k != "value" {
-						return k
-					}
+		// x = torch.randn(n, 8) earlier in the loop body: the last one
+		// before n.
+		as := a.assigns[t.Text(n)]
+		i := a.firstFrom(as, t.Start(n)) - 1
+		if i >= 0 && a.within(as[i], body) {
+			if r := t.Child(as[i], syntax.FieldRight); r >= 0 && t.Kind(as[i]) == syntax.KindAssignment {
+				if k := a.varies(r, v, body, depth+1); k != "" && k != "value" {
+					return k
 				}
 			}
 		}

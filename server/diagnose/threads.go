@@ -287,18 +287,8 @@ func oneLineText(s string, limit int) string {
 // inLoop reports whether node n runs in a loop or a comprehension of its
 // own function (or of the module).
 func (a *analysis) inLoop(n int32) bool {
-	t := a.t
-	for p, k := t.Parent(n), 0; p >= 0 && k < 256; p, k = t.Parent(p), k+1 {
-		a.work++
-		switch t.Kind(p) {
-		case syntax.KindForStatement, syntax.KindWhileStatement, syntax.KindListComprehension,
-			syntax.KindGeneratorExpression, syntax.KindSetComprehension, syntax.KindDictionaryComprehension:
-			return true
-		case syntax.KindFunctionDefinition, syntax.KindClassDefinition, syntax.KindLambda:
-			return false
-		}
-	}
-	return false
+	a.work++
+	return a.t.loop[n] >= 0
 }
 
 // paramIndex returns the index of the parameter of function def that
