@@ -50,7 +50,10 @@ type analysis struct {
 	funcs  map[string][]int32 // function name → definitions
 	sites  []*compileSite
 	starts []threadStart
-	execs  map[string]int // names bound to thread pool executors → their max_workers (0: unknown)
+	// backwardStarts run a callable on autograd's backward threads
+	// (torch.utils.checkpoint): threads for per-thread config only.
+	backwardStarts []threadStart
+	execs          map[string]int // names bound to thread pool executors → their max_workers (0: unknown)
 
 	siteByTarget   map[string][]*compileSite // compile sites by the names they bind
 	optionDicts    map[int32]bool            // options dicts whose keys are recorded as flag references

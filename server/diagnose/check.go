@@ -573,7 +573,7 @@ func (c *checker) treesOff(s *compileSite) *FlagRef {
 // threads runs the checks that need to know what runs in other threads.
 func (c *checker) threads() {
 	a := c.a
-	if len(a.starts) == 0 {
+	if len(a.starts) == 0 && len(a.backwardStarts) == 0 {
 		return
 	}
 	rc := a.threadReach()
@@ -602,6 +602,9 @@ func (c *checker) threads() {
 		// Overrides are per thread: one set in a thread stays there, and
 		// one set elsewhere does not reach it.
 		c.configNotInThreads(rc, ctx)
+		if len(a.backwardStarts) > 0 {
+			c.configNotInThreads(a.reachOf(a.backwardStarts), ctx)
+		}
 		return
 	}
 	for i := range a.refs {

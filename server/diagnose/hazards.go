@@ -527,6 +527,9 @@ func (c *checker) setInThreadFix(r *FlagRef, st threadStart) (Fix, bool) {
 	if def < 0 {
 		return Fix{}, false
 	}
+	if name := t.Text(t.Child(def, syntax.FieldName)); len(a.siteByTarget[name]) > 0 || t.Kind(t.Parent(def)) == syntax.KindDecoratedDefinition {
+		return Fix{}, false // compiled (or wrapped) code: a config write there is traced, not run
+	}
 	text := t.Text(r.stmt)
 	head := text
 	if i := strings.IndexAny(head, ". ="); i > 0 {

@@ -226,6 +226,13 @@ func (a *analysis) threadCall(c *callInfo) {
 		}
 		return
 	}
+	if c.qual == "torch.utils.checkpoint.checkpoint" && len(c.args) >= 1 {
+		// Backward recomputes the checkpointed function on autograd's
+		// own threads.
+		a.backwardStarts = append(a.backwardStarts, threadStart{node: c.node, how: "autograd's backward (torch.utils.checkpoint runs it again there)",
+			targets: a.targetNames(c.args[0]), within: -1, param: -1, fn: c.fn, owners: a.ownerNames(c.args[0])})
+		return
+	}
 	if threadRunners[c.qual] {
 		if len(c.args) >= 1 {
 			start(c.qual, c.args[0], false)
@@ -481,7 +488,10 @@ const maxCallDepth = 4
 // function already reached at the same depth or less is not followed again
 // (everything it leads to is claimed already), so a function is followed
 // at most maxCallDepth+1 times however many starts reach it.
-func (a *analysis) threadReach() reach {
+func (a *analysis) threadReach() reach { return a.reachOf(a.starts) }
+
+// reachOf follows calls from the given starts (threadReach).
+func (a *analysis) reachOf(starts []threadStart) reach {
 	r := reach{funcs: map[int32]threadStart{}, sites: map[*compileSite]threadStart{}, starts: map[*compileSite]int{}}
 	byFn := map[int32][]*compileSite{}
 	for _, s := range a.sites {
@@ -504,7 +514,7 @@ func (a *analysis) threadReach() reach {
 	nameClaims := map[string]int{}
 	fnClaims := map[int32]int{}
 	reached := map[int32]int{} // function → the least depth it was followed at
-	for _, st := range a.starts {
+	for _, st := range starts {
 		names := st.targets
 		seen := map[string]bool{}
 		counted = map[*compileSite]bool{}
