@@ -22,8 +22,8 @@ import (
 
 type corpusEntry struct {
 	file, set, source, sha string
-	want               []string // codes on torch 2.11, "TL011"...; none for a quiet script
-	line               int
+	want                   []string // codes on torch 2.11, "TL011"...; none for a quiet script
+	line                   int
 }
 
 func readManifest(t *testing.T) []corpusEntry {
