@@ -2,7 +2,10 @@
 // every spelling, and checks how the code uses them and torch.compile
 // against the target's torch: CUDA graphs reached from threads, config
 // changed inside threads, unknown flags, mode and options together, values
-// of the wrong type, aliases, and environment variables set too late.
+// of the wrong type, aliases, environment variables set too late, and the
+// hazards users meet in the field: outputs of CUDA graphs kept past the
+// next call, config overrides one thread does not see, recompile limits
+// and CUDA-graph re-recording, and compiled graphs shared by threads.
 //
 // Every verdict comes from the target's catalog (server/gates) and, where a
 // diagnostic cites torch's own lines, from the mirrored source; nothing
