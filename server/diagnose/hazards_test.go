@@ -13,7 +13,7 @@ const hazardOverlays = "testdata/hazards"
 // copySite copies a torch tree (the tree itself, never a link to it: the
 // changes made to the copy must not reach the original) into a new
 // temporary directory.
-func copySite(t *testing.T, from string) string {
+func copySite(t testing.TB, from string) string {
 	t.Helper()
 	from, err := filepath.EvalSymlinks(from)
 	if err != nil {
@@ -31,7 +31,7 @@ func copySite(t *testing.T, from string) string {
 
 // overlaySite is a copy of base with the overlays of testdata/hazards
 // laid over it, in order.
-func overlaySite(t *testing.T, name, base string, overlays ...string) site {
+func overlaySite(t testing.TB, name, base string, overlays ...string) site {
 	t.Helper()
 	dir := copySite(t, base)
 	for _, o := range overlays {
@@ -45,7 +45,7 @@ func overlaySite(t *testing.T, name, base string, overlays ...string) site {
 
 // patchedSite is a copy of base with one file's text replaced; the patch
 // must change it.
-func patchedSite(t *testing.T, name, base, rel, old, new string) site {
+func patchedSite(t testing.TB, name, base, rel, old, new string) site {
 	t.Helper()
 	dir := copySite(t, base)
 	path := filepath.Join(dir, filepath.FromSlash(rel))
@@ -64,7 +64,7 @@ func patchedSite(t *testing.T, name, base, rel, old, new string) site {
 }
 
 // torch211Dir is the torch 2.11 tree, or a skip.
-func torch211Dir(t *testing.T) string {
+func torch211Dir(t testing.TB) string {
 	t.Helper()
 	return torch211(t).dir
 }
