@@ -61,9 +61,11 @@ type analysis struct {
 	bareDecorators []int32                   // bare @name decorators, for wrappers of torch.compile
 	returns        map[int32][]int32         // function definition → the values it returns
 	classes        []int32                   // class definitions
-	names          map[string][]int32        // identifiers read, by name
-	assigns        map[string][]int32        // assignments and for statements, by the name they bind
+	names          map[string][]int32        // identifiers read, by name (readsOf), made on first use
+	assigns        map[string][]int32        // assignments and for statements by the name they bind (bindsOf), made on first use
 	byCallee       map[string][]*callInfo    // calls by callee name (callsNamed), made on first use
+	paramsOf       map[int32][]param         // parameters of function definitions (params), made on first use
+	makesPools     bool                      // the buffer calls a thread pool's constructor
 	torchAt        int                       // line of the first module-level torch import, or -1
 	quals          map[int32]string
 	finals         map[int32]int32  // assignment → the value at the end of its chain (assigned)
@@ -88,8 +90,7 @@ func analyze(buf *pybuf.Buffer, cat *gates.Catalog) *analysis {
 		optionDicts:  map[int32]bool{},
 		partials:     map[string]*callInfo{},
 		returns:      map[int32][]int32{},
-		names:        map[string][]int32{},
-		assigns:      map[string][]int32{},
+		paramsOf:     map[int32][]param{},
 		quals:        map[int32]string{},
 		finals:       map[int32]int32{},
 		texts:        map[int32]string{},
@@ -180,12 +181,6 @@ func (a *analysis) walk() {
 			a.classes = append(a.classes, n)
 		case syntax.KindDecorator:
 			a.decorator(n)
-		case syntax.KindIdentifier:
-			if a.isRead(n) {
-				a.names[t.Text(n)] = append(a.names[t.Text(n)], n)
-			}
-		case syntax.KindAssignment, syntax.KindAugmentedAssignment, syntax.KindForStatement:
-			a.binds(n)
 		case syntax.KindReturnStatement:
 			if fn := t.fnOf[n]; fn >= 0 {
 				if cs := t.CodeChildren(n); len(cs) == 1 {
@@ -225,6 +220,40 @@ func (a *analysis) isRead(n int32) bool {
 		return false
 	}
 	return true
+}
+
+// readsOf returns the identifiers that read name, in source order; the
+// index is made on first use, in one pass over the tree.
+func (a *analysis) readsOf(name string) []int32 {
+	a.nameIndex()
+	return a.names[name]
+}
+
+// bindsOf returns the assignments and for statements that bind name, in
+// source order.
+func (a *analysis) bindsOf(name string) []int32 {
+	a.nameIndex()
+	return a.assigns[name]
+}
+
+func (a *analysis) nameIndex() {
+	if a.names != nil {
+		return
+	}
+	t := a.t
+	a.names, a.assigns = map[string][]int32{}, map[string][]int32{}
+	a.work += t.Len()
+	for i := range t.Len() {
+		n := int32(i)
+		switch t.Kind(n) {
+		case syntax.KindIdentifier:
+			if a.isRead(n) {
+				a.names[t.Text(n)] = append(a.names[t.Text(n)], n)
+			}
+		case syntax.KindAssignment, syntax.KindAugmentedAssignment, syntax.KindForStatement:
+			a.binds(n)
+		}
+	}
 }
 
 // binds records the names an assignment or for statement binds.

@@ -580,7 +580,7 @@ func (c *checker) threads() {
 		return
 	}
 	rc := a.threadReach()
-	field := c.sharedCallable()
+	field, looked := -1, false
 	var hot []*compileSite // compiled code with CUDA graphs run in threads
 	for _, s := range a.sites {
 		a.work++
@@ -594,12 +594,25 @@ func (c *checker) threads() {
 		}
 		hot = append(hot, s)
 		c.cudagraphsInThreads(s, st, cg)
+		if !looked {
+			field, looked = c.sharedCallable(), true
+		}
 		if field >= 0 {
 			c.sharedCallableInThreads(s, st, cg, rc, field)
 		}
 	}
 	if len(hot) > 0 {
 		c.treesOffInThreads(hot, rc)
+	}
+	writes := false
+	for i := range a.refs {
+		if a.refs[i].Write {
+			writes = true
+			break
+		}
+	}
+	if !writes {
+		return
 	}
 	if ctx := c.perThreadConfig(); ctx >= 0 {
 		// Overrides are per thread: one set in a thread stays there, and

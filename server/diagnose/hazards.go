@@ -168,7 +168,7 @@ func (a *analysis) firstFrom(nodes []int32, off int) int {
 // assignedIn reports whether name is assigned anywhere inside node n.
 func (a *analysis) assignedIn(name string, n int32) bool {
 	t := a.t
-	as := a.assigns[name]
+	as := a.bindsOf(name)
 	i := a.firstFrom(as, t.Start(n))
 	return i < len(as) && t.Start(as[i]) < t.End(n)
 }
@@ -344,7 +344,7 @@ var collectors = map[string]bool{
 // between since and that read; -1 when there is none.
 func (a *analysis) readAfter(name string, from int, fn int32, since int) int32 {
 	t := a.t
-	reads := a.names[name]
+	reads := a.readsOf(name)
 	first := int32(-1)
 	i := a.firstFrom(reads, from)
 	for _, id := range reads[i:min(len(reads), i+maxScan)] {
@@ -357,7 +357,7 @@ func (a *analysis) readAfter(name string, from int, fn int32, since int) int32 {
 	if first < 0 {
 		return -1
 	}
-	as := a.assigns[name]
+	as := a.bindsOf(name)
 	j := a.firstFrom(as, since+1)
 	for k, n := range as[j:] {
 		a.work++
@@ -374,12 +374,16 @@ func (a *analysis) readAfter(name string, from int, fn int32, since int) int32 {
 // outputsOverwritten reports outputs of compiled code with CUDA graphs
 // kept past the next call of it (TL011).
 func (c *checker) outputsOverwritten() {
+	hot := c.hotTargets()
+	if len(hot) == 0 {
+		return
+	}
 	check := c.overwriteCheck()
 	if check < 0 {
 		return
 	}
 	t := c.t
-	for _, h := range c.hotTargets() {
+	for _, h := range hot {
 		for _, call := range c.a.callsNamed(h.name) {
 			if call.node == h.site.node || call.qual == "torch.compile" {
 				continue
@@ -778,7 +782,7 @@ func (a *analysis) varies(n int32, v string, body int32, depth int) string {
 		}
 		// x = torch.randn(n, 8) earlier in the loop body: the last one
 		// before n.
-		as := a.assigns[t.Text(n)]
+		as := a.bindsOf(t.Text(n))
 		i := a.firstFrom(as, t.Start(n)) - 1
 		if i >= 0 && a.within(as[i], body) {
 			if r := t.Child(as[i], syntax.FieldRight); r >= 0 && t.Kind(as[i]) == syntax.KindAssignment {

@@ -337,16 +337,8 @@ const maxWrapperDepth = 3
 // and makes each a compile site of its own.
 func (a *analysis) derive() {
 	t := a.t
-	// Calls by callee name, made once.
-	byCallee := map[string][]*callInfo{}
-	for _, c := range a.calls {
-		a.work++
-		if c.callee != "" {
-			byCallee[c.callee] = append(byCallee[c.callee], c)
-		}
-	}
 	for name, pc := range a.partials {
-		for _, c := range byCallee[name] {
+		for _, c := range a.callsNamed(name) {
 			a.work++
 			if c.node == pc.node || t.Kind(c.calleeNode) != syntax.KindIdentifier {
 				continue
@@ -378,7 +370,7 @@ func (a *analysis) derive() {
 			if !ok {
 				continue
 			}
-			for _, c := range byCallee[w.name] {
+			for _, c := range a.callsNamed(w.name) {
 				a.work++
 				if a.within(c.node, w.def) {
 					continue // the wrapper calling itself
@@ -463,8 +455,17 @@ func (a *analysis) wrapperOf(s *compileSite) (wrapper, bool) {
 }
 
 // params lists the parameters of a function definition, self and cls of
-// methods left out.
+// methods left out; made once per definition.
 func (a *analysis) params(def int32) []param {
+	if ps, ok := a.paramsOf[def]; ok {
+		return ps
+	}
+	ps := a.readParams(def)
+	a.paramsOf[def] = ps
+	return ps
+}
+
+func (a *analysis) readParams(def int32) []param {
 	t := a.t
 	var out []param
 	keyword := false

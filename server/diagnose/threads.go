@@ -87,6 +87,7 @@ func (a *analysis) executorCall(c *callInfo) {
 	if !executorTypes[c.qual] {
 		return
 	}
+	a.makesPools = true
 	workers := a.poolWorkers(c)
 	p := t.Parent(c.node)
 	switch {
@@ -160,6 +161,9 @@ func (a *analysis) executorParams() {
 	}
 	// A pool passed to a function of the buffer; twice, for a pool handed
 	// on one more level.
+	if len(a.execs) == 0 && !a.makesPools {
+		return
+	}
 	for range 2 {
 		for _, c := range a.calls {
 			a.work++
@@ -384,13 +388,6 @@ func (a *analysis) isThreadClass(n int32, depth int) bool {
 // pool.submit(fn, *a) ... run_async(model, x) runs model in a thread.
 func (a *analysis) startWrappers() {
 	t := a.t
-	byCallee := map[string][]*callInfo{}
-	for _, c := range a.calls {
-		a.work++
-		if c.callee != "" {
-			byCallee[c.callee] = append(byCallee[c.callee], c)
-		}
-	}
 	from := 0
 	for depth := 0; depth < maxStartWrappers && from < len(a.starts); depth++ {
 		upto := len(a.starts)
@@ -404,7 +401,7 @@ func (a *analysis) startWrappers() {
 				continue
 			}
 			params := a.params(st.fn)
-			for _, c := range byCallee[t.Text(name)] {
+			for _, c := range a.callsNamed(t.Text(name)) {
 				a.work++
 				if a.within(c.node, st.fn) {
 					continue
@@ -498,7 +495,8 @@ func (a *analysis) reachOf(starts []threadStart) reach {
 		a.work++
 		byFn[s.fn] = append(byFn[s.fn], s)
 	}
-	var counted map[*compileSite]bool // sites the current start has counted
+	counted := map[*compileSite]bool{} // sites the current start has counted
+	seen := map[string]bool{}          // names the current start has followed
 	claim := func(s *compileSite, st threadStart) {
 		if _, ok := r.sites[s]; !ok {
 			r.sites[s] = st
@@ -516,8 +514,8 @@ func (a *analysis) reachOf(starts []threadStart) reach {
 	reached := map[int32]int{} // function → the least depth it was followed at
 	for _, st := range starts {
 		names := st.targets
-		seen := map[string]bool{}
-		counted = map[*compileSite]bool{}
+		clear(seen)
+		clear(counted)
 		for _, o := range st.owners {
 			a.work++
 			for _, s := range a.siteByTarget[o] {
