@@ -21,6 +21,7 @@ var reproCodes = map[string]bool{
 	diagnose.CodeCudagraphsInThreads: true,
 	diagnose.CodeTreesOffInThreads:   true,
 	diagnose.CodeConfigInThread:      true,
+	diagnose.CodeSharedCallable:      true,
 }
 
 // reproActions offers "Run threaded repro" on a torch.compile call at rng

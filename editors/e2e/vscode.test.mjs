@@ -4,7 +4,8 @@
 // (trusted before the start) defines the fixture target and makes it the
 // default; the user's settings define only a second target and no default.
 // It checks that the toml's default answers (status bar, hover into
-// torch/__init__.py:LINE), the diagnostic and its quick fix, the repro on
+// torch/__init__.py:LINE), the diagnostics (TL001 in train.py, TL011 in
+// serve.py) and their quick fixes, the repro on
 // every target with each report rendered, the doctor rendered, a changed
 // toml losing its trust and the Trust command restoring it, Select Target
 // moving the status bar, the mirror opening read-only, a real traceback in
@@ -216,26 +217,28 @@ after(async () => {
   else if (tmp) console.log(`# kept ${tmp}`);
 });
 
-async function openFixtureFile() {
+// Opens a file of the workspace (train.py unless told) through Quick
+// Open and waits until the editor shows `needle`.
+async function openFixtureFile(name = "train.py", needle = "torch.compile(") {
   await page.locator(".monaco-workbench").click({ position: { x: 700, y: 400 } }).catch(() => {});
   await page.keyboard.press("Control+P");
   const input = page.locator(".quick-input-widget input.input");
   await input.waitFor({ state: "visible", timeout: 15000 });
   // By its path: Quick Open resolves that without waiting for its file
   // search, which a loaded machine makes slow.
-  await input.fill(path.join(ws, "train.py"));
+  await input.fill(path.join(ws, name));
   // Rows of recently opened files show before the filter applies: pick
-  // train.py's own. The first search of the workspace starts its file
+  // the file's own. The first search of the workspace starts its file
   // search, slow on a busy machine.
-  const row = page.locator(".quick-input-list .monaco-list-row", { hasText: "train.py" }).first();
+  const row = page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first();
   await row.waitFor({ timeout: cfg.readyMs }).catch(async (err) => {
     await shot("vscode-open-failed.png");
     throw err;
   });
   await row.click();
   await page.waitForFunction(
-    () => [...document.querySelectorAll(".editor-instance .view-lines")].some((v) => v.textContent.replace(/\u00a0/g, " ").includes("torch.compile(")),
-    null,
+    (needle) => [...document.querySelectorAll(".editor-instance .view-lines")].some((v) => v.textContent.replace(/\u00a0/g, " ").includes(needle)),
+    needle,
     { timeout: 30000 },
   ).catch(async (err) => {
     await shot("vscode-open-failed.png");
@@ -269,12 +272,13 @@ async function wordBox(context, word) {
   }, [context, word]);
 }
 
-// Puts the cursor on `word` in the first line of train.py that contains
-// `context`, through Go to Line (a click can land on a hover or a widget).
-async function gotoText(context, word) {
-  const lines = fs.readFileSync(path.join(ws, "train.py"), "utf8").split("\n");
+// Puts the cursor on `word` in the first line of the open file (train.py
+// unless told) that contains `context`, through Go to Line (a click can
+// land on a hover or a widget).
+async function gotoText(context, word, file = "train.py") {
+  const lines = fs.readFileSync(path.join(ws, file), "utf8").split("\n");
   const i = lines.findIndex((l) => l.includes(context));
-  assert.ok(i >= 0, `no line with ${context} in train.py`);
+  assert.ok(i >= 0, `no line with ${context} in ${file}`);
   const col = lines[i].indexOf(context) + context.indexOf(word) + 2;
   await page.keyboard.press("Escape");
   await page.keyboard.press("Control+G");
@@ -388,6 +392,28 @@ test("Problems view shows the threaded cudagraph diagnostic, with a quick fix", 
   assert.match(actions, /CUDA graphs off|without CUDA graphs|no-cudagraphs/i, `quick fixes: ${actions}`);
   assert.match(actions, /Run threaded repro/, `quick fixes: ${actions}`);
   await page.keyboard.press("Escape");
+});
+
+test("Problems view shows a CUDA-graph output kept across calls (TL011), with a clone quick fix", async () => {
+  await page.keyboard.press("Escape");
+  await openFixtureFile("serve.py", "outs.append(");
+  if (!(await page.locator(".markers-panel").isVisible().catch(() => false))) await page.keyboard.press("Control+Shift+M");
+  const row = page.locator(".markers-panel .monaco-list-row", { hasText: /TL011/ }).first();
+  await row.waitFor({ timeout: cfg.readyMs });
+  const text = await row.innerText();
+  assert.match(text, /overwritten/i, `problem row: ${text}`);
+
+  await page.mouse.move(5, 5);
+  await gotoText("outs.append(step(x))", "step", "serve.py");
+  await page.keyboard.press("Control+Period");
+  const widget = page.locator(".action-widget");
+  await widget.waitFor({ state: "visible", timeout: 20000 });
+  await page.waitForFunction(() => /Clone the output/.test(document.querySelector(".action-widget")?.textContent ?? ""), null, { timeout: 20000 }).catch(() => {});
+  const actions = await widget.innerText();
+  assert.match(actions, /Clone the output/, `quick fixes: ${actions}`);
+  await page.keyboard.press("Escape");
+  // The tests that follow work in train.py.
+  await openFixtureFile();
 });
 
 // The newest report.md under the workspace's repro folder, or "".

@@ -2,7 +2,10 @@
 // every spelling, and checks how the code uses them and torch.compile
 // against the target's torch: CUDA graphs reached from threads, config
 // changed inside threads, unknown flags, mode and options together, values
-// of the wrong type, aliases, and environment variables set too late.
+// of the wrong type, aliases, environment variables set too late, and the
+// hazards users meet in the field: outputs of CUDA graphs kept past the
+// next call, config overrides one thread does not see, recompile limits
+// and CUDA-graph re-recording, and compiled graphs shared by threads.
 //
 // Every verdict comes from the target's catalog (server/gates) and, where a
 // diagnostic cites torch's own lines, from the mirrored source; nothing
@@ -49,6 +52,10 @@ const (
 	CodeFlagAlias           = "TL008 flag-alias"
 	CodeEnvAfterImport      = "TL009 env-after-import"
 	CodeEnvForced           = "TL010 env-forced"
+	CodeOutputOverwritten   = "TL011 cudagraph-output-overwritten"
+	CodeConfigPerThread     = "TL012 config-per-thread"
+	CodeRecompileLimit      = "TL013 recompile-limit"
+	CodeSharedCallable      = "TL014 compiled-callable-shared"
 )
 
 // Diagnostic is one finding in the user's buffer.
@@ -109,11 +116,21 @@ func Check(buf *pybuf.Buffer, src []byte, cat *gates.Catalog, opts Options) []Di
 	}
 	a := analyze(buf, cat)
 	c := &checker{a: a, t: a.t, cat: cat, opts: opts, files: newSiteFiles(opts.SiteDir)}
-	if !cat.HasCompile {
+	c.run()
+	return c.out
+}
+
+// run runs every check and sorts what they found by position, one
+// finding per code and span.
+func (c *checker) run() {
+	c.confirmInPlace()
+	if !c.cat.HasCompile {
 		c.noCompile()
 	} else {
 		c.compileArgs()
 		c.threads()
+		c.outputsOverwritten()
+		c.recompiles()
 	}
 	c.flagUse()
 	c.envAfterImport()
@@ -123,7 +140,57 @@ func Check(buf *pybuf.Buffer, src []byte, cat *gates.Catalog, opts Options) []Di
 		}
 		return c.out[i].Code < c.out[j].Code
 	})
-	return c.out
+	type key struct {
+		code string
+		span pybuf.Span
+	}
+	seen := map[key]bool{}
+	out := c.out[:0]
+	for _, d := range c.out {
+		k := key{d.Code, d.Span}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, d)
+		}
+	}
+	c.out = out
+}
+
+// confirmInPlace drops the model.compile(...) sites, and what derives
+// from them, when the target's nn.Module has no compile method.
+func (c *checker) confirmInPlace() {
+	a := c.a
+	some := false
+	for _, s := range a.sites {
+		some = some || s.kind == siteInPlace
+	}
+	if !some || c.opts.SiteDir == "" || c.moduleCompile() >= 0 {
+		return
+	}
+	inPlace := func(s *compileSite) bool {
+		for ; s != nil; s = s.inner {
+			if s.kind == siteInPlace {
+				return true
+			}
+		}
+		return false
+	}
+	kept := a.sites[:0]
+	for _, s := range a.sites {
+		if !inPlace(s) {
+			kept = append(kept, s)
+		}
+	}
+	a.sites = kept
+	for name, ss := range a.siteByTarget {
+		var k []*compileSite
+		for _, s := range ss {
+			if !inPlace(s) {
+				k = append(k, s)
+			}
+		}
+		a.siteByTarget[name] = k
+	}
 }
 
 type checker struct {
@@ -139,13 +206,12 @@ type checker struct {
 // refIndex answers the questions the checks ask about the references
 // once per site or per reference, each from one pass over them.
 type refIndex struct {
-	optionsCudagraphs map[int32]*FlagRef // call → its options={"triton.cudagraphs": ...} key
-	cudagraphsOn      *FlagRef           // the first module-level write that turns CUDA graphs on
-	treesOffByCall    map[int32]int      // call → index of the first options entry turning cudagraph trees off
-	treesOffModule    int                // index of the first module-level write turning them off, or -1
-	envWrites         map[envFlag]*FlagRef
-	bySpan            map[pybuf.Span][]*FlagRef // environment references by span
-	treeGates         []gates.Site
+	cudagraphsOn   *FlagRef      // the first module-level write that turns CUDA graphs on
+	treesOffByCall map[int32]int // call → index of the first options entry turning cudagraph trees off
+	treesOffModule int           // index of the first module-level write turning them off, or -1
+	envWrites      map[envFlag]*FlagRef
+	bySpan         map[pybuf.Span][]*FlagRef // environment references by span
+	treeGates      []gates.Site
 }
 
 type envFlag struct {
@@ -158,17 +224,12 @@ func (c *checker) index() *refIndex {
 		return c.ix
 	}
 	a := c.a
-	ix := &refIndex{optionsCudagraphs: map[int32]*FlagRef{}, treesOffByCall: map[int32]int{}, treesOffModule: -1,
+	ix := &refIndex{treesOffByCall: map[int32]int{}, treesOffModule: -1,
 		envWrites: map[envFlag]*FlagRef{}, bySpan: map[pybuf.Span][]*FlagRef{}, treeGates: c.conditionSites(keyTrees)}
 	flag := a.lookupFlag(inductorConfig, keyCudagraphs)
 	for i := range a.refs {
 		a.work++
 		r := &a.refs[i]
-		if r.Spelling == SpellOptionsKey && r.Key == keyCudagraphs {
-			if _, ok := ix.optionsCudagraphs[r.call]; !ok {
-				ix.optionsCudagraphs[r.call] = r
-			}
-		}
 		if flag != nil && ix.cudagraphsOn == nil && r.Flag == flag && r.Write && r.fn < 0 &&
 			((r.Spelling == SpellAttribute || r.Spelling == SpellGetattr) && r.Value == "True" ||
 				r.Spelling == SpellEnvVar && c.envValue(r) == "1" && (a.torchAt < 0 || r.Span.Start.Line < a.torchAt)) {
@@ -212,6 +273,9 @@ func (c *checker) flagRelated(f *gates.Flag, msg string) Related {
 // noCompile reports each torch.compile once when the target has none.
 func (c *checker) noCompile() {
 	for _, s := range c.a.sites {
+		if s.kind != siteCall {
+			continue // a wrapper's call or model.compile: its torch.compile is reported, or it may be another compile
+		}
 		c.add(Diagnostic{
 			Code: CodeNoCompile, Severity: SeverityError, Span: c.siteSpan(s),
 			Message: fmt.Sprintf("%s on the target has no torch.compile (its torch/__init__.py defines none); this call fails with AttributeError there", c.torchName()),
@@ -238,10 +302,16 @@ func (c *checker) compileArgs() {
 			}
 		}
 		if s.modeNode < 0 || s.optionsNode < 0 ||
-			t.literalKind(s.modeNode) == "none" || t.literalKind(s.optionsNode) == "none" {
+			t.literalKind(s.settingValue("mode")) == "none" || t.literalKind(s.settingValue("options")) == "none" {
 			continue
 		}
-		d := Diagnostic{Code: CodeModeAndOptions, Severity: SeverityError, Span: t.Span(s.optionsKw.node)}
+		span := t.Span(s.optionsNode)
+		if s.optionsKw.node >= 0 {
+			span = t.Span(s.optionsKw.node)
+		} else if p := t.Parent(s.optionsNode); t.Kind(p) == syntax.KindDictionarySplat {
+			span = t.Span(p)
+		}
+		d := Diagnostic{Code: CodeModeAndOptions, Severity: SeverityError, Span: span}
 		const init = "torch/__init__.py"
 		raise := c.files.find(init, 0, "Either mode or options can be specified")
 		switch {
@@ -276,7 +346,7 @@ func (c *checker) foldModeFix(s *compileSite) (Fix, bool) {
 	t := c.t
 	flags, ok := c.cat.Modes[s.mode]
 	dict := t.Unwrap(s.optionsNode)
-	if !ok || t.Kind(dict) != syntax.KindDictionary || s.call == nil {
+	if !ok || t.Kind(dict) != syntax.KindDictionary || s.call == nil || s.kind == siteDerived || s.modeKw.node < 0 || s.optionsKw.node < 0 {
 		return Fix{}, false
 	}
 	have := map[string]bool{}
@@ -327,8 +397,12 @@ func (c *checker) deleteArg(call *callInfo, arg int32) Edit {
 
 func (c *checker) unknownMode(s *compileSite) {
 	modes := sortedKeys(c.cat.Modes)
+	lit := s.settingValue("mode")
+	if _, ok := c.t.PlainString(lit); !ok {
+		return
+	}
 	d := Diagnostic{
-		Code: CodeUnknownFlag, Severity: SeverityError, Span: c.t.ContentSpan(s.modeNode),
+		Code: CodeUnknownFlag, Severity: SeverityError, Span: c.t.ContentSpan(lit),
 		Message: fmt.Sprintf("%q is not a torch.compile mode in %s (the target's); its modes are %s",
 			s.mode, c.torchName(), strings.Join(modes, ", ")),
 	}
@@ -350,36 +424,66 @@ func (c *checker) unknownMode(s *compileSite) {
 type cudagraphState struct {
 	on   bool
 	why  string // for messages
-	kind string // "mode", "options", "config", "env"
+	kind string // "mode", "options", "backend", "config", "env"
 	span pybuf.Span
+	edit pybuf.Span // for "options": the value to turn off
 	ref  *FlagRef
 }
 
 // cudagraphs decides whether compile site s turns CUDA graphs on: its
-// options, then its mode (as the target's mode table says), then settings
-// made elsewhere in the file or the target's environment.
+// backend, its options, then its mode (as the target's mode table says),
+// then settings made elsewhere in the file or the target's environment.
+// Mode, options and the config reach CUDA graphs only through Inductor:
+// another backend, or one the buffer does not spell, leaves them off.
 func (c *checker) cudagraphs(s *compileSite) cudagraphState {
 	a := c.a
+	t := c.t
 	a.work++
+	if v := s.settingValue("disable"); v >= 0 && t.Kind(v) == syntax.KindTrue {
+		return cudagraphState{}
+	}
+	if v := s.settingValue("backend"); v >= 0 {
+		b, ok := t.PlainString(v)
+		switch {
+		case ok && b == "cudagraphs" && c.cudagraphsBackend() >= 0:
+			return cudagraphState{on: true, kind: "backend", why: `backend="cudagraphs"` + c.via(s, "backend", v),
+				span: t.Span(s.settings["backend"].arg)}
+		case !ok || b != "inductor":
+			return cudagraphState{}
+		}
+	}
 	flag := a.lookupFlag(inductorConfig, keyCudagraphs)
 	if flag == nil {
 		return cudagraphState{}
 	}
-	ix := c.index()
-	if r := ix.optionsCudagraphs[s.node]; r != nil {
-		if r.Value == "True" {
-			return cudagraphState{on: true, kind: "options", why: `options={"triton.cudagraphs": True}`, span: c.t.Span(r.valueNode), ref: r}
-		}
-		return cudagraphState{}
-	}
-	if s.mode != "" {
-		if v, ok := c.cat.Modes[s.mode][keyCudagraphs]; ok {
-			if v == "True" {
-				return cudagraphState{on: true, kind: "mode", why: fmt.Sprintf("mode=%q", s.mode), span: c.t.Span(s.modeNode)}
+	if d := s.settingValue("options"); d >= 0 && t.Kind(d) == syntax.KindDictionary {
+		for _, p := range t.CodeChildren(d) {
+			a.work++
+			k, ok := t.PlainString(t.Child(p, syntax.FieldKey))
+			v := t.Child(p, syntax.FieldValue)
+			if t.Kind(p) != syntax.KindPair || !ok || k != keyCudagraphs || v < 0 {
+				continue
+			}
+			if rv := a.resolve(v); t.Kind(rv) == syntax.KindTrue {
+				cg := cudagraphState{on: true, kind: "options", why: `options={"triton.cudagraphs": True}` + c.via(s, "options", d), span: t.Span(v), edit: t.Span(v)}
+				if arg := t.Unwrap(s.settings["options"].arg); arg != d {
+					cg.span = t.Span(arg) // the dict is written elsewhere: point at the call's argument
+				}
+				return cg
 			}
 			return cudagraphState{}
 		}
 	}
+	if s.mode != "" {
+		if v, ok := c.cat.Modes[s.mode][keyCudagraphs]; ok {
+			if v == "True" {
+				return cudagraphState{on: true, kind: "mode", why: fmt.Sprintf("mode=%q", s.mode) + c.via(s, "mode", s.settingValue("mode")),
+					span: t.Span(s.modeNode)}
+			}
+			return cudagraphState{}
+		}
+	}
+	ix := c.index()
 	span := c.siteSpan(s)
 	if r := ix.cudagraphsOn; r != nil {
 		if r.Spelling == SpellEnvVar {
@@ -396,6 +500,52 @@ func (c *checker) cudagraphs(s *compileSite) cudagraphState {
 		}
 	}
 	return cudagraphState{}
+}
+
+// via says, for a setting not written as a literal at the compiling call,
+// where its value was written: " (MODE, line 4)".
+func (c *checker) via(s *compileSite, name string, value int32) string {
+	t := c.t
+	st, ok := s.settings[name]
+	if !ok || value < 0 {
+		return ""
+	}
+	arg := t.Unwrap(st.arg)
+	if arg == value && s.kind != siteDerived {
+		return ""
+	}
+	what := oneLineText(t.Text(arg), 40)
+	if t.Kind(arg) == syntax.KindDictionarySplat || t.Kind(t.Parent(arg)) == syntax.KindDictionarySplat {
+		what = "**" + strings.TrimPrefix(what, "**")
+	}
+	if s.kind == siteDerived && arg == value {
+		return fmt.Sprintf(" (through %s, line %d)", c.siteName(s), t.StartPos(value).Line+1)
+	}
+	return fmt.Sprintf(" (%s, line %d)", what, t.StartPos(value).Line+1)
+}
+
+// siteName names what a derived site calls.
+func (c *checker) siteName(s *compileSite) string {
+	if s.call != nil {
+		return oneLineText(c.t.Text(s.call.calleeNode), 40)
+	}
+	return oneLineText(c.t.Text(s.node), 40)
+}
+
+// cudagraphsBackend is the line of the target's cudagraphs backend that
+// builds on CUDA graph trees, or -1.
+func (c *checker) cudagraphsBackend() int {
+	const f = "torch/_dynamo/backends/cudagraphs.py"
+	if c.files.find(f, 0, "register_backend", `"cudagraphs"`) < 0 {
+		return -1
+	}
+	return c.files.find(f, 0, "cudagraph_trees")
+}
+
+// moduleCompile is the line of nn.Module.compile in the target's torch,
+// or -1.
+func (c *checker) moduleCompile() int {
+	return c.files.findStatement("torch/nn/modules/module.py", 0, "def", "def compile(")
 }
 
 // envValue is the literal string an environment write sets, or "".
@@ -426,10 +576,11 @@ func (c *checker) treesOff(s *compileSite) *FlagRef {
 // threads runs the checks that need to know what runs in other threads.
 func (c *checker) threads() {
 	a := c.a
-	if len(a.starts) == 0 {
+	if len(a.starts) == 0 && len(a.backwardStarts) == 0 {
 		return
 	}
 	rc := a.threadReach()
+	field, looked := -1, false
 	var hot []*compileSite // compiled code with CUDA graphs run in threads
 	for _, s := range a.sites {
 		a.work++
@@ -443,9 +594,34 @@ func (c *checker) threads() {
 		}
 		hot = append(hot, s)
 		c.cudagraphsInThreads(s, st, cg)
+		if !looked {
+			field, looked = c.sharedCallable(), true
+		}
+		if field >= 0 {
+			c.sharedCallableInThreads(s, st, cg, rc, field)
+		}
 	}
 	if len(hot) > 0 {
 		c.treesOffInThreads(hot, rc)
+	}
+	writes := false
+	for i := range a.refs {
+		if a.refs[i].Write {
+			writes = true
+			break
+		}
+	}
+	if !writes {
+		return
+	}
+	if ctx := c.perThreadConfig(); ctx >= 0 {
+		// Overrides are per thread: one set in a thread stays there, and
+		// one set elsewhere does not reach it.
+		c.configNotInThreads(rc, ctx)
+		if len(a.backwardStarts) > 0 {
+			c.configNotInThreads(a.reachOf(a.backwardStarts), ctx)
+		}
+		return
 	}
 	for i := range a.refs {
 		a.work++
@@ -542,13 +718,14 @@ func (c *checker) cudagraphsOffFixes(s *compileSite, cg cudagraphState) []Fix {
 	switch cg.kind {
 	case "options":
 		fixes = append(fixes, Fix{Title: `Set "triton.cudagraphs" to False`, Preferred: true,
-			Edits: []Edit{{Span: cg.span, NewText: "False"}}})
+			Edits: []Edit{{Span: cg.edit, NewText: "False"}}})
 	case "mode":
 		if no := s.mode + "-no-cudagraphs"; c.modeWithoutCudagraphs(no) {
-			fixes = append(fixes, Fix{Title: fmt.Sprintf("Use mode=%q", no), Preferred: true,
-				Edits: []Edit{{Span: t.ContentSpan(s.modeNode), NewText: no}}})
+			if e, ok := c.stringEdit(s, "mode", no); ok {
+				fixes = append(fixes, Fix{Title: fmt.Sprintf("Use mode=%q", no), Preferred: true, Edits: []Edit{e}})
+			}
 		}
-		if s.optionsNode < 0 {
+		if s.optionsNode < 0 && s.modeKw.node >= 0 {
 			flags := map[string]string{}
 			for k, v := range c.cat.Modes[s.mode] {
 				flags[k] = v
@@ -564,10 +741,12 @@ func (c *checker) cudagraphsOffFixes(s *compileSite, cg cudagraphState) []Fix {
 				Edits:     []Edit{{Span: t.Span(s.modeKw.node), NewText: "options={" + strings.Join(parts, ", ") + "}"}},
 			})
 		}
+	case "backend":
+		// Another backend is no safe swap: say so, change nothing.
 	default: // turned on outside the call: turn it off for this call
 		const opt = `options={"triton.cudagraphs": False}`
 		switch {
-		case s.modeNode >= 0 || s.optionsNode >= 0:
+		case s.modeNode >= 0 || s.optionsNode >= 0 || s.kind == siteDerived || len(s.settings) > 0 && s.call != nil && len(s.call.splats) > 0:
 		case s.call == nil: // bare @torch.compile
 			end := t.EndPos(s.node)
 			fixes = append(fixes, Fix{Title: "Compile without CUDA graphs", Preferred: true,
@@ -584,6 +763,29 @@ func (c *checker) cudagraphsOffFixes(s *compileSite, cg cudagraphState) []Fix {
 		}
 	}
 	return fixes
+}
+
+// stringEdit is the edit that makes setting name of site s the string
+// value: the literal where it is written (at the call, in a dict, as a
+// wrapper's default), or, for a name at the compiling call, the name
+// replaced by the literal (the constant may serve other calls).
+func (c *checker) stringEdit(s *compileSite, name, value string) (Edit, bool) {
+	t := c.t
+	st, ok := s.settings[name]
+	if !ok {
+		return Edit{}, false
+	}
+	arg := t.Unwrap(st.arg)
+	if _, lit := t.PlainString(arg); lit {
+		return Edit{Span: t.ContentSpan(arg), NewText: value}, true
+	}
+	if t.Chain(arg) != nil && (st.kw >= 0 || s.kind == siteDerived) {
+		return Edit{Span: t.Span(arg), NewText: quoted(value)}, true
+	}
+	if _, lit := t.PlainString(st.value); lit {
+		return Edit{Span: t.ContentSpan(st.value), NewText: value}, true
+	}
+	return Edit{}, false
 }
 
 // modeWithoutCudagraphs reports whether the target has mode and it leaves

@@ -14,8 +14,10 @@ import (
 // fuzzdeadline gives an input on that bound alone.
 const maxFuzzSource = 64 << 10
 
-// FuzzCheck feeds arbitrary text (seeded with the fixtures) to Check and
-// FlagRefs: they must not panic, and every span must lie inside the text.
+// FuzzCheck feeds arbitrary text (seeded with the fixtures and the case
+// archives' files) to Check and FlagRefs, on the fixture torch and on one
+// with every field hazard's shape: they must not panic, and every span,
+// of a diagnostic and of its fixes' edits, must lie inside the text.
 func FuzzCheck(f *testing.F) {
 	deadline := fuzzdeadline.New(f)
 	files, _ := filepath.Glob("testdata/*/*.py")
@@ -24,7 +26,17 @@ func FuzzCheck(f *testing.F) {
 			f.Add(b)
 		}
 	}
-	s := fixture(f)
+	archives, _ := filepath.Glob("testdata/cases/*.txtar")
+	for _, p := range archives {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		for _, part := range fileMarker.Split(string(b), -1)[1:] {
+			f.Add([]byte(part))
+		}
+	}
+	sites := []site{fixture(f), overlaySite(f, "hazards-ctxvar", fixtureSite, "shipped", "ctxvar")}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		deadline.Start(t, src)
 		if len(src) > maxFuzzSource {
@@ -37,10 +49,21 @@ func FuzzCheck(f *testing.F) {
 				t.Fatalf("%s position %d:%d outside the text", what, line, col)
 			}
 		}
-		for _, d := range Check(buf, src, s.cat, Options{SiteDir: s.dir}) {
-			inside(d.Code, d.Span.Start.Line, d.Span.Start.Col)
-			inside(d.Code, d.Span.End.Line, d.Span.End.Col)
+		for _, s := range sites {
+			for _, d := range Check(buf, src, s.cat, Options{SiteDir: s.dir}) {
+				inside(d.Code, d.Span.Start.Line, d.Span.Start.Col)
+				inside(d.Code, d.Span.End.Line, d.Span.End.Col)
+				for _, fix := range d.Fixes {
+					for _, e := range fix.Edits {
+						inside(d.Code+" fix", e.Span.Start.Line, e.Span.Start.Col)
+						if e.Span.End.Line < len(lines) {
+							inside(d.Code+" fix", e.Span.End.Line, e.Span.End.Col)
+						}
+					}
+				}
+			}
 		}
+		s := sites[0]
 		for _, r := range FlagRefs(buf, src, s.cat) {
 			inside(string(r.Spelling), r.Span.Start.Line, r.Span.Start.Col)
 			inside(string(r.Spelling), r.Span.End.Line, r.Span.End.Col)

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/torchlsp/torchlsp/server/pybuf"
@@ -15,10 +16,7 @@ var linearSizes = [2]int{150 << 10, 300 << 10}
 func checkWork(buf *pybuf.Buffer, s site) ([]Diagnostic, int) {
 	a := analyze(buf, s.cat)
 	c := &checker{a: a, t: a.t, cat: s.cat, opts: Options{SiteDir: s.dir}, files: newSiteFiles(s.dir)}
-	c.compileArgs()
-	c.threads()
-	c.flagUse()
-	c.envAfterImport()
+	c.run()
 	return c.out, a.work
 }
 
@@ -90,6 +88,57 @@ func BenchmarkFlagRefsDeepChain(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				FlagRefs(buf, src, s.cat)
+			}
+		})
+	}
+}
+
+// hazardShapes are sources that exercise the field-hazard checks at
+// scale: many calls of one compiled name kept, read and looped over, and
+// compiled calls nested deep.
+var hazardShapes = []syntaxtest.Shape{
+	{Name: "kept outputs", Gen: func(size int) []byte {
+		var b strings.Builder
+		b.WriteString("import threading\nimport torch\nimport torch._dynamo.config as dc\n\ndc.recompile_limit = 4\nf = torch.compile(lambda x: x, mode=\"reduce-overhead\", dynamic=False)\nouts = []\n")
+		for i := 0; b.Len() < size; i++ {
+			fmt.Fprintf(&b, "y = f(x)\nouts.append(y)\nprint(y)\nfor n in range(%d):\n    outs.append(f(torch.randn(n, 8)))\n    z = f(x[:n])\n    outs.append(z[0])\nthreading.Thread(target=f, args=(y,)).start()\n", 9+i%3)
+		}
+		return []byte(b.String())
+	}},
+	{Name: "nested compiled calls", Gen: func(size int) []byte {
+		var b strings.Builder
+		b.WriteString("import torch\nf = torch.compile(lambda x: x, mode=\"reduce-overhead\")\ny = ")
+		n := (size - b.Len()) / 3
+		b.WriteString(strings.Repeat("f(", n))
+		b.WriteString("x")
+		b.WriteString(strings.Repeat(")", n))
+		b.WriteString("\nprint(y)\n")
+		return []byte(b.String())
+	}},
+}
+
+// The field-hazard checks keep checking linear in the input, on a torch
+// that has every hazard's shape.
+func TestHazardsLinearInInputSize(t *testing.T) {
+	t.Parallel()
+	s := overlaySite(t, "hazards-ctxvar", fixtureSite, "shipped", "ctxvar")
+	for _, shape := range append(append([]syntaxtest.Shape(nil), syntaxtest.Shapes...), hazardShapes...) {
+		t.Run(shape.Name, func(t *testing.T) {
+			t.Parallel()
+			var work [2]int
+			for k, size := range linearSizes {
+				src := shape.Gen(size)
+				buf := pybuf.Parse(src)
+				ds, w := checkWork(buf, s)
+				work[k] = w
+				nodes := buf.Tree().Len()
+				if w > 8*nodes+64 {
+					t.Errorf("%d bytes: checking took %d steps for %d nodes", len(src), w, nodes)
+				}
+				t.Logf("%d bytes, %d nodes: %d steps, %d diagnostics", len(src), nodes, w, len(ds))
+			}
+			if r := float64(work[1]) / float64(max(work[0], 1)); r > 2.2 {
+				t.Errorf("steps grew %.2fx for 2x the input (%v)", r, work)
 			}
 		})
 	}

@@ -14,26 +14,37 @@ type tree struct {
 	fnOf  []int32 // innermost enclosing function_definition of each node, or -1
 	clsOf []int32 // innermost enclosing class_definition of each node, or -1
 	stmt  []int32 // the statement holding each node: itself or the ancestor whose parent is a block or the module
+	// loop is the innermost for or while statement, or comprehension,
+	// whose body holds each node in the node's own function, or -1; the
+	// iterable of a loop is not in its body.
+	loop []int32
 }
 
 func newTree(t *syntax.Tree, lines syntax.Lines) *tree {
 	n := t.Len()
 	tr := &tree{Tree: t, src: t.Src(), lines: lines,
-		fnOf: make([]int32, n), clsOf: make([]int32, n), stmt: make([]int32, n)}
+		fnOf: make([]int32, n), clsOf: make([]int32, n), stmt: make([]int32, n), loop: make([]int32, n)}
 	nodes := t.Nodes()
 	for i := range nodes {
 		p := nodes[i].Parent
 		if p < 0 {
-			tr.fnOf[i], tr.clsOf[i], tr.stmt[i] = -1, -1, int32(i)
+			tr.fnOf[i], tr.clsOf[i], tr.stmt[i], tr.loop[i] = -1, -1, int32(i), -1
 			continue
 		}
 		// Parents come before their children in the tree.
-		tr.fnOf[i], tr.clsOf[i] = tr.fnOf[p], tr.clsOf[p]
+		tr.fnOf[i], tr.clsOf[i], tr.loop[i] = tr.fnOf[p], tr.clsOf[p], tr.loop[p]
 		switch nodes[p].Kind {
 		case syntax.KindFunctionDefinition:
-			tr.fnOf[i] = p
+			tr.fnOf[i], tr.loop[i] = p, -1
 		case syntax.KindClassDefinition:
-			tr.clsOf[i] = p
+			tr.clsOf[i], tr.loop[i] = p, -1
+		case syntax.KindLambda:
+			tr.loop[i] = -1
+		case syntax.KindForStatement, syntax.KindWhileStatement, syntax.KindListComprehension,
+			syntax.KindGeneratorExpression, syntax.KindSetComprehension, syntax.KindDictionaryComprehension:
+			if f := nodes[i].Field; f == syntax.FieldBody || nodes[i].Kind == syntax.KindBlock {
+				tr.loop[i] = p
+			}
 		}
 		if k := nodes[p].Kind; k == syntax.KindBlock || k == syntax.KindModule {
 			tr.stmt[i] = int32(i)

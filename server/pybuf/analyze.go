@@ -37,6 +37,7 @@ type binding struct {
 	qual      string // bindImport: qualified name; empty for relative imports
 	rhs       int32  // bindAlias: the chain
 	rhsScope  int32  // bindAlias: the scope rhs is evaluated in
+	value     int32  // a name assigned alone (x = v, x = y = v): v; else -1
 	tryBody   int32  // innermost try statement whose body holds this, or -1
 	handlerOf int32  // try statement whose except clause holds this, or -1
 }
@@ -236,7 +237,7 @@ func (w *walker) bind(id, s int32, at int, bk bindKind, write bool) *binding {
 	target := w.bindScope(name, s)
 	b.binds = append(b.binds, binding{
 		name: name, scope: target, at: at, node: id, Kind: bk, write: write,
-		rhs: -1, rhsScope: -1, tryBody: w.tryBody, handlerOf: w.handlerOf,
+		rhs: -1, rhsScope: -1, value: -1, tryBody: w.tryBody, handlerOf: w.handlerOf,
 	})
 	bi := int32(len(b.binds) - 1)
 	sc := &b.scopes[target]
@@ -325,9 +326,13 @@ func (w *walker) assignTo(n, s, value int32) {
 func (w *walker) bindAssigned(target, value, s int32, at int) {
 	b := w.b
 	w.work++
-	if value >= 0 && b.nodes[target].Kind == syntax.KindIdentifier && b.isChain(value) {
-		bd := w.bind(target, s, at, bindAlias, true)
-		bd.rhs, bd.rhsScope = value, s
+	if value >= 0 && b.nodes[target].Kind == syntax.KindIdentifier {
+		if b.isChain(value) {
+			bd := w.bind(target, s, at, bindAlias, true)
+			bd.rhs, bd.rhsScope, bd.value = value, s, value
+			return
+		}
+		w.bind(target, s, at, bindOther, true).value = value
 		return
 	}
 	if value >= 0 && isSequence(b.nodes[target].Kind) && isSequence(b.nodes[value].Kind) {

@@ -419,3 +419,29 @@ func (b *Buffer) scopeAt(off int, m *meter) int32 {
 	}
 	return 0
 }
+
+// AssignedValue returns the expression identifier node n reads when the
+// name it reads is bound exactly once in the scope that binds it, by an
+// assignment of that name alone (x = v, x = y = v, or x, y = v, w): v's
+// node. It returns -1 for anything else: a name assigned twice, a
+// parameter, a loop or with target, an import, a global that is not
+// assigned, or n being the assignment's own target.
+func (b *Buffer) AssignedValue(n int32) int32 {
+	if n < 0 || int(n) >= len(b.nodes) || b.nodes[n].Kind != syntax.KindIdentifier {
+		return -1
+	}
+	i := b.identIndex(n)
+	if i < 0 || b.idents[i].bind >= 0 {
+		return -1
+	}
+	name := b.tree.Text(n)
+	bi := b.lookup(name, b.idents[i].scope, int(b.nodes[n].Start), nil)
+	if bi < 0 {
+		return -1
+	}
+	bd := &b.binds[bi]
+	if len(b.scopes[bd.scope].names[name]) != 1 {
+		return -1
+	}
+	return bd.value
+}

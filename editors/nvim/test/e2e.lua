@@ -619,4 +619,45 @@ check(":TorchlspTraceback REG reads a register", function()
   vim.api.nvim_set_current_buf(bufnr)
 end)
 
+check("a CUDA-graph output kept across calls (TL011) is fixed by cloning it", function()
+  vim.cmd("edit " .. vim.fn.fnameescape(ws .. "/serve.py"))
+  local sb = vim.api.nvim_get_current_buf()
+  local uri = vim.uri_from_bufnr(sb)
+  local function tl011()
+    for _, d in ipairs(published[uri] or {}) do
+      if tostring(d.code or ""):find("TL011") then
+        return d
+      end
+    end
+  end
+  local d
+  assert(vim.wait(ready_timeout_ms, function()
+    d = tl011()
+    return d ~= nil
+  end, 100), "no TL011 in serve.py: " .. vim.inspect(published[uri]))
+  assert(d.message:find("overwritten by a subsequent run", 1, true), "message: " .. d.message)
+  assert(d.relatedInformation and #d.relatedInformation > 0, "TL011 cites no torch line")
+  local res = request("textDocument/codeAction", {
+    textDocument = { uri = uri },
+    range = d.range,
+    context = { diagnostics = { d }, only = { "quickfix" } },
+  }, 15000)
+  local fix
+  for _, a in ipairs(res or {}) do
+    if a.edit and a.title:find("Clone", 1, true) then
+      fix = a
+      break
+    end
+  end
+  assert(fix, "no clone fix among: " .. vim.inspect(vim.tbl_map(function(a)
+    return a.title
+  end, res or {})))
+  vim.lsp.util.apply_workspace_edit(fix.edit, client.offset_encoding or "utf-16")
+  local line = vim.api.nvim_buf_get_lines(sb, d.range.start.line, d.range.start.line + 1, false)[1]
+  assert(line:find("outs.append(step(x).clone())", 1, true), "fixed line: " .. line)
+  assert(vim.wait(ready_timeout_ms, function()
+    return published[uri] ~= nil and tl011() == nil
+  end, 100), "TL011 still shown after the fix: " .. vim.inspect(published[uri]))
+end)
+
 finish()

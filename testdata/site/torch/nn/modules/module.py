@@ -19,3 +19,9 @@ class Module:
 
     def __call__(self, *args, **kwargs):
         return self.forward(*args, **kwargs)
+
+    def compile(self, *args, **kwargs) -> None:
+        """Compiles this module's forward with torch.compile, in place."""
+        import torch
+
+        self._compiled_call_impl = torch.compile(self.__call__, *args, **kwargs)

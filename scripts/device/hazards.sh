@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The field hazards on the GPU host (torch 2.11): for each script under
+# scripts/device/hazards/, the codes `torchlsp check` gives it against the
+# host's own torch, and what running it in plain Python does there.
+#
+# Here (with Go):        scripts/device/hazards.sh build
+# There (no Go needed):  scripts/device/hazards.sh        # carry bin/
+#
+# Environment: PYTHON (default /opt/torch/.venv/bin/python3); OUT (default
+# ./out-hazards): one <case>.check.json and <case>.run.txt per script, and
+# summary.tsv (case, codes, exit status, the run's last line).
+#
+# What torch 2.11 should show (docs/GPU_HOST.md keeps the measured table):
+#   tl001_in_place               TL001 TL014  threads fail: AssertionError (cudagraph_trees.py:359)
+#   tl011_kept_outputs           TL011        exit 1: "accessing tensor output of CUDAGraphs that has
+#                                             been overwritten by a subsequent run"
+#   tl011_kept_outputs.fixed     (none)       exit 0, prints the sum
+#   tl012_config_in_main         (none)       "worker sees recompile_limit = 64": 2.11 keeps config
+#                                             process-wide, so TL012's hazard is absent and it is silent
+#   tl013_dtypes_fullgraph       TL013        exit 1: FailOnRecompileLimitHit (fullgraph=True)
+#   tl013_cudagraph_sizes        TL013        exit 0; with TORCH_LOGS=cudagraphs the log says
+#                                             "We have observed 9 distinct sizes"
+#   tl014_first_calls_in_pool    TL001 TL014  exceptions or wrong answers among 64 calls; on 2.11
+#                                             TL001's AssertionError comes first, so TL014's own
+#                                             effect cannot be told apart there
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+if [[ "${1:-}" == build ]]; then
+	mkdir -p bin
+	CGO_ENABLED=1 go build -o bin/torchlsp ./cmd/torchlsp
+	ls -l bin/torchlsp
+	exit 0
+fi
+
+PYTHON=${PYTHON:-/opt/torch/.venv/bin/python3}
+OUT=${OUT:-$PWD/out-hazards}
+BIN=$PWD/bin/torchlsp
+[[ -x $BIN ]] || { echo "run '$0 build' first and carry bin/" >&2; exit 2; }
+mkdir -p "$OUT"
+ws=$(mktemp -d)
+trap 'rm -rf "$ws"' EXIT
+cp scripts/device/hazards/*.py "$ws/"
+export XDG_CACHE_HOME=$ws/.cache XDG_CONFIG_HOME=$ws/.config XDG_STATE_HOME=$ws/.state
+"$PYTHON" -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())' | tee "$OUT/torch.txt"
+
+printf 'case\tcodes\texit\tlast line\n' >"$OUT/summary.tsv"
+for f in "$ws"/*.py; do
+	name=$(basename "$f" .py)
+	"$BIN" check --quiet --format json --python "$PYTHON" "$f" >"$OUT/$name.check.json" 2>"$OUT/$name.check.err"
+	codes=$("$PYTHON" -c 'import json,sys; print(" ".join(sorted({d["code"].split()[0] for d in json.load(open(sys.argv[1]))})) or "(none)")' "$OUT/$name.check.json" 2>/dev/null || echo "(check failed)")
+	logs=""
+	[[ $name == tl013_cudagraph_sizes ]] && logs=cudagraphs
+	(cd "$ws" && TORCH_LOGS=$logs PYTHONUNBUFFERED=1 timeout 300 "$PYTHON" "$f") >"$OUT/$name.run.txt" 2>&1
+	rc=$?
+	last=$(grep -E 'Error|distinct sizes|sees|sum|calls|threads|dtypes|sizes ran' "$OUT/$name.run.txt" | tail -n 1 | cut -c1-200)
+	printf '%s\t%s\t%s\t%s\n' "$name" "$codes" "$rc" "$last" | tee -a "$OUT/summary.tsv"
+done
+echo "results: $OUT/summary.tsv"

@@ -1,0 +1,1042 @@
+package diagnose
+
+import (
+	"fmt"
+	"math/bits"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/torchlsp/torchlsp/server/pybuf"
+	"github.com/torchlsp/torchlsp/server/syntax"
+)
+
+// The field hazards: each is decided by a line of the target's torch
+// that makes it happen, and says nothing on a torch without that line.
+const (
+	fileTrees        = "torch/_inductor/cudagraph_trees.py"
+	fileConfigModule = "torch/utils/_config_module.py"
+	fileOutputCode   = "torch/_inductor/output_code.py"
+	fileConvertFrame = "torch/_dynamo/convert_frame.py"
+	dynamoConfig     = "torch._dynamo.config"
+)
+
+// overwriteCheck is the line of the target's cudagraph_trees.py that
+// reports an output overwritten by a later run, or -1.
+func (c *checker) overwriteCheck() int {
+	return c.files.find(fileTrees, 0, "overwritten by a subsequent run")
+}
+
+// perThreadConfig is the line of the target's _config_module.py that
+// keeps config overrides in a ContextVar (per thread), or -1.
+func (c *checker) perThreadConfig() int {
+	for from := 0; ; {
+		i := c.files.find(fileConfigModule, from, "ContextVar(")
+		if i < 0 {
+			return -1
+		}
+		if code := strings.TrimSpace(c.files.text(fileConfigModule, i)); !strings.HasPrefix(code, "#") {
+			return i
+		}
+		from = i + 1
+	}
+}
+
+// sharedCallable is the line where the target's CompiledFxGraph keeps
+// current_callable as a plain attribute, or -1 when it keeps it per
+// thread (a property) or has no such class.
+func (c *checker) sharedCallable() int {
+	class := c.files.find(fileOutputCode, 0, "class CompiledFxGraph")
+	if class < 0 || c.files.find(fileOutputCode, 0, "def current_callable(") >= 0 {
+		return -1
+	}
+	if i := c.files.find(fileOutputCode, class, "current_callable:"); i >= 0 {
+		return i
+	}
+	return c.files.find(fileOutputCode, class, "self.current_callable =")
+}
+
+// callsNamed returns the calls of the buffer whose callee's last name is
+// name (f(x), self.f(x)), made once per analysis.
+func (a *analysis) callsNamed(name string) []*callInfo {
+	if a.byCallee == nil {
+		a.byCallee = map[string][]*callInfo{}
+		for _, c := range a.calls {
+			a.work++
+			if c.callee != "" {
+				a.byCallee[c.callee] = append(a.byCallee[c.callee], c)
+			}
+		}
+	}
+	return a.byCallee[name]
+}
+
+// hotTargets pairs each name compiled code with CUDA graphs is called by
+// with its site, each name once.
+func (c *checker) hotTargets() []hotName {
+	var out []hotName
+	seen := map[string]bool{}
+	for _, s := range c.a.sites {
+		c.a.work++
+		cg := c.cudagraphs(s)
+		if !cg.on {
+			continue
+		}
+		for _, name := range s.targets {
+			if name != "" && !seen[name] {
+				seen[name] = true
+				out = append(out, hotName{name: name, site: s, cg: cg})
+			}
+		}
+	}
+	return out
+}
+
+type hotName struct {
+	name string
+	site *compileSite
+	cg   cudagraphState
+}
+
+// aliasingMethods return a view of, or the same storage as, the tensor
+// they are called on: what they give back is overwritten with it.
+var aliasingMethods = map[string]bool{
+	"detach": true, "view": true, "view_as": true, "reshape": true, "squeeze": true, "unsqueeze": true,
+	"transpose": true, "permute": true, "t": true, "expand": true, "expand_as": true, "narrow": true,
+	"flatten": true, "unflatten": true, "split": true, "chunk": true, "unbind": true, "contiguous": true,
+	"as_strided": true, "select": true, "diagonal": true, "movedim": true, "swapaxes": true,
+}
+
+// holder walks up from expression n through what keeps referring to its
+// storage (x[i], x.attr, x.view(...), parentheses) to the outermost such
+// expression.
+func (a *analysis) holder(n int32) int32 {
+	t := a.t
+	for range 16 {
+		a.work++
+		p := t.Parent(n)
+		switch {
+		case p < 0:
+			return n
+		case t.Kind(p) == syntax.KindParenthesizedExpression:
+		case t.Kind(p) == syntax.KindSubscript && t.Field(n) == syntax.FieldValue:
+		case t.Kind(p) == syntax.KindAttribute && t.Field(n) == syntax.FieldObject:
+			call := t.Parent(p)
+			switch {
+			case call >= 0 && t.Kind(call) == syntax.KindCall && t.Field(p) == syntax.FieldFunction:
+				if !aliasingMethods[t.Text(t.Child(p, syntax.FieldAttribute))] {
+					return n
+				}
+				p = call
+			default: // out.logits: a field of an output object
+			}
+		default:
+			return n
+		}
+		n = p
+	}
+	return n
+}
+
+// enclosingLoop returns the innermost for or while statement whose body
+// holds n in n's own function, or -1.
+func (a *analysis) enclosingLoop(n int32) int32 {
+	t := a.t
+	l := t.loop[n]
+	for k := 0; l >= 0 && k < maxScan; k++ {
+		a.work++
+		if kd := t.Kind(l); kd == syntax.KindForStatement || kd == syntax.KindWhileStatement {
+			return l
+		}
+		l = t.loop[l]
+	}
+	return -1
+}
+
+// maxScan bounds the nodes a check looks at past a binary search: beyond
+// it, the check gives up (and says nothing).
+const maxScan = 64
+
+// firstFrom returns the index of the first node of nodes (in source
+// order) that starts at or after off.
+func (a *analysis) firstFrom(nodes []int32, off int) int {
+	t := a.t
+	a.work += 1 + bits.Len(uint(len(nodes)))
+	return sort.Search(len(nodes), func(i int) bool { return t.Start(nodes[i]) >= off })
+}
+
+// assignedIn reports whether name is assigned anywhere inside node n.
+func (a *analysis) assignedIn(name string, n int32) bool {
+	t := a.t
+	as := a.bindsOf(name)
+	i := a.firstFrom(as, t.Start(n))
+	return i < len(as) && t.Start(as[i]) < t.End(n)
+}
+
+// appendMethods keep their argument in the container they are called on.
+var appendMethods = map[string]bool{"append": true, "appendleft": true, "add": true, "insert": true, "put": true}
+
+// keptIn reports the container that expression h is stored into, when h
+// is an argument of container.append(...) or assigned to container[...].
+func (a *analysis) keptIn(h int32) (container string, ok bool) {
+	t := a.t
+	p := t.Parent(h)
+	switch {
+	case p >= 0 && t.Kind(p) == syntax.KindArgumentList:
+		call := t.Parent(p)
+		f := t.Child(call, syntax.FieldFunction)
+		if t.Kind(f) != syntax.KindAttribute || !appendMethods[t.Text(t.Child(f, syntax.FieldAttribute))] {
+			return "", false
+		}
+		obj := t.Unwrap(t.Child(f, syntax.FieldObject))
+		if t.Chain(obj) == nil {
+			return "", false
+		}
+		return t.Text(obj), true
+	case p >= 0 && t.Kind(p) == syntax.KindAssignment && t.Field(h) == syntax.FieldRight:
+		l := t.Unwrap(t.Child(p, syntax.FieldLeft))
+		if t.Kind(l) != syntax.KindSubscript {
+			return "", false
+		}
+		obj := t.Unwrap(t.Child(l, syntax.FieldValue))
+		if t.Chain(obj) == nil {
+			return "", false
+		}
+		return t.Text(obj), true
+	}
+	return "", false
+}
+
+// assignedNames returns the names an assignment whose right side is h
+// binds (y = h, y, z = h), and the assignment; nil when h is not one.
+func (a *analysis) assignedNames(h int32) ([]int32, int32) {
+	t := a.t
+	p := t.Parent(h)
+	if p < 0 || t.Kind(p) != syntax.KindAssignment || t.Field(h) != syntax.FieldRight {
+		return nil, -1
+	}
+	l := t.Unwrap(t.Child(p, syntax.FieldLeft))
+	switch t.Kind(l) {
+	case syntax.KindIdentifier:
+		return []int32{l}, p
+	case syntax.KindPatternList, syntax.KindTuplePattern, syntax.KindTuple, syntax.KindExpressionList:
+		var out []int32
+		for _, c := range t.CodeChildren(l) {
+			if t.Kind(c) == syntax.KindIdentifier {
+				out = append(out, c)
+			}
+		}
+		return out, p
+	}
+	return nil, -1
+}
+
+// overwrite is how an output of a compiled callable is kept past the
+// next call of it.
+type overwrite struct {
+	why   string // for the message
+	fixAt int32  // the expression to clone, or -1
+}
+
+// keptAcrossCalls decides whether the output of call c, a call of
+// compiled code with CUDA graphs named by h, is used after the next call
+// of the same compiled code: kept in a container a loop fills, built
+// into a list by a comprehension, or read after a later call.
+func (c *checker) keptAcrossCalls(h hotName, call *callInfo) (overwrite, bool) {
+	a, t := c.a, c.t
+	top := a.holder(call.node)
+	// [f(x) for x in xs], list(f(x) for x in xs)
+	if p := t.Parent(top); p >= 0 && t.Field(top) == syntax.FieldBody {
+		switch t.Kind(p) {
+		case syntax.KindListComprehension, syntax.KindSetComprehension, syntax.KindDictionaryComprehension:
+			return overwrite{why: fmt.Sprintf("the comprehension at line %d keeps every output while it makes the next", t.StartPos(p).Line+1), fixAt: top}, true
+		case syntax.KindGeneratorExpression:
+			if args := t.Parent(p); args >= 0 && t.Kind(args) == syntax.KindCall {
+				if q := a.chainQual(t.Child(args, syntax.FieldFunction)); collectors[q] || q == "" && collectors[t.Text(t.Child(args, syntax.FieldFunction))] {
+					return overwrite{why: fmt.Sprintf("%s at line %d collects every output before it reads them", oneLineText(t.Text(t.Child(args, syntax.FieldFunction)), 24), t.StartPos(args).Line+1), fixAt: top}, true
+				}
+			}
+		}
+	}
+	loop := a.enclosingLoop(call.node)
+	// for ...: outs.append(f(x)), or outs[i] = f(x)
+	if loop >= 0 {
+		if cont, ok := a.keptIn(top); ok && !a.assignedIn(cont, loop) {
+			return overwrite{why: fmt.Sprintf("%s keeps the output of every iteration of the loop at line %d", cont, t.StartPos(loop).Line+1), fixAt: top}, true
+		}
+	}
+	names, assign := a.assignedNames(top)
+	if len(names) == 0 {
+		return overwrite{}, false
+	}
+	// for ...: y = f(x); outs.append(y)
+	if loop >= 0 {
+		inLoop := a.callsIn(loop)
+		from := sort.Search(len(inLoop), func(i int) bool { return t.Start(inLoop[i].node) >= t.End(assign) })
+		inLoop = inLoop[from:min(len(inLoop), from+maxScan)]
+		for _, name := range names {
+			for _, ap := range inLoop {
+				a.work++
+				if !appendMethods[ap.callee] || len(ap.args) == 0 {
+					continue
+				}
+				arg := ap.args[len(ap.args)-1]
+				root := t.Unwrap(arg)
+				for t.Kind(root) == syntax.KindSubscript || t.Kind(root) == syntax.KindAttribute {
+					root = t.Unwrap(t.Child(root, rootField(t, root)))
+				}
+				if t.Kind(root) != syntax.KindIdentifier || t.Text(root) != t.Text(name) || a.holder(root) != t.Unwrap(arg) {
+					continue
+				}
+				cont, ok := a.keptIn(arg)
+				if !ok || a.assignedIn(cont, loop) {
+					continue
+				}
+				fix := int32(-1)
+				if len(names) == 1 {
+					fix = arg
+				}
+				return overwrite{why: fmt.Sprintf("%s keeps %s, the output of every iteration of the loop at line %d", cont, t.Text(name), t.StartPos(loop).Line+1), fixAt: fix}, true
+			}
+		}
+	}
+	// y1 = f(x); y2 = f(x); use(y1)
+	calls := a.callsNamed(h.name)
+	from := sort.Search(len(calls), func(i int) bool { return t.Start(calls[i].node) >= t.End(assign) })
+	for _, later := range calls[from:min(len(calls), from+maxScan)] {
+		a.work++
+		if later.node == call.node || later.fn != call.fn {
+			continue
+		}
+		for _, name := range names {
+			read := a.readAfter(t.Text(name), t.End(later.node), call.fn, t.End(assign))
+			if read < 0 {
+				continue
+			}
+			fix := int32(-1)
+			if len(names) == 1 {
+				fix = top
+			}
+			return overwrite{why: fmt.Sprintf("%s is read at line %d, after the call at line %d ran the compiled code again", t.Text(name), t.StartPos(read).Line+1, t.StartPos(later.node).Line+1), fixAt: fix}, true
+		}
+		break // only the next call matters: a later one comes after it
+	}
+	return overwrite{}, false
+}
+
+// rootField is the field of an attribute or subscript holding what it
+// reads from.
+func rootField(t *tree, n int32) syntax.Field {
+	if t.Kind(n) == syntax.KindSubscript {
+		return syntax.FieldValue
+	}
+	return syntax.FieldObject
+}
+
+// collectors turn a generator into a collection before reading any of it.
+var collectors = map[string]bool{
+	"list": true, "tuple": true, "torch.stack": true, "torch.cat": true, "torch.concat": true,
+	"torch.vstack": true, "torch.hstack": true, "sorted": true,
+}
+
+// readAfter returns the first read of name in function fn (or the module,
+// fn < 0) at or after offset from, when name is not assigned again
+// between since and that read; -1 when there is none.
+func (a *analysis) readAfter(name string, from int, fn int32, since int) int32 {
+	t := a.t
+	reads := a.readsOf(name)
+	first := int32(-1)
+	i := a.firstFrom(reads, from)
+	for _, id := range reads[i:min(len(reads), i+maxScan)] {
+		a.work++
+		if t.fnOf[id] == fn {
+			first = id
+			break
+		}
+	}
+	if first < 0 {
+		return -1
+	}
+	as := a.bindsOf(name)
+	j := a.firstFrom(as, since+1)
+	for k, n := range as[j:] {
+		a.work++
+		if t.Start(n) >= t.Start(first) {
+			break
+		}
+		if k >= maxScan || t.fnOf[n] == fn {
+			return -1 // assigned again before the read (or too many to tell)
+		}
+	}
+	return first
+}
+
+// outputsOverwritten reports outputs of compiled code with CUDA graphs
+// kept past the next call of it (TL011).
+func (c *checker) outputsOverwritten() {
+	hot := c.hotTargets()
+	if len(hot) == 0 {
+		return
+	}
+	check := c.overwriteCheck()
+	if check < 0 {
+		return
+	}
+	t := c.t
+	for _, h := range hot {
+		for _, call := range c.a.callsNamed(h.name) {
+			if call.node == h.site.node || call.qual == "torch.compile" {
+				continue
+			}
+			ow, ok := c.keptAcrossCalls(h, call)
+			if !ok {
+				continue
+			}
+			d := Diagnostic{
+				Code: CodeOutputOverwritten, Severity: SeverityWarning, Span: t.Span(call.calleeNode),
+				Message: fmt.Sprintf("%s turns on CUDA graphs, so each call of %s returns tensors in memory the next call of it overwrites; %s: on a CUDA device %s raises \"accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run\" (%s:%d) when it is read; clone the output outside the compiled code (torch.compiler.cudagraph_mark_step_begin() does not keep it alive)",
+					h.cg.why, h.name, ow.why, c.torchName(), fileTrees, check+1),
+				Related: []Related{{File: fileTrees, Line: check, Message: c.files.text(fileTrees, check)}},
+			}
+			if ow.fixAt >= 0 && c.returnsOneTensor(h.site) {
+				end := t.EndPos(ow.fixAt)
+				d.Fixes = append(d.Fixes, Fix{Title: "Clone the output (.clone())", Preferred: true,
+					Edits: []Edit{{Span: pybuf.Span{Start: end, End: end}, NewText: ".clone()"}}})
+			}
+			c.add(d)
+		}
+	}
+}
+
+// returnsOneTensor reports whether the function a site compiles is one of
+// the buffer's whose every return gives a single value (not a tuple, a
+// list, a dict or None): what .clone() can be called on.
+func (c *checker) returnsOneTensor(s *compileSite) bool {
+	a, t := c.a, c.t
+	for s.inner != nil {
+		s = s.inner
+	}
+	def := int32(-1)
+	if s.kind != siteCall {
+		return false
+	}
+	byName := func(name string) {
+		if defs := a.funcs[name]; len(defs) == 1 {
+			def = defs[0]
+		}
+	}
+	switch {
+	case s.call == nil: // @torch.compile
+		byName(s.target())
+	case len(s.call.args) > 0:
+		if f := t.Unwrap(s.call.args[0]); t.Kind(f) == syntax.KindIdentifier {
+			byName(t.Text(f))
+		}
+	default:
+		if p := t.Parent(s.call.node); p >= 0 && t.Kind(p) == syntax.KindDecorator { // @torch.compile(...)
+			byName(s.target())
+		}
+	}
+	if def < 0 || len(a.returns[def]) == 0 {
+		return false
+	}
+	for _, r := range a.returns[def] {
+		switch t.Kind(t.Unwrap(r)) {
+		case syntax.KindTuple, syntax.KindExpressionList, syntax.KindList, syntax.KindDictionary, syntax.KindSet, syntax.KindNone,
+			syntax.KindListComprehension, syntax.KindDictionaryComprehension, syntax.KindSetComprehension:
+			return false
+		}
+	}
+	return true
+}
+
+// configNotInThreads reports config overrides made on one thread while
+// compiled code runs on others, on a torch that keeps overrides per
+// thread (TL012).
+func (c *checker) configNotInThreads(rc reach, ctx int) {
+	a, t := c.a, c.t
+	var hot *compileSite
+	var hotStart threadStart
+	for _, s := range a.sites {
+		if st, ok := rc.sites[s]; ok {
+			hot, hotStart = s, st
+			break
+		}
+	}
+	if hot == nil {
+		return
+	}
+	inThreads := map[string]bool{}
+	for i := range a.refs {
+		a.work++
+		r := &a.refs[i]
+		if _, ok := rc.funcs[r.fn]; ok && r.Write && r.fn >= 0 {
+			inThreads[r.Module+"."+r.Key] = true
+			if r.Flag != nil && r.Flag.Alias != "" {
+				inThreads[r.Flag.Alias] = true
+			}
+		}
+	}
+	for i := range a.refs {
+		a.work++
+		r := &a.refs[i]
+		if !r.Write || r.Flag == nil || r.Spelling == SpellOptionsKey || r.Spelling == SpellEnvVar {
+			continue
+		}
+		if _, ok := rc.funcs[r.fn]; ok && r.fn >= 0 {
+			continue
+		}
+		full := r.Module + "." + r.Key
+		if inThreads[full] || r.Flag.Alias != "" && inThreads[r.Flag.Alias] {
+			continue
+		}
+		deflt := r.Flag.Default
+		if target, ok := c.cat.Flag(r.Flag.Alias); r.Flag.Alias != "" && ok {
+			deflt = target.Default
+		}
+		d := Diagnostic{
+			Code: CodeConfigPerThread, Severity: SeverityWarning, Span: r.Span,
+			Message: fmt.Sprintf("%s keeps config overrides per thread (a ContextVar, %s:%d): %s set here is not seen by the compiled code run by %s (line %d), which uses the default (%s); set it in the function the thread runs, or with %s.patch there",
+				c.torchName(), fileConfigModule, ctx+1, full, hotStart.how, t.StartPos(hotStart.node).Line+1, oneLineText(deflt, 24), r.Module),
+			Related: []Related{
+				{File: fileConfigModule, Line: ctx, Message: c.files.text(fileConfigModule, ctx)},
+				c.flagRelated(r.Flag, r.Key+" is defined here"),
+			},
+		}
+		if fix, ok := c.setInThreadFix(r, hotStart); ok {
+			d.Fixes = append(d.Fixes, fix)
+		}
+		c.add(d)
+	}
+}
+
+// setInThreadFix copies a one-line module-level config write to the top
+// of the function a thread start runs.
+func (c *checker) setInThreadFix(r *FlagRef, st threadStart) (Fix, bool) {
+	a, t := c.a, c.t
+	if r.fn >= 0 || r.Spelling != SpellAttribute || r.stmt < 0 || t.StartPos(r.stmt).Line != t.EndPos(r.stmt).Line {
+		return Fix{}, false
+	}
+	def := int32(-1)
+	switch {
+	case st.within >= 0:
+		for _, d := range a.funcs["run"] {
+			if t.clsOf[d] == st.within {
+				def = d
+			}
+		}
+	case len(st.targets) == 1 && len(a.funcs[st.targets[0]]) == 1:
+		def = a.funcs[st.targets[0]][0]
+	}
+	if def < 0 {
+		return Fix{}, false
+	}
+	if name := t.Text(t.Child(def, syntax.FieldName)); len(a.siteByTarget[name]) > 0 || t.Kind(t.Parent(def)) == syntax.KindDecoratedDefinition {
+		return Fix{}, false // compiled (or wrapped) code: a config write there is traced, not run
+	}
+	text := t.Text(r.stmt)
+	head := text
+	if i := strings.IndexAny(head, ". ="); i > 0 {
+		head = head[:i]
+	}
+	if _, ok := a.moduleImports()[head]; !ok {
+		return Fix{}, false
+	}
+	body := t.Child(def, syntax.FieldBody)
+	stmts := t.CodeChildren(body)
+	if len(stmts) == 0 {
+		return Fix{}, false
+	}
+	first := stmts[0]
+	if t.Kind(first) == syntax.KindExpressionStatement && len(t.CodeChildren(first)) == 1 && t.Kind(t.CodeChildren(first)[0]) == syntax.KindString {
+		if len(stmts) < 2 {
+			return Fix{}, false
+		}
+		first = stmts[1]
+	}
+	at := t.StartPos(first)
+	if at.Line == t.StartPos(def).Line {
+		return Fix{}, false // def f(): body on one line
+	}
+	name := t.Text(t.Child(def, syntax.FieldName))
+	return Fix{
+		Title:     fmt.Sprintf("Set it in %s, on the thread that runs the compiled code", name),
+		Preferred: true,
+		Edits:     []Edit{{Span: pybuf.Span{Start: at, End: at}, NewText: text + "\n" + strings.Repeat(" ", at.Col)}},
+	}, true
+}
+
+// sharedCallableInThreads reports compiled code with CUDA graphs first
+// compiled in several threads at once, on a torch whose compiled graphs
+// share one callable between threads (TL014).
+func (c *checker) sharedCallableInThreads(s *compileSite, st threadStart, cg cudagraphState, rc reach, field int) {
+	t := c.t
+	_, compiledInThread := rc.funcs[s.fn]
+	compiledInThread = compiledInThread && s.fn >= 0
+	several := st.many || rc.starts[s] >= 2
+	if !several || !compiledInThread && c.warmedUp(s, rc) {
+		return
+	}
+	how := "its first calls come from several threads at once"
+	if compiledInThread {
+		how = "every thread compiles this code"
+	}
+	mutation := c.files.find(fileOutputCode, 0, "current_callable = cudagraphify(")
+	d := Diagnostic{
+		Code: CodeSharedCallable, Severity: SeverityWarning, Span: c.siteSpan(s),
+		Message: fmt.Sprintf("%s turns on CUDA graphs, and %s (%s, line %d): in %s, threads that compile equal graphs share one compiled graph, whose callable (current_callable, %s:%d) CUDA-graph wrapping in one thread replaces for all; call it once on one thread before starting the others, or turn CUDA graphs off for threaded use",
+			cg.why, how, st.how, t.StartPos(st.node).Line+1, c.torchName(), fileOutputCode, field+1),
+		Related: []Related{{File: fileOutputCode, Line: field, Message: c.files.text(fileOutputCode, field)}},
+	}
+	if mutation >= 0 {
+		d.Related = append(d.Related, Related{File: fileOutputCode, Line: mutation, Message: c.files.text(fileOutputCode, mutation)})
+	}
+	d.Fixes = c.cudagraphsOffFixes(s, cg)
+	c.add(d)
+}
+
+// warmedUp reports whether compiled code is also called outside the
+// functions threads run: a warm-up that compiles it on one thread.
+func (c *checker) warmedUp(s *compileSite, rc reach) bool {
+	a := c.a
+	for _, name := range s.targets {
+		for _, call := range a.callsNamed(name) {
+			a.work++
+			if call.node == s.node {
+				continue
+			}
+			if _, inThread := rc.funcs[call.fn]; inThread && call.fn >= 0 {
+				continue
+			}
+			if c.t.fnOf[call.node] >= 0 && c.t.Kind(c.t.fnOf[call.node]) != syntax.KindFunctionDefinition {
+				continue
+			}
+			if a.inLambda(call.node) {
+				continue // pool.submit(lambda: f(x)) runs in the thread
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// inLambda reports whether node n is inside a lambda.
+func (a *analysis) inLambda(n int32) bool {
+	t := a.t
+	for p, k := t.Parent(n), 0; p >= 0 && k < 256; p, k = t.Parent(p), k+1 {
+		switch t.Kind(p) {
+		case syntax.KindLambda:
+			return true
+		case syntax.KindFunctionDefinition, syntax.KindClassDefinition:
+			return false
+		}
+	}
+	return false
+}
+
+// tensorFactories make a tensor whose size their positional arguments
+// give.
+var tensorFactories = map[string]bool{
+	"torch.randn": true, "torch.rand": true, "torch.zeros": true, "torch.ones": true, "torch.empty": true,
+	"torch.full": true, "torch.arange": true, "torch.randint": true, "torch.randperm": true, "torch.eye": true,
+}
+
+// loopValues describes the values a loop variable takes.
+type loopValues struct {
+	n    int    // distinct values
+	kind string // "int", "shape", "dtype"
+}
+
+// maxLoopValues bounds how many literal values of an iterable are read.
+const maxLoopValues = 4096
+
+// iterValues reads a literal iterable: a list, tuple or set of int
+// literals, of tuples of them, or of torch dtypes; range() of int
+// literals; or a name assigned one of those once.
+func (a *analysis) iterValues(n int32) (loopValues, bool) {
+	t := a.t
+	n = a.resolve(n)
+	switch t.Kind(n) {
+	case syntax.KindList, syntax.KindTuple, syntax.KindSet:
+		seen := map[string]bool{}
+		kind := ""
+		for _, e := range t.CodeChildren(n) {
+			a.work++
+			if len(seen) > maxLoopValues {
+				return loopValues{}, false
+			}
+			k := ""
+			switch {
+			case t.literalKind(e) == "int":
+				k = "int"
+			case t.Kind(t.Unwrap(e)) == syntax.KindTuple && allInts(t, t.Unwrap(e)):
+				k = "shape"
+			case strings.HasPrefix(a.chainQual(e), "torch.") && torchDtypes[strings.TrimPrefix(a.chainQual(e), "torch.")]:
+				k = "dtype"
+			default:
+				return loopValues{}, false
+			}
+			if kind != "" && k != kind {
+				return loopValues{}, false
+			}
+			kind = k
+			seen[strings.Join(strings.Fields(t.Text(e)), "")] = true
+		}
+		return loopValues{n: len(seen), kind: kind}, len(seen) > 0
+	case syntax.KindCall:
+		f := t.Child(n, syntax.FieldFunction)
+		if t.Kind(f) != syntax.KindIdentifier || t.Text(f) != "range" || a.qual(f) != "" {
+			return loopValues{}, false
+		}
+		var nums []int
+		for _, arg := range t.CodeChildren(t.Child(n, syntax.FieldArguments)) {
+			v, err := strconv.Atoi(strings.ReplaceAll(t.Text(t.Unwrap(arg)), "_", ""))
+			if err != nil || t.literalKind(arg) != "int" {
+				return loopValues{}, false
+			}
+			nums = append(nums, v)
+		}
+		start, stop, step := 0, 0, 1
+		switch len(nums) {
+		case 1:
+			stop = nums[0]
+		case 2:
+			start, stop = nums[0], nums[1]
+		case 3:
+			start, stop, step = nums[0], nums[1], nums[2]
+		default:
+			return loopValues{}, false
+		}
+		if step == 0 {
+			return loopValues{}, false
+		}
+		count := (stop - start + step - sign(step)) / step
+		if count <= 0 {
+			return loopValues{}, false
+		}
+		return loopValues{n: count, kind: "int"}, true
+	}
+	return loopValues{}, false
+}
+
+func sign(x int) int {
+	if x < 0 {
+		return -1
+	}
+	return 1
+}
+
+func allInts(t *tree, n int32) bool {
+	cs := t.CodeChildren(n)
+	for _, c := range cs {
+		if t.literalKind(c) != "int" {
+			return false
+		}
+	}
+	return len(cs) > 0
+}
+
+// torchDtypes are the dtype attributes of the torch module.
+var torchDtypes = map[string]bool{
+	"float16": true, "float32": true, "float64": true, "bfloat16": true, "half": true, "float": true, "double": true,
+	"int8": true, "int16": true, "int32": true, "int64": true, "uint8": true, "long": true, "int": true, "short": true,
+	"bool": true, "complex64": true, "complex128": true, "float8_e4m3fn": true, "float8_e5m2": true,
+}
+
+// loopOf returns the loop variable and iterable of the innermost for
+// statement or comprehension clause whose body holds call c, in c's own
+// function.
+func (a *analysis) loopOf(c *callInfo) (v, iter, body int32, ok bool) {
+	t := a.t
+	p := t.loop[c.node]
+	a.work++
+	switch t.Kind(p) {
+	case syntax.KindForStatement:
+		l, r := t.Unwrap(t.Child(p, syntax.FieldLeft)), t.Child(p, syntax.FieldRight)
+		return l, r, p, t.Kind(l) == syntax.KindIdentifier && r >= 0
+	case syntax.KindListComprehension, syntax.KindGeneratorExpression, syntax.KindSetComprehension, syntax.KindDictionaryComprehension:
+		for _, cl := range t.CodeChildren(p) {
+			if t.Kind(cl) == syntax.KindForInClause {
+				l, r := t.Unwrap(t.Child(cl, syntax.FieldLeft)), t.Child(cl, syntax.FieldRight)
+				return l, r, p, t.Kind(l) == syntax.KindIdentifier && r >= 0
+			}
+		}
+	}
+	return -1, -1, -1, false
+}
+
+// varies says what of argument expression n changes with loop variable
+// v: "size" (a tensor made or sliced with it), "dtype", "value" (v
+// itself), or "".
+func (a *analysis) varies(n int32, v string, body int32, depth int) string {
+	t := a.t
+	n = t.Unwrap(n)
+	a.work++
+	switch t.Kind(n) {
+	case syntax.KindIdentifier:
+		if t.Text(n) == v {
+			return "value"
+		}
+		if depth > 0 {
+			return ""
+		}
+		// x = torch.randn(n, 8) earlier in the loop body: the last one
+		// before n.
+		as := a.bindsOf(t.Text(n))
+		i := a.firstFrom(as, t.Start(n)) - 1
+		if i >= 0 && a.within(as[i], body) {
+			if r := t.Child(as[i], syntax.FieldRight); r >= 0 && t.Kind(as[i]) == syntax.KindAssignment {
+				if k := a.varies(r, v, body, depth+1); k != "" && k != "value" {
+					return k
+				}
+			}
+		}
+	case syntax.KindCall:
+		if !tensorFactories[a.chainQual(t.Child(n, syntax.FieldFunction))] {
+			return ""
+		}
+		for _, arg := range t.CodeChildren(t.Child(n, syntax.FieldArguments)) {
+			a.work++
+			switch t.Kind(arg) {
+			case syntax.KindKeywordArgument:
+				name, val := t.Text(t.Child(arg, syntax.FieldName)), t.Unwrap(t.Child(arg, syntax.FieldValue))
+				if name == "dtype" && t.Kind(val) == syntax.KindIdentifier && t.Text(val) == v {
+					return "dtype"
+				}
+				if name == "size" && mentions(t, val, v) {
+					return "size"
+				}
+			default:
+				if mentions(t, arg, v) {
+					return "size"
+				}
+			}
+		}
+	case syntax.KindSubscript:
+		if s := t.Child(n, syntax.FieldSubscript); s >= 0 && mentions(t, s, v) {
+			return "size"
+		}
+	}
+	return ""
+}
+
+// mentions reports whether expression n is v, or a tuple, list, slice or
+// arithmetic of parts that include v, a few levels deep.
+func mentions(t *tree, n int32, v string) bool {
+	var walk func(n int32, depth int) bool
+	walk = func(n int32, depth int) bool {
+		n = t.Unwrap(n)
+		if depth > 4 || n < 0 {
+			return false
+		}
+		switch t.Kind(n) {
+		case syntax.KindIdentifier:
+			return t.Text(n) == v
+		case syntax.KindTuple, syntax.KindList, syntax.KindSlice, syntax.KindBinaryOperator, syntax.KindUnaryOperator:
+			for _, c := range t.CodeChildren(n) {
+				if walk(c, depth+1) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(n, 0)
+}
+
+// recompileLimit is the target's recompile limit as the buffer leaves it:
+// a module-level write of recompile_limit (or its older name
+// cache_size_limit) to an int, else the flag's default.
+func (c *checker) recompileLimit() (limit int, cite Related, ok bool) {
+	a := c.a
+	flag := a.lookupFlag(dynamoConfig, "recompile_limit")
+	if flag == nil || flag.Alias != "" {
+		flag = a.lookupFlag(dynamoConfig, "cache_size_limit")
+	}
+	if flag == nil {
+		return 0, Related{}, false
+	}
+	v, err := strconv.Atoi(strings.TrimSpace(flag.Default))
+	if err != nil {
+		return 0, Related{}, false
+	}
+	cite = c.flagRelated(flag, fmt.Sprintf("%s = %d", flag.Key, v))
+	for i := range a.refs {
+		r := &a.refs[i]
+		if r.Write && r.fn < 0 && r.Flag != nil && r.Module == dynamoConfig && r.valueNode >= 0 &&
+			(r.Flag == flag || r.Flag.Alias == flag.FullKey() || flag.Alias == r.Flag.FullKey()) {
+			if n, err := strconv.Atoi(c.t.Text(r.valueNode)); err == nil {
+				v = n
+			}
+		}
+	}
+	return v, cite, true
+}
+
+// staticShapes reports whether site s compiles every shape on its own:
+// dynamic=False, or automatic dynamic shapes turned off at module level.
+func (c *checker) staticShapes(s *compileSite) (bool, string) {
+	t := c.t
+	if v := s.settingValue("dynamic"); v >= 0 && t.Kind(v) == syntax.KindFalse {
+		return true, "dynamic=False"
+	}
+	for i := range c.a.refs {
+		r := &c.a.refs[i]
+		if r.Write && r.fn < 0 && r.Module == dynamoConfig && r.Key == "automatic_dynamic_shapes" && r.Value == "False" {
+			return true, fmt.Sprintf("automatic_dynamic_shapes = False (line %d)", r.Span.Start.Line+1)
+		}
+	}
+	return false, ""
+}
+
+// recompiles reports compiled code called with more distinct shapes,
+// values or dtypes than the target compiles or records CUDA graphs for
+// before it gives up or warns (TL013).
+func (c *checker) recompiles() {
+	a, t := c.a, c.t
+	limit, limitCite, haveLimit := c.recompileLimit()
+	seen := map[string]bool{}
+	for _, s := range a.sites {
+		for _, name := range s.targets {
+			if name == "" || seen[name] {
+				continue
+			}
+			seen[name] = true
+			for _, call := range a.callsNamed(name) {
+				if call.node == s.node || call.qual == "torch.compile" {
+					continue
+				}
+				v, iter, body, ok := a.loopOf(call)
+				if !ok {
+					continue
+				}
+				vals, ok := a.iterValues(iter)
+				if !ok {
+					continue
+				}
+				kind := ""
+				args := append([]int32(nil), call.args...)
+				for _, kw := range call.kwargs {
+					args = append(args, kw.value)
+				}
+				for _, arg := range args {
+					if k := a.varies(arg, t.Text(v), body, 0); k != "" {
+						kind = k
+						break
+					}
+				}
+				if kind == "value" && vals.kind == "dtype" {
+					kind = "dtype"
+				}
+				if kind == "" || kind == "value" && vals.kind != "int" {
+					continue
+				}
+				static, why := c.staticShapes(s)
+				compiles := vals.n
+				if kind != "dtype" && !static {
+					compiles = min(vals.n, 2) // automatic dynamic shapes: once static, once dynamic
+				}
+				switch {
+				case haveLimit && compiles > limit:
+					c.add(c.pastRecompileLimit(s, call, name, kind, vals.n, limit, limitCite, why, iter))
+				case kind != "dtype" && !static:
+					if d, ok := c.cudagraphReRecords(s, call, name, vals.n, iter); ok {
+						c.add(d)
+					}
+				}
+			}
+		}
+	}
+}
+
+func (c *checker) pastRecompileLimit(s *compileSite, call *callInfo, name, kind string, n, limit int, cite Related, static string, iter int32) Diagnostic {
+	t := c.t
+	what := map[string]string{"size": "shape", "value": "int value", "dtype": "dtype"}[kind]
+	fate := "runs uncompiled (eager) for the inputs past the limit"
+	d := Diagnostic{Code: CodeRecompileLimit, Severity: SeverityWarning, Span: t.Span(call.calleeNode), Related: []Related{cite}}
+	fullgraph := s.settingValue("fullgraph")
+	if fullgraph >= 0 && t.Kind(fullgraph) == syntax.KindTrue {
+		if l := c.files.find(fileConvertFrame, 0, "Hard failure due to fullgraph=True"); l >= 0 {
+			fate = "raises FailOnRecompileLimitHit (fullgraph=True)"
+			d.Related = append(d.Related, Related{File: fileConvertFrame, Line: l, Message: c.files.text(fileConvertFrame, l)})
+		}
+	}
+	d.Message = fmt.Sprintf("torch.compile compiles %s once per %s it is called with, and this loop (line %d) calls it with %d different ones: past %s's recompile limit (%d), it %s",
+		name, what, t.StartPos(iter).Line+1, n, c.torchName(), limit, fate)
+	if static != "" {
+		d.Message += fmt.Sprintf("; %s keeps Dynamo from compiling one graph for every size", static)
+	}
+	d.Message += "; pad or bucket the inputs to a few " + what + "s, or raise torch._dynamo.config.recompile_limit"
+	if dyn, ok := s.settings["dynamic"]; ok && dyn.kw >= 0 && kind == "size" && s.kind == siteCall && s.call != nil {
+		d.Fixes = append(d.Fixes, Fix{Title: "Remove dynamic=False (compile one graph for all sizes)", Preferred: true,
+			Edits: []Edit{c.deleteArg(s.call, dyn.kw)}})
+	}
+	return d
+}
+
+// cudagraphReRecords reports compiled code with CUDA graphs called with
+// more distinct sizes than the target records graphs for without warning.
+func (c *checker) cudagraphReRecords(s *compileSite, call *callInfo, name string, n int, iter int32) (Diagnostic, bool) {
+	a, t := c.a, c.t
+	cg := c.cudagraphs(s)
+	if !cg.on {
+		return Diagnostic{}, false
+	}
+	warn := a.lookupFlag(inductorConfig, "triton.cudagraph_dynamic_shape_warn_limit")
+	skip := a.lookupFlag(inductorConfig, "triton.cudagraph_skip_dynamic_graphs")
+	if warn == nil {
+		return Diagnostic{}, false
+	}
+	limit, err := strconv.Atoi(strings.TrimSpace(warn.Default))
+	if err != nil {
+		return Diagnostic{}, false
+	}
+	skipped := skip != nil && skip.Default == "True"
+	for i := range a.refs {
+		r := &a.refs[i]
+		mine := r.Spelling == SpellOptionsKey && r.call == s.node
+		global := r.Spelling != SpellOptionsKey && r.Spelling != SpellEnvVar && r.fn < 0
+		if !r.Write || !mine && !global {
+			continue
+		}
+		switch {
+		case r.Flag == warn:
+			if v, err := strconv.Atoi(r.Value); err == nil {
+				limit = v
+			} else if r.Value == "None" {
+				return Diagnostic{}, false
+			}
+		case skip != nil && r.Flag == skip:
+			skipped = r.Value == "True"
+		}
+	}
+	if skipped || n <= limit {
+		return Diagnostic{}, false
+	}
+	d := Diagnostic{
+		Code: CodeRecompileLimit, Severity: SeverityWarning, Span: t.Span(call.calleeNode),
+		Message: fmt.Sprintf("%s turns on CUDA graphs, which record one graph per distinct input size, and this loop (line %d) calls %s with %d sizes: past %s's triton.cudagraph_dynamic_shape_warn_limit (%d) every new size costs a recording and its own memory; pad or bucket the sizes, or skip CUDA graphs for dynamic shapes (triton.cudagraph_skip_dynamic_graphs)",
+			cg.why, t.StartPos(iter).Line+1, name, n, c.torchName(), limit),
+		Related: []Related{c.flagRelated(warn, fmt.Sprintf("cudagraph_dynamic_shape_warn_limit = %s", warn.Default))},
+	}
+	if skip != nil {
+		d.Related = append(d.Related, c.flagRelated(skip, "cudagraph_skip_dynamic_graphs = "+skip.Default))
+		if cg.kind == "mode" && s.modeKw.node >= 0 && s.optionsNode < 0 {
+			flags := map[string]string{}
+			for k, v := range c.cat.Modes[s.mode] {
+				flags[k] = v
+			}
+			flags["triton.cudagraph_skip_dynamic_graphs"] = "True"
+			var parts []string
+			for _, k := range sortedKeys(flags) {
+				parts = append(parts, fmt.Sprintf("%q: %s", k, flags[k]))
+			}
+			d.Fixes = append(d.Fixes, Fix{
+				Title:     fmt.Sprintf("Replace mode=%q with its options, skipping CUDA graphs for dynamic shapes", s.mode),
+				Preferred: true,
+				Edits:     []Edit{{Span: t.Span(s.modeKw.node), NewText: "options={" + strings.Join(parts, ", ") + "}"}},
+			})
+		}
+	}
+	return d, true
+}

@@ -1,0 +1,618 @@
+package diagnose
+
+import (
+	"strconv"
+
+	"github.com/torchlsp/torchlsp/server/syntax"
+)
+
+// siteKind says how a compile site compiles.
+type siteKind uint8
+
+const (
+	// siteCall is torch.compile(f, ...), @torch.compile(...) or a bare
+	// @torch.compile.
+	siteCall siteKind = iota + 1
+	// siteInPlace is model.compile(...): nn.Module.compile, which compiles
+	// the module in place with torch.compile's arguments.
+	siteInPlace
+	// siteDerived is a call of a functools.partial of torch.compile, or
+	// of a function of the buffer that returns what torch.compile made
+	// (or compiles its argument in place).
+	siteDerived
+)
+
+// setting is one of torch.compile's arguments as a site receives it.
+type setting struct {
+	arg   int32 // what the site's call holds: a keyword's value, a **splat, an argument of a wrapper's call
+	value int32 // the expression arg resolves to through names assigned once, dicts and wrappers
+	kw    int32 // the keyword_argument of the compiling call itself, when given directly; else -1
+}
+
+// compileSite is one place that compiles with torch.compile.
+type compileSite struct {
+	kind siteKind
+	node int32     // the call, or the decorator's expression
+	call *callInfo // the call whose arguments hold the settings; nil for a bare decorator
+	fn   int32     // function holding node, or -1
+	// targets are the names the compiled object is called by: the name
+	// the result is bound to, the decorated function, the module compiled
+	// in place, and the module whose forward is compiled.
+	targets []string
+	// inner is, for a derived site, the site of the partial or wrapper.
+	inner    *compileSite
+	settings map[string]setting
+
+	mode string // the mode as a string, when it is one
+	// modeNode and optionsNode are the arguments at the call that give
+	// mode and options, or -1; modeKw and optionsKw are the keyword
+	// arguments of the compiling call when given directly (node -1
+	// otherwise).
+	modeNode, optionsNode int32
+	modeKw, optionsKw     kwarg
+}
+
+// target is the first name the compiled object is called by, or "".
+func (s *compileSite) target() string {
+	if len(s.targets) == 0 {
+		return ""
+	}
+	return s.targets[0]
+}
+
+// settingValue returns the resolved value of a setting, or -1.
+func (s *compileSite) settingValue(name string) int32 {
+	if st, ok := s.settings[name]; ok {
+		return st.value
+	}
+	return -1
+}
+
+// compileParams are torch.compile's keyword parameters: the ones
+// nn.Module.compile passes on.
+var compileParams = map[string]bool{
+	"fullgraph": true, "dynamic": true, "backend": true, "mode": true, "options": true, "disable": true,
+}
+
+// maxResolve bounds how many names resolve follows (A = B, B = "x").
+const maxResolve = 4
+
+// resolve follows a name to the expression it was assigned once, through
+// at most maxResolve names; parentheses are stripped.
+func (a *analysis) resolve(n int32) int32 {
+	t := a.t
+	n = t.Unwrap(n)
+	for range maxResolve {
+		a.work++
+		if n < 0 || t.Kind(n) != syntax.KindIdentifier {
+			return n
+		}
+		v := a.buf.AssignedValue(n)
+		if v < 0 {
+			return n
+		}
+		n = t.Unwrap(v)
+	}
+	return n
+}
+
+// settingsOf reads the torch.compile arguments a call passes by keyword:
+// keyword arguments, and **splats of a dict display, of dict(k=v), or of
+// a name assigned one of those once.
+func (a *analysis) settingsOf(c *callInfo) map[string]setting {
+	t := a.t
+	out := map[string]setting{}
+	for _, sp := range c.splats {
+		a.work++
+		d := a.resolve(sp)
+		switch t.Kind(d) {
+		case syntax.KindDictionary:
+			for _, p := range t.CodeChildren(d) {
+				a.work++
+				if t.Kind(p) != syntax.KindPair {
+					continue
+				}
+				k, ok := t.PlainString(t.Child(p, syntax.FieldKey))
+				v := t.Child(p, syntax.FieldValue)
+				if ok && v >= 0 && compileParams[k] {
+					out[k] = setting{arg: sp, value: a.resolve(v), kw: -1}
+				}
+			}
+		case syntax.KindCall:
+			f := t.Child(d, syntax.FieldFunction)
+			if t.Kind(f) != syntax.KindIdentifier || t.Text(f) != "dict" || a.qual(f) != "" {
+				continue
+			}
+			args := t.Child(d, syntax.FieldArguments)
+			for _, kw := range t.CodeChildren(args) {
+				a.work++
+				if t.Kind(kw) != syntax.KindKeywordArgument {
+					continue
+				}
+				name, v := t.Child(kw, syntax.FieldName), t.Child(kw, syntax.FieldValue)
+				if name >= 0 && v >= 0 && compileParams[t.Text(name)] {
+					out[t.Text(name)] = setting{arg: sp, value: a.resolve(v), kw: -1}
+				}
+			}
+		}
+	}
+	for _, kw := range c.kwargs {
+		a.work++
+		out[t.Text(kw.name)] = setting{arg: kw.value, value: a.resolve(kw.value), kw: kw.node}
+	}
+	return out
+}
+
+// newSite makes a compile site and reads its settings.
+func (a *analysis) newSite(kind siteKind, node int32, c *callInfo, settings map[string]setting) *compileSite {
+	t := a.t
+	s := &compileSite{kind: kind, node: node, call: c, fn: t.fnOf[node], settings: settings,
+		modeNode: -1, optionsNode: -1, modeKw: kwarg{node: -1, name: -1, value: -1}, optionsKw: kwarg{node: -1, name: -1, value: -1}}
+	kw := func(n int32) kwarg {
+		if n < 0 {
+			return kwarg{node: -1, name: -1, value: -1}
+		}
+		return kwarg{node: n, name: t.Child(n, syntax.FieldName), value: t.Child(n, syntax.FieldValue)}
+	}
+	if st, ok := settings["mode"]; ok {
+		s.modeNode = st.arg
+		s.mode, _ = t.PlainString(st.value)
+		s.modeKw = kw(st.kw)
+	}
+	if st, ok := settings["options"]; ok {
+		s.optionsNode = st.arg
+		s.optionsKw = kw(st.kw)
+	}
+	return s
+}
+
+func (a *analysis) addSite(s *compileSite) {
+	a.sites = append(a.sites, s)
+	for _, name := range s.targets {
+		a.work++
+		if name != "" {
+			a.siteByTarget[name] = append(a.siteByTarget[name], s)
+		}
+	}
+}
+
+// compileCall records torch.compile(f, ...), @torch.compile(...) and
+// torch.compile(**settings)(f).
+func (a *analysis) compileCall(c *callInfo) {
+	t := a.t
+	s := a.newSite(siteCall, c.node, c, a.settingsOf(c))
+	if st, ok := s.settings["options"]; ok {
+		// Keys of an options dict are flag references, once per dict.
+		if d := st.value; t.Kind(d) == syntax.KindDictionary && a.isModule[inductorConfig] && !a.optionDicts[d] {
+			a.optionDicts[d] = true
+			a.dictRefs(c.node, inductorConfig, d, SpellOptionsKey)
+		}
+	}
+	s.targets = a.boundNames(c.node)
+	if len(c.args) > 0 {
+		s.targets = append(s.targets, a.forwardOwner(c.args[0])...)
+	}
+	a.addSite(s)
+}
+
+// forwardOwner names the module whose forward a compiled callable is:
+// model for torch.compile(model.forward), since model(x) calls it.
+func (a *analysis) forwardOwner(n int32) []string {
+	t := a.t
+	n = t.Unwrap(n)
+	if t.Kind(n) != syntax.KindAttribute || t.Text(t.Child(n, syntax.FieldAttribute)) != "forward" {
+		return nil
+	}
+	if name := t.LastName(t.Unwrap(t.Child(n, syntax.FieldObject))); name != "" && name != "self" {
+		return []string{name}
+	}
+	return nil
+}
+
+// boundNames returns the name the value of expression n is bound to: the
+// target of x = n (its last name for self.x = n), the function n
+// decorates, or, for n called at once as in torch.compile(...)(f), what
+// that call is bound to.
+func (a *analysis) boundNames(n int32) []string {
+	t := a.t
+	for range 3 {
+		a.work++
+		p := t.Parent(n)
+		switch {
+		case p < 0:
+			return nil
+		case t.Kind(p) == syntax.KindParenthesizedExpression:
+			n = p
+			continue
+		case t.Kind(p) == syntax.KindAssignment && t.Field(n) == syntax.FieldRight:
+			if l := t.Child(p, syntax.FieldLeft); l >= 0 {
+				if name := t.LastName(l); name != "" {
+					return []string{name}
+				}
+			}
+		case t.Kind(p) == syntax.KindDecorator:
+			if name := a.decorated(p); name != "" {
+				return []string{name}
+			}
+		case t.Kind(p) == syntax.KindCall && t.Field(n) == syntax.FieldFunction:
+			n = p
+			continue
+		}
+		return nil
+	}
+	return nil
+}
+
+// decorator handles a bare @torch.compile (no call), and bare decorators
+// that name a wrapper of torch.compile (found later).
+func (a *analysis) decorator(n int32) {
+	t := a.t
+	cs := t.CodeChildren(n)
+	if len(cs) != 1 || t.Kind(cs[0]) == syntax.KindCall {
+		return
+	}
+	if a.chainQual(cs[0]) != "torch.compile" {
+		if t.Kind(cs[0]) == syntax.KindIdentifier {
+			a.bareDecorators = append(a.bareDecorators, n)
+		}
+		return
+	}
+	s := a.newSite(siteCall, cs[0], nil, map[string]setting{})
+	if name := a.decorated(n); name != "" {
+		s.targets = []string{name}
+	}
+	a.addSite(s)
+}
+
+// decorated returns the name of the function a decorator decorates.
+func (a *analysis) decorated(dec int32) string {
+	t := a.t
+	dd := t.Parent(dec)
+	if dd < 0 || t.Kind(dd) != syntax.KindDecoratedDefinition {
+		return ""
+	}
+	if def := t.Child(dd, syntax.FieldDefinition); def >= 0 {
+		if name := t.Child(def, syntax.FieldName); name >= 0 {
+			return t.Text(name)
+		}
+	}
+	return ""
+}
+
+// inPlaceCompile records model.compile(...), nn.Module.compile, when the
+// call can only be that: torch is imported, the callee is an attribute
+// of something that is not an imported module (re.compile is), and the
+// call passes nothing but torch.compile's keyword arguments (Keras's
+// model.compile(optimizer=...) passes others). Whether the target's
+// nn.Module has compile is the checker's question.
+func (a *analysis) inPlaceCompile(c *callInfo) {
+	t := a.t
+	if c.callee != "compile" || c.qual != "" || a.torchAt < 0 || len(c.args) > 0 || t.Kind(c.calleeNode) != syntax.KindAttribute {
+		return
+	}
+	for _, kw := range c.kwargs {
+		if !compileParams[t.Text(kw.name)] {
+			return
+		}
+	}
+	obj := t.Unwrap(t.Child(c.calleeNode, syntax.FieldObject))
+	if ch := t.Chain(obj); ch == nil || a.qual(ch[0]) != "" {
+		return // not a name, or an imported module's compile
+	}
+	s := a.newSite(siteInPlace, c.node, c, a.settingsOf(c))
+	if name := t.LastName(obj); name != "" {
+		s.targets = []string{name}
+	}
+	a.addSite(s)
+}
+
+// partialCall records functools.partial(torch.compile, ...): as a
+// decorator it compiles the function it decorates; bound to a name, calls
+// of that name compile.
+func (a *analysis) partialCall(c *callInfo) {
+	t := a.t
+	if len(c.args) == 0 || a.chainQual(c.args[0]) != "torch.compile" {
+		return
+	}
+	p := t.Parent(c.node)
+	switch {
+	case p >= 0 && t.Kind(p) == syntax.KindDecorator:
+		s := a.newSite(siteCall, c.node, c, a.settingsOf(c))
+		if name := a.decorated(p); name != "" {
+			s.targets = []string{name}
+		}
+		a.addSite(s)
+	default:
+		for _, name := range a.boundNames(c.node) {
+			a.partials[name] = c
+		}
+	}
+}
+
+// maxWrapperDepth bounds how many wrappers deep compile sites are
+// followed (a wrapper calling a wrapper of torch.compile).
+const maxWrapperDepth = 3
+
+// derive finds the calls of partials and thin wrappers of torch.compile
+// and makes each a compile site of its own.
+func (a *analysis) derive() {
+	t := a.t
+	for name, pc := range a.partials {
+		for _, c := range a.callsNamed(name) {
+			a.work++
+			if c.node == pc.node || t.Kind(c.calleeNode) != syntax.KindIdentifier {
+				continue
+			}
+			settings := a.settingsOf(pc)
+			for k, v := range a.settingsOf(c) {
+				settings[k] = v
+			}
+			s := a.newSite(siteDerived, c.node, c, settings)
+			s.targets = a.boundNames(c.node)
+			if len(c.args) > 0 {
+				s.targets = append(s.targets, a.forwardOwner(c.args[0])...)
+			}
+			s.inner = &compileSite{kind: siteCall, node: pc.node, call: pc, fn: pc.fn}
+			a.addSite(s)
+		}
+	}
+	decorators := map[string][]int32{}
+	for _, d := range a.bareDecorators {
+		name := t.Text(t.CodeChildren(d)[0])
+		decorators[name] = append(decorators[name], d)
+	}
+	from := 0
+	for depth := 0; depth < maxWrapperDepth && from < len(a.sites); depth++ {
+		upto := len(a.sites)
+		for _, inner := range a.sites[from:upto] {
+			a.work++
+			w, ok := a.wrapperOf(inner)
+			if !ok {
+				continue
+			}
+			for _, c := range a.callsNamed(w.name) {
+				a.work++
+				if a.within(c.node, w.def) {
+					continue // the wrapper calling itself
+				}
+				a.addSite(a.derivedSite(inner, w, c))
+			}
+			for _, d := range decorators[w.name] {
+				a.work++
+				s := a.derivedSite(inner, w, nil)
+				s.node, s.fn = t.CodeChildren(d)[0], t.fnOf[d]
+				s.targets = nil
+				if name := a.decorated(d); name != "" {
+					s.targets = []string{name}
+				}
+				a.addSite(s)
+			}
+		}
+		from = upto
+	}
+}
+
+// wrapper is a function of the buffer that hands back what torch.compile
+// made of its argument, or compiles its argument in place.
+type wrapper struct {
+	def    int32
+	name   string
+	params []param
+	// inPlace is the parameter a siteInPlace compiles, or -1.
+	inPlace int
+}
+
+// param is one parameter of a function definition.
+type param struct {
+	name    string
+	deflt   int32 // the default value, or -1
+	splat   bool  // **kwargs
+	star    bool  // *args
+	keyword bool  // after * or *args: keyword only
+}
+
+// wrapperOf reports whether site s is the body of a thin wrapper: a
+// function whose return value is what s compiled, or which compiles one
+// of its parameters in place.
+func (a *analysis) wrapperOf(s *compileSite) (wrapper, bool) {
+	t := a.t
+	if s.fn < 0 || s.kind == siteCall && s.call == nil {
+		return wrapper{}, false
+	}
+	name := t.Child(s.fn, syntax.FieldName)
+	if name < 0 {
+		return wrapper{}, false
+	}
+	w := wrapper{def: s.fn, name: t.Text(name), params: a.params(s.fn), inPlace: -1}
+	if s.kind == siteInPlace {
+		obj := t.Unwrap(t.Child(s.call.calleeNode, syntax.FieldObject))
+		if t.Kind(obj) != syntax.KindIdentifier {
+			return wrapper{}, false
+		}
+		for i, p := range w.params {
+			if p.name == t.Text(obj) && !p.splat && !p.star {
+				w.inPlace = i
+				return w, true
+			}
+		}
+		return wrapper{}, false
+	}
+	// return torch.compile(...), or x = torch.compile(...) ... return x.
+	n := s.node
+	for p := t.Parent(n); p >= 0 && t.Kind(p) == syntax.KindParenthesizedExpression; p = t.Parent(p) {
+		n = p
+	}
+	if p := t.Parent(n); p >= 0 && t.Kind(p) == syntax.KindReturnStatement {
+		return w, true
+	}
+	for _, r := range a.returns[s.fn] {
+		a.work++
+		if v := t.Unwrap(r); t.Kind(v) == syntax.KindIdentifier && t.Text(v) == s.target() {
+			return w, true
+		}
+	}
+	return wrapper{}, false
+}
+
+// params lists the parameters of a function definition, self and cls of
+// methods left out; made once per definition.
+func (a *analysis) params(def int32) []param {
+	if ps, ok := a.paramsOf[def]; ok {
+		return ps
+	}
+	ps := a.readParams(def)
+	a.paramsOf[def] = ps
+	return ps
+}
+
+func (a *analysis) readParams(def int32) []param {
+	t := a.t
+	var out []param
+	keyword := false
+	ps := t.Child(def, syntax.FieldParameters)
+	for i, p := range t.CodeChildren(ps) {
+		a.work++
+		pr := param{deflt: -1, keyword: keyword}
+		switch t.Kind(p) {
+		case syntax.KindIdentifier:
+			pr.name = t.Text(p)
+		case syntax.KindTypedParameter:
+			cs := t.CodeChildren(p)
+			if len(cs) == 0 {
+				continue
+			}
+			switch t.Kind(cs[0]) {
+			case syntax.KindIdentifier:
+				pr.name = t.Text(cs[0])
+			case syntax.KindListSplatPattern, syntax.KindDictionarySplatPattern:
+				pr.name = t.LastName(t.CodeChildren(cs[0])[0])
+				pr.star, pr.splat = t.Kind(cs[0]) == syntax.KindListSplatPattern, t.Kind(cs[0]) == syntax.KindDictionarySplatPattern
+			}
+		case syntax.KindDefaultParameter, syntax.KindTypedDefaultParameter:
+			pr.name = t.Text(t.Child(p, syntax.FieldName))
+			pr.deflt = t.Child(p, syntax.FieldValue)
+		case syntax.KindListSplatPattern:
+			if cs := t.CodeChildren(p); len(cs) > 0 {
+				pr.name = t.Text(cs[0])
+			}
+			pr.star, keyword = true, true
+		case syntax.KindDictionarySplatPattern:
+			if cs := t.CodeChildren(p); len(cs) > 0 {
+				pr.name = t.Text(cs[0])
+			}
+			pr.splat = true
+		case syntax.KindKeywordSeparator:
+			keyword = true
+			continue
+		default:
+			continue
+		}
+		if i == 0 && (pr.name == "self" || pr.name == "cls") && t.clsOf[def] >= 0 {
+			continue
+		}
+		out = append(out, pr)
+	}
+	return out
+}
+
+// within reports whether node n lies inside node outer.
+func (a *analysis) within(n, outer int32) bool {
+	t := a.t
+	return t.Start(n) >= t.Start(outer) && t.End(n) <= t.End(outer)
+}
+
+// derivedSite is the compile site a call c of wrapper w makes (c is nil
+// for w used as a bare decorator): inner's settings, with the arguments
+// that come from w's parameters taken from c, or from their defaults.
+func (a *analysis) derivedSite(inner *compileSite, w wrapper, c *callInfo) *compileSite {
+	t := a.t
+	settings := map[string]setting{}
+	byName := map[string]int{}
+	for i, p := range w.params {
+		byName[p.name] = i
+	}
+	for k, st := range inner.settings {
+		a.work++
+		settings[k] = setting{arg: st.arg, value: st.value, kw: -1}
+		v := t.Unwrap(st.arg)
+		i, ok := byName[t.Text(v)]
+		if t.Kind(v) != syntax.KindIdentifier || !ok {
+			continue
+		}
+		p := w.params[i]
+		if p.star || p.splat {
+			continue
+		}
+		if arg := a.argumentFor(c, w.params, i); arg >= 0 {
+			settings[k] = setting{arg: arg, value: a.resolve(arg), kw: -1}
+		} else if p.deflt >= 0 {
+			settings[k] = setting{arg: p.deflt, value: a.resolve(p.deflt), kw: -1}
+		} else {
+			delete(settings, k) // not given: torch.compile's default
+		}
+	}
+	// def w(m, **kw): return torch.compile(m, **kw) passes on the keyword
+	// arguments w does not name.
+	if c != nil && inner.call != nil {
+		for _, sp := range inner.call.splats {
+			i, ok := byName[t.Text(t.Unwrap(sp))]
+			if !ok || !w.params[i].splat {
+				continue
+			}
+			for _, kw := range c.kwargs {
+				a.work++
+				if _, named := byName[t.Text(kw.name)]; !named && compileParams[t.Text(kw.name)] {
+					settings[t.Text(kw.name)] = setting{arg: kw.value, value: a.resolve(kw.value), kw: -1}
+				}
+			}
+		}
+	}
+	node := int32(-1)
+	if c != nil {
+		node = c.node
+	}
+	s := a.newSite(siteDerived, max(node, 0), c, settings)
+	s.inner = inner
+	if c != nil {
+		s.fn = c.fn
+		s.targets = a.boundNames(c.node)
+		if w.inPlace >= 0 {
+			if arg := a.argumentFor(c, w.params, w.inPlace); arg >= 0 {
+				if name := t.LastName(t.Unwrap(arg)); name != "" {
+					s.targets = []string{name}
+				}
+			}
+		}
+	}
+	return s
+}
+
+// argumentFor returns the argument call c passes for parameter i of
+// params (by keyword or by position), or -1.
+func (a *analysis) argumentFor(c *callInfo, params []param, i int) int32 {
+	if c == nil {
+		return -1
+	}
+	t := a.t
+	p := params[i]
+	if kw, ok := c.keyword(p.name, t); ok {
+		return kw.value
+	}
+	if p.keyword || p.star || p.splat {
+		return -1
+	}
+	pos := 0
+	for j := range i {
+		if params[j].star || params[j].splat || params[j].keyword {
+			return -1
+		}
+		pos++
+	}
+	if pos < len(c.args) {
+		return c.args[pos]
+	}
+	return -1
+}
+
+// quoted is s as a Python string literal.
+func quoted(s string) string { return strconv.Quote(s) }

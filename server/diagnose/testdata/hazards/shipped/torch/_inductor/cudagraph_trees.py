@@ -1,0 +1,36 @@
+"""Cudagraph trees: per-thread state stashed in a thread-local store."""
+import threading
+
+import torch
+
+local = threading.local()
+local.tree_manager_containers = {}
+local.tree_manager_locks = {}
+
+torch._C._stash_obj_in_tls("tree_manager_containers", local.tree_manager_containers)
+
+
+def get_obj(local, attr_name):
+    if hasattr(local, attr_name):
+        return getattr(local, attr_name)
+    assert torch._C._is_key_in_tls(attr_name)
+    return None
+
+
+def get_container(device_index: int):
+    return get_obj(local, "tree_manager_containers").get(device_index)
+
+
+def mark_step_begin() -> None:
+    """Marks the start of a new step; outputs of earlier steps may be overwritten."""
+
+
+class CUDAGraphTreeManager:
+    @staticmethod
+    def format_dealloc_msg(stack_trace) -> str:
+        return (
+            "Error: accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run. "
+            f"Stack trace: {stack_trace}. "
+            "To prevent overwriting, clone the tensor outside of torch.compile() "
+            "or call torch.compiler.cudagraph_mark_step_begin() before each model invocation."
+        )
