@@ -8,6 +8,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.uber.org/zap"
 
+	"github.com/torchlsp/torchlsp/server"
 	"github.com/torchlsp/torchlsp/server/source"
 )
 
@@ -112,7 +113,7 @@ func (s *lspServer) initialize(ctx context.Context, reply replyFunc, raw json.Ra
 			DefinitionProvider: true,
 			ReferencesProvider: true,
 			CodeActionProvider: &protocol.CodeActionOptions{
-				CodeActionKinds: []protocol.CodeActionKind{protocol.QuickFix, protocol.Source},
+				CodeActionKinds: []protocol.CodeActionKind{server.KindQuickFix, server.KindRepro, server.KindExplain},
 			},
 			ExecuteCommandProvider: &protocol.ExecuteCommandOptions{Commands: s.engine.Commands()},
 			ImplementationProvider: true, // where torch defines a compiled op for the compiler stack

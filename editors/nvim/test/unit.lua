@@ -389,5 +389,14 @@ check("keymaps: K is hover on attach; a map you made stays; keymaps = false sets
   eq(h.desc, "torchlsp: hover", "custom hover key")
 end)
 
+check("capabilities announce torchlsp's notifications and keep the user's", function()
+  local caps = torchlsp.client_capabilities({ experimental = { other = 1 }, window = { workDoneProgress = true } })
+  eq(caps.experimental, { other = 1, torchlsp = { notifications = { "torchlsp/status", "torchlsp/site" } } }, "experimental")
+  eq(caps.window, { workDoneProgress = true }, "window")
+  local default = torchlsp.client_capabilities(nil)
+  eq(default.experimental.torchlsp.notifications, { "torchlsp/status", "torchlsp/site" }, "with Neovim's own")
+  assert(default.textDocument ~= nil, "Neovim's capabilities lost")
+end)
+
 io.stdout:write(("%d passed, %d failed\n"):format(passed, failed))
 vim.cmd(failed == 0 and "qall!" or "cquit! 1")
