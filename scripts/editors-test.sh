@@ -13,6 +13,7 @@
 #      a diagnostic with its quick fixes, and the threaded repro report
 #   7. the Emacs end-to-end test: the real server through plain Eglot
 #      (Debian's emacs-nox and elpa-eglot), set up as the README says
+#   8. the Emacs package test: the same through editors/emacs/torchlsp.el
 # Screenshots go to docs/screenshots/ (TORCHLSP_SCREENSHOT_DIR overrides).
 #
 # Environment (all optional):
@@ -140,6 +141,10 @@ emacs_e2e() {
   timeout 600 emacs --batch -l "$repo/editors/emacs/test/e2e.el"
 }
 
+emacs_package() {
+  timeout 600 emacs --batch -l "$repo/editors/emacs/test/package.el"
+}
+
 if [[ "${EDITORS_TEST_SKIP_INSTALL:-}" == 1 ]]; then
   export CODE_SERVER="${CODE_SERVER:-$TORCHLSP_EDITORS_CACHE/code-server-$CODE_SERVER_VERSION/node_modules/.bin/code-server}"
 else
@@ -153,7 +158,8 @@ if [[ -x "${TORCHLSP_BIN:-}" ]]; then
   step "nvim: site for the user's pyright" nvim_site
   step "vscode: end-to-end (code-server)" vscode_e2e
   step "nvim: screenshots" nvim_screens
-  step "emacs: end-to-end (eglot)" emacs_e2e
+  step "emacs: end-to-end (plain eglot)" emacs_e2e
+  step "emacs: torchlsp.el" emacs_package
 else
   echo "editors: no server binary; skipping the end-to-end tests" >&2
   failed=$((failed + 1))
