@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -18,10 +19,13 @@ import (
 
 // clientCaps is the part of the client's capabilities the server acts on.
 type clientCaps struct {
-	workDoneProgress bool
-	configuration    bool
-	showDocument     bool
-	plainTextHover   bool // the client cannot render markdown hovers
+	workDoneProgress   bool
+	configuration      bool
+	showDocument       bool
+	plainTextHover     bool // the client prefers plain-text hovers
+	relatedInformation bool // diagnostics' related information is shown
+	status             bool // the client handles torchlsp/status
+	site               bool // the client handles torchlsp/site
 }
 
 // snapshots finds the open documents' texts, to convert positions in them.
@@ -62,13 +66,15 @@ func newClient(ctx context.Context, conn jsonrpc2.Conn, log *zap.Logger, docs sn
 
 func (c *Client) capabilities() clientCaps { return *c.caps.Load() }
 
-// Capabilities says what the editor shows: diagnostics, the status item
-// and the site always (a client that does not know torchlsp/status or
-// torchlsp/site ignores them), questions always (window/showMessageRequest
-// is part of the base protocol), and documents when it offered
-// window/showDocument.
+// Capabilities says what the editor shows: diagnostics always; questions
+// always (window/showMessageRequest is part of the base protocol);
+// documents when it offered window/showDocument; the status item and the
+// site when it announced torchlsp/status and torchlsp/site
+// (announcedNotifications): a client that does not know a method may
+// treat it as an error.
 func (c *Client) Capabilities() server.Capabilities {
-	return server.Capabilities{Status: true, Diagnostics: true, ShowDocument: c.capabilities().showDocument, Site: true, Confirm: true}
+	caps := c.capabilities()
+	return server.Capabilities{Status: caps.status, Diagnostics: true, ShowDocument: caps.showDocument, Site: caps.site, Confirm: true}
 }
 
 // notify sends a notification, even when the caller's context is already
@@ -113,7 +119,9 @@ const siteMethod = "torchlsp/site"
 // Site tells the editor where the default target's site-packages view is
 // (torchlsp/site), so that it can give it to its Python server.
 func (c *Client) Site(ctx context.Context, s server.SiteInfo) {
-	_ = c.notify(ctx, siteMethod, s)
+	if c.capabilities().site {
+		_ = c.notify(ctx, siteMethod, s)
+	}
 }
 
 // convertDiagnostic converts a diagnostic of the document m maps.
@@ -128,6 +136,10 @@ func (c *Client) convertDiagnostic(m *source.Mapper, d server.Diagnostic) (proto
 	if d.Code != "" {
 		pd.Code = d.Code
 	}
+	if !c.capabilities().relatedInformation {
+		pd.Message = foldRelated(d.Message, d.Related)
+		return pd, nil
+	}
 	for _, rel := range d.Related {
 		loc, err := c.lspLocation(rel.Location)
 		if err != nil {
@@ -136,6 +148,28 @@ func (c *Client) convertDiagnostic(m *source.Mapper, d server.Diagnostic) (proto
 		pd.RelatedInformation = append(pd.RelatedInformation, protocol.DiagnosticRelatedInformation{Location: loc, Message: rel.Message})
 	}
 	return pd, nil
+}
+
+// foldRelated appends a diagnostic's related information to its message,
+// one line each, for a client that does not show related information.
+// A related message names its place already (the engine writes
+// "torch/_inductor/config.py:1514: …"); one without a message gets its
+// file and line.
+func foldRelated(msg string, related []server.RelatedInfo) string {
+	if len(related) == 0 {
+		return msg
+	}
+	var b strings.Builder
+	b.WriteString(msg)
+	for _, rel := range related {
+		b.WriteString("\n")
+		if rel.Message != "" {
+			b.WriteString(rel.Message)
+		} else {
+			fmt.Fprintf(&b, "%s:%d", rel.Location.Path, rel.Location.Range.Start.Line+1)
+		}
+	}
+	return b.String()
 }
 
 // documentLocation converts a range of an open document (or a file) to

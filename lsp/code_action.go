@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"go.lsp.dev/protocol"
 
@@ -55,6 +56,9 @@ func (s *lspServer) codeAction(_ context.Context, raw json.RawMessage) (callRunn
 		}
 		out := make([]codeAction, 0, len(actions))
 		for _, a := range actions {
+			if !kindWanted(p.Context.Only, a.Kind) {
+				continue // the client asked for other kinds only
+			}
 			ca, err := s.convertAction(doc, a)
 			if err != nil {
 				s.client.LogMessage(ctx, server.MessageWarning, fmt.Sprintf("code action %q dropped: %v", a.Title, err))
@@ -98,4 +102,20 @@ func (s *lspServer) convertAction(doc *server.Snapshot, a server.CodeAction) (co
 		ca.Command = &protocol.Command{Title: a.Command.Title, Command: a.Command.Name, Arguments: a.Command.Arguments}
 	}
 	return ca, nil
+}
+
+// kindWanted reports whether a code action of kind answers a request
+// whose context.only is only: kinds are hierarchical ("source" asks for
+// "source.torchlsp.repro" too, and the empty kind for all), and no only
+// asks for every kind.
+func kindWanted(only []string, kind string) bool {
+	if len(only) == 0 {
+		return true
+	}
+	for _, o := range only {
+		if o == "" || kind == o || strings.HasPrefix(kind, o+".") {
+			return true
+		}
+	}
+	return false
 }

@@ -26,6 +26,7 @@ type testEngine struct {
 	initErr        error
 	hoverFunc      func(ctx context.Context, doc *server.Snapshot, pos server.Position) (*server.Hover, error)
 	definitionFunc func(ctx context.Context, doc *server.Snapshot, pos server.Position) ([]server.Location, error)
+	codeActions    []server.CodeAction // what CodeActions answers, whatever the kinds asked for
 	onInitialized  func(ctx context.Context, n server.Notifier)
 
 	initialized chan struct{}
@@ -149,7 +150,7 @@ func (e *testEngine) DocumentLinks(context.Context, *server.Snapshot) ([]server.
 }
 
 func (e *testEngine) CodeActions(context.Context, *server.Snapshot, server.Range, []string) ([]server.CodeAction, error) {
-	return nil, nil
+	return e.codeActions, nil
 }
 
 func (e *testEngine) Commands() []string { return nil }

@@ -8,6 +8,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.uber.org/zap"
 
+	"github.com/torchlsp/torchlsp/server"
 	"github.com/torchlsp/torchlsp/server/source"
 )
 
@@ -41,7 +42,13 @@ type initializeParams struct {
 			Hover struct {
 				ContentFormat []string `json:"contentFormat"`
 			} `json:"hover"`
+			PublishDiagnostics struct {
+				RelatedInformation bool `json:"relatedInformation"`
+			} `json:"publishDiagnostics"`
 		} `json:"textDocument"`
+		// Experimental is where a client announces torchlsp's own
+		// notifications; its shape is read leniently (experimentalCaps).
+		Experimental json.RawMessage `json:"experimental"`
 	} `json:"capabilities"`
 }
 
@@ -53,11 +60,15 @@ func (s *lspServer) initialize(ctx context.Context, reply replyFunc, raw json.Ra
 		reply(nil, err)
 		return
 	}
+	notes := announcedNotifications(p.Capabilities.Experimental)
 	caps := &clientCaps{
-		workDoneProgress: p.Capabilities.Window.WorkDoneProgress,
-		configuration:    p.Capabilities.Workspace.Configuration,
-		showDocument:     p.Capabilities.Window.ShowDocument.Support,
-		plainTextHover:   !prefersMarkdown(p.Capabilities.TextDocument.Hover.ContentFormat),
+		workDoneProgress:   p.Capabilities.Window.WorkDoneProgress,
+		configuration:      p.Capabilities.Workspace.Configuration,
+		showDocument:       p.Capabilities.Window.ShowDocument.Support,
+		plainTextHover:     !prefersMarkdown(p.Capabilities.TextDocument.Hover.ContentFormat),
+		relatedInformation: p.Capabilities.TextDocument.PublishDiagnostics.RelatedInformation,
+		status:             notes[statusMethod],
+		site:               notes[siteMethod],
 	}
 	s.client.caps.Store(caps)
 
@@ -102,7 +113,7 @@ func (s *lspServer) initialize(ctx context.Context, reply replyFunc, raw json.Ra
 			DefinitionProvider: true,
 			ReferencesProvider: true,
 			CodeActionProvider: &protocol.CodeActionOptions{
-				CodeActionKinds: []protocol.CodeActionKind{protocol.QuickFix, protocol.Source},
+				CodeActionKinds: []protocol.CodeActionKind{server.KindQuickFix, server.KindRepro, server.KindExplain},
 			},
 			ExecuteCommandProvider: &protocol.ExecuteCommandOptions{Commands: s.engine.Commands()},
 			ImplementationProvider: true, // where torch defines a compiled op for the compiler stack
@@ -118,18 +129,39 @@ func (s *lspServer) initialize(ctx context.Context, reply replyFunc, raw json.Ra
 	s.log.Info("initialized", zap.String("client", ip.ClientName), zap.String("root", ip.RootDir))
 }
 
-// prefersMarkdown reports whether the client renders markdown hovers; a
-// client that names no formats is assumed to.
+// prefersMarkdown reports whether the client would rather have markdown
+// hovers: its contentFormat lists formats in order of preference, and one
+// that names none is assumed to render markdown.
 func prefersMarkdown(formats []string) bool {
-	if len(formats) == 0 {
-		return true
-	}
 	for _, f := range formats {
-		if f == string(protocol.Markdown) {
+		switch f {
+		case string(protocol.Markdown):
 			return true
+		case string(protocol.PlainText):
+			return false
 		}
 	}
-	return false
+	return true
+}
+
+// announcedNotifications reads which of torchlsp's own notifications a
+// client handles, from capabilities.experimental.torchlsp.notifications
+// (a list of method names). Anything else there, of any shape, is
+// ignored: it belongs to the client.
+func announcedNotifications(experimental json.RawMessage) map[string]bool {
+	var exp struct {
+		Torchlsp struct {
+			Notifications []string `json:"notifications"`
+		} `json:"torchlsp"`
+	}
+	if len(experimental) == 0 || json.Unmarshal(experimental, &exp) != nil {
+		return nil
+	}
+	out := make(map[string]bool, len(exp.Torchlsp.Notifications))
+	for _, m := range exp.Torchlsp.Notifications {
+		out[m] = true
+	}
+	return out
 }
 
 // shutdown marks the server shut down at once, so later requests are

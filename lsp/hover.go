@@ -54,11 +54,11 @@ func (s *lspServer) hover(_ context.Context, raw json.RawMessage) (callRunner, e
 		if err != nil || h == nil {
 			return nil, err
 		}
-		kind := protocol.Markdown
+		contents := protocol.MarkupContent{Kind: protocol.Markdown, Value: h.Markdown}
 		if s.client.capabilities().plainTextHover {
-			kind = protocol.PlainText
+			contents = protocol.MarkupContent{Kind: protocol.PlainText, Value: plainText(h.Markdown)}
 		}
-		out := &protocol.Hover{Contents: protocol.MarkupContent{Kind: kind, Value: h.Markdown}}
+		out := &protocol.Hover{Contents: contents}
 		if h.Range != nil {
 			r, err := toLSPRange(doc.Mapper(), *h.Range)
 			if err != nil {

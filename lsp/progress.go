@@ -56,8 +56,8 @@ type tokenParams struct {
 
 // StartProgress begins work-done progress. With a client that supports it
 // ($/progress), the progress shows with percentages and, when
-// cancellable, a cancel button; otherwise its title and end are shown as
-// messages. The result also implements Progress. ctx is not retained: the
+// cancellable, a cancel button; otherwise it is a few lines in the
+// client's log (progressLog). The result also implements Progress. ctx is not retained: the
 // progress lives until End or the end of the connection.
 func (c *Client) StartProgress(ctx context.Context, title string, cancellable bool) server.Progress {
 	w := &workDone{
@@ -146,21 +146,27 @@ func (w *workDone) run() {
 	case <-c.ctx.Done():
 		return
 	}
-	send := w.sendMessages
+	var out progressOut = &progressLog{title: w.title, interval: progressLogInterval, log: func(typ server.MessageType, msg string) {
+		c.LogMessage(c.ctx, typ, msg)
+	}}
 	if c.capabilities().workDoneProgress {
 		cctx, cancel := context.WithTimeout(c.ctx, createTimeout)
 		_, err := c.conn.Call(cctx, "window/workDoneProgress/create", &tokenParams{Token: w.token}, nil)
 		cancel()
 		if err != nil {
-			c.log.Info("progress token refused; showing messages instead", zap.String("title", w.title), zap.Error(err))
+			c.log.Info("progress token refused; logging it instead", zap.String("title", w.title), zap.Error(err))
 		} else {
-			send = w.sendProgress
+			out = workDoneOut{w}
 		}
 	}
-	send(progressValue{Kind: "begin", Title: w.title, Cancellable: w.cancellable})
+	out.begin(progressValue{Kind: "begin", Title: w.title, Cancellable: w.cancellable}, time.Now())
+	var held *progressValue    // a report the output is not ready for yet
+	var retry <-chan time.Time // when to offer it again
 	for {
 		select {
 		case <-w.wake:
+		case <-retry:
+			retry = nil
 		case <-c.ctx.Done():
 			return
 		}
@@ -168,36 +174,98 @@ func (w *workDone) run() {
 		report, ended, endMsg := w.report, w.ended, w.endMsg
 		w.report = nil
 		w.mu.Unlock()
-		if report != nil && !ended {
-			send(*report)
-		}
 		if ended {
-			send(progressValue{Kind: "end", Message: endMsg})
+			out.end(progressValue{Kind: "end", Message: endMsg})
 			return
 		}
+		if report != nil {
+			held = report
+		}
+		if held != nil && retry == nil {
+			if wait := out.report(*held, time.Now()); wait > 0 {
+				retry = time.After(wait)
+			} else {
+				held = nil
+			}
+		}
 	}
 }
 
-func (w *workDone) sendProgress(v progressValue) {
-	_ = w.c.notify(w.c.ctx, "$/progress", &progressParams{Token: w.token, Value: v})
+// progressOut is where one unit of progress goes: $/progress, or the log
+// of a client without work-done progress.
+type progressOut interface {
+	begin(v progressValue, now time.Time)
+	// report sends v, or drops it as nothing new, and returns 0; or it
+	// returns how long to wait before offering the latest report again.
+	report(v progressValue, now time.Time) time.Duration
+	end(v progressValue)
 }
 
-// sendMessages is the fallback for clients without work-done progress:
-// begin and end become messages; reports go to the log.
-func (w *workDone) sendMessages(v progressValue) {
-	ctx := w.c.ctx
-	switch v.Kind {
-	case "begin":
-		w.c.ShowMessage(ctx, server.MessageInfo, w.title+"…")
-	case "report":
-		if v.Message != "" {
-			w.c.LogMessage(ctx, server.MessageLog, w.title+": "+v.Message)
-		}
-	case "end":
-		msg := w.title + ": done"
-		if v.Message != "" {
-			msg = w.title + ": " + v.Message
-		}
-		w.c.ShowMessage(ctx, server.MessageInfo, msg)
+// workDoneOut sends $/progress on the unit's token.
+type workDoneOut struct{ w *workDone }
+
+func (o workDoneOut) begin(v progressValue, _ time.Time) { o.send(v) }
+func (o workDoneOut) end(v progressValue)                { o.send(v) }
+func (o workDoneOut) report(v progressValue, _ time.Time) time.Duration {
+	o.send(v)
+	return 0
+}
+
+func (o workDoneOut) send(v progressValue) {
+	_ = o.w.c.notify(o.w.c.ctx, "$/progress", &progressParams{Token: o.w.token, Value: v})
+}
+
+// progressLogInterval is the least time between two report lines of one
+// unit of work in the log.
+const progressLogInterval = 2 * time.Second
+
+// progressLog is the fallback for a client without work-done progress:
+// each unit of work is one line in its log (window/logMessage) as it
+// begins, updated by another line only when what it says changes (a new
+// message, or a further quarter of the way), at most one every
+// progressLogInterval with the latest report winning, and one as it ends.
+// Nothing pops up (window/showMessage): start-up alone runs several units,
+// and a person reads their outcome from the results and from the errors
+// the engine shows itself.
+type progressLog struct {
+	title    string
+	interval time.Duration
+	log      func(typ server.MessageType, msg string)
+
+	lastMsg string    // message of the last report line
+	lastPct int       // its percentage, -1 when it had none
+	lastAt  time.Time // when the last line was sent
+}
+
+func (l *progressLog) begin(_ progressValue, now time.Time) {
+	l.lastPct, l.lastAt = -1, now
+	l.log(server.MessageInfo, l.title+"…")
+}
+
+func (l *progressLog) report(v progressValue, now time.Time) time.Duration {
+	pct := -1
+	if v.Percentage != nil {
+		pct = int(*v.Percentage)
 	}
+	if v.Message == "" || (v.Message == l.lastMsg && (pct < 0 || pct < l.lastPct+25)) {
+		return 0 // nothing a reader would miss
+	}
+	if wait := l.interval - now.Sub(l.lastAt); wait > 0 {
+		return wait
+	}
+	line := l.title + ": " + v.Message
+	if pct >= 0 {
+		line += " (" + strconv.Itoa(pct) + "%)"
+	}
+	l.lastMsg, l.lastPct, l.lastAt = v.Message, pct, now
+	l.log(server.MessageLog, line)
+	return 0
+}
+
+func (l *progressLog) end(v progressValue) {
+	msg := l.title + ": done"
+	if v.Message != "" {
+		msg = l.title + ": " + v.Message
+	}
+	l.log(server.MessageInfo, msg)
 }

@@ -3,6 +3,7 @@ package lsp_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -57,19 +58,100 @@ func TestProgress(t *testing.T) {
 	}
 }
 
-func TestProgressFallsBackToMessages(t *testing.T) {
+func TestProgressFallsBackToTheLog(t *testing.T) {
 	ctx := testContext(t)
 	eng := newTestEngine()
 	indexOnInitialized(eng)
 	c, _ := startInitialized(t, ctx, eng, lsptest.Options{WorkDoneProgress: false})
-	if _, err := c.AwaitMessage(ctx, false, "Indexing torch…"); err != nil {
+	if _, err := c.AwaitMessage(ctx, true, "Indexing torch…"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.AwaitMessage(ctx, false, "Indexing torch: indexed 3 files"); err != nil {
+	if _, err := c.AwaitMessage(ctx, true, "Indexing torch: indexed 3 files"); err != nil {
 		t.Fatal(err)
 	}
 	if len(c.Progresses()) != 0 {
 		t.Errorf("$/progress sent to a client without support: %+v", c.Progresses())
+	}
+	for _, e := range c.Events() {
+		if e.Method == "window/showMessage" || e.Method == "window/workDoneProgress/create" {
+			t.Errorf("%s sent for progress: %s", e.Method, e.Params)
+		}
+	}
+}
+
+// A report that comes too soon after the last line is held, not lost: it
+// is logged once the interval has passed, while the work goes on.
+func TestProgressFallbackHoldsEarlyReports(t *testing.T) {
+	ctx := testContext(t)
+	eng := newTestEngine()
+	release := make(chan struct{})
+	eng.onInitialized = func(ctx context.Context, n server.Notifier) {
+		p := n.StartProgress(ctx, "Mirroring", false)
+		p.Report("connecting", -1)
+		go func() {
+			<-release
+			p.End("")
+		}()
+	}
+	c, _ := startInitialized(t, ctx, eng, lsptest.Options{})
+	if _, err := c.AwaitMessage(ctx, true, "Mirroring: connecting"); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if _, err := c.AwaitMessage(ctx, true, "Mirroring: done"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Start-up without work-done progress: each unit is a few lines in the
+// log however often it reports, not one line a report.
+func TestProgressFallbackDoesNotFlood(t *testing.T) {
+	ctx := testContext(t)
+	eng := newTestEngine()
+	const units = 4
+	eng.onInitialized = func(ctx context.Context, n server.Notifier) {
+		for u := range units {
+			p := n.StartProgress(ctx, fmt.Sprintf("torchlsp: torch on gpu%d", u), false)
+			p.Report("connecting and starting the helper", -1)
+			for i := range 96 {
+				p.Report("mirroring torch 2.11", i)
+				p.Report("mirroring torch 2.11", i) // the same twice
+			}
+			p.End("torch 2.11 mirrored")
+		}
+	}
+	c, _ := startInitialized(t, ctx, eng, lsptest.Options{WorkDoneProgress: false})
+	for u := range units {
+		if _, err := c.AwaitMessage(ctx, true, fmt.Sprintf("torchlsp: torch on gpu%d: torch 2.11 mirrored", u)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := map[string][]string{}
+	for _, e := range c.Events() {
+		var m lsptest.Message
+		if e.Method == "window/showMessage" {
+			_ = e.Decode(&m)
+			t.Errorf("progress shown as a message: %q", m.Message)
+		}
+		if e.Method == "window/logMessage" && e.Decode(&m) == nil {
+			unit, _, _ := strings.Cut(m.Message, ":")
+			unit += ":" + strings.SplitN(m.Message, ":", 3)[1]
+			lines[unit] = append(lines[unit], m.Message)
+		}
+	}
+	for unit, ls := range lines {
+		// begin, end, and at most one line for each message and each
+		// quarter of the way: 2 + 2 + 4.
+		if len(ls) > 8 {
+			t.Errorf("%s: %d log lines:\n%s", unit, len(ls), strings.Join(ls, "\n"))
+		}
+		seen := map[string]bool{}
+		for _, l := range ls {
+			if seen[l] {
+				t.Errorf("%s: %q logged twice", unit, l)
+			}
+			seen[l] = true
+		}
 	}
 }
 

@@ -9,8 +9,11 @@ import (
 // statusMethod is torchlsp's own notification for editors' status bars.
 const statusMethod = "torchlsp/status"
 
-// Status tells the editor a target's state (torchlsp/status). Clients that
-// do not know the method ignore it, as the spec asks of notifications.
+// Status tells the editor a target's state (torchlsp/status), when the
+// client announced that it handles the method: a client that does not
+// know it may treat it as an error (eglot's strict mode does).
 func (c *Client) Status(ctx context.Context, s server.Status) {
-	_ = c.notify(ctx, statusMethod, s)
+	if c.capabilities().status {
+		_ = c.notify(ctx, statusMethod, s)
+	}
 }

@@ -12,6 +12,9 @@
 #   6. Neovim screenshots in tmux (the VS Code test takes its own): hover,
 #      a diagnostic with its quick fixes, the threaded repro report, and a
 #      traceback loaded into the quickfix list
+#   7. the Emacs end-to-end test: the real server through plain Eglot
+#      (Debian's emacs-nox and elpa-eglot), set up as the README says
+#   8. the Emacs package test: the same through editors/emacs/torchlsp.el
 # Screenshots go to docs/screenshots/ (TORCHLSP_SCREENSHOT_DIR overrides).
 #
 # Environment (all optional):
@@ -55,7 +58,7 @@ step() {
 
 install_debian() {
   local pkgs=(build-essential python3 pkg-config libkrb5-dev libxkbfile-dev libsecret-1-dev libx11-dev
-    ripgrep chromium tmux neovim fonts-dejavu-core nodejs npm)
+    ripgrep chromium tmux neovim fonts-dejavu-core nodejs npm emacs-nox elpa-eglot)
   local missing=()
   for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -135,6 +138,14 @@ nvim_screens() {
   timeout 300 editors/nvim/test/screens.sh "$TORCHLSP_SCREENSHOT_DIR"
 }
 
+emacs_e2e() {
+  timeout 600 emacs --batch -l "$repo/editors/emacs/test/e2e.el"
+}
+
+emacs_package() {
+  timeout 600 emacs --batch -l "$repo/editors/emacs/test/package.el"
+}
+
 if [[ "${EDITORS_TEST_SKIP_INSTALL:-}" == 1 ]]; then
   export CODE_SERVER="${CODE_SERVER:-$TORCHLSP_EDITORS_CACHE/code-server-$CODE_SERVER_VERSION/node_modules/.bin/code-server}"
 else
@@ -148,6 +159,8 @@ if [[ -x "${TORCHLSP_BIN:-}" ]]; then
   step "nvim: site for the user's pyright" nvim_site
   step "vscode: end-to-end (code-server)" vscode_e2e
   step "nvim: screenshots" nvim_screens
+  step "emacs: end-to-end (plain eglot)" emacs_e2e
+  step "emacs: torchlsp.el" emacs_package
 else
   echo "editors: no server binary; skipping the end-to-end tests" >&2
   failed=$((failed + 1))

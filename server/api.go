@@ -156,12 +156,21 @@ type Command struct {
 // CodeAction is a quick fix or a command offered at a range.
 type CodeAction struct {
 	Title       string
-	Kind        string // "quickfix", "source", …
+	Kind        string // KindQuickFix, KindRepro, KindExplain
 	Diagnostics []Diagnostic
 	Edits       map[string][]TextEdit // by document URI
 	Command     *Command
 	Preferred   bool
 }
+
+// Code action kinds, hierarchical as in LSP: only actions that edit are
+// quick fixes; a run is a source action of its own kind, so that a client
+// asking for quick fixes (or for one kind of run) gets only those.
+const (
+	KindQuickFix = "quickfix"
+	KindRepro    = "source.torchlsp.repro"
+	KindExplain  = "source.torchlsp.explain"
+)
 
 // SiteInfo is where the default target's site-packages view lives (the
 // torchlsp/site notification): Path is "" while the target has none.

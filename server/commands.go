@@ -152,11 +152,22 @@ func (e *Engine) openMirror(ctx context.Context, args commandArgs) (any, error) 
 		return nil, err
 	}
 	path := ps.mirror.SiteDir + "/torch/__init__.py"
-	if e.notify.Capabilities().ShowDocument {
-		_, _ = e.notify.ShowDocument(ctx, Location{Path: path}, true)
-	}
+	e.openResult(ctx, fmt.Sprintf("torch %s of target %s, mirrored read-only", ps.info.Version, s.spec.Name), path)
 	return CommandResult{
 		Path:     path,
 		Markdown: fmt.Sprintf("torch %s of target **%s** is mirrored read-only at `%s` (from `%s` on the target)", ps.info.Version, s.spec.Name, ps.mirror.SiteDir, ps.mirror.TargetDir),
 	}, nil
+}
+
+// openResult opens a file the user asked for (a run's report, the
+// mirror) in the editor; when the editor cannot open documents
+// (window/showDocument) or did not, it names the file in a message
+// instead, so that the result reaches the user either way.
+func (e *Engine) openResult(ctx context.Context, what, path string) {
+	if e.notify.Capabilities().ShowDocument {
+		if shown, err := e.notify.ShowDocument(ctx, Location{Path: path}, true); shown && err == nil {
+			return
+		}
+	}
+	e.notify.ShowMessage(ctx, MessageInfo, fmt.Sprintf("torchlsp: %s: %s", what, path))
 }

@@ -205,7 +205,7 @@ func (e *Engine) CodeActions(ctx context.Context, doc *Snapshot, rng Range, only
 		return nil, err
 	}
 	var actions []CodeAction
-	wantQuickFix := kindWanted(only, "quickfix")
+	wantQuickFix := kindWanted(only, KindQuickFix)
 	for i, diag := range c.diags {
 		if !overlaps(diag.Range, rng) || !wantQuickFix {
 			continue
@@ -217,7 +217,7 @@ func (e *Engine) CodeActions(ctx context.Context, doc *Snapshot, rng Range, only
 			}
 			actions = append(actions, CodeAction{
 				Title:       fix.Title,
-				Kind:        "quickfix",
+				Kind:        KindQuickFix,
 				Diagnostics: []Diagnostic{diag},
 				Edits:       map[string][]TextEdit{doc.URI(): edits},
 				Preferred:   fix.Preferred,

@@ -245,9 +245,7 @@ func (e *Engine) explainCommand(ctx context.Context, args commandArgs) (any, err
 	out := CommandResult{Markdown: res.Markdown}
 	if res.Report.Dir != "" {
 		out.Path = filepath.Join(res.Report.Dir, "report.md")
-		if e.notify.Capabilities().ShowDocument {
-			_, _ = e.notify.ShowDocument(ctx, Location{Path: out.Path}, true)
-		}
+		e.openResult(ctx, "compile explained", out.Path)
 	}
 	if err != nil {
 		e.notify.ShowMessage(ctx, MessageWarning, "torchlsp explain: "+err.Error())

@@ -24,10 +24,13 @@ var reproCodes = map[string]bool{
 	diagnose.CodeSharedCallable:      true,
 }
 
-// reproActions offers "Run threaded repro" on a torch.compile call at rng
-// and on the threading diagnostics.
+// reproActions offers the runs on a torch.compile call at rng and on the
+// threading diagnostics: the threaded repro (KindRepro) and the compile
+// explanation (KindExplain). They resolve no diagnostic, so they carry
+// none.
 func (e *Engine) reproActions(doc *Snapshot, rng Range, c *checked, only []string) []CodeAction {
-	if !kindWanted(only, "source") && !kindWanted(only, "quickfix") {
+	wantRepro, wantExplain := kindWanted(only, KindRepro), kindWanted(only, KindExplain)
+	if !wantRepro && !wantExplain {
 		return nil
 	}
 	call, ok := compileCallNear(doc.Buffer(), rng.Start.Line)
@@ -47,30 +50,33 @@ func (e *Engine) reproActions(doc *Snapshot, rng Range, c *checked, only []strin
 	_, def := e.Targets()
 	names := e.cfg.configured()
 	args := commandArgs{URI: doc.URI(), Line: call.Span.Start.Line}
-	actions := []CodeAction{{
-		Title:       fmt.Sprintf("Run threaded repro on %s", def),
-		Kind:        "quickfix",
-		Diagnostics: related,
-		Command:     &Command{Title: "Run threaded repro", Name: CommandRepro, Arguments: []any{args}},
-	}}
-	own := args
-	own.Own = true
-	actions = append(actions, CodeAction{
-		Title:       "Run threaded repro with this code",
-		Kind:        "quickfix",
-		Diagnostics: related,
-		Command:     &Command{Title: "Run threaded repro with this code", Name: CommandRepro, Arguments: []any{own}},
-	}, CodeAction{
-		Title:   fmt.Sprintf("Explain compile on %s", def),
-		Kind:    "source",
-		Command: &Command{Title: "Explain compile", Name: CommandExplain, Arguments: []any{args}},
-	})
-	if len(names) > 1 {
+	var actions []CodeAction
+	if wantRepro {
+		own := args
+		own.Own = true
+		actions = append(actions, CodeAction{
+			Title:   fmt.Sprintf("Run threaded repro on %s", def),
+			Kind:    KindRepro,
+			Command: &Command{Title: "Run threaded repro", Name: CommandRepro, Arguments: []any{args}},
+		}, CodeAction{
+			Title:   "Run threaded repro with this code",
+			Kind:    KindRepro,
+			Command: &Command{Title: "Run threaded repro with this code", Name: CommandRepro, Arguments: []any{own}},
+		})
+	}
+	if wantExplain {
+		actions = append(actions, CodeAction{
+			Title:   fmt.Sprintf("Explain compile on %s", def),
+			Kind:    KindExplain,
+			Command: &Command{Title: "Explain compile", Name: CommandExplain, Arguments: []any{args}},
+		})
+	}
+	if wantRepro && len(names) > 1 {
 		all := args
 		all.All = true
 		actions = append(actions, CodeAction{
 			Title:   "Run threaded repro on every target",
-			Kind:    "quickfix",
+			Kind:    KindRepro,
 			Command: &Command{Title: "Run threaded repro on every target", Name: CommandRepro, Arguments: []any{all}},
 		})
 	}
@@ -370,9 +376,7 @@ func (e *Engine) reproCommand(ctx context.Context, args commandArgs) (any, error
 	for _, r := range res.Reports {
 		if r.Dir != "" {
 			out.Path = filepath.Join(r.Dir, "report.md")
-			if e.notify.Capabilities().ShowDocument {
-				_, _ = e.notify.ShowDocument(ctx, Location{Path: out.Path}, true)
-			}
+			e.openResult(ctx, "threaded repro report", out.Path)
 			break
 		}
 	}

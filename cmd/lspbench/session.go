@@ -119,7 +119,11 @@ func runSession(ctx context.Context, cfg sessionConfig) (*result, error) {
 		InitializationOptions: cfg.InitOptions,
 		Configuration:         true,
 		WorkDoneProgress:      true,
-		Sections:              func(name string) any { return section(tree, name) },
+		RelatedInformation:    true,
+		// As the packaged editors announce them (torchlsp then builds the
+		// site in the background); other servers ignore the section.
+		Notifications: []string{"torchlsp/status", "torchlsp/site"},
+		Sections:      func(name string) any { return section(tree, name) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.Command[0], err)

@@ -172,11 +172,21 @@ type CodeAction struct {
 
 // CodeActions requests the code actions at rng.
 func (c *Client) CodeActions(ctx context.Context, uri string, rng Range) ([]CodeAction, error) {
+	return c.CodeActionsOnly(ctx, uri, rng, nil)
+}
+
+// CodeActionsOnly requests the code actions of the kinds in only
+// (context.only; nil asks for every kind).
+func (c *Client) CodeActionsOnly(ctx context.Context, uri string, rng Range, only []string) ([]CodeAction, error) {
+	cctx := map[string]any{"diagnostics": []any{}}
+	if only != nil {
+		cctx["only"] = only
+	}
 	var actions []CodeAction
 	err := c.Call(ctx, "textDocument/codeAction", map[string]any{
 		"textDocument": map[string]string{"uri": uri},
 		"range":        rng,
-		"context":      map[string]any{"diagnostics": []any{}},
+		"context":      cctx,
 	}, &actions)
 	return actions, err
 }

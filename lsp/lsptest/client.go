@@ -39,10 +39,15 @@ type Options struct {
 	RootDir               string // rootUri as a file URI; "" sends null
 	InitializationOptions any
 
-	WorkDoneProgress bool     // capabilities.window.workDoneProgress
-	Configuration    bool     // capabilities.workspace.configuration
-	ShowDocument     bool     // capabilities.window.showDocument.support, and the answer's success
-	HoverFormats     []string // textDocument.hover.contentFormat; nil advertises markdown
+	WorkDoneProgress   bool     // capabilities.window.workDoneProgress
+	Configuration      bool     // capabilities.workspace.configuration
+	ShowDocument       bool     // capabilities.window.showDocument.support, and the answer's success
+	HoverFormats       []string // textDocument.hover.contentFormat; nil advertises markdown
+	RelatedInformation bool     // textDocument.publishDiagnostics.relatedInformation
+	// Notifications are torchlsp's own notifications the client announces
+	// it handles (capabilities.experimental.torchlsp.notifications), such
+	// as "torchlsp/status" and "torchlsp/site".
+	Notifications []string
 
 	// Settings answers workspace/configuration for section "torchlsp";
 	// nil answers null. SetSettings changes it later.

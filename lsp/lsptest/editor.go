@@ -129,11 +129,17 @@ func (c *Client) InitializeParams() map[string]any {
 				"didChangeConfiguration": map[string]bool{"dynamicRegistration": false},
 			},
 			"textDocument": map[string]any{
-				"hover":           map[string]any{"contentFormat": formats},
-				"synchronization": map[string]any{"didSave": true},
-				"definition":      map[string]bool{"linkSupport": false},
+				"hover":              map[string]any{"contentFormat": formats},
+				"synchronization":    map[string]any{"didSave": true},
+				"definition":         map[string]bool{"linkSupport": false},
+				"publishDiagnostics": map[string]bool{"relatedInformation": c.opts.RelatedInformation},
 			},
 		},
+	}
+	if c.opts.Notifications != nil {
+		p["capabilities"].(map[string]any)["experimental"] = map[string]any{
+			"torchlsp": map[string]any{"notifications": c.opts.Notifications},
+		}
 	}
 	if c.opts.ProcessID != 0 {
 		p["processId"] = c.opts.ProcessID

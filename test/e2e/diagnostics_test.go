@@ -18,7 +18,7 @@ import (
 // tested by server/testdata/markers/fixture_diagnostics.txtar.
 func TestDiagnosticsAndQuickFixOnTheWire(t *testing.T) {
 	t.Parallel()
-	env := start(t, options{settings: fixtureSettings(t), client: lsptest.Options{ShowDocument: true}})
+	env := start(t, options{settings: fixtureSettings(t), client: lsptest.Options{ShowDocument: true, RelatedInformation: true}})
 	uri := env.OpenFile("train.py")
 
 	p := env.AwaitDiagnostics(uri, func(d lsptest.Diagnostics) bool { return d.Has("TL001") })

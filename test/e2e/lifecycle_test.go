@@ -136,7 +136,8 @@ func TestUntrustedWorkspace(t *testing.T) {
 	site := filepath.Join(repoRoot(t), "testdata", "site")
 	toml := "default = \"w\"\n[targets.w]\npython = \"" + evil + "\"\nenv = { PYTHONPATH = \"" + site + "\" }\n"
 	tomlPath := filepath.Join(sb.Workdir, config.WorkspaceFile)
-	env := start(t, options{sandbox: &sb, files: map[string]string{config.WorkspaceFile: toml}, client: lsptest.Options{Configuration: true}})
+	env := start(t, options{sandbox: &sb, files: map[string]string{config.WorkspaceFile: toml},
+		client: lsptest.Options{Configuration: true, Notifications: []string{"torchlsp/status"}}})
 	env.AwaitMessage("torchlsp trust " + sb.Workdir)
 	uri := env.OpenFile("train.py")
 	pos := env.At(uri, "nn.Linear(4, 4)", 3)

@@ -142,7 +142,10 @@ func serveProcess(t testing.TB, bin, ws string, settings json.RawMessage, env []
 	cmd.Env = env
 	cmd.Dir = ws
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	p, err := lsptest.StartProcess(cmd, lsptest.Options{RootDir: ws, InitializationOptions: settings, Settings: settings, Configuration: true, WorkDoneProgress: true})
+	// Announced as the packaged editors do: the site is built in the
+	// background only for a client that hears of it.
+	p, err := lsptest.StartProcess(cmd, lsptest.Options{RootDir: ws, InitializationOptions: settings, Settings: settings, Configuration: true, WorkDoneProgress: true,
+		Notifications: []string{"torchlsp/status", "torchlsp/site"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -139,6 +139,9 @@ func startServer(t testing.TB, ctx context.Context, cfg serverConfig) *server {
 				"hover":      map[string]any{"contentFormat": []string{"markdown", "plaintext"}},
 			},
 			"window": map[string]any{"workDoneProgress": true},
+			// torchlsp's own notifications, announced as the packaged
+			// editors do; other servers ignore the section.
+			"experimental": map[string]any{"torchlsp": map[string]any{"notifications": []string{"torchlsp/status", "torchlsp/site"}}},
 		},
 	}, &res)
 	if err != nil {

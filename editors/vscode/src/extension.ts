@@ -19,6 +19,7 @@ import {
 import { findBinary, installCommand } from "./binary";
 import { documentSelector } from "./links";
 import { classifyResult, isMarkdownPath, isServerCommand, OpenDocument, reproArgs, reproChoices, serverCommands } from "./results";
+import { announceNotifications, presentedKind } from "./protocol";
 import { mapSettings, ServerSettings, targetNames, userDefaultTarget } from "./settings";
 import { Added, addPath, removePath, SiteChoice, settingName, sitePath, siteSettings, siteTarget } from "./site";
 import { renderStatus, StatusParams, StatusTracker, WorkspaceFileView } from "./status";
@@ -162,6 +163,19 @@ class Extension implements vscode.Disposable {
           await this.show(command, result);
           return result;
         },
+        // The runs (source.torchlsp.*) are listed beside the fix in the
+        // Quick Fix menu, which VS Code keeps source actions out of.
+        provideCodeActions: async (document, range, context, token, next) => {
+          const actions = await next(document, range, context, token);
+          if (!actions || context.only) return actions;
+          for (const a of actions) {
+            if (a instanceof vscode.CodeAction && a.kind) {
+              const kind = presentedKind(a.kind.value, false);
+              if (kind !== a.kind.value) a.kind = kind ? vscode.CodeActionKind.Empty.append(kind) : undefined;
+            }
+          }
+          return actions;
+        },
         window: {
           // The server opens repro reports (markdown) with window/showDocument:
           // show those rendered; everything else as the client would.
@@ -183,6 +197,14 @@ class Extension implements vscode.Disposable {
       },
     };
     const client = new LanguageClient("torchlsp", "TorchLSP", serverOptions, clientOptions);
+    // The server sends torchlsp/status and torchlsp/site only to clients
+    // that announce them.
+    client.registerFeature({
+      fillClientCapabilities: (caps) => announceNotifications(caps),
+      initialize: () => undefined,
+      getState: () => ({ kind: "static" }),
+      clear: () => undefined,
+    });
     this.client = client;
     this.status.clear();
     void this.site.setActive(undefined);

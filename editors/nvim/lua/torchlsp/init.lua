@@ -861,6 +861,17 @@ local function make_handlers()
   return handlers
 end
 
+--- The client capabilities the plugin's client announces: `capabilities`
+-- (Neovim's own by default), plus torchlsp's notifications the plugin
+-- handles, under experimental.torchlsp.notifications: the server sends
+-- torchlsp/status and torchlsp/site only to a client that announces them.
+function M.client_capabilities(capabilities)
+  local caps = vim.deepcopy(capabilities or vim.lsp.protocol.make_client_capabilities())
+  caps.experimental = type(caps.experimental) == "table" and caps.experimental or {}
+  caps.experimental.torchlsp = { notifications = { "torchlsp/status", "torchlsp/site" } }
+  return caps
+end
+
 local function client_config(root_dir)
   local config = state.config
   local settings = M.server_settings(config)
@@ -876,7 +887,7 @@ local function client_config(root_dir)
     },
     init_options = settings,
     settings = { torchlsp = settings },
-    capabilities = config.capabilities or vim.lsp.protocol.make_client_capabilities(),
+    capabilities = M.client_capabilities(config.capabilities),
     handlers = make_handlers(),
     on_init = function(client)
       refresh_soon(client.id, 0)
