@@ -109,9 +109,9 @@ func TestCustomNotificationsOnlyWhenAnnounced(t *testing.T) {
 		announce []string
 		want     server.Capabilities
 	}{
-		{"both", []string{"torchlsp/status", "torchlsp/site"}, server.Capabilities{Status: true, Site: true, Diagnostics: true}},
-		{"status only", []string{"torchlsp/status"}, server.Capabilities{Status: true, Diagnostics: true}},
-		{"none", nil, server.Capabilities{Diagnostics: true}},
+		{"both", []string{"torchlsp/status", "torchlsp/site"}, server.Capabilities{Status: true, Site: true, Diagnostics: true, Confirm: true}},
+		{"status only", []string{"torchlsp/status"}, server.Capabilities{Status: true, Diagnostics: true, Confirm: true}},
+		{"none", nil, server.Capabilities{Diagnostics: true, Confirm: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
