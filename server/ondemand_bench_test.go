@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/torchlsp/torchlsp/server/session"
 )
 
 // The on-demand benchmarks start from an empty cache every iteration, on
@@ -65,8 +67,10 @@ func BenchmarkBackgroundCatchUp(b *testing.B) {
 				}
 				b.StartTimer()
 				// Hovers run while the mirror streams, then while the
-				// whole index builds.
+				// whole index builds, one a millisecond at most.
 				hoverUntil := func(done <-chan struct{}) {
+					pace := time.NewTicker(time.Millisecond)
+					defer pace.Stop()
 					for {
 						select {
 						case <-done:
@@ -78,17 +82,26 @@ func BenchmarkBackgroundCatchUp(b *testing.B) {
 							b.Fatalf("hover during catch-up: %+v %v", h, err)
 						}
 						lat = append(lat, time.Since(t0))
-						time.Sleep(time.Millisecond)
+						select {
+						case <-done:
+							return
+						case <-pace.C:
+						}
 					}
 				}
-				hoverUntil(s.start("torch").done)
-				ps, err := s.pkg(ctx, "torch")
-				if err != nil {
-					b.Fatal(err)
+				mirrored := make(chan struct{})
+				var (
+					ps     *session.Package
+					mirErr error
+				)
+				go func() { defer close(mirrored); ps, mirErr = s.Package(ctx, "torch") }()
+				hoverUntil(mirrored)
+				if mirErr != nil {
+					b.Fatal(mirErr)
 				}
 				built := make(chan struct{})
 				var buildErr error
-				go func() { defer close(built); buildErr = ps.index.Build(ctx) }()
+				go func() { defer close(built); buildErr = ps.Index().Build(ctx) }()
 				hoverUntil(built)
 				if buildErr != nil {
 					b.Fatal(buildErr)
