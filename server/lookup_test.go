@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-		"github.com/torchlsp/torchlsp/server/source"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/torchlsp/torchlsp/server/config"
+	"github.com/torchlsp/torchlsp/server/source"
 )
 
 // fixtureEngine starts an engine on the fixture torch through Debian's

@@ -77,4 +77,3 @@ func TestOnDemandResolve(t *testing.T) {
 		})
 	}
 }
-
