@@ -69,7 +69,7 @@ func (e *Engine) check(ctx context.Context, doc *Snapshot) (*checked, error) {
 }
 
 func checkWith(doc *Snapshot, cat *gates.Catalog, m *remote.MirrorTree, spec remote.Spec) *checked {
-	found := diagnose.Check(doc.Buffer(), []byte(doc.Text()), cat, diagnose.Options{SiteDir: m.SiteDir, Env: spec.Env})
+	found := diagnose.Check(doc.Buffer(), cat, diagnose.Options{SiteDir: m.SiteDir, Env: spec.Env})
 	c := &checked{}
 	for _, fd := range found {
 		diag := Diagnostic{

@@ -43,7 +43,7 @@ func (e *Engine) flagAt(ctx context.Context, doc *Snapshot, pos Position) (*flag
 	if err != nil {
 		return nil, pybuf.Span{}, err
 	}
-	fr, ok := flagRefAt(doc.FlagRefs(cat), p)
+	fr, ok := diagnose.FlagAt(doc.FlagRefs(cat), p)
 	if !ok || midChain(fr, p) {
 		return nil, pybuf.Span{}, nil
 	}
@@ -63,17 +63,6 @@ func mayBeFlag(qualname string) bool {
 	return false
 }
 
-// flagRefAt returns the first reference naming a flag whose span holds pos
-// (or ends at it), as diagnose.FlagAt does, from references already found.
-func flagRefAt(refs []diagnose.FlagRef, p pybuf.Pos) (diagnose.FlagRef, bool) {
-	for _, r := range refs {
-		if r.Flag != nil && !posBefore(p, r.Span.Start) && !posBefore(r.Span.End, p) {
-			return r, true
-		}
-	}
-	return diagnose.FlagRef{}, false
-}
-
 // midChain says whether p is on a name before the flag's own in an
 // attribute chain (triton in config.triton.cudagraphs): that name is the
 // class the flag sits in, not the flag.
@@ -83,10 +72,6 @@ func midChain(fr diagnose.FlagRef, p pybuf.Pos) bool {
 	}
 	name := fr.Key[strings.LastIndexByte(fr.Key, '.')+1:]
 	return p.Col < fr.Span.End.Col-len(name)
-}
-
-func posBefore(a, b pybuf.Pos) bool {
-	return a.Line < b.Line || a.Line == b.Line && a.Col < b.Col
 }
 
 // withValue asks the target for the flag's effective value, waiting at

@@ -102,9 +102,9 @@ const (
 )
 
 // Check runs every check on the buffer, reading the syntax tree buf was
-// analysed from (no second parse). src is the text buf was parsed from;
-// cat is the target's catalog. The result is sorted by position.
-func Check(buf *pybuf.Buffer, src []byte, cat *gates.Catalog, opts Options) []Diagnostic {
+// analysed from (no second parse) against cat, the target's catalog. The
+// result is sorted by position.
+func Check(buf *pybuf.Buffer, cat *gates.Catalog, opts Options) []Diagnostic {
 	if buf == nil || cat == nil {
 		return nil
 	}

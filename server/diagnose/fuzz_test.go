@@ -24,11 +24,11 @@ func FuzzCheck(f *testing.F) {
 				t.Fatalf("%s position %d:%d outside the text", what, line, col)
 			}
 		}
-		for _, d := range Check(buf, src, s.cat, Options{SiteDir: s.dir}) {
+		for _, d := range Check(buf, s.cat, Options{SiteDir: s.dir}) {
 			inside(d.Code, d.Span.Start.Line, d.Span.Start.Col)
 			inside(d.Code, d.Span.End.Line, d.Span.End.Col)
 		}
-		for _, r := range FlagRefs(buf, src, s.cat) {
+		for _, r := range FlagRefs(buf, s.cat) {
 			inside(string(r.Spelling), r.Span.Start.Line, r.Span.Start.Col)
 			inside(string(r.Spelling), r.Span.End.Line, r.Span.End.Col)
 		}
