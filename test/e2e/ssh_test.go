@@ -853,6 +853,7 @@ func measureFirst(t *testing.T, r *sshRig, settings json.RawMessage, hovers bool
 		if time.Since(t0) > 5*time.Minute {
 			t.Fatalf("no correct definition after 5 minutes: %+v %v", locs, err)
 		}
+		// Paces the polls that are the measurement.
 		time.Sleep(5 * time.Millisecond)
 	}
 	m.first = first

@@ -208,6 +208,8 @@ func awaitProcess(t testing.TB, needle, cmd string, within time.Duration) int {
 		if time.Now().After(deadline) {
 			t.Fatalf("no process with %q started within %v", needle, within)
 		}
+		// A process starting announces itself to nobody a test can ask
+		// without privileges (the proc connector needs CAP_NET_ADMIN).
 		time.Sleep(20 * time.Millisecond)
 	}
 }
