@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/torchlsp/torchlsp/server/internal/torchsites"
 	"github.com/torchlsp/torchlsp/server/session"
 )
 
@@ -23,12 +24,12 @@ const benchText = "import torch\nfrom torch import nn\nnn.Linear(4, 4)\nnn.funct
 // BenchmarkOnDemandFirstAnswer is a cold engine's first definition of
 // nn.Linear: helper start, listing, reads of the import path, parses.
 func BenchmarkOnDemandFirstAnswer(b *testing.B) {
-	for _, tree := range torchTrees(b) {
-		b.Run(tree.name, func(b *testing.B) {
+	for _, tree := range torchsites.Trees(b) {
+		b.Run(tree.Name, func(b *testing.B) {
 			var fetched int64
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				eng := torchEngine(b, tree.site)
+				eng := torchEngine(b, tree.Site)
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				doc := eng.DidOpen(ctx, "file:///work/od.py", 1, benchText)
 				b.StartTimer()
@@ -50,12 +51,12 @@ func BenchmarkOnDemandFirstAnswer(b *testing.B) {
 // to a complete mirror with its whole index, and the latency of hovers
 // asked meanwhile.
 func BenchmarkBackgroundCatchUp(b *testing.B) {
-	for _, tree := range torchTrees(b) {
-		b.Run(tree.name, func(b *testing.B) {
+	for _, tree := range torchsites.Trees(b) {
+		b.Run(tree.Name, func(b *testing.B) {
 			var lat []time.Duration
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				eng := torchEngine(b, tree.site)
+				eng := torchEngine(b, tree.Site)
 				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 				doc := eng.DidOpen(ctx, "file:///work/od.py", 1, benchText)
 				if _, err := eng.Definition(ctx, doc, Position{Line: 2, Column: 3}); err != nil {

@@ -37,21 +37,6 @@ func torchEngine(t testing.TB, site string) *Engine {
 	return eng
 }
 
-type torchTree struct {
-	name string
-	site string // PYTHONPATH; "" for Debian's torch
-}
-
-func torchTrees(t testing.TB) []torchTree {
-	trees := []torchTree{{"debian", ""}}
-	if site := os.Getenv("TORCHLSP_TORCH211_SITE"); site != "" {
-		trees = append(trees, torchTree{"torch211", site})
-	} else {
-		t.Log("TORCHLSP_TORCH211_SITE is unset: the torch 2.11 tree is not tried")
-	}
-	return trees
-}
-
 // With an empty cache the first definition comes from the on-demand tree;
 // once the mirror is ready, answers come from it.
 func TestFirstAnswerOnDemandThenMirror(t *testing.T) {

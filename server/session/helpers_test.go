@@ -86,18 +86,3 @@ func testSession(t testing.TB, site string) *Session {
 	})
 	return s
 }
-
-type torchTree struct {
-	name string
-	site string // PYTHONPATH; "" for Debian's torch
-}
-
-func torchTrees(t testing.TB) []torchTree {
-	trees := []torchTree{{"debian", ""}}
-	if site := os.Getenv("TORCHLSP_TORCH211_SITE"); site != "" {
-		trees = append(trees, torchTree{"torch211", site})
-	} else {
-		t.Log("TORCHLSP_TORCH211_SITE is unset: the torch 2.11 tree is not tried")
-	}
-	return trees
-}

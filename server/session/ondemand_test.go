@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/torchlsp/torchlsp/remote"
+	"github.com/torchlsp/torchlsp/server/internal/torchsites"
 )
 
 // The on-demand tree resolves a name from the few files on its import path,
@@ -18,10 +19,10 @@ func TestOnDemandResolve(t *testing.T) {
 	if _, err := os.Stat("/usr/lib/python3/dist-packages/torch/__init__.py"); err != nil {
 		t.Skip("Debian's python3-torch is not installed")
 	}
-	for _, tree := range torchTrees(t) {
-		t.Run(tree.name, func(t *testing.T) {
+	for _, tree := range torchsites.Trees(t) {
+		t.Run(tree.Name, func(t *testing.T) {
 			t.Parallel()
-			s := testSession(t, tree.site)
+			s := testSession(t, tree.Site)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			ps, err := s.openQuick(ctx, "torch", "torch.nn.Linear")
@@ -67,7 +68,7 @@ func TestOnDemandResolve(t *testing.T) {
 				}
 				return nil
 			})
-			t.Logf("%s: %d files listed, %d parsed, %d fetched (%d bytes)", tree.name, st.Files, st.Parsed, fetched, bytes)
+			t.Logf("%s: %d files listed, %d parsed, %d fetched (%d bytes)", tree.Name, st.Files, st.Parsed, fetched, bytes)
 			if bytes > 3<<20 {
 				t.Errorf("fetched %d bytes, over 3 MB", bytes)
 			}
