@@ -93,11 +93,6 @@ func waitGone(t *testing.T, pid int) {
 	}
 }
 
-func isZombie(pid int) bool {
-	data, err := readProcStat(pid)
-	return err == nil && strings.Contains(data, ") Z ")
-}
-
 func TestLocalKillEndsGroup(t *testing.T) {
 	target := NewLocal(Spec{})
 	defer target.Close()
