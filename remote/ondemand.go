@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -189,4 +191,31 @@ func removeStaleTrees(root string, cutoff time.Time) {
 		}
 		removeTree(filepath.Join(root, e.Name()))
 	}
+}
+
+// SiteRel returns the path of a file under the site dir of a mirror in
+// the cache (<cache>/<target>/<id>/<package>/site/REL, or an on-demand
+// tree's <cache>/ondemand/<package>/site/REL), slash-separated, following
+// symbolic links (a site view links to mirrors).
+func SiteRel(cache, file string) (string, bool) {
+	if cache == "" {
+		return "", false
+	}
+	if c, err := filepath.EvalSymlinks(cache); err == nil {
+		cache = c
+	}
+	if f, err := filepath.EvalSymlinks(file); err == nil {
+		file = f
+	}
+	inCache, err := filepath.Rel(cache, file)
+	if err != nil || strings.HasPrefix(inCache, "..") {
+		return "", false
+	}
+	parts := strings.Split(filepath.ToSlash(inCache), "/")
+	for i := 2; i < len(parts)-1; i++ {
+		if parts[i] == siteDirName {
+			return path.Join(parts[i+1:]...), true
+		}
+	}
+	return "", false
 }

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 
+	"github.com/torchlsp/torchlsp/remote"
 	"github.com/torchlsp/torchlsp/server/pybuf"
 	"github.com/torchlsp/torchlsp/server/pyindex"
 	"github.com/torchlsp/torchlsp/server/session"
@@ -40,7 +40,7 @@ func (e *Engine) mirrorFile(ctx context.Context, doc *Snapshot) (ms *mirrorSourc
 	// Where a document lies does not change with its text, but it is
 	// asked once per version, not per request (it follows links).
 	rel := doc.Memo(mirrorRelKey{e.opts.Dirs.Cache}, func() any {
-		rel, _ := mirroredRel(e.opts.Dirs.Cache, doc.Path())
+		rel, _ := remote.SiteRel(e.opts.Dirs.Cache, doc.Path())
 		return rel
 	}).(string)
 	if rel == "" {
@@ -78,33 +78,6 @@ type (
 	mirrorRelKey struct{ cache string }
 	sameFileKey  struct{ copy string }
 )
-
-// mirroredRel returns the path of a file under the site dir of a mirror
-// in the cache (<cache>/<target>/<id>/<package>/site/REL, or an on-demand
-// tree's <cache>/ondemand/<package>/site/REL), following symbolic links
-// (the site view links to mirrors).
-func mirroredRel(cache, file string) (string, bool) {
-	if cache == "" {
-		return "", false
-	}
-	if c, err := filepath.EvalSymlinks(cache); err == nil {
-		cache = c
-	}
-	if f, err := filepath.EvalSymlinks(file); err == nil {
-		file = f
-	}
-	inCache, err := filepath.Rel(cache, file)
-	if err != nil || strings.HasPrefix(inCache, "..") {
-		return "", false
-	}
-	parts := strings.Split(filepath.ToSlash(inCache), "/")
-	for i := 2; i < len(parts)-1; i++ {
-		if parts[i] == "site" {
-			return path.Join(parts[i+1:]...), true
-		}
-	}
-	return "", false
-}
 
 func sameFile(a, b string) bool {
 	ia, err := os.Stat(a)
