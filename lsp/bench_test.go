@@ -2,7 +2,6 @@ package lsp_test
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 
@@ -16,13 +15,7 @@ import (
 // framing, dispatch, position conversion both ways, over a pipe.
 func BenchmarkHoverRoundTrip(b *testing.B) {
 	ctx := context.Background()
-	srvConn, cliConn := net.Pipe()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		lsp.Serve(ctx, srvConn, newTestEngine(), lsp.Options{Logger: zap.NewNop()})
-	}()
-	c := lsptest.New(cliConn, lsptest.Options{})
+	c, _ := lsptest.Connect(b, lsptest.Wire{Engine: newTestEngine(), Options: lsp.Options{Logger: zap.NewNop()}}, lsptest.Options{})
 	if _, err := c.Handshake(ctx); err != nil {
 		b.Fatal(err)
 	}
@@ -36,21 +29,13 @@ func BenchmarkHoverRoundTrip(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	c.Close()
-	<-done
 }
 
 // BenchmarkDidChange measures one keystroke's incremental change on a
 // 2000-line document.
 func BenchmarkDidChange(b *testing.B) {
 	ctx := context.Background()
-	srvConn, cliConn := net.Pipe()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		lsp.Serve(ctx, srvConn, newTestEngine(), lsp.Options{Logger: zap.NewNop()})
-	}()
-	c := lsptest.New(cliConn, lsptest.Options{})
+	c, _ := lsptest.Connect(b, lsptest.Wire{Engine: newTestEngine(), Options: lsp.Options{Logger: zap.NewNop()}}, lsptest.Options{})
 	if _, err := c.Handshake(ctx); err != nil {
 		b.Fatal(err)
 	}
@@ -69,6 +54,4 @@ func BenchmarkDidChange(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.StopTimer()
-	c.Close()
-	<-done
 }

@@ -2,7 +2,6 @@ package lsp_test
 
 import (
 	"context"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -44,18 +43,8 @@ func TestImplementationDebianTorch(t *testing.T) {
 	root := t.TempDir()
 	dirs := config.Dirs{Config: filepath.Join(root, "config"), Cache: filepath.Join(root, "cache"), State: filepath.Join(root, "state")}
 	eng := server.New(server.Options{Dirs: dirs})
-	srvConn, cliConn := net.Pipe()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_, _ = lsp.Serve(context.Background(), srvConn, lsp.NewEngine(eng), lsp.Options{Version: "test"})
-	}()
 	settings := map[string]any{"defaultTarget": "deb", "targets": map[string]any{"deb": map[string]any{"python": "/usr/bin/python3"}}}
-	c := lsptest.New(cliConn, lsptest.Options{InitializationOptions: settings})
-	t.Cleanup(func() {
-		c.Close()
-		<-done
-	})
+	c, _ := lsptest.Connect(t, lsptest.Wire{Engine: lsp.NewEngine(eng), Options: lsp.Options{Version: "test"}}, lsptest.Options{InitializationOptions: settings})
 	var init struct {
 		Capabilities struct {
 			ImplementationProvider bool `json:"implementationProvider"`

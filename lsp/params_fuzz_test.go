@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -168,22 +167,8 @@ func FuzzMethodParams(f *testing.F) {
 func startFuzzServer(f *testing.F, ws string, settings json.RawMessage) *lsptest.Client {
 	dirs := config.Dirs{Config: f.TempDir(), Cache: f.TempDir(), State: f.TempDir()}
 	eng := server.New(server.Options{Dirs: dirs, Opener: fixtureOnly{}})
-	srvConn, cliConn := net.Pipe()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_, _ = lsp.Serve(context.Background(), srvConn, lsp.NewEngine(eng), lsp.Options{Version: "fuzz", Logger: zap.NewNop()})
-	}()
-	c := lsptest.New(cliConn, lsptest.Options{
+	c, _ := lsptest.Connect(f, lsptest.Wire{Engine: lsp.NewEngine(eng), Options: lsp.Options{Version: "fuzz", Logger: zap.NewNop()}}, lsptest.Options{
 		RootDir: ws, InitializationOptions: settings, Settings: settings, Configuration: true, WorkDoneProgress: true,
-	})
-	f.Cleanup(func() {
-		c.Close()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			f.Error("server still running 30s after the connection closed")
-		}
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -3,7 +3,6 @@ package lsp_test
 import (
 	"context"
 	"errors"
-	"net"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -18,18 +17,13 @@ import (
 	"github.com/torchlsp/torchlsp/server"
 )
 
-// served is the outcome of one Serve call.
-type served struct {
-	code int
-	err  error
-	done chan struct{}
-}
-
-func (s *served) wait(t *testing.T, ctx context.Context) (int, error) {
+// waitExit waits for a server to end and returns how it ended; a server
+// still running when ctx ends fails the test.
+func waitExit(t *testing.T, ctx context.Context, s *lsptest.Served) (int, error) {
 	t.Helper()
 	select {
-	case <-s.done:
-		return s.code, s.err
+	case <-s.Done():
+		return s.Exit(ctx)
 	case <-ctx.Done():
 		t.Fatalf("server did not end: %v", ctx.Err())
 		return 0, nil
@@ -44,31 +38,16 @@ func testContext(t *testing.T) context.Context {
 
 // start runs a server for eng on one end of a pipe and a fake client on
 // the other. The server is made to end when the test does.
-func start(t *testing.T, eng lsp.Engine, opts lsp.Options, copts lsptest.Options) (*lsptest.Client, *served) {
+func start(t *testing.T, eng lsp.Engine, opts lsp.Options, copts lsptest.Options) (*lsptest.Client, *lsptest.Served) {
 	t.Helper()
-	srvConn, cliConn := net.Pipe()
 	if opts.Logger == nil {
 		opts.Logger = zaptest.NewLogger(t)
 	}
-	s := &served{done: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		s.code, s.err = lsp.Serve(context.Background(), srvConn, eng, opts)
-	}()
-	c := lsptest.New(cliConn, copts)
-	t.Cleanup(func() {
-		c.Close()
-		select {
-		case <-s.done:
-		case <-time.After(10 * time.Second):
-			t.Error("server still running 10s after the connection closed")
-		}
-	})
-	return c, s
+	return lsptest.Connect(t, lsptest.Wire{Engine: eng, Options: opts}, copts)
 }
 
 // startInitialized is start plus the initialize handshake.
-func startInitialized(t *testing.T, ctx context.Context, eng lsp.Engine, copts lsptest.Options) (*lsptest.Client, *served) {
+func startInitialized(t *testing.T, ctx context.Context, eng lsp.Engine, copts lsptest.Options) (*lsptest.Client, *lsptest.Served) {
 	t.Helper()
 	c, s := start(t, eng, lsp.Options{Version: "test"}, copts)
 	if _, err := c.Handshake(ctx); err != nil {
@@ -128,7 +107,7 @@ func TestInitializeShutdownExit(t *testing.T) {
 			} else {
 				c.Close()
 			}
-			code, err := s.wait(t, ctx)
+			code, err := waitExit(t, ctx, s)
 			if code != tt.wantCode || err != nil {
 				t.Errorf("Serve = %d, %v; want %d, nil", code, err, tt.wantCode)
 			}
@@ -157,7 +136,7 @@ func TestLifecycleErrors(t *testing.T) {
 	_, err = c.Hover(ctx, "file:///x.py", 0, 0)
 	wantCode(t, err, lsptest.CodeInvalidRequest)
 	c.Exit()
-	if code, err := s.wait(t, ctx); code != 0 || err != nil {
+	if code, err := waitExit(t, ctx, s); code != 0 || err != nil {
 		t.Errorf("Serve = %d, %v; want 0, nil", code, err)
 	}
 }
@@ -525,7 +504,7 @@ func TestClientProcessDeathEndsServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	child.Wait() // reap it: a zombie still answers kill(pid, 0)
-	code, err := s.wait(t, ctx)
+	code, err := waitExit(t, ctx, s)
 	if code != 1 || err == nil {
 		t.Errorf("Serve = %d, %v; want 1 and an error", code, err)
 	}
@@ -536,17 +515,10 @@ func TestClientProcessDeathEndsServer(t *testing.T) {
 }
 
 func TestServeContextCancel(t *testing.T) {
-	srvConn, cliConn := net.Pipe()
-	defer cliConn.Close()
 	ctx, cancel := context.WithCancel(testContext(t))
-	lsptest.New(cliConn, lsptest.Options{})
-	done := make(chan error, 1)
-	go func() {
-		_, err := lsp.Serve(ctx, srvConn, newTestEngine(), lsp.Options{})
-		done <- err
-	}()
+	_, s := lsptest.Connect(t, lsptest.Wire{Engine: newTestEngine(), Context: ctx}, lsptest.Options{})
 	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
+	if _, err := s.Exit(testContext(t)); !errors.Is(err, context.Canceled) {
 		t.Errorf("Serve after cancel = %v, want context.Canceled", err)
 	}
 }

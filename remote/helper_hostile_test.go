@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/torchlsp/torchlsp/internal/await"
 )
 
 // hostileInspect replaces the helper's inspect method: for the names
@@ -234,14 +236,9 @@ func TestSlowHelperIsNotKilled(t *testing.T) {
 
 // pidGone waits until pid no longer runs (a zombie counts as gone).
 func pidGone(pid int, within time.Duration) bool {
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		if syscall.Kill(pid, 0) != nil || isZombie(pid) {
-			return true
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return false
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	return await.Gone(ctx, func() []int { return []int{pid} }) == nil
 }
 
 // The helper's own caps (characters) are a quarter of HelperLimits (bytes)

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/torchlsp/torchlsp/internal/await"
 )
 
 const systemPython = "/usr/bin/python3"
@@ -35,7 +37,11 @@ func testContext(t testing.TB) context.Context {
 
 func startTestHelper(t testing.TB) *Helper {
 	t.Helper()
-	spec := fixtureSpec(t)
+	return startTestHelperWith(t, fixtureSpec(t))
+}
+
+func startTestHelperWith(t testing.TB, spec Spec) *Helper {
+	t.Helper()
 	target := NewLocal(spec)
 	t.Cleanup(func() { target.Close() })
 	h, err := StartHelper(testContext(t), target, spec)
@@ -48,7 +54,28 @@ func startTestHelper(t testing.TB) *Helper {
 
 func newTestClient(t testing.TB) *Client {
 	t.Helper()
-	spec := fixtureSpec(t)
+	return newTestClientWith(t, fixtureSpec(t))
+}
+
+// sleepySpec is the fixture's spec for a test that acts while the helper
+// imports sleepy (1.5 s); importing waits until that import has begun.
+func sleepySpec(t testing.TB) (spec Spec, importing func()) {
+	t.Helper()
+	spec = fixtureSpec(t)
+	mark := filepath.Join(t.TempDir(), "sleepy-started")
+	spec.Env["SLEEPY_STARTED"] = mark
+	return spec, func() {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := await.File(ctx, mark, func(b []byte) bool { return len(b) > 0 }); err != nil {
+			t.Fatalf("the helper's import of sleepy did not begin: %v", err)
+		}
+	}
+}
+
+func newTestClientWith(t testing.TB, spec Spec) *Client {
+	t.Helper()
 	target := NewLocal(spec)
 	c := NewClient(target, spec)
 	t.Cleanup(func() {
@@ -429,11 +456,12 @@ func TestImportsCannotTouchFrames(t *testing.T) {
 }
 
 func TestConcurrentCallsOutOfOrder(t *testing.T) {
-	h := startTestHelper(t)
+	spec, importing := sleepySpec(t)
+	h := startTestHelperWith(t, spec)
 	ctx := testContext(t)
 	slow := make(chan error, 1)
 	go func() { slow <- h.Call(ctx, "import", map[string]string{"module": "sleepy"}, nil) }()
-	time.Sleep(100 * time.Millisecond)
+	importing()
 
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
@@ -484,7 +512,8 @@ func TestCallContextCancel(t *testing.T) {
 }
 
 func TestClientRestartsDeadHelper(t *testing.T) {
-	c := newTestClient(t)
+	spec, importing := sleepySpec(t)
+	c := newTestClientWith(t, spec)
 	ctx := testContext(t)
 	first, err := c.Hello(ctx)
 	if err != nil {
@@ -492,7 +521,7 @@ func TestClientRestartsDeadHelper(t *testing.T) {
 	}
 	inflight := make(chan error, 1)
 	go func() { _, err := c.Import(ctx, "sleepy"); inflight <- err }()
-	time.Sleep(300 * time.Millisecond)
+	importing()
 	if err := syscall.Kill(first.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -544,17 +573,19 @@ func TestClientClose(t *testing.T) {
 	if err := c.Ping(ctx); err == nil {
 		t.Error("call after Close succeeded")
 	}
-	time.Sleep(100 * time.Millisecond)
-	if err := syscall.Kill(hello.PID, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("helper process %d still exists after Close: %v", hello.PID, err)
+	gone, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := await.Gone(gone, func() []int { return []int{hello.PID} }); err != nil {
+		t.Errorf("helper process %d still runs after Close: %v", hello.PID, err)
 	}
 }
 
 func TestHelperCloseFailsInflightCalls(t *testing.T) {
-	h := startTestHelper(t)
+	spec, importing := sleepySpec(t)
+	h := startTestHelperWith(t, spec)
 	inflight := make(chan error, 1)
 	go func() { inflight <- h.Call(testContext(t), "import", map[string]string{"module": "sleepy"}, nil) }()
-	time.Sleep(200 * time.Millisecond)
+	importing()
 	h.Close()
 	err := <-inflight
 	if !errors.Is(err, ErrHelperExited) || !strings.Contains(err.Error(), "was closed") {

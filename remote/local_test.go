@@ -3,13 +3,13 @@ package remote
 import (
 	"bufio"
 	"context"
-	"errors"
 	"io"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/torchlsp/torchlsp/internal/await"
 )
 
 func runLocal(t *testing.T, spec Spec, cmd Command) (string, error) {
@@ -82,25 +82,15 @@ func startGroup(t *testing.T, ctx context.Context, target Target) (Process, int)
 	return p, pid
 }
 
+// waitGone waits, 10 s at most, until pid has ended (a zombie has: the
+// child is reparented and reaped by init).
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		// The child is reparented and reaped by init; ESRCH means gone.
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			return
-		}
-		if isZombie(pid) {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := await.Gone(ctx, func() []int { return []int{pid} }); err != nil {
+		t.Errorf("process %d still alive: %v", pid, err)
 	}
-	t.Errorf("process %d still alive", pid)
-}
-
-func isZombie(pid int) bool {
-	data, err := readProcStat(pid)
-	return err == nil && strings.Contains(data, ") Z ")
 }
 
 func TestLocalKillEndsGroup(t *testing.T) {

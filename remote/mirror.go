@@ -17,7 +17,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -568,36 +567,13 @@ func finishTree(tmp string, man Manifest) error {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("write manifest: %w", err)
 	}
-	// Directories last, deepest first, so that the walk is not locked out.
-	var dirs []string
-	err = filepath.WalkDir(tmp, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			dirs = append(dirs, p)
-		}
-		return nil
-	})
-	if err != nil {
+	// The mirror's own directory stays writable by its owner: the index
+	// cache (index.bin) is written there later. Only the sources under
+	// site/ are read-only.
+	if err := readOnlyDirs(tmp); err != nil {
 		return err
 	}
-	sort.Sort(sort.Reverse(sort.StringSlice(dirs)))
-	for _, d := range dirs {
-		if d == tmp {
-			// The mirror's own directory stays writable by its owner: the
-			// index cache (index.bin) is written there later. Only the
-			// sources under site/ are read-only.
-			if err := os.Chmod(d, 0o755); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := os.Chmod(d, 0o555); err != nil {
-			return err
-		}
-	}
-	return nil
+	return os.Chmod(tmp, 0o755)
 }
 
 // replaceDir renames tmp to final, moving an outdated final aside first.

@@ -3,8 +3,13 @@ package server
 import (
 	"context"
 
+	"github.com/torchlsp/torchlsp/server/session"
 	"github.com/torchlsp/torchlsp/server/source"
 )
+
+// ErrNotOnTarget marks names whose package is not installed on the target,
+// or is not a third-party package torchlsp answers for.
+var ErrNotOnTarget = session.ErrNotOnTarget
 
 // Position is a place in a text document: 0-based line, and 0-based column
 // counted in UTF-8 bytes within the line. Editor units (UTF-16 code units,

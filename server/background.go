@@ -2,17 +2,17 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/sourcegraph/conc"
 
+	"github.com/torchlsp/torchlsp/server/session"
 	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
 // errShutDown fails work asked of an engine that is shutting down.
-var errShutDown = errors.New("torchlsp is shutting down")
+var errShutDown = session.ErrShutDown
 
 // background runs the engine's work that outlives a request (mirroring,
 // indexing, diagnostics) under one context that Shutdown cancels.
@@ -45,6 +45,9 @@ func (b *background) Go(f func()) bool {
 	b.wg.Go(f)
 	return true
 }
+
+// Context ends when the engine shuts down.
+func (b *background) Context() context.Context { return b.ctx }
 
 // Done reports whether the group is shutting down.
 func (b *background) Done() bool { return b.ctx.Err() != nil }

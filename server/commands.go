@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/torchlsp/torchlsp/server/session"
 )
 
 // Commands the engine runs for workspace/executeCommand.
@@ -132,7 +134,7 @@ func (e *Engine) selectTarget(ctx context.Context, args commandArgs) (any, error
 	}
 	before, _ := e.cfg.spec("")
 	e.cfg.selectTarget(args.Target)
-	if after, err := e.cfg.spec(""); err == nil && !sameSpec(before, after) {
+	if after, err := e.cfg.spec(""); err == nil && !session.SameSpec(before, after) {
 		e.defaultChanged(after.Name)
 	}
 	e.Initialized(ctx)
@@ -147,15 +149,15 @@ func (e *Engine) openMirror(ctx context.Context, args commandArgs) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	ps, err := s.pkg(ctx, "torch")
+	ps, err := s.Package(ctx, "torch")
 	if err != nil {
 		return nil, err
 	}
-	path := ps.mirror.SiteDir + "/torch/__init__.py"
-	e.openResult(ctx, fmt.Sprintf("torch %s of target %s, mirrored read-only", ps.info.Version, s.spec.Name), path)
+	path := ps.Mirror().SiteDir + "/torch/__init__.py"
+	e.openResult(ctx, fmt.Sprintf("torch %s of target %s, mirrored read-only", ps.Info().Version, s.Spec().Name), path)
 	return CommandResult{
 		Path:     path,
-		Markdown: fmt.Sprintf("torch %s of target **%s** is mirrored read-only at `%s` (from `%s` on the target)", ps.info.Version, s.spec.Name, ps.mirror.SiteDir, ps.mirror.TargetDir),
+		Markdown: fmt.Sprintf("torch %s of target **%s** is mirrored read-only at `%s` (from `%s` on the target)", ps.Info().Version, s.Spec().Name, ps.Mirror().SiteDir, ps.Mirror().TargetDir),
 	}, nil
 }
 

@@ -1,12 +1,10 @@
 package server
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
-	"os"
-	"strings"
+
+	"github.com/torchlsp/torchlsp/server/session"
 )
 
 // Definition returns where the torch object at pos is defined, in the
@@ -15,54 +13,27 @@ import (
 func (e *Engine) Definition(ctx context.Context, doc *Snapshot, pos Position) ([]Location, error) {
 	ft, _, err := e.flagAt(ctx, doc, pos)
 	switch {
-	case err != nil && !errors.Is(err, errCatalog):
+	case err != nil && !errors.Is(err, session.ErrCatalog):
 		return nil, err // the target is unreachable: do not try it twice
 	case err == nil && ft != nil:
 		return []Location{flagLocation(ft)}, nil
 	}
-	t, err := e.lookup(ctx, doc, pos)
-	if err != nil || t == nil || t.localPath == "" {
+	d, _, err := e.lookup(ctx, doc, pos)
+	if err != nil || d == nil || d.LocalPath == "" {
 		return nil, err
 	}
-	path := t.localPath
-	if p, ok := e.siteHanded(t.spec.Name).sitePath(t.pkg.mirror, path); ok {
+	path := d.LocalPath
+	if p, ok := e.siteHanded(d.Target).sitePath(d.Package.Mirror(), path); ok {
 		// The Python server reading the site answers with this path: the
 		// editor then shows one definition, not the same one twice.
 		path = p
 	}
 	return []Location{{
 		Path:       path,
-		TargetPath: t.targetPath,
+		TargetPath: d.TargetPath,
 		Range: Range{
-			Start: Position{Line: t.line, Column: t.col},
-			End:   Position{Line: t.line, Column: t.col + t.nameLen},
+			Start: Position{Line: d.Line, Column: d.Col},
+			End:   Position{Line: d.Line, Column: d.Col + d.NameLen},
 		},
 	}}, nil
-}
-
-// nameColumn finds the byte column of name on a line of a file, preferring
-// the name after "def " or "class "; 0 when it cannot tell.
-func nameColumn(path string, line int, name string) int {
-	data, err := os.ReadFile(path)
-	if err != nil || name == "" {
-		return 0
-	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
-	for i := 0; sc.Scan(); i++ {
-		if i != line {
-			continue
-		}
-		text := sc.Text()
-		for _, kw := range []string{"def ", "class "} {
-			if j := strings.Index(text, kw+name); j >= 0 {
-				return j + len(kw)
-			}
-		}
-		if j := strings.Index(text, name); j >= 0 {
-			return j
-		}
-		return 0
-	}
-	return 0
 }

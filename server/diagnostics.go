@@ -12,6 +12,7 @@ import (
 	"github.com/torchlsp/torchlsp/server/diagnose"
 	"github.com/torchlsp/torchlsp/server/gates"
 	"github.com/torchlsp/torchlsp/server/pybuf"
+	"github.com/torchlsp/torchlsp/server/session"
 )
 
 // diagnosticsDelay lets a burst of keystrokes settle before checking.
@@ -54,20 +55,21 @@ func (e *Engine) check(ctx context.Context, doc *Snapshot) (*checked, error) {
 	if err != nil {
 		return nil, err
 	}
-	cat, ps, err := s.catalog(ctx)
+	cat, ps, err := s.Catalog(ctx)
 	if errors.Is(err, ErrNotOnTarget) {
 		return &checked{}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return doc.Memo(checkKey{cat, s.spec.Name}, func() any {
-		return checkWith(doc, cat, ps, s.spec)
+	spec := s.Spec()
+	return doc.Memo(checkKey{cat, spec.Name}, func() any {
+		return checkWith(doc, cat, ps.Mirror(), spec)
 	}).(*checked), nil
 }
 
-func checkWith(doc *Snapshot, cat *gates.Catalog, ps *pkgState, spec remote.Spec) *checked {
-	found := diagnose.Check(doc.Buffer(), []byte(doc.Text()), cat, diagnose.Options{SiteDir: ps.mirror.SiteDir, Env: spec.Env})
+func checkWith(doc *Snapshot, cat *gates.Catalog, m *remote.MirrorTree, spec remote.Spec) *checked {
+	found := diagnose.Check(doc.Buffer(), cat, diagnose.Options{SiteDir: m.SiteDir, Env: spec.Env})
 	c := &checked{}
 	for _, fd := range found {
 		diag := Diagnostic{
@@ -78,9 +80,9 @@ func checkWith(doc *Snapshot, cat *gates.Catalog, ps *pkgState, spec remote.Spec
 			Message:  fd.Message,
 		}
 		for _, rel := range fd.Related {
-			local := filepath.Join(ps.mirror.SiteDir, filepath.FromSlash(rel.File))
+			local := filepath.Join(m.SiteDir, filepath.FromSlash(rel.File))
 			diag.Related = append(diag.Related, RelatedInfo{
-				Location: Location{Path: local, TargetPath: ps.mirror.TargetPath(local),
+				Location: Location{Path: local, TargetPath: m.TargetPath(local),
 					Range: Range{Start: Position{Line: rel.Line}, End: Position{Line: rel.Line}}},
 				Message: fmt.Sprintf("%s:%d: %s", rel.File, rel.Line+1, rel.Message),
 			})
@@ -107,7 +109,7 @@ func isPythonDoc(doc *Snapshot) bool {
 // diagnostics and cost nothing.
 func usesTorch(buf *pybuf.Buffer) bool {
 	for _, imp := range buf.Imports() {
-		if topPackage(imp.Qualname) == "torch" {
+		if session.TopPackage(imp.Qualname) == "torch" {
 			return true
 		}
 	}
@@ -172,7 +174,7 @@ func (e *Engine) prefetchValues(ctx context.Context, doc *Snapshot) {
 	if err != nil {
 		return
 	}
-	cat, _, err := s.catalog(ctx)
+	cat, _, err := s.Catalog(ctx)
 	if err != nil {
 		return
 	}
@@ -182,7 +184,7 @@ func (e *Engine) prefetchValues(ctx context.Context, doc *Snapshot) {
 			continue
 		}
 		seen[r.Flag.Module] = true
-		_, _, _ = s.effective(ctx, r.Flag, 0) // starts the read; never waits
+		_, _, _ = s.FlagValue(ctx, r.Flag, 0) // starts the read; never waits
 	}
 }
 

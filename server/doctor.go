@@ -28,6 +28,7 @@ func (e *Engine) Doctor(ctx context.Context, name string, importTorch bool) ([]C
 	if err != nil {
 		return nil, err
 	}
+	spec, client := s.Spec(), s.Client()
 	var steps []CheckStep
 	add := func(st CheckStep) bool { steps = append(steps, st); return st.OK }
 
@@ -35,18 +36,18 @@ func (e *Engine) Doctor(ctx context.Context, name string, importTorch bool) ([]C
 	if len(sources) == 0 {
 		sources = []string{"built-in defaults"}
 	}
-	envNames := make([]string, 0, len(s.spec.Env))
-	for k := range s.spec.Env {
+	envNames := make([]string, 0, len(spec.Env))
+	for k := range spec.Env {
 		envNames = append(envNames, k)
 	}
 	sort.Strings(envNames)
-	desc := describeSpec(s.spec)
+	desc := describeSpec(spec)
 	if len(envNames) > 0 {
 		desc += " env: " + strings.Join(envNames, ",")
 	}
-	add(CheckStep{Name: "config", OK: true, Detail: fmt.Sprintf("target %s (%s) from %s", s.spec.Name, desc, strings.Join(sources, ", "))})
+	add(CheckStep{Name: "config", OK: true, Detail: fmt.Sprintf("target %s (%s) from %s", spec.Name, desc, strings.Join(sources, ", "))})
 
-	if hc, ok := s.target.(remote.HopChecker); ok {
+	if hc, ok := s.Target().(remote.HopChecker); ok {
 		for _, h := range hc.CheckHops(ctx) {
 			st := CheckStep{Name: "hop " + h.Name, OK: h.Err == nil, Latency: h.Latency, Detail: h.Addr}
 			if h.Err != nil {
@@ -60,7 +61,7 @@ func (e *Engine) Doctor(ctx context.Context, name string, importTorch bool) ([]C
 	}
 
 	start := time.Now()
-	hello, err := s.client.Hello(ctx)
+	hello, err := client.Hello(ctx)
 	if !add(CheckStep{Name: "interpreter", OK: err == nil, Latency: time.Since(start), Detail: helloDetail(hello, err),
 		Hint: "check the target's python setting; the interpreter must exist on the target and be Python 3.8 or newer"}) {
 		return steps, nil
@@ -70,7 +71,7 @@ func (e *Engine) Doctor(ctx context.Context, name string, importTorch bool) ([]C
 	var rtts []time.Duration
 	for i := 0; i < 5; i++ {
 		t0 := time.Now()
-		if err := s.client.Ping(ctx); err != nil {
+		if err := client.Ping(ctx); err != nil {
 			add(CheckStep{Name: "helper round trip", Detail: err.Error()})
 			return steps, nil
 		}
@@ -79,21 +80,21 @@ func (e *Engine) Doctor(ctx context.Context, name string, importTorch bool) ([]C
 	sort.Slice(rtts, func(i, j int) bool { return rtts[i] < rtts[j] })
 	add(CheckStep{Name: "helper round trip", OK: true, Latency: rtts[len(rtts)/2], Detail: fmt.Sprintf("median of 5, min %s, max %s", rtts[0].Round(time.Microsecond), rtts[len(rtts)-1].Round(time.Microsecond))})
 
-	for _, pkg := range s.spec.Packages {
+	for _, pkg := range spec.Packages {
 		t0 := time.Now()
-		info, err := s.client.PackageInfo(ctx, pkg)
+		info, err := client.PackageInfo(ctx, pkg)
 		if err != nil || info.Location == "" {
 			detail := "not installed"
 			if err != nil {
 				detail = err.Error()
 			}
 			add(CheckStep{Name: "package " + pkg, Latency: time.Since(t0), Detail: detail,
-				Hint: fmt.Sprintf("install %s for %s on the target, or remove it from the target's packages%s", pkg, s.spec.Python, userSiteHint(s.spec))})
+				Hint: fmt.Sprintf("install %s for %s on the target, or remove it from the target's packages%s", pkg, spec.Python, userSiteHint(spec))})
 			continue
 		}
 		add(CheckStep{Name: "package " + pkg, OK: true, Latency: time.Since(t0),
 			Detail: fmt.Sprintf("%s %s at %s (%d files, %.1f MB)", pkg, info.Version, info.Location, info.FilesCount, float64(info.Bytes)/1e6)})
-		m, err := remote.LookupMirror(e.opts.Dirs.Cache, s.spec, pkg)
+		m, err := remote.LookupMirror(e.opts.Dirs.Cache, spec, pkg)
 		switch {
 		case err == nil && m != nil && m.Manifest.Version == info.Version:
 			add(CheckStep{Name: "mirror " + pkg, OK: true, Detail: m.Root})
@@ -104,7 +105,7 @@ func (e *Engine) Doctor(ctx context.Context, name string, importTorch bool) ([]C
 		}
 		if importTorch {
 			t0 := time.Now()
-			r, err := s.client.Import(ctx, pkg)
+			r, err := client.Import(ctx, pkg)
 			st := CheckStep{Name: "import " + pkg, OK: err == nil, Latency: time.Since(t0)}
 			if err != nil {
 				st.Detail = err.Error()
@@ -142,14 +143,6 @@ func userSiteHint(s remote.Spec) string {
 		return ""
 	}
 	return " (a package installed with pip install --user is seen only with user_site = true in the target's table)"
-}
-
-// userSiteNote is userSiteHint inside a parenthesis.
-func userSiteNote(s remote.Spec) string {
-	if s.UserSite {
-		return ""
-	}
-	return "; without the user site: set user_site = true for a package installed with pip install --user"
 }
 
 func helloDetail(h remote.Hello, err error) string {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/torchlsp/torchlsp/remote"
 	"github.com/torchlsp/torchlsp/server/config"
+	"github.com/torchlsp/torchlsp/server/session"
 	"github.com/torchlsp/torchlsp/server/source"
 )
 
@@ -63,7 +64,7 @@ type Options struct {
 // Engine is the editor-independent core. Its methods are safe for
 // concurrent use. Its state lives in parts that each guard their own:
 // the documents (source.Store), the configuration (workspaceConfig), the
-// targets' sessions (sessionSet), the status shown (statusBoard) and the
+// targets' sessions (session.Set), the status shown (statusBoard) and the
 // repro notes (reproNotes).
 type Engine struct {
 	opts   Options
@@ -74,7 +75,7 @@ type Engine struct {
 	parse    source.ParseFunc // the engine's pool of parsers
 	docs     *source.Store
 	cfg      *workspaceConfig
-	sessions *sessionSet
+	sessions *session.Set
 	statuses *statusBoard
 	repros   reproNotes
 	// started is set by Initialized: from then on the front end hears of
@@ -108,7 +109,7 @@ func New(opts Options) *Engine {
 	e.parse = newParse()
 	e.docs = source.NewStore(opts.MaxDocumentBytes, e.parse)
 	e.cfg = newWorkspaceConfig(opts.Target, opts.Python, opts.Opener)
-	e.sessions = &sessionSet{byName: map[string]*session{}}
+	e.sessions = session.NewSet()
 	e.statuses = &statusBoard{ctx: e.bg.ctx, notify: e.notify, last: map[string]Status{}, isDefault: e.cfg.isDefault,
 		becameReady: func() {
 			if e.started.Load() {
@@ -122,22 +123,53 @@ func New(opts Options) *Engine {
 // it once the connection exists.
 func (e *Engine) SetNotifier(n Notifier) { e.notify.set(n) }
 
-// sessionEnv is what a target's session needs from the engine, given
-// explicitly.
-func (e *Engine) sessionEnv() sessionEnv {
-	return sessionEnv{
-		bg:             e.bg,
-		notify:         e.notify,
-		status:         e.statuses.report,
-		cacheDir:       e.opts.Dirs.Cache,
-		connectTimeout: e.opts.ConnectTimeout,
-		inspectTimeout: e.opts.InspectTimeout,
-		validateCache:  e.opts.ValidateCache,
-
-		packagesChanged: e.sitePackagesChanged,
-		mirrorLimits:    e.opts.MirrorLimits,
-		helperLimits:    e.opts.HelperLimits,
+// sessionOptions are what every target's session is given.
+func (e *Engine) sessionOptions() session.Options {
+	return session.Options{
+		Work:           e.bg,
+		Parses:         e.bg.parses,
+		CacheDir:       e.opts.Dirs.Cache,
+		ConnectTimeout: e.opts.ConnectTimeout,
+		InspectTimeout: e.opts.InspectTimeout,
+		ValidateCache:  e.opts.ValidateCache,
+		MirrorLimits:   e.opts.MirrorLimits,
+		HelperLimits:   e.opts.HelperLimits,
+		HoverText:      renderHover,
 	}
+}
+
+// sessionEnv carries what a target's session reports to the front end,
+// the status item and the site view.
+type sessionEnv struct{ e *Engine }
+
+var _ session.Env = sessionEnv{}
+
+func (v sessionEnv) Message(ctx context.Context, level session.Level, msg string) {
+	v.e.notify.ShowMessage(ctx, messageType(level), msg)
+}
+
+func (v sessionEnv) Log(ctx context.Context, level session.Level, msg string) {
+	v.e.notify.LogMessage(ctx, messageType(level), msg)
+}
+
+func (v sessionEnv) StartProgress(ctx context.Context, title string) session.Progress {
+	return v.e.notify.StartProgress(ctx, title, false)
+}
+
+func (v sessionEnv) Status(target, version, state, msg string) {
+	v.e.statuses.report(target, version, state, msg)
+}
+
+func (v sessionEnv) PackagesChanged(target string) { v.e.sitePackagesChanged(target) }
+
+func messageType(l session.Level) MessageType {
+	switch l {
+	case session.LevelError:
+		return MessageError
+	case session.LevelWarning:
+		return MessageWarning
+	}
+	return MessageInfo
 }
 
 // Initialize records the workspace and the editor's settings, reads the
@@ -157,7 +189,7 @@ func (e *Engine) Initialize(ctx context.Context, p InitializeParams) error {
 func (e *Engine) Initialized(ctx context.Context) {
 	e.started.Store(true)
 	if s, err := e.session(""); err == nil {
-		s.eager()
+		s.Eager()
 		e.prepareSite()
 	} else {
 		e.notify.ShowMessage(ctx, MessageError, "torchlsp: "+err.Error())
@@ -211,10 +243,10 @@ func (e *Engine) Reconfigure(ctx context.Context) error {
 	if dropped := e.cfg.setResolved(resolved, err); dropped != "" {
 		e.notify.ShowMessage(ctx, MessageWarning, fmt.Sprintf("torchlsp: target %s is no longer configured; back to the default target", dropped))
 	}
-	for _, s := range e.sessions.dropStale(e.cfg.spec) {
-		_ = s.close()
+	for _, s := range e.sessions.DropStale(e.cfg.spec) {
+		_ = s.Close()
 	}
-	if after, afterErr := e.cfg.spec(""); afterErr == nil && (beforeErr != nil || !sameSpec(before, after)) {
+	if after, afterErr := e.cfg.spec(""); afterErr == nil && (beforeErr != nil || !session.SameSpec(before, after)) {
 		e.defaultChanged(after.Name)
 	}
 	return err
@@ -239,18 +271,19 @@ func (e *Engine) Targets() (names []string, def string) { return e.cfg.targets()
 // empty).
 func (e *Engine) Spec(name string) (remote.Spec, error) { return e.cfg.spec(name) }
 
-// session returns the session for a target, creating it on first use.
-func (e *Engine) session(name string) (*session, error) {
+// session returns the session for a target (the default when name is
+// empty), creating it on first use.
+func (e *Engine) session(name string) (*session.Session, error) {
 	spec, err := e.cfg.spec(name)
 	if err != nil {
 		return nil, err
 	}
-	return e.sessions.get(spec, func() (*session, error) {
+	return e.sessions.Get(spec, func() (*session.Session, error) {
 		t, err := e.opts.Opener.Open(spec)
 		if err != nil {
 			return nil, fmt.Errorf("target %q: %w", spec.Name, err)
 		}
-		return newSession(e.sessionEnv(), spec, t), nil
+		return session.New(sessionEnv{e}, e.sessionOptions(), spec, t), nil
 	})
 }
 
@@ -314,8 +347,8 @@ func (e *Engine) SnapshotByPath(path string) *Snapshot { return e.docs.ByPath(pa
 func (e *Engine) Shutdown(ctx context.Context) error {
 	var errs []error
 	e.bg.stop()
-	for _, s := range e.sessions.drain() {
-		errs = append(errs, s.close())
+	for _, s := range e.sessions.Drain() {
+		errs = append(errs, s.Close())
 	}
 	errs = append(errs, e.bg.wait(ctx))
 	return errors.Join(errs...)

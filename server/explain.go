@@ -79,9 +79,9 @@ func (e *Engine) Explain(ctx context.Context, req ExplainRequest) (*ExplainResul
 	if err != nil {
 		return nil, err
 	}
-	cat, _, err := s.catalog(ctx)
+	cat, _, err := s.Catalog(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("target %s: %w", s.spec.Name, err)
+		return nil, fmt.Errorf("target %s: %w", s.Spec().Name, err)
 	}
 	spec := reproSpec(doc.FlagRefs(cat), call, cat, 0)
 	own.apply(&spec, call, files, req.Workdir)
@@ -97,7 +97,7 @@ func (e *Engine) Explain(ctx context.Context, req ExplainRequest) (*ExplainResul
 		u := url.URL{Scheme: "file", Path: p, Fragment: fmt.Sprintf("L%d", line)}
 		return u.String(), true
 	}
-	rep, runErr := repro.Explain(ctx, s.target, s.spec.Interpreter(), v, e.runOptions(place), local, sink)
+	rep, runErr := repro.Explain(ctx, s.Target(), s.Spec().Interpreter(), v, e.runOptions(place), local, sink)
 	e.learnWorkspaceCopies(rep, place.dir, req.Workdir)
 	res := &ExplainResult{Report: rep, Markdown: rep.ExplainMarkdown(local)}
 	if runErr != nil {
@@ -105,7 +105,7 @@ func (e *Engine) Explain(ctx context.Context, req ExplainRequest) (*ExplainResul
 	}
 	ex := rep.Variants[0].Explain
 	res.Diagnostics = e.explainDiagnostics(doc, workspace, ex)
-	summary := fmt.Sprintf("Explain compile on %s: %d graph break(s), %d recompile(s), from %s", s.spec.Name, len(ex.GraphBreaks), len(ex.Recompiles), ex.Method)
+	summary := fmt.Sprintf("Explain compile on %s: %d graph break(s), %d recompile(s), from %s", s.Spec().Name, len(ex.GraphBreaks), len(ex.Recompiles), ex.Method)
 	res.Diagnostics[doc.URI()] = append(res.Diagnostics[doc.URI()], Diagnostic{
 		Range: spanRange(call.CalleeSpan), Severity: SeverityInfo, Code: codeExplained, Source: "torchlsp", Message: summary,
 	})

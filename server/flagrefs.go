@@ -9,6 +9,7 @@ import (
 	"github.com/torchlsp/torchlsp/server/diagnose"
 	"github.com/torchlsp/torchlsp/server/gates"
 	"github.com/torchlsp/torchlsp/server/pybuf"
+	"github.com/torchlsp/torchlsp/server/session"
 )
 
 // flagAt finds a config flag named at pos in any spelling (attribute
@@ -23,42 +24,43 @@ func (e *Engine) flagAt(ctx context.Context, doc *Snapshot, pos Position) (*flag
 	p := pybuf.Pos{Line: pos.Line, Col: pos.Column}
 	ref, refOK := buf.RefAt(p)
 	_, _, strOK := buf.StringAt(p)
-	if !strOK && !(refOK && topPackage(ref.Qualname) == "torch") {
+	if !strOK && !(refOK && session.TopPackage(ref.Qualname) == "torch") {
 		return nil, pybuf.Span{}, nil
 	}
 	s, err := e.session("")
 	if err != nil {
 		return nil, pybuf.Span{}, err
 	}
-	if !strOK && !mayBeFlag(ref.Qualname) && !s.mirrored("torch") {
+	if !strOK && !mayBeFlag(ref.Qualname) && !s.Mirrored("torch") {
 		// The catalog needs the whole tree: a name that cannot be a flag
 		// does not wait for the mirror, it is answered on demand.
 		return nil, pybuf.Span{}, nil
 	}
-	cat, ps, err := s.catalog(ctx)
+	cat, ps, err := s.Catalog(ctx)
 	if errors.Is(err, ErrNotOnTarget) {
 		return nil, pybuf.Span{}, nil
 	}
 	if err != nil {
 		return nil, pybuf.Span{}, err
 	}
-	fr, ok := flagRefAt(doc.FlagRefs(cat), p)
+	fr, ok := diagnose.FlagAt(doc.FlagRefs(cat), p)
 	if !ok || midChain(fr, p) {
 		return nil, pybuf.Span{}, nil
 	}
-	ft := &flagTarget{flag: fr.Flag, cat: cat, pkg: ps, spec: s.spec}
+	ft := &flagTarget{flag: fr.Flag, cat: cat, pkg: ps, target: s.Spec().Name}
 	return ft, fr.Span, nil
 }
 
-// flagRefAt returns the first reference naming a flag whose span holds pos
-// (or ends at it), as diagnose.FlagAt does, from references already found.
-func flagRefAt(refs []diagnose.FlagRef, p pybuf.Pos) (diagnose.FlagRef, bool) {
-	for _, r := range refs {
-		if r.Flag != nil && !posBefore(p, r.Span.Start) && !posBefore(r.Span.End, p) {
-			return r, true
+// mayBeFlag reports whether a dotted name could be a torch config flag:
+// flags live in config modules and torch.backends. Other names need not
+// wait for the flag catalog, which needs the whole mirror.
+func mayBeFlag(qualname string) bool {
+	for _, part := range strings.Split(qualname, ".") {
+		if strings.Contains(part, "config") || part == "backends" || part == "_dynamo" || part == "_inductor" || part == "_functorch" || part == "fx" || part == "export" {
+			return true
 		}
 	}
-	return diagnose.FlagRef{}, false
+	return false
 }
 
 // midChain says whether p is on a name before the flag's own in an
@@ -72,10 +74,6 @@ func midChain(fr diagnose.FlagRef, p pybuf.Pos) bool {
 	return p.Col < fr.Span.End.Col-len(name)
 }
 
-func posBefore(a, b pybuf.Pos) bool {
-	return a.Line < b.Line || a.Line == b.Line && a.Col < b.Col
-}
-
 // withValue asks the target for the flag's effective value, waiting at
 // most ValueWait: an editor's hover answers at once with what is known
 // (the read started when the document opened), the command line waits.
@@ -84,7 +82,7 @@ func (e *Engine) withValue(ctx context.Context, ft *flagTarget) {
 	if err != nil {
 		return
 	}
-	v, ok, err := s.effective(ctx, ft.flag, e.opts.ValueWait)
+	v, ok, err := s.FlagValue(ctx, ft.flag, e.opts.ValueWait)
 	switch {
 	case err != nil:
 		ft.valErr = err
@@ -97,11 +95,12 @@ func (e *Engine) withValue(ctx context.Context, ft *flagTarget) {
 
 // flagLocation is where a flag is defined, in the mirror.
 func flagLocation(ft *flagTarget) Location {
-	local := filepath.Join(ft.pkg.mirror.SiteDir, filepath.FromSlash(ft.flag.File))
+	m := ft.pkg.Mirror()
+	local := filepath.Join(m.SiteDir, filepath.FromSlash(ft.flag.File))
 	name := ft.flag.Key[strings.LastIndexByte(ft.flag.Key, '.')+1:]
 	return Location{
 		Path:       local,
-		TargetPath: ft.pkg.mirror.TargetPath(local),
+		TargetPath: m.TargetPath(local),
 		Range: Range{
 			Start: Position{Line: ft.flag.Line, Column: ft.flag.Col},
 			End:   Position{Line: ft.flag.Line, Column: ft.flag.Col + len(name)},
@@ -113,11 +112,12 @@ func flagLocation(ft *flagTarget) Location {
 func siteLocations(ft *flagTarget) []Location {
 	sites := ft.cat.Sites(ft.flag.FullKey())
 	out := make([]Location, 0, len(sites))
+	m := ft.pkg.Mirror()
 	for _, st := range sites {
-		local := filepath.Join(ft.pkg.mirror.SiteDir, filepath.FromSlash(st.File))
+		local := filepath.Join(m.SiteDir, filepath.FromSlash(st.File))
 		out = append(out, Location{
 			Path:       local,
-			TargetPath: ft.pkg.mirror.TargetPath(local),
+			TargetPath: m.TargetPath(local),
 			Range:      Range{Start: Position{Line: st.Line, Column: st.Col}, End: Position{Line: st.Line, Column: st.Col}},
 		})
 	}

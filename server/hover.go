@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/torchlsp/torchlsp/server/pybuf"
+	"github.com/torchlsp/torchlsp/server/session"
 )
 
 // Hover describes the torch object at pos: its signature, the summary of
@@ -15,7 +16,7 @@ import (
 // target answered. It returns nil when torchlsp has nothing to say.
 func (e *Engine) Hover(ctx context.Context, doc *Snapshot, pos Position) (*Hover, error) {
 	ft, span, err := e.flagAt(ctx, doc, pos)
-	if err != nil && !errors.Is(err, errCatalog) {
+	if err != nil && !errors.Is(err, session.ErrCatalog) {
 		return nil, err // the target is unreachable: do not try it twice
 	}
 	if ft != nil {
@@ -23,22 +24,22 @@ func (e *Engine) Hover(ctx context.Context, doc *Snapshot, pos Position) (*Hover
 		r := spanRange(span)
 		return &Hover{Markdown: renderFlagHover(ft), Range: &r}, nil
 	}
-	t, err := e.lookup(ctx, doc, pos)
-	if err != nil || t == nil {
+	d, ref, err := e.lookup(ctx, doc, pos)
+	if err != nil || d == nil {
 		return nil, err
 	}
-	md := t.hover
+	md := d.Hover
 	if md == "" {
-		md = renderHover(t)
+		md = renderHover(d)
 	}
-	if !t.missing && t.localPath != "" && e.siteCompact(t.spec.Name) {
-		md = renderSiteHover(t, e.siteHanded(t.spec.Name))
+	if !d.Missing && d.LocalPath != "" && e.siteCompact(d.Target) {
+		md = renderSiteHover(d, e.siteHanded(d.Target))
 	}
-	if t.kind != "parameter" {
-		md += e.compilerStackSection(ctx, t)
+	if d.Kind != "parameter" {
+		md += e.compilerStackSection(ctx, d)
 	}
-	// The range is this request's name: a cached target carries none.
-	return &Hover{Markdown: md, Range: refRange(t.ref)}, nil
+	// The range is this request's name: a cached definition serves any.
+	return &Hover{Markdown: md, Range: refRange(ref)}, nil
 }
 
 // refRange is the span of the name hovered, or nil right after a dot.
@@ -50,57 +51,58 @@ func refRange(ref pybuf.Ref) *Range {
 	return &r
 }
 
-// renderHover writes the hover's Markdown.
-func renderHover(t *target) string {
+// renderHover writes a definition's hover Markdown.
+func renderHover(t *session.Definition) string {
 	var b strings.Builder
-	if t.missing {
-		fmt.Fprintf(&b, "`%s` does not exist in %s %s on target **%s**.\n", t.qualname, t.pkg.info.Name, t.pkg.info.Version, t.spec.Name)
+	info := t.Package.Info()
+	if t.Missing {
+		fmt.Fprintf(&b, "`%s` does not exist in %s %s on target **%s**.\n", t.Qualname, info.Name, info.Version, t.Target)
 		return b.String()
 	}
-	name := lastComponent(t.qualname)
+	name := t.Name()
 	b.WriteString("```python\n")
-	switch t.kind {
+	switch t.Kind {
 	case "function", "builtin", "method", "method_descriptor":
-		for _, d := range t.decorators {
+		for _, d := range t.Decorators {
 			fmt.Fprintf(&b, "@%s\n", d)
 		}
-		sig := t.signature
+		sig := t.Signature
 		if sig == "" {
 			sig = "(...)"
 		}
 		fmt.Fprintf(&b, "def %s%s\n", name, sig)
 	case "class":
-		fmt.Fprintf(&b, "class %s%s\n", name, t.signature)
+		fmt.Fprintf(&b, "class %s%s\n", name, t.Signature)
 	case "module":
-		fmt.Fprintf(&b, "module %s\n", t.qualname)
+		fmt.Fprintf(&b, "module %s\n", t.Qualname)
 	case "parameter":
-		fmt.Fprintf(&b, "(parameter) %s\n", t.paramText)
+		fmt.Fprintf(&b, "(parameter) %s\n", t.ParamText)
 	default:
-		fmt.Fprintf(&b, "%s%s\n", name, t.signature)
+		fmt.Fprintf(&b, "%s%s\n", name, t.Signature)
 	}
 	b.WriteString("```\n")
-	fmt.Fprintf(&b, "`%s`", t.qualname)
-	if len(t.chain) > 0 {
-		fmt.Fprintf(&b, " · re-exported by %s", strings.Join(t.chain, ", "))
+	fmt.Fprintf(&b, "`%s`", t.Qualname)
+	if len(t.Chain) > 0 {
+		fmt.Fprintf(&b, " · re-exported by %s", strings.Join(t.Chain, ", "))
 	}
 	b.WriteString("\n\n")
-	if t.docSummary != "" {
-		b.WriteString(t.docSummary)
+	if t.DocSummary != "" {
+		b.WriteString(t.DocSummary)
 		b.WriteString("\n\n")
 	}
 	b.WriteString("---\n")
-	if t.targetPath != "" {
-		fmt.Fprintf(&b, "Defined at `%s:%d` on target **%s**", t.targetPath, t.line+1, t.spec.Name)
-		if t.localPath != "" {
-			u := url.URL{Scheme: "file", Path: t.localPath, Fragment: fmt.Sprintf("L%d", t.line+1)}
-			fmt.Fprintf(&b, " ([`%s:%d`](%s))", t.relPath(), t.line+1, u.String())
+	if t.TargetPath != "" {
+		fmt.Fprintf(&b, "Defined at `%s:%d` on target **%s**", t.TargetPath, t.Line+1, t.Target)
+		if t.LocalPath != "" {
+			u := url.URL{Scheme: "file", Path: t.LocalPath, Fragment: fmt.Sprintf("L%d", t.Line+1)}
+			fmt.Fprintf(&b, " ([`%s:%d`](%s))", t.RelPath(), t.Line+1, u.String())
 		}
 		b.WriteString("  \n")
 	} else {
-		fmt.Fprintf(&b, "No Python source on target **%s** (compiled)  \n", t.spec.Name)
+		fmt.Fprintf(&b, "No Python source on target **%s** (compiled)  \n", t.Target)
 	}
-	fmt.Fprintf(&b, "%s %s", t.pkg.info.Name, t.pkg.info.Version)
-	if t.via == "helper" {
+	fmt.Fprintf(&b, "%s %s", info.Name, info.Version)
+	if t.Via == "helper" {
 		b.WriteString(" · answered by the target's interpreter")
 	}
 	b.WriteString("\n")
@@ -111,17 +113,18 @@ func renderHover(t *target) string {
 // target's site: that server shows the signature and the docstring from
 // the same files, so this one says only what it alone knows — where the
 // definition is on the target, which target and which version.
-func renderSiteHover(t *target, site *SiteResult) string {
+func renderSiteHover(t *session.Definition, site *SiteResult) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "`%s:%d` on target **%s** · %s %s", t.targetPath, t.line+1, t.spec.Name, t.pkg.info.Name, t.pkg.info.Version)
-	if t.via == "helper" {
+	info := t.Package.Info()
+	fmt.Fprintf(&b, "`%s:%d` on target **%s** · %s %s", t.TargetPath, t.Line+1, t.Target, info.Name, info.Version)
+	if t.Via == "helper" {
 		b.WriteString(" · answered by the target's interpreter")
 	}
-	local := t.localPath
-	if p, ok := site.sitePath(t.pkg.mirror, local); ok {
+	local := t.LocalPath
+	if p, ok := site.sitePath(t.Package.Mirror(), local); ok {
 		local = p
 	}
-	u := url.URL{Scheme: "file", Path: local, Fragment: fmt.Sprintf("L%d", t.line+1)}
+	u := url.URL{Scheme: "file", Path: local, Fragment: fmt.Sprintf("L%d", t.Line+1)}
 	fmt.Fprintf(&b, " ([open](%s))\n", u.String())
 	return b.String()
 }

@@ -99,11 +99,11 @@ func newBenchEngine(b *testing.B, target map[string]any) *benchEngine {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ps, err := s.pkg(ctx, "torch")
+	ps, err := s.Package(ctx, "torch")
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := ps.index.Build(ctx); err != nil {
+	if err := ps.Index().Build(ctx); err != nil {
 		b.Fatal(err)
 	}
 	answered := 0

@@ -7,56 +7,11 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
-	"sync"
 
+	"github.com/torchlsp/torchlsp/remote"
 	"github.com/torchlsp/torchlsp/server/opimpl"
+	"github.com/torchlsp/torchlsp/server/session"
 )
-
-// implState is the compiled-op table of one mirrored torch: where it
-// registers each op's meta function, decompositions and lowerings. It is
-// scanned on first use, in the background, and cached next to the mirror
-// (a new mirror is a new pkgState, so the table never outlives it).
-type implState struct {
-	once sync.Once
-	done chan struct{} // closed when tab or err is set
-	tab  *opimpl.Table
-	err  error
-}
-
-// startOpTable starts building the package's op table in the background,
-// once per mirror; the session calls it as soon as torch's mirror is
-// usable, so that a hover rarely waits for it.
-func (ps *pkgState) startOpTable(bg *background) {
-	st := &ps.impls
-	st.once.Do(func() {
-		st.done = make(chan struct{})
-		started := bg.Go(func() {
-			defer close(st.done)
-			cache := filepath.Join(ps.mirror.Root, "opimpl.bin")
-			st.tab, st.err = opimpl.Open(bg.ctx, ps.mirror.SiteDir, cache, bg.parses)
-			if st.err != nil {
-				st.err = fmt.Errorf("compiled-op table of %s %s: %w", ps.name, ps.info.Version, st.err)
-			}
-		})
-		if !started {
-			st.err = errShutDown
-			close(st.done)
-		}
-	})
-}
-
-// opTable returns the package's op table, waiting for its first scan as
-// long as ctx allows.
-func (ps *pkgState) opTable(ctx context.Context, bg *background) (*opimpl.Table, error) {
-	ps.startOpTable(bg)
-	st := &ps.impls
-	select {
-	case <-st.done:
-		return st.tab, st.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
 
 // Implementation lists where the target's torch defines the callable at
 // pos for the compiler stack: its meta registration, decompositions,
@@ -92,25 +47,25 @@ func (e *Engine) Implementations(ctx context.Context, doc *Snapshot, pos Positio
 	if err != nil || ps == nil {
 		return nil, err
 	}
-	return implItems(ps, ans.Impls), nil
+	return implItems(ps.Mirror(), ans.Impls), nil
 }
 
 // implementations resolves the callable at pos and looks it up.
-func (e *Engine) implementations(ctx context.Context, doc *Snapshot, pos Position) (opimpl.Answer, *pkgState, error) {
+func (e *Engine) implementations(ctx context.Context, doc *Snapshot, pos Position) (opimpl.Answer, *session.Package, error) {
 	qualname, tensorMethod := "", ""
 	if ref, ok := refAt(doc, pos); ok {
 		qualname = ref.Qualname
 	} else if tensorMethod = attributeAt(doc, pos); tensorMethod == "" {
 		return opimpl.Answer{}, nil, nil
 	}
-	if qualname != "" && topPackage(qualname) != "torch" {
+	if qualname != "" && session.TopPackage(qualname) != "torch" {
 		return opimpl.Answer{}, nil, nil
 	}
 	s, err := e.session("")
 	if err != nil {
 		return opimpl.Answer{}, nil, err
 	}
-	ps, err := s.pkg(ctx, "torch")
+	ps, err := s.Package(ctx, "torch")
 	if errors.Is(err, ErrNotOnTarget) {
 		return opimpl.Answer{}, nil, nil
 	}
@@ -121,11 +76,11 @@ func (e *Engine) implementations(ctx context.Context, doc *Snapshot, pos Positio
 		// x.view(...) on a value of unknown type: answer only for names
 		// that are methods of the target's torch.Tensor.
 		qualname = "torch.Tensor." + tensorMethod
-		if _, err := ps.index.Resolve(qualname); err != nil {
+		if _, err := ps.Index().Resolve(qualname); err != nil {
 			return opimpl.Answer{}, nil, nil
 		}
 	}
-	tab, err := ps.opTable(ctx, e.bg)
+	tab, err := ps.OpTable(ctx)
 	if err != nil {
 		return opimpl.Answer{}, nil, err
 	}
@@ -173,7 +128,7 @@ func isIdentByte(c byte) bool {
 
 // implItems turns table entries into mirror locations, one per line (a
 // decomposition that is also the ref is one place, with both labels).
-func implItems(ps *pkgState, impls []opimpl.Impl) []ImplementationItem {
+func implItems(m *remote.MirrorTree, impls []opimpl.Impl) []ImplementationItem {
 	var out []ImplementationItem
 	at := map[string]int{}
 	for _, im := range impls {
@@ -185,11 +140,11 @@ func implItems(ps *pkgState, impls []opimpl.Impl) []ImplementationItem {
 			continue
 		}
 		at[key] = len(out)
-		local := filepath.Join(ps.mirror.SiteDir, filepath.FromSlash(im.Path))
+		local := filepath.Join(m.SiteDir, filepath.FromSlash(im.Path))
 		out = append(out, ImplementationItem{
 			Location: Location{
 				Path:       local,
-				TargetPath: ps.mirror.TargetPath(local),
+				TargetPath: m.TargetPath(local),
 				Range: Range{
 					Start: Position{Line: im.Line, Column: im.Col},
 					End:   Position{Line: im.Line, Column: max(im.EndCol, im.Col)},
@@ -216,24 +171,24 @@ const (
 // it has nothing. The first hover of an op may wait for the table's scan
 // (about a second for torch 2.11 on two loaded cores; a cached table
 // opens in milliseconds), which started when the mirror became usable.
-func (e *Engine) compilerStackSection(ctx context.Context, t *target) string {
-	if t == nil || t.missing || t.pkg == nil || t.pkg.name != "torch" || t.pkg.mirror == nil || t.pkg.partial {
+func (e *Engine) compilerStackSection(ctx context.Context, d *session.Definition) string {
+	if d == nil || d.Missing || d.Package == nil || d.Package.Name() != "torch" || d.Package.Mirror() == nil || d.Package.Partial() {
 		return "" // the table scans the whole tree: not an on-demand one
 	}
-	if _, _, ok := opimpl.OpFor(t.qualname); !ok {
+	if _, _, ok := opimpl.OpFor(d.Qualname); !ok {
 		return ""
 	}
-	tab, err := t.pkg.opTable(ctx, e.bg)
+	tab, err := d.Package.OpTable(ctx)
 	if err != nil {
 		return ""
 	}
-	return renderCompilerStack(t.pkg, tab.ForCallable(t.qualname))
+	return renderCompilerStack(d.Package, tab.ForCallable(d.Qualname))
 }
 
 // renderCompilerStack writes the section: one line per op (the
 // callable's own first), its places in the stack's order, each a link into
 // the mirror.
-func renderCompilerStack(ps *pkgState, ans opimpl.Answer) string {
+func renderCompilerStack(ps *session.Package, ans opimpl.Answer) string {
 	if len(ans.Impls) == 0 {
 		return ""
 	}
@@ -264,7 +219,8 @@ func renderCompilerStack(ps *pkgState, ans opimpl.Answer) string {
 		byOp[op] = append(byOp[op], p)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n**Compiler stack** in %s %s:", ps.info.Name, ps.info.Version)
+	info, m := ps.Info(), ps.Mirror()
+	fmt.Fprintf(&b, "\n**Compiler stack** in %s %s:", info.Name, info.Version)
 	shownOps, hidden := 0, 0
 	for _, o := range ans.Ops {
 		places := byOp[o.Packet().String()]
@@ -283,7 +239,7 @@ func renderCompilerStack(ps *pkgState, ans opimpl.Answer) string {
 				break
 			}
 			im := p.im
-			local := filepath.Join(ps.mirror.SiteDir, filepath.FromSlash(im.Path))
+			local := filepath.Join(m.SiteDir, filepath.FromSlash(im.Path))
 			u := url.URL{Scheme: "file", Path: local, Fragment: fmt.Sprintf("L%d", im.Line+1)}
 			part := fmt.Sprintf("%s [`%s:%d`](%s)", strings.Join(p.labels, ", "), im.Path, im.Line+1, u.String())
 			if im.Cond != "" {

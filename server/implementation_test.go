@@ -164,11 +164,11 @@ func TestHoverCompilerStack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, err := s.pkg(ctx, "torch")
+	ps, err := s.Package(ctx, "torch")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(ps.mirror.Root, "opimpl.bin")); err != nil {
+	if _, err := os.Stat(filepath.Join(ps.Mirror().Root, "opimpl.bin")); err != nil {
 		t.Errorf("no op table cached next to the mirror: %v", err)
 	}
 }

@@ -8,7 +8,8 @@ import (
 
 // TestLayering checks the import rules of docs/ARCHITECTURE.md on the
 // packages as built: the engine (server/...) reaches neither SSH nor
-// JSON-RPC nor the LSP library, and the one syntax layer, server/syntax,
+// JSON-RPC nor the LSP library, the targets' model (server/session) does
+// not reach the engine above it, and the one syntax layer, server/syntax,
 // is the only package that imports tree-sitter.
 func TestLayering(t *testing.T) {
 	t.Parallel()
@@ -27,6 +28,12 @@ func TestLayering(t *testing.T) {
 			if strings.HasPrefix(dep, banned) {
 				t.Errorf("the engine depends on %s", dep)
 			}
+		}
+	}
+	const engine = "github.com/torchlsp/torchlsp/server"
+	for _, dep := range list("-deps", engine+"/session") {
+		if dep == engine || strings.HasPrefix(dep, "go.lsp.dev/") || strings.HasPrefix(dep, "github.com/torchlsp/torchlsp/lsp") {
+			t.Errorf("server/session depends on %s: the engine uses the session, not the other way", dep)
 		}
 	}
 	for _, line := range list("-f", "{{.ImportPath}} {{join .Imports \" \"}}", "github.com/torchlsp/torchlsp/...") {

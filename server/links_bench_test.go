@@ -40,14 +40,14 @@ func settle(b *testing.B, eng *Engine) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ps, err := s.pkg(ctx, "torch")
+	ps, err := s.Package(ctx, "torch")
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := ps.opTable(ctx, eng.bg); err != nil {
+	if _, err := ps.OpTable(ctx); err != nil {
 		b.Fatal(err)
 	}
-	for st := ps.index.Stats(); st.Parsed < st.Files; st = ps.index.Stats() {
+	for st := ps.Index().Stats(); st.Parsed < st.Files; st = ps.Index().Stats() {
 		if ctx.Err() != nil {
 			b.Fatalf("the index never finished: %+v", st)
 		}

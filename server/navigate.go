@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 
+	"github.com/torchlsp/torchlsp/remote"
 	"github.com/torchlsp/torchlsp/server/pybuf"
 	"github.com/torchlsp/torchlsp/server/pyindex"
+	"github.com/torchlsp/torchlsp/server/session"
 )
 
 // Navigation by the names of a file (pyindex.DefinitionAt over the
@@ -21,8 +22,8 @@ import (
 
 // mirrorSource is an open document that is a file of a mirrored package.
 type mirrorSource struct {
-	s   *session
-	ps  *pkgState
+	s   *session.Session
+	ps  *session.Package
 	rel string // the file under the mirror's site dir
 	src pyindex.Source
 }
@@ -39,7 +40,7 @@ func (e *Engine) mirrorFile(ctx context.Context, doc *Snapshot) (ms *mirrorSourc
 	// Where a document lies does not change with its text, but it is
 	// asked once per version, not per request (it follows links).
 	rel := doc.Memo(mirrorRelKey{e.opts.Dirs.Cache}, func() any {
-		rel, _ := mirroredRel(e.opts.Dirs.Cache, doc.Path())
+		rel, _ := remote.SiteRel(e.opts.Dirs.Cache, doc.Path())
 		return rel
 	}).(string)
 	if rel == "" {
@@ -51,7 +52,7 @@ func (e *Engine) mirrorFile(ctx context.Context, doc *Snapshot) (ms *mirrorSourc
 	if err != nil {
 		return nil, done, err
 	}
-	ps, answered, err := s.answering(ctx, top, top)
+	ps, answered, err := s.Answering(ctx, top, top)
 	if errors.Is(err, ErrNotOnTarget) {
 		answered()
 		return nil, done, nil
@@ -62,8 +63,9 @@ func (e *Engine) mirrorFile(ctx context.Context, doc *Snapshot) (ms *mirrorSourc
 	}
 	ms = &mirrorSource{s: s, ps: ps, rel: rel}
 	ms.src = pyindex.Source{Path: doc.Path(), Table: doc.Buffer().Scopes()}
-	ms.src.Module, ms.src.Package = pyindex.ModuleName(ps.mirror.SiteDir, filepath.Join(ps.mirror.SiteDir, filepath.FromSlash(rel)))
-	copyOf := filepath.Join(ps.mirror.SiteDir, filepath.FromSlash(rel))
+	siteDir := ps.Mirror().SiteDir
+	copyOf := filepath.Join(siteDir, filepath.FromSlash(rel))
+	ms.src.Module, ms.src.Package = pyindex.ModuleName(siteDir, copyOf)
 	if doc.Memo(sameFileKey{copyOf}, func() any { return sameFile(doc.Path(), copyOf) }).(bool) {
 		ms.src.Rel = rel
 	}
@@ -77,33 +79,6 @@ type (
 	sameFileKey  struct{ copy string }
 )
 
-// mirroredRel returns the path of a file under the site dir of a mirror
-// in the cache (<cache>/<target>/<id>/<package>/site/REL, or an on-demand
-// tree's <cache>/ondemand/<package>/site/REL), following symbolic links
-// (the site view links to mirrors).
-func mirroredRel(cache, file string) (string, bool) {
-	if cache == "" {
-		return "", false
-	}
-	if c, err := filepath.EvalSymlinks(cache); err == nil {
-		cache = c
-	}
-	if f, err := filepath.EvalSymlinks(file); err == nil {
-		file = f
-	}
-	inCache, err := filepath.Rel(cache, file)
-	if err != nil || strings.HasPrefix(inCache, "..") {
-		return "", false
-	}
-	parts := strings.Split(filepath.ToSlash(inCache), "/")
-	for i := 2; i < len(parts)-1; i++ {
-		if parts[i] == "site" {
-			return path.Join(parts[i+1:]...), true
-		}
-	}
-	return "", false
-}
-
 func sameFile(a, b string) bool {
 	ia, err := os.Stat(a)
 	if err != nil {
@@ -114,38 +89,27 @@ func sameFile(a, b string) bool {
 }
 
 // navigate answers for the name at pos of a mirrored file from its
-// package's index; (nil, nil) when the name is a builtin or its
-// definition cannot be known without running the code.
-func (e *Engine) navigate(ms *mirrorSource, doc *Snapshot, pos Position) (*target, error) {
+// package's index; nil when the name is a builtin or its definition cannot
+// be known without running the code.
+func (e *Engine) navigate(ms *mirrorSource, doc *Snapshot, pos Position) (*session.Definition, pybuf.Ref, error) {
 	buf := doc.Buffer()
 	off, ok := buf.Lines().Offset([]byte(doc.Text()), pybuf.Pos{Line: pos.Line, Col: pos.Column})
 	if !ok {
-		return nil, nil
+		return nil, pybuf.Ref{}, nil
 	}
-	d, err := ms.ps.index.DefinitionAt(ms.src, off)
-	if errors.Is(err, pyindex.ErrNotFound) || errors.Is(err, pyindex.ErrNoName) {
-		return nil, nil
-	}
+	d, err := ms.s.DefinitionAt(ms.ps, ms.src, ms.rel, off)
 	if err != nil {
-		return nil, fmt.Errorf("definition in %s: %w", ms.rel, err)
+		return nil, pybuf.Ref{}, fmt.Errorf("definition in %s: %w", ms.rel, err)
 	}
-	return ms.target(d, nameSpan(buf, off)), nil
+	if d == nil {
+		return nil, pybuf.Ref{}, nil
+	}
+	return d, nameRef(d, buf, off), nil
 }
 
-// target describes a Definition for hover and definition.
-func (ms *mirrorSource) target(d pyindex.Definition, span pybuf.Span) *target {
-	t := &target{qualname: d.Symbol.Qualname, spec: ms.s.spec, pkg: ms.ps, ref: pybuf.Ref{Qualname: d.Symbol.Qualname, Span: span}}
-	t.fromSymbol(d.Symbol, "index")
-	t.chain = pyindex.Resolution{Chain: d.Chain}.ReexportedFrom()
-	if d.InSource && ms.src.Rel == "" {
-		// The document's own copy (the site view, an on-demand tree): its
-		// place on the target is the file the document mirrors.
-		t.targetPath = path.Join(ms.ps.mirror.TargetDir, ms.rel)
-	}
-	if d.Symbol.Kind == pyindex.KindParameter {
-		t.paramText, t.signature = d.Symbol.Signature, ""
-	}
-	return t
+// nameRef is the name at off of a buffer, as the reference to d.
+func nameRef(d *session.Definition, buf *pybuf.Buffer, off int) pybuf.Ref {
+	return pybuf.Ref{Qualname: d.Qualname, Span: nameSpan(buf, off)}
 }
 
 // nameSpan is the identifier at off of a buffer.
@@ -163,18 +127,18 @@ func nameSpan(buf *pybuf.Buffer, off int) pybuf.Span {
 // keyword of a method called through an instance) when it leads into a
 // package already loaded; what it finds in the workspace itself is the
 // user's Python server's to answer.
-func (e *Engine) navigateWorkspace(ctx context.Context, doc *Snapshot, pos Position) (*target, error) {
+func (e *Engine) navigateWorkspace(ctx context.Context, doc *Snapshot, pos Position) (*session.Definition, pybuf.Ref, error) {
 	if doc == nil {
-		return nil, nil
+		return nil, pybuf.Ref{}, nil
 	}
 	s, err := e.session("")
 	if err != nil {
-		return nil, nil // the dotted-name lookup reported it
+		return nil, pybuf.Ref{}, nil // the dotted-name lookup reported it
 	}
 	buf := doc.Buffer()
 	off, ok := buf.Lines().Offset([]byte(doc.Text()), pybuf.Pos{Line: pos.Line, Col: pos.Column})
 	if !ok {
-		return nil, nil
+		return nil, pybuf.Ref{}, nil
 	}
 	src := pyindex.Source{Path: doc.Path(), Table: buf.Scopes()}
 	if doc.Path() != "" {
@@ -189,45 +153,17 @@ func (e *Engine) navigateWorkspace(ctx context.Context, doc *Snapshot, pos Posit
 	for _, top := range importedPackages(buf) {
 		// Only packages already answering: a name of the user's own must
 		// not start mirroring every package the file imports.
-		ps := s.usable(top)
+		ps := s.Usable(top)
 		if ps == nil {
 			continue
 		}
-		d, err := ps.index.DefinitionAt(src, off)
-		if err != nil || d.InSource {
+		d, err := s.DefinitionAt(ps, src, "", off)
+		if err != nil || d == nil || d.InSource {
 			continue
 		}
-		ms := &mirrorSource{s: s, ps: ps}
-		return ms.target(d, nameSpan(buf, off)), nil
+		return d, nameRef(d, buf, off), nil
 	}
-	return nil, nil
-}
-
-// usable returns the package's state when it answers now (its mirror
-// ready, or its on-demand tree open), without starting or waiting for
-// anything; nil otherwise.
-func (s *session) usable(name string) *pkgState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if ps, ok := s.pkgs[name]; ok {
-		select {
-		case <-ps.done:
-			if ps.err == nil && ps.index != nil {
-				return ps
-			}
-		default:
-		}
-	}
-	if q, ok := s.quick[name]; ok {
-		select {
-		case <-q.done:
-			if q.err == nil && q.ps != nil && q.ps.index != nil {
-				return q.ps
-			}
-		default:
-		}
-	}
-	return nil
+	return nil, pybuf.Ref{}, nil
 }
 
 // importedPackages are the top-level packages a buffer imports from,

@@ -44,19 +44,19 @@ func newMirrorBench(b *testing.B) *mirrorBench {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ps, err := s.pkg(ctx, "torch")
+	ps, err := s.Package(ctx, "torch")
 	if err != nil {
 		b.Fatal(err)
 	}
 	// The flag catalog and the op table scan the mirror in the
 	// background: let them finish before anything is timed.
-	if _, _, err := s.catalog(ctx); err != nil {
+	if _, _, err := s.Catalog(ctx); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := ps.opTable(ctx, be.eng.bg); err != nil {
+	if _, err := ps.OpTable(ctx); err != nil {
 		b.Fatal(err)
 	}
-	mb := &mirrorBench{eng: be.eng, path: filepath.Join(ps.mirror.SiteDir, filepath.FromSlash(rel))}
+	mb := &mirrorBench{eng: be.eng, path: filepath.Join(ps.Mirror().SiteDir, filepath.FromSlash(rel))}
 	data, err := os.ReadFile(mb.path)
 	if err != nil {
 		b.Fatal(err)

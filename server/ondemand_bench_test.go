@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/torchlsp/torchlsp/server/internal/torchsites"
+	"github.com/torchlsp/torchlsp/server/session"
 )
 
 // The on-demand benchmarks start from an empty cache every iteration, on
@@ -21,12 +24,12 @@ const benchText = "import torch\nfrom torch import nn\nnn.Linear(4, 4)\nnn.funct
 // BenchmarkOnDemandFirstAnswer is a cold engine's first definition of
 // nn.Linear: helper start, listing, reads of the import path, parses.
 func BenchmarkOnDemandFirstAnswer(b *testing.B) {
-	for _, tree := range torchTrees(b) {
-		b.Run(tree.name, func(b *testing.B) {
+	for _, tree := range torchsites.Trees(b) {
+		b.Run(tree.Name, func(b *testing.B) {
 			var fetched int64
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				eng := torchEngine(b, tree.site)
+				eng := torchEngine(b, tree.Site)
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				doc := eng.DidOpen(ctx, "file:///work/od.py", 1, benchText)
 				b.StartTimer()
@@ -48,12 +51,12 @@ func BenchmarkOnDemandFirstAnswer(b *testing.B) {
 // to a complete mirror with its whole index, and the latency of hovers
 // asked meanwhile.
 func BenchmarkBackgroundCatchUp(b *testing.B) {
-	for _, tree := range torchTrees(b) {
-		b.Run(tree.name, func(b *testing.B) {
+	for _, tree := range torchsites.Trees(b) {
+		b.Run(tree.Name, func(b *testing.B) {
 			var lat []time.Duration
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				eng := torchEngine(b, tree.site)
+				eng := torchEngine(b, tree.Site)
 				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 				doc := eng.DidOpen(ctx, "file:///work/od.py", 1, benchText)
 				if _, err := eng.Definition(ctx, doc, Position{Line: 2, Column: 3}); err != nil {
@@ -65,8 +68,10 @@ func BenchmarkBackgroundCatchUp(b *testing.B) {
 				}
 				b.StartTimer()
 				// Hovers run while the mirror streams, then while the
-				// whole index builds.
+				// whole index builds, one a millisecond at most.
 				hoverUntil := func(done <-chan struct{}) {
+					pace := time.NewTicker(time.Millisecond)
+					defer pace.Stop()
 					for {
 						select {
 						case <-done:
@@ -78,17 +83,26 @@ func BenchmarkBackgroundCatchUp(b *testing.B) {
 							b.Fatalf("hover during catch-up: %+v %v", h, err)
 						}
 						lat = append(lat, time.Since(t0))
-						time.Sleep(time.Millisecond)
+						select {
+						case <-done:
+							return
+						case <-pace.C:
+						}
 					}
 				}
-				hoverUntil(s.start("torch").done)
-				ps, err := s.pkg(ctx, "torch")
-				if err != nil {
-					b.Fatal(err)
+				mirrored := make(chan struct{})
+				var (
+					ps     *session.Package
+					mirErr error
+				)
+				go func() { defer close(mirrored); ps, mirErr = s.Package(ctx, "torch") }()
+				hoverUntil(mirrored)
+				if mirErr != nil {
+					b.Fatal(mirErr)
 				}
 				built := make(chan struct{})
 				var buildErr error
-				go func() { defer close(built); buildErr = ps.index.Build(ctx) }()
+				go func() { defer close(built); buildErr = ps.Index().Build(ctx) }()
 				hoverUntil(built)
 				if buildErr != nil {
 					b.Fatal(buildErr)

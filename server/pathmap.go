@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/torchlsp/torchlsp/server/session"
 	"github.com/torchlsp/torchlsp/server/traceback"
 )
 
@@ -25,7 +26,7 @@ import (
 
 // mirrorPrefix is one mirrored package a target path may land in.
 type mirrorPrefix struct {
-	pkg       *pkgState
+	pkg       *session.Package
 	target    string
 	member    string // "torch", or "six.py"
 	siteDir   string // the site dir on the target, clean and absolute
@@ -82,27 +83,27 @@ func (e *Engine) newPathMap(ctx context.Context, docPath string) *pathMap {
 	m := &pathMap{roots: map[string]*os.Root{}, memo: map[refKey]mapped{}}
 	folders, _ := e.cfg.inputs()
 	m.folders = folders
-	seen := map[*pkgState]bool{}
-	addPkgs := func(s *session, pkgs []*pkgState) {
+	seen := map[*session.Package]bool{}
+	addPkgs := func(s *session.Session, pkgs []*session.Package) {
 		for _, ps := range pkgs {
-			if seen[ps] || ps.mirror == nil {
+			if seen[ps] || ps.Mirror() == nil {
 				continue
 			}
 			seen[ps] = true
 			m.mirrors = append(m.mirrors, mirrorPrefix{
-				pkg: ps, target: s.spec.Name, member: ps.mirror.Manifest.Member, siteDir: ps.mirror.TargetDir,
-				version: ps.mirror.Manifest.Version, confirmed: ps.confirmed.Load(),
+				pkg: ps, target: s.Spec().Name, member: ps.Mirror().Manifest.Member, siteDir: ps.Mirror().TargetDir,
+				version: ps.Mirror().Manifest.Version, confirmed: ps.Confirmed(),
 			})
 		}
 	}
 	if s, err := e.session(""); err == nil {
-		if ps, err := s.pkg(ctx, "torch"); err == nil {
-			addPkgs(s, []*pkgState{ps})
+		if ps, err := s.Package(ctx, "torch"); err == nil {
+			addPkgs(s, []*session.Package{ps})
 		}
-		addPkgs(s, s.loadedPackages())
+		addPkgs(s, s.LoadedPackages())
 	}
-	for _, s := range e.sessions.all() {
-		addPkgs(s, s.loadedPackages())
+	for _, s := range e.sessions.All() {
+		addPkgs(s, s.LoadedPackages())
 	}
 	if len(folders) > 0 {
 		for target, dir := range e.cfg.workdirs() {
@@ -171,18 +172,18 @@ func (m *pathMap) link(r traceback.Ref, versions []traceback.Version) (Link, boo
 	case mp.mirror != nil:
 		src := mp.mirror
 		l.Mirror, l.Target = true, src.target
-		stated, said := statedVersion(versions, r.Line, src.pkg.name)
+		stated, said := statedVersion(versions, r.Line, src.pkg.Name())
 		switch {
 		case said && !traceback.SameVersion(stated, src.version):
 			l.Tooltip = fmt.Sprintf("from %s %s, but target %s's mirror holds %s %s: its lines may differ, so it is not linked",
-				src.pkg.name, stated, src.target, src.pkg.name, src.version)
+				src.pkg.Name(), stated, src.target, src.pkg.Name(), src.version)
 			return l, true
 		case said:
-			l.Tooltip = fmt.Sprintf("%s %s on %s (mirror), the version this text names", src.pkg.name, src.version, src.target)
+			l.Tooltip = fmt.Sprintf("%s %s on %s (mirror), the version this text names", src.pkg.Name(), src.version, src.target)
 		case src.confirmed:
-			l.Tooltip = fmt.Sprintf("%s %s on %s (mirror, current): the text does not say which %s wrote it", src.pkg.name, src.version, src.target, src.pkg.name)
+			l.Tooltip = fmt.Sprintf("%s %s on %s (mirror, current): the text does not say which %s wrote it", src.pkg.Name(), src.version, src.target, src.pkg.Name())
 		default:
-			l.Tooltip = fmt.Sprintf("%s %s on %s (mirror, not yet checked against the target): the text does not say which %s wrote it", src.pkg.name, src.version, src.target, src.pkg.name)
+			l.Tooltip = fmt.Sprintf("%s %s on %s (mirror, not yet checked against the target): the text does not say which %s wrote it", src.pkg.Name(), src.version, src.target, src.pkg.Name())
 		}
 		l.Path = mp.local
 		return l, true
@@ -304,7 +305,7 @@ func (m *pathMap) resolveAbs(clean string) mapped {
 			other := clean[:at+len(site)-1]
 			if other != src.siteDir {
 				return mapped{why: fmt.Sprintf("from the %s in %s, not the one target %s has in %s: which version wrote this is unknown, so it is not linked",
-					src.pkg.name, other, src.target, src.siteDir)}
+					src.pkg.Name(), other, src.target, src.siteDir)}
 			}
 		}
 	}
@@ -313,7 +314,7 @@ func (m *pathMap) resolveAbs(clean string) mapped {
 
 // inMirror proves a target path lies in the mirror and names a file there.
 func (m *pathMap) inMirror(src *mirrorPrefix, targetPath string) (string, bool) {
-	local, err := src.pkg.mirror.Contain(targetPath)
+	local, err := src.pkg.Mirror().Contain(targetPath)
 	if err != nil {
 		return "", false
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/torchlsp/torchlsp/remote"
 	"github.com/torchlsp/torchlsp/server/diagnose"
 	"github.com/torchlsp/torchlsp/server/gates"
 	"github.com/torchlsp/torchlsp/server/pybuf"
@@ -176,7 +177,7 @@ func (e *Engine) Repro(ctx context.Context, req ReproRequest) (*ReproResult, err
 	}
 	var (
 		runs   []repro.TargetRun
-		mirror []*pkgState
+		mirror []*remote.MirrorTree
 		errs   []error
 		own    ownCode
 		files  []repro.File
@@ -207,9 +208,9 @@ func (e *Engine) Repro(ctx context.Context, req ReproRequest) (*ReproResult, err
 			errs = append(errs, err)
 			continue
 		}
-		cat, ps, err := s.catalog(ctx)
+		cat, ps, err := s.Catalog(ctx)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("target %s: %w", s.spec.Name, err))
+			errs = append(errs, fmt.Errorf("target %s: %w", s.Spec().Name, err))
 			continue
 		}
 		spec := reproSpec(doc.FlagRefs(cat), call, cat, req.Threads)
@@ -224,15 +225,15 @@ func (e *Engine) Repro(ctx context.Context, req ReproRequest) (*ReproResult, err
 		if err != nil {
 			return nil, fmt.Errorf("repro: %w", err)
 		}
-		runs = append(runs, repro.TargetRun{Target: s.target, Interpreter: s.spec.Interpreter(), Variants: variants})
-		mirror = append(mirror, ps)
+		runs = append(runs, repro.TargetRun{Target: s.Target(), Interpreter: s.Spec().Interpreter(), Variants: variants})
+		mirror = append(mirror, ps.Mirror())
 	}
 	if len(runs) == 0 {
 		return nil, errors.Join(errs...)
 	}
 	mapFrame := func(targetPath string, line int) (string, bool) {
-		for _, ps := range mirror {
-			if local, ok := ps.mirror.LocalPath(targetPath); ok {
+		for _, m := range mirror {
+			if local, ok := m.LocalPath(targetPath); ok {
 				u := url.URL{Scheme: "file", Path: local, Fragment: fmt.Sprintf("L%d", line)}
 				return u.String(), true
 			}

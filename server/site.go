@@ -16,6 +16,7 @@ import (
 	"github.com/torchlsp/torchlsp/remote"
 	"github.com/torchlsp/torchlsp/server/localfile"
 	"github.com/torchlsp/torchlsp/server/pybuf"
+	"github.com/torchlsp/torchlsp/server/session"
 )
 
 // The site: the target's packages as a local site-packages directory, for
@@ -176,8 +177,8 @@ func (e *Engine) buildSite(ctx context.Context, spec remote.Spec) (*SiteResult, 
 	return res, nil
 }
 
-func (e *Engine) buildSiteWith(ctx context.Context, s *session, prog Progress) (*SiteResult, error) {
-	spec := s.spec
+func (e *Engine) buildSiteWith(ctx context.Context, s *session.Session, prog Progress) (*SiteResult, error) {
+	spec := s.Spec()
 	entries := e.cfg.resolvedSnapshot().SitePackages
 	add, leave := sitePackagesConfig(entries)
 
@@ -283,7 +284,7 @@ func (e *Engine) buildSiteWith(ctx context.Context, s *session, prog Progress) (
 	}
 
 	res := &SiteResult{Target: spec.Name, Python: spec.Python, mirrors: map[string]string{}, considered: considered}
-	if h, err := s.client.Hello(ctx); err == nil && h.Executable != "" {
+	if h, err := s.Client().Hello(ctx); err == nil && h.Executable != "" {
 		res.Python = h.Executable
 	}
 	layout := remote.SiteLayout{TargetStdlib: stdlib.Names}
@@ -356,18 +357,18 @@ func (r *SiteResult) drop(members []string, name string) ([]string, string) {
 }
 
 // targetStdlib asks the target's interpreter for its standard library.
-func (e *Engine) targetStdlib(ctx context.Context, s *session) (remote.StdlibModules, error) {
+func (e *Engine) targetStdlib(ctx context.Context, s *session.Session) (remote.StdlibModules, error) {
 	ctx, cancel := context.WithTimeout(ctx, e.opts.ConnectTimeout)
 	defer cancel()
-	got, err := s.client.StdlibModules(ctx)
+	got, err := s.Client().StdlibModules(ctx)
 	if err != nil {
-		return remote.StdlibModules{}, fmt.Errorf("target %s: %w", s.spec.Name, err)
+		return remote.StdlibModules{}, fmt.Errorf("target %s: %w", s.Spec().Name, err)
 	}
 	return got, nil
 }
 
 // askSitePackages asks the helper about candidates, in batches it accepts.
-func (e *Engine) askSitePackages(ctx context.Context, s *session, cands []siteCandidate) ([]remote.SitePackage, error) {
+func (e *Engine) askSitePackages(ctx context.Context, s *session.Session, cands []siteCandidate) ([]remote.SitePackage, error) {
 	ctx, cancel := context.WithTimeout(ctx, e.opts.ConnectTimeout)
 	defer cancel()
 	var out []remote.SitePackage
@@ -377,9 +378,9 @@ func (e *Engine) askSitePackages(ctx context.Context, s *session, cands []siteCa
 		for _, c := range cands[start:end] {
 			queries = append(queries, remote.SiteQuery{Name: c.name, Owner: c.dist})
 		}
-		got, err := s.client.SitePackages(ctx, queries)
+		got, err := s.Client().SitePackages(ctx, queries)
 		if err != nil {
-			return nil, fmt.Errorf("target %s: %w", s.spec.Name, err)
+			return nil, fmt.Errorf("target %s: %w", s.Spec().Name, err)
 		}
 		out = append(out, got...)
 	}
@@ -391,18 +392,18 @@ func (e *Engine) askSitePackages(ctx context.Context, s *session, cands []siteCa
 // located and mirrored directly (a mirror already in the cache with the
 // same files is used as it is), without an index: the site needs files,
 // not answers. Requirements count against the size budget.
-func (e *Engine) siteMirror(ctx context.Context, s *session, c siteCandidate, depBytes *int64) (*remote.MirrorTree, remote.PackageInfo, error) {
-	for _, p := range s.spec.Packages {
+func (e *Engine) siteMirror(ctx context.Context, s *session.Session, c siteCandidate, depBytes *int64) (*remote.MirrorTree, remote.PackageInfo, error) {
+	for _, p := range s.Spec().Packages {
 		if p == c.name {
-			ps, err := s.pkg(ctx, c.name)
+			ps, err := s.Package(ctx, c.name)
 			if err != nil {
 				return nil, remote.PackageInfo{}, err
 			}
-			return ps.mirror, ps.info, nil
+			return ps.Mirror(), ps.Info(), nil
 		}
 	}
 	lctx, cancel := context.WithTimeout(ctx, e.opts.ConnectTimeout)
-	info, err := s.client.PackageInfo(lctx, c.name)
+	info, err := s.Client().PackageInfo(lctx, c.name)
 	cancel()
 	if remote.IsRemoteError(err, "ModuleNotFoundError") || (err == nil && info.Location == "") {
 		return nil, info, ErrNotOnTarget
@@ -416,7 +417,7 @@ func (e *Engine) siteMirror(ctx context.Context, s *session, c siteCandidate, de
 		}
 		*depBytes += info.Bytes
 	}
-	m, err := remote.Mirror(ctx, s.target, s.spec, info, e.opts.Dirs.Cache, nil)
+	m, err := remote.Mirror(ctx, s.Target(), s.Spec(), info, e.opts.Dirs.Cache, nil)
 	if err != nil {
 		return nil, info, err
 	}
@@ -610,7 +611,7 @@ func topImports(imports []pybuf.Import) []string {
 		if im.Relative || im.Module == "" {
 			continue
 		}
-		top := topPackage(im.Module)
+		top := session.TopPackage(im.Module)
 		if remote.ValidTopLevelName(top) && !seen[top] {
 			seen[top] = true
 			out = append(out, top)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/torchlsp/torchlsp/internal/await"
 	"github.com/torchlsp/torchlsp/server/config"
 )
 
@@ -160,8 +161,9 @@ func contains(list []string, s string) bool {
 // siteNotes records torchlsp/site notifications.
 type siteNotes struct {
 	NopNotifier
-	mu    sync.Mutex // guards notes
-	notes []SiteInfo
+	mu      sync.Mutex // guards notes and changed
+	notes   []SiteInfo
+	changed chan struct{} // closed and replaced when a note arrives
 }
 
 func (n *siteNotes) Capabilities() Capabilities { return Capabilities{Site: true} }
@@ -169,13 +171,20 @@ func (n *siteNotes) Capabilities() Capabilities { return Capabilities{Site: true
 func (n *siteNotes) Site(_ context.Context, s SiteInfo) {
 	n.mu.Lock()
 	n.notes = append(n.notes, s)
+	if n.changed != nil {
+		close(n.changed)
+		n.changed = nil
+	}
 	n.mu.Unlock()
 }
 
+// wait waits, 60 s at most, for a torchlsp/site notification ok accepts
+// (one that came already counts).
 func (n *siteNotes) wait(t *testing.T, ok func(SiteInfo) bool) SiteInfo {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for {
 		n.mu.Lock()
 		for _, s := range n.notes {
 			if ok(s) {
@@ -183,11 +192,20 @@ func (n *siteNotes) wait(t *testing.T, ok func(SiteInfo) bool) SiteInfo {
 				return s
 			}
 		}
+		if n.changed == nil {
+			n.changed = make(chan struct{})
+		}
+		changed := n.changed
 		n.mu.Unlock()
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			n.mu.Lock()
+			defer n.mu.Unlock()
+			t.Fatalf("no torchlsp/site notification as wanted within 60 s; got %v", n.notes)
+			return SiteInfo{}
+		}
 	}
-	t.Fatalf("no torchlsp/site notification as wanted; got %v", n.notes)
-	return SiteInfo{}
 }
 
 // siteEngine starts an engine whose default target sees the fixture torch
@@ -509,12 +527,12 @@ func TestSiteFollowsRevalidation(t *testing.T) {
 
 	second, n2 := session()
 	t.Cleanup(func() { shutdown(second) })
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(alphaMirror(path), "/alpha-1.1-") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the site still links alpha to %q; notes %v", alphaMirror(path), n2.notes)
-		}
-		time.Sleep(50 * time.Millisecond)
+	// The path stays: no notification says the site moved, its links do.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := await.Changed(ctx, filepath.Dir(path), func() bool { return strings.Contains(alphaMirror(path), "/alpha-1.1-") }); err != nil {
+		n2.mu.Lock()
+		t.Fatalf("the site still links alpha to %q: %v; notes %v", alphaMirror(path), err, n2.notes)
 	}
 	data, err := os.ReadFile(filepath.Join(path, "alpha", "__init__.py"))
 	if err != nil || !strings.Contains(string(data), "return 11") {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"fmt"
 	"sync"
 
 	"github.com/torchlsp/torchlsp/remote"
@@ -154,72 +153,9 @@ func (c *workspaceConfig) configured() []string {
 	return r.Configured()
 }
 
-// sessionSet holds one session per target, by name.
-type sessionSet struct {
-	mu     sync.Mutex // guards byName
-	byName map[string]*session
-}
-
-// get returns the target's session, making it with open on first use.
-func (ss *sessionSet) get(spec remote.Spec, open func() (*session, error)) (*session, error) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if s, ok := ss.byName[spec.Name]; ok {
-		return s, nil
-	}
-	s, err := open()
-	if err != nil {
-		return nil, err
-	}
-	ss.byName[spec.Name] = s
-	return s, nil
-}
-
-// dropStale removes the sessions whose target's spec is gone or changed,
-// and returns them for closing.
-func (ss *sessionSet) dropStale(specOf func(string) (remote.Spec, error)) []*session {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	var stale []*session
-	for name, s := range ss.byName {
-		if spec, err := specOf(name); err != nil || !sameSpec(spec, s.spec) {
-			stale = append(stale, s)
-			delete(ss.byName, name)
-		}
-	}
-	return stale
-}
-
-// all returns the sessions open now.
-func (ss *sessionSet) all() []*session {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	out := make([]*session, 0, len(ss.byName))
-	for _, s := range ss.byName {
-		out = append(out, s)
-	}
-	return out
-}
-
 // workdirs returns the configured targets' workdirs, by target name.
 func (c *workspaceConfig) workdirs() map[string]string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.resolved.Workdirs
-}
-
-// drain removes every session and returns them for closing.
-func (ss *sessionSet) drain() []*session {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	out := make([]*session, 0, len(ss.byName))
-	for _, s := range ss.byName {
-		out = append(out, s)
-	}
-	ss.byName = map[string]*session{}
-	return out
-}
-
-func sameSpec(a, b remote.Spec) bool {
-	return fmt.Sprint(a) == fmt.Sprint(b)
 }

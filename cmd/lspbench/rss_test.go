@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"os"
 	"os/exec"
@@ -19,9 +20,14 @@ func TestWatchRSSSeesChildren(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	// The child holds 64 MiB until its stdin closes.
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", python+` -c 'import sys; b = bytearray(64 << 20); sys.stdin.read()'; :`)
+	// The child holds 64 MiB, says so, and keeps them until its stdin
+	// closes.
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", python+` -c 'import sys; b = bytearray(64 << 20); print("held", flush=True); sys.stdin.read()'; :`)
 	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,18 +35,15 @@ func TestWatchRSSSeesChildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := watchRSS(ctx, cmd.Process.Pid, 10*time.Millisecond)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		tree := descendants(cmd.Process.Pid)
-		if len(tree) >= 2 {
-			if kb, ok := vmHWM(tree[1]); ok && kb > 64<<10 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("child never reached 64 MiB; tree %v", tree)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "held\n" {
+		t.Fatalf("the child did not say it holds its memory: %q, %v", line, err)
+	}
+	tree := descendants(cmd.Process.Pid)
+	if len(tree) < 2 {
+		t.Fatalf("child never reached 64 MiB; tree %v", tree)
+	}
+	if kb, ok := vmHWM(tree[1]); !ok || kb <= 64<<10 {
+		t.Fatalf("child never reached 64 MiB (%d kB); tree %v", kb, tree)
 	}
 	peak := w.stop()
 	stdin.Close()

@@ -47,8 +47,7 @@ type Env struct {
 	Sandbox Sandbox
 	Timeout time.Duration
 
-	server *running
-	exited *exitResult // set once the exit code was read
+	server *Served
 }
 
 // Start starts a server as cfg says, connects the fake editor and, unless
@@ -82,11 +81,6 @@ func Start(t testing.TB, cfg Config) *Env {
 	if e.Timeout == 0 {
 		e.Timeout = 60 * time.Second
 	}
-	r, err := srv.launch(sb)
-	if err != nil {
-		t.Fatalf("starting the server: %v", err)
-	}
-	e.server = r
 	opts := cfg.Client
 	if opts.RootDir == "" {
 		opts.RootDir = sb.Workdir
@@ -97,34 +91,15 @@ func Start(t testing.TB, cfg Config) *Env {
 		opts.Configuration = true
 	}
 	opts.WorkDoneProgress = true
-	e.Editor = NewEditor(New(r.conn, opts), opts.RootDir)
-	t.Cleanup(e.stop)
+	c, served := connect(t, srv, sb, opts)
+	e.server = served
+	e.Editor = NewEditor(c, opts.RootDir)
 	if !cfg.NoHandshake {
 		if _, err := e.Editor.Handshake(e.Ctx()); err != nil {
 			t.Fatalf("initialize: %v", err)
 		}
 	}
 	return e
-}
-
-// stop closes the connection and waits for the server to end; a server
-// that outlives its connection by 30 s fails the test and is killed.
-func (e *Env) stop() {
-	_ = e.Editor.Close()
-	if e.exited == nil {
-		select {
-		case r := <-e.server.exit:
-			e.exited = &r
-		case <-time.After(30 * time.Second):
-			e.T.Error("server still running 30s after its connection closed")
-		}
-	}
-	e.server.kill()
-	if e.T.Failed() && e.server.log != nil {
-		if log := e.server.log(); log != "" {
-			e.T.Logf("server stderr:\n%s", log)
-		}
-	}
 }
 
 // Ctx returns a context with the Env's timeout, cancelled when the test
@@ -331,27 +306,17 @@ func (e *Env) Shutdown() {
 // returns its exit code.
 func (e *Env) ExitCode() int {
 	e.T.Helper()
-	if e.exited == nil {
-		select {
-		case r := <-e.server.exit:
-			e.exited = &r
-		case <-time.After(e.Timeout):
-			e.T.Fatalf("the server did not end within %v", e.Timeout)
-		}
+	ctx, cancel := e.call()
+	defer cancel()
+	code, err := e.server.Exit(ctx)
+	if err != nil {
+		e.T.Fatalf("server: %v", err)
 	}
-	if e.exited.err != nil {
-		e.T.Fatalf("server: %v", e.exited.err)
-	}
-	return e.exited.code
+	return code
 }
 
 // ServerLog is what a Program server wrote to stderr so far.
-func (e *Env) ServerLog() string {
-	if e.server.log == nil {
-		return ""
-	}
-	return e.server.log()
-}
+func (e *Env) ServerLog() string { return e.server.log() }
 
 // summary describes what the server sent, for a failed wait.
 func (e *Env) summary() string {

@@ -1,11 +1,9 @@
 package lsptest
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -107,14 +105,7 @@ func (s InProcess) launch(sb Sandbox) (*running, error) {
 	if wire.Version == "" {
 		wire.Version = "lsptest"
 	}
-	serverConn, clientConn := net.Pipe()
-	eng := server.New(opts)
-	exit := make(chan exitResult, 1)
-	go func() {
-		code, err := lsp.Serve(context.Background(), serverConn, lsp.NewEngine(eng), wire)
-		exit <- exitResult{code, err}
-	}()
-	return &running{conn: clientConn, exit: exit, kill: func() { _ = serverConn.Close() }}, nil
+	return Wire{Engine: lsp.NewEngine(server.New(opts)), Options: wire}.launch(sb)
 }
 
 // Program is a language server run as a process on its stdio, with the

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/torchlsp/torchlsp/internal/await"
 )
 
 func TestPrepareExec(t *testing.T) {
@@ -135,28 +137,18 @@ func startGroup(t *testing.T, script string, env ...string) (*exec.Cmd, <-chan s
 
 // groupGone waits up to d for every process of group pgid to exit.
 func groupGone(pgid int, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if err := syscall.Kill(-pgid, 0); err == syscall.ESRCH {
-			return true
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return false
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return await.Gone(ctx, func() []int { return await.Group(pgid) }) == nil
 }
 
 // waitFor waits up to 10 s for a file to hold something.
 func waitFor(t *testing.T, path string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not appear", path)
-		}
-		time.Sleep(20 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := await.File(ctx, path, func(b []byte) bool { return len(b) > 0 }); err != nil {
+		t.Fatalf("%s did not appear: %v", path, err)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/torchlsp/torchlsp/internal/await"
 	"github.com/torchlsp/torchlsp/remote"
 	"github.com/torchlsp/torchlsp/remote/sshtest"
 )
@@ -331,17 +332,6 @@ func pgrep(t *testing.T, marker string) string {
 	return strings.Join(lines, "\n")
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func TestKillLeavesNoProcess(t *testing.T) {
 	requirePython(t)
 	f := newFixture(t, sshtest.Config{})
@@ -371,10 +361,10 @@ func TestKillLeavesNoProcess(t *testing.T) {
 			if _, err := io.ReadFull(p.Stdout(), line); err != nil || string(line) != "up\n" {
 				t.Fatalf("read %q, %v", line, err)
 			}
-			waitFor(t, "both processes to start", func() bool {
-				ps := pgrep(t, marker)
-				return strings.Count(ps, "\n") >= 1
-			})
+			// Popen returned after the child's exec, before "up".
+			if ps := pgrep(t, marker); strings.Count(ps, "\n") < 1 {
+				t.Fatalf("the program and its child are not both running:\n%s", ps)
+			}
 			if tt.cancel {
 				cancel()
 			} else if err := p.Kill(); err != nil {
@@ -383,7 +373,11 @@ func TestKillLeavesNoProcess(t *testing.T) {
 			if err := p.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
 				t.Errorf("Wait after Kill = %v", err)
 			}
-			waitFor(t, "remote processes to die", func() bool { return pgrep(t, marker) == "" })
+			gone, cancelGone := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancelGone()
+			if err := await.Gone(gone, func() []int { return await.Cmdline(marker) }); err != nil {
+				t.Fatalf("remote processes still running: %v\n%s", err, pgrep(t, marker))
+			}
 			if err := p.Kill(); err != nil {
 				t.Errorf("second Kill: %v", err)
 			}

@@ -56,13 +56,13 @@ func BenchmarkCheck(b *testing.B) {
 		b.Fatalf("source has %d lines, want 300", n)
 	}
 	buf := pybuf.Parse(src)
-	if len(Check(buf, src, s.cat, Options{SiteDir: s.dir})) == 0 {
+	if len(Check(buf, s.cat, Options{SiteDir: s.dir})) == 0 {
 		b.Fatal("the benchmark source produced no diagnostics")
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		Check(buf, src, s.cat, Options{SiteDir: s.dir})
+		Check(buf, s.cat, Options{SiteDir: s.dir})
 	}
 }
 
@@ -72,7 +72,7 @@ func BenchmarkFlagRefs(b *testing.B) {
 	buf := pybuf.Parse(src)
 	b.ReportAllocs()
 	for b.Loop() {
-		FlagRefs(buf, src, s.cat)
+		FlagRefs(buf, s.cat)
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/torchlsp/torchlsp/server/gates"
+	"github.com/torchlsp/torchlsp/server/internal/editdist"
 	"github.com/torchlsp/torchlsp/server/pybuf"
 	"github.com/torchlsp/torchlsp/server/syntax"
 )
@@ -108,9 +109,9 @@ const (
 )
 
 // Check runs every check on the buffer, reading the syntax tree buf was
-// analysed from (no second parse). src is the text buf was parsed from;
-// cat is the target's catalog. The result is sorted by position.
-func Check(buf *pybuf.Buffer, src []byte, cat *gates.Catalog, opts Options) []Diagnostic {
+// analysed from (no second parse) against cat, the target's catalog. The
+// result is sorted by position.
+func Check(buf *pybuf.Buffer, cat *gates.Catalog, opts Options) []Diagnostic {
 	if buf == nil || cat == nil {
 		return nil
 	}
@@ -408,7 +409,7 @@ func (c *checker) unknownMode(s *compileSite) {
 	}
 	best, bestD := "", 4
 	for _, m := range modes {
-		if dist := editDistance(s.mode, m); dist < bestD {
+		if dist := editdist.Distance(s.mode, m, bestD-1); dist < bestD {
 			best, bestD = m, dist
 		}
 	}
@@ -862,25 +863,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -99,7 +99,7 @@ func TestCheckDebian(t *testing.T) {
 	for _, f := range files {
 		src := readFile(t, f)
 		buf := pybuf.Parse(src)
-		ds := Check(buf, src, s.cat, Options{SiteDir: s.dir})
+		ds := Check(buf, s.cat, Options{SiteDir: s.dir})
 		compiles := len(buf.Calls("torch.compile"))
 		if strings.Contains(string(src), "@torch.compile\n") {
 			compiles++
@@ -115,7 +115,7 @@ func TestCheckDebian(t *testing.T) {
 		if got := count(ds, CodeNoCompile); got != compiles {
 			t.Errorf("%s: %d × %s, want one per torch.compile (%d)", f, got, CodeNoCompile, compiles)
 		}
-		for _, r := range FlagRefs(buf, src, s.cat) {
+		for _, r := range FlagRefs(buf, s.cat) {
 			if r.Spelling != SpellEnvVar {
 				t.Errorf("%s: flag reference %s.%s invented for a torch without config modules", f, r.Module, r.Key)
 			}

@@ -50,7 +50,7 @@ func FuzzCheck(f *testing.F) {
 			}
 		}
 		for _, s := range sites {
-			for _, d := range Check(buf, src, s.cat, Options{SiteDir: s.dir}) {
+			for _, d := range Check(buf, s.cat, Options{SiteDir: s.dir}) {
 				inside(d.Code, d.Span.Start.Line, d.Span.Start.Col)
 				inside(d.Code, d.Span.End.Line, d.Span.End.Col)
 				for _, fix := range d.Fixes {
@@ -64,7 +64,7 @@ func FuzzCheck(f *testing.F) {
 			}
 		}
 		s := sites[0]
-		for _, r := range FlagRefs(buf, src, s.cat) {
+		for _, r := range FlagRefs(buf, s.cat) {
 			inside(string(r.Spelling), r.Span.Start.Line, r.Span.Start.Col)
 			inside(string(r.Spelling), r.Span.End.Line, r.Span.End.Col)
 		}

@@ -68,7 +68,7 @@ func readFile(t testing.TB, path string) []byte {
 }
 
 func check(s site, src []byte) []Diagnostic {
-	return Check(pybuf.Parse(src), src, s.cat, Options{SiteDir: s.dir})
+	return Check(pybuf.Parse(src), s.cat, Options{SiteDir: s.dir})
 }
 
 func count(ds []Diagnostic, code string) int {

@@ -42,7 +42,7 @@ func TestCheckLinearInInputSize(t *testing.T) {
 					t.Errorf("%d bytes: checking took %d steps for %d nodes", len(src), w, nodes)
 				}
 				// The exported entry points do the same work.
-				if got := Check(buf, src, s.cat, Options{SiteDir: s.dir}); len(got) != len(ds) {
+				if got := Check(buf, s.cat, Options{SiteDir: s.dir}); len(got) != len(ds) {
 					t.Errorf("%d bytes: Check found %d diagnostics, the counted run %d", len(src), len(got), len(ds))
 				}
 				t.Logf("%d bytes, %d nodes: %d steps, %d diagnostics", len(src), nodes, w, len(ds))
@@ -69,7 +69,7 @@ func BenchmarkCheckDeepChain(b *testing.B) {
 				b.SetBytes(int64(len(src)))
 				b.ReportAllocs()
 				for b.Loop() {
-					Check(buf, src, s.cat, Options{SiteDir: s.dir})
+					Check(buf, s.cat, Options{SiteDir: s.dir})
 				}
 			})
 		}
@@ -87,7 +87,7 @@ func BenchmarkFlagRefsDeepChain(b *testing.B) {
 			b.SetBytes(int64(len(src)))
 			b.ReportAllocs()
 			for b.Loop() {
-				FlagRefs(buf, src, s.cat)
+				FlagRefs(buf, s.cat)
 			}
 		})
 	}

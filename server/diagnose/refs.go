@@ -77,21 +77,22 @@ var configModuleAPI = map[string]bool{
 	"get_serializable_config_copy": true, "get_type": true,
 }
 
-// FlagRefs returns every reference to a config flag in the buffer, in
-// source order, in all spellings. References to keys that are not flags of
-// the target's torch are included with a nil Flag. src must be the text
-// buf was parsed from.
-func FlagRefs(buf *pybuf.Buffer, src []byte, cat *gates.Catalog) []FlagRef {
+// FlagRefs returns every reference to a config flag in the buffer (read
+// from the syntax tree it was analysed from), in source order, in all
+// spellings. References to keys that are not flags of the target's torch
+// are included with a nil Flag.
+func FlagRefs(buf *pybuf.Buffer, cat *gates.Catalog) []FlagRef {
 	if buf == nil {
 		return nil
 	}
 	return analyze(buf, cat).exportedRefs()
 }
 
-// FlagAt returns the flag reference whose span holds pos (or ends at it),
-// for hover, definition and references.
-func FlagAt(buf *pybuf.Buffer, src []byte, cat *gates.Catalog, pos pybuf.Pos) (FlagRef, bool) {
-	for _, r := range FlagRefs(buf, src, cat) {
+// FlagAt returns the first of refs (a buffer's FlagRefs) that names a flag
+// and whose span holds pos (or ends at it): the flag hover, definition and
+// references are about.
+func FlagAt(refs []FlagRef, pos pybuf.Pos) (FlagRef, bool) {
+	for _, r := range refs {
 		if r.Flag != nil && contains(r.Span, pos) {
 			return r, true
 		}

@@ -12,7 +12,7 @@ import (
 func TestFlagRefs(t *testing.T) {
 	s := fixture(t)
 	src := readFile(t, filepath.Join("testdata/refs", "spellings.py"))
-	refs := FlagRefs(pybuf.Parse(src), src, s.cat)
+	refs := FlagRefs(pybuf.Parse(src), s.cat)
 	type want struct {
 		spelling Spelling
 		key      string
@@ -112,7 +112,7 @@ func TestFlagAt(t *testing.T) {
 		{29, 3, ""},                        // config rebound to a dict
 		{30, 30, ""},                       // os.environ.get("HOME")
 	} {
-		r, ok := FlagAt(buf, src, s.cat, pybuf.Pos{Line: tc.line - 1, Col: tc.col - 1})
+		r, ok := FlagAt(FlagRefs(buf, s.cat), pybuf.Pos{Line: tc.line - 1, Col: tc.col - 1})
 		if tc.key == "" {
 			if ok {
 				t.Errorf("%d:%d: got %s, want nothing", tc.line, tc.col, r.Key)

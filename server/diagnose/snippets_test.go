@@ -66,7 +66,7 @@ func TestCheckSnippets(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			src := []byte(tc.src)
 			buf := parse(src)
-			ds := Check(buf, src, s.cat, Options{SiteDir: s.dir, Env: tc.env})
+			ds := Check(buf, s.cat, Options{SiteDir: s.dir, Env: tc.env})
 			var got []string
 			for _, d := range ds {
 				got = append(got, d.Code)
@@ -131,11 +131,11 @@ func TestCheckConcurrent(t *testing.T) {
 	s := fixture(t)
 	src := readFile(t, "testdata/check/tl001_mode.py")
 	buf := parse(src)
-	want := render(Check(buf, src, s.cat, Options{SiteDir: s.dir}))
+	want := render(Check(buf, s.cat, Options{SiteDir: s.dir}))
 	errs := make(chan string, 8)
 	for range 8 {
 		go func() {
-			errs <- render(Check(buf, src, s.cat, Options{SiteDir: s.dir}))
+			errs <- render(Check(buf, s.cat, Options{SiteDir: s.dir}))
 		}()
 	}
 	for range 8 {

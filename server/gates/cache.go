@@ -2,29 +2,29 @@ package gates
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/torchlsp/torchlsp/server/internal/gobfile"
+	"github.com/torchlsp/torchlsp/server/internal/torchtree"
 )
 
 // cacheFormat changes whenever the catalog's meaning or layout does, so an
 // old cache is rebuilt rather than misread.
 const cacheFormat = 1
 
-type cacheFile struct {
-	Format  int
-	Catalog *Catalog
+// catalogCache keeps a catalog beside its mirror.
+func catalogCache() gobfile.Cache[Catalog] {
+	return gobfile.Cache[Catalog]{
+		Kind: "gates", Format: cacheFormat,
+		Fingerprint: func(c *Catalog) string { return c.Fingerprint },
+		Loaded:      (*Catalog).index,
+	}
 }
 
 // fingerprint identifies a torch tree: torch's version and every .py
 // file's path, size and modification time.
-func fingerprint(siteDir string, files []torchFile) string {
-	fp := gobfile.NewFingerprint(fmt.Sprintf("gates/%d\n%s", cacheFormat, readVersion(siteDir)))
-	for _, f := range files {
-		fp.File(f.rel, f.size, f.mtime)
-	}
-	return fp.Sum()
+func fingerprint(siteDir string, files []torchtree.File) string {
+	return torchtree.Fingerprint(fmt.Sprintf("gates/%d", cacheFormat), siteDir, files)
 }
 
 // Open returns the catalog of the torch tree under siteDir, read from
@@ -37,39 +37,14 @@ func Open(ctx context.Context, siteDir, cacheFile string, opts Options) (*Catalo
 	if err != nil {
 		return nil, err
 	}
-	fp := fingerprint(siteDir, files)
-	if cat, err := Load(cacheFile); err == nil && cat.Fingerprint == fp {
-		return cat, nil
-	}
-	cat, err := scanFiles(ctx, siteDir, files, opts)
-	if err != nil {
-		return nil, err
-	}
-	_ = cat.Save(cacheFile)
-	return cat, nil
+	return catalogCache().Open(cacheFile, fingerprint(siteDir, files), func() (*Catalog, error) {
+		return scanFiles(ctx, siteDir, files, opts)
+	})
 }
 
 // Load reads a catalog saved by Save.
-func Load(path string) (*Catalog, error) {
-	var cf cacheFile
-	if err := gobfile.Read(path, &cf); err != nil {
-		return nil, fmt.Errorf("gates: load %s: %w", path, err)
-	}
-	if cf.Format != cacheFormat || cf.Catalog == nil {
-		return nil, fmt.Errorf("gates: load %s: cache format %d, want %d", path, cf.Format, cacheFormat)
-	}
-	cf.Catalog.index()
-	return cf.Catalog, nil
-}
+func Load(path string) (*Catalog, error) { return catalogCache().Load(path) }
 
 // Save writes the catalog to path atomically (a temporary file in the same
 // directory, then a rename), so readers never see half a cache.
-func (c *Catalog) Save(path string) error {
-	if c == nil {
-		return errors.New("gates: save nil catalog")
-	}
-	if err := gobfile.Write(path, cacheFile{Format: cacheFormat, Catalog: c}); err != nil {
-		return fmt.Errorf("gates: save %s: %w", path, err)
-	}
-	return nil
-}
+func (c *Catalog) Save(path string) error { return catalogCache().Save(path, c) }

@@ -8,6 +8,8 @@ package gates
 import (
 	"sort"
 	"strings"
+
+	"github.com/torchlsp/torchlsp/server/internal/editdist"
 )
 
 // SiteKind says how a gate site touches a flag.
@@ -201,7 +203,7 @@ func (c *Catalog) Suggest(key string) []string {
 			if seen[f.Key] {
 				continue
 			}
-			d := editDistance(rel, f.Key, limit)
+			d := editdist.Distance(rel, f.Key, limit)
 			// A key that matches the last component exactly is a good hint too.
 			if d > limit && lastComponent(f.Key) == lastComponent(rel) {
 				d = limit
@@ -230,41 +232,4 @@ func lastComponent(k string) string {
 		return k[i+1:]
 	}
 	return k
-}
-
-// editDistance is Levenshtein distance, giving up (returning limit+1) once
-// every entry of a row exceeds limit.
-func editDistance(a, b string, limit int) int {
-	if abs(len(a)-len(b)) > limit {
-		return limit + 1
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		rowMin := cur[0]
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			rowMin = min(rowMin, cur[j])
-		}
-		if rowMin > limit {
-			return limit + 1
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
 }

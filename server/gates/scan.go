@@ -5,10 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/sourcegraph/conc/pool"
 
+	"github.com/torchlsp/torchlsp/server/internal/torchtree"
 	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
@@ -41,41 +40,11 @@ func Scan(ctx context.Context, siteDir string, opts Options) (*Catalog, error) {
 	return scanFiles(ctx, siteDir, files, opts)
 }
 
-// torchFile is one .py file of the tree.
-type torchFile struct {
-	rel   string // slash separated, relative to the site dir
-	size  int64
-	mtime int64
-}
-
-func listTorchFiles(siteDir string) ([]torchFile, error) {
-	root := filepath.Join(siteDir, "torch")
-	if st, err := os.Stat(root); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("gates: %s holds no torch package", siteDir)
-	}
-	var files []torchFile
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() || !strings.HasSuffix(p, ".py") {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(siteDir, p)
-		if err != nil {
-			return err
-		}
-		files = append(files, torchFile{rel: filepath.ToSlash(rel), size: info.Size(), mtime: info.ModTime().UnixNano()})
-		return nil
-	})
+func listTorchFiles(siteDir string) ([]torchtree.File, error) {
+	files, err := torchtree.List(siteDir, "torch")
 	if err != nil {
-		return nil, fmt.Errorf("gates: list %s: %w", root, err)
+		return nil, fmt.Errorf("gates: %w", err)
 	}
-	sort.Slice(files, func(i, j int) bool { return files[i].rel < files[j].rel })
 	return files, nil
 }
 
@@ -146,7 +115,7 @@ func (wp workerPool) close() {
 	}
 }
 
-func scanFiles(ctx context.Context, siteDir string, files []torchFile, opts Options) (*Catalog, error) {
+func scanFiles(ctx context.Context, siteDir string, files []torchtree.File, opts Options) (*Catalog, error) {
 	workers := opts.Workers
 	if workers <= 0 {
 		// Each worker holds a parse tree; more than four buy little
@@ -171,15 +140,15 @@ func scanFiles(ctx context.Context, siteDir string, files []torchFile, opts Opti
 			}
 			w := <-workersPool
 			defer func() { workersPool <- w }()
-			b, err := w.read(filepath.Join(siteDir, f.rel))
+			b, err := w.read(filepath.Join(siteDir, f.Rel))
 			if err != nil {
-				return fmt.Errorf("gates: read %s: %w", f.rel, err)
+				return fmt.Errorf("gates: read %s: %w", f.Rel, err)
 			}
 			if !mightBeConfigModule(b) {
 				return nil
 			}
 			release := budget.Take(len(b))
-			m := parseConfigModule(w.p, b, f.rel, moduleName(f.rel))
+			m := parseConfigModule(w.p, b, f.Rel, moduleName(f.Rel))
 			release()
 			if m != nil {
 				mu.Lock()
@@ -205,19 +174,19 @@ func scanFiles(ctx context.Context, siteDir string, files []torchFile, opts Opti
 				}
 				w := <-workersPool
 				defer func() { workersPool <- w }()
-				b, err := w.read(filepath.Join(siteDir, f.rel))
+				b, err := w.read(filepath.Join(siteDir, f.Rel))
 				if err != nil {
-					return fmt.Errorf("gates: read %s: %w", f.rel, err)
+					return fmt.Errorf("gates: read %s: %w", f.Rel, err)
 				}
 				if !opts.NoPrefilter && !containsAnyWord(b, ix.lastNames) {
 					return nil
 				}
 				release := budget.Take(len(b))
-				sites, ok := safeScanSites(w.p, ix, f.rel, b, !opts.NoPrefilter)
+				sites, ok := safeScanSites(w.p, ix, f.Rel, b, !opts.NoPrefilter)
 				release()
 				if !ok {
 					mu.Lock()
-					cat.Skipped = append(cat.Skipped, f.rel)
+					cat.Skipped = append(cat.Skipped, f.Rel)
 					mu.Unlock()
 				}
 				if len(sites) > 0 {
@@ -248,7 +217,7 @@ func scanFiles(ctx context.Context, siteDir string, files []torchFile, opts Opti
 	}
 
 	sort.Strings(cat.Skipped)
-	cat.Version = readVersion(siteDir)
+	cat.Version = torchtree.Version(siteDir)
 	cat.Fingerprint = fingerprint(siteDir, files)
 	w := <-workersPool
 	err = readCompileInfo(siteDir, cat, w.p)
@@ -412,19 +381,6 @@ func scanPieces(p *syntax.Parser, ix *flagIndex, fs *fileSites, b []byte, keep f
 			return true
 		}
 	}
-}
-
-var versionRE = regexp.MustCompile(`(?m)^__version__\s*=\s*['"]([^'"]+)['"]`)
-
-func readVersion(siteDir string) string {
-	b, err := os.ReadFile(filepath.Join(siteDir, "torch", "version.py"))
-	if err != nil {
-		return ""
-	}
-	if m := versionRE.FindSubmatch(b); m != nil {
-		return string(m[1])
-	}
-	return ""
 }
 
 // readCompileInfo fills HasCompile, Modes and CompileOptions.

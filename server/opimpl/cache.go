@@ -2,10 +2,10 @@ package opimpl
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/torchlsp/torchlsp/server/internal/gobfile"
+	"github.com/torchlsp/torchlsp/server/internal/torchtree"
 	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
@@ -13,21 +13,21 @@ import (
 // old cache is rebuilt rather than misread.
 const cacheFormat = 2
 
-type cacheFile struct {
-	Format int
-	Table  *Table
+// tableCache keeps a table beside its mirror.
+func tableCache() gobfile.Cache[Table] {
+	return gobfile.Cache[Table]{
+		Kind: "opimpl", Format: cacheFormat,
+		Fingerprint: func(t *Table) string { return t.Fingerprint },
+		Loaded:      (*Table).index,
+	}
 }
 
 // fingerprint identifies the scanned part of a torch tree: the format,
 // torch's version and every candidate file's path, size and modification
 // time. A new mirror of another torch has other files; a mirror is
 // read-only, so a changed file means a new mirror.
-func fingerprint(siteDir string, files []sourceFile) string {
-	fp := gobfile.NewFingerprint(fmt.Sprintf("opimpl/%d\n%s", cacheFormat, readVersion(siteDir)))
-	for _, f := range files {
-		fp.File(f.rel, f.size, f.mtime)
-	}
-	return fp.Sum()
+func fingerprint(siteDir string, files []torchtree.File) string {
+	return torchtree.Fingerprint(fmt.Sprintf("opimpl/%d", cacheFormat), siteDir, files)
 }
 
 // Open returns the table of the torch tree under siteDir, read from
@@ -42,39 +42,14 @@ func Open(ctx context.Context, siteDir, cacheFile string, budget *syntax.Budget)
 	if err != nil {
 		return nil, err
 	}
-	fp := fingerprint(siteDir, files)
-	if t, err := Load(cacheFile); err == nil && t.Fingerprint == fp {
-		return t, nil
-	}
-	t, err := scanFiles(ctx, siteDir, files, budget)
-	if err != nil {
-		return nil, err
-	}
-	_ = t.Save(cacheFile)
-	return t, nil
+	return tableCache().Open(cacheFile, fingerprint(siteDir, files), func() (*Table, error) {
+		return scanFiles(ctx, siteDir, files, budget)
+	})
 }
 
 // Load reads a table saved by Save.
-func Load(path string) (*Table, error) {
-	var cf cacheFile
-	if err := gobfile.Read(path, &cf); err != nil {
-		return nil, fmt.Errorf("opimpl: load %s: %w", path, err)
-	}
-	if cf.Format != cacheFormat || cf.Table == nil {
-		return nil, fmt.Errorf("opimpl: load %s: cache format %d, want %d", path, cf.Format, cacheFormat)
-	}
-	cf.Table.index()
-	return cf.Table, nil
-}
+func Load(path string) (*Table, error) { return tableCache().Load(path) }
 
 // Save writes the table to path atomically (a temporary file in the same
 // directory, then a rename), so readers never see half a cache.
-func (t *Table) Save(path string) error {
-	if t == nil {
-		return errors.New("opimpl: save nil table")
-	}
-	if err := gobfile.Write(path, cacheFile{Format: cacheFormat, Table: t}); err != nil {
-		return fmt.Errorf("opimpl: save %s: %w", path, err)
-	}
-	return nil
-}
+func (t *Table) Save(path string) error { return tableCache().Save(path, t) }

@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 
+	"github.com/torchlsp/torchlsp/server/internal/torchtree"
 	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
@@ -32,47 +31,12 @@ var scanRoots = []string{
 // refs they define.
 var prefilter = [][]byte{[]byte("register"), []byte("make_fallback"), []byte("py_impl"), []byte("_reference")}
 
-// sourceFile is a candidate file of the tree.
-type sourceFile struct {
-	rel   string // slash-separated, relative to the site dir
-	size  int64
-	mtime int64
-}
-
 // listFiles lists the .py files under the scan roots, sorted.
-func listFiles(siteDir string) ([]sourceFile, error) {
-	if st, err := os.Stat(filepath.Join(siteDir, "torch")); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("opimpl: %s holds no torch package", siteDir)
+func listFiles(siteDir string) ([]torchtree.File, error) {
+	files, err := torchtree.List(siteDir, scanRoots...)
+	if err != nil {
+		return nil, fmt.Errorf("opimpl: %w", err)
 	}
-	var files []sourceFile
-	for _, root := range scanRoots {
-		abs := filepath.Join(siteDir, filepath.FromSlash(root))
-		err := filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if p == abs && os.IsNotExist(err) {
-					return nil // older torch: no such part
-				}
-				return err
-			}
-			if d.IsDir() || !strings.HasSuffix(p, ".py") {
-				return nil
-			}
-			info, err := d.Info()
-			if err != nil {
-				return err
-			}
-			rel, err := filepath.Rel(siteDir, p)
-			if err != nil {
-				return err
-			}
-			files = append(files, sourceFile{rel: filepath.ToSlash(rel), size: info.Size(), mtime: info.ModTime().UnixNano()})
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("opimpl: list %s: %w", abs, err)
-		}
-	}
-	sort.Slice(files, func(i, j int) bool { return files[i].rel < files[j].rel })
 	return files, nil
 }
 
@@ -98,14 +62,14 @@ func Scan(ctx context.Context, siteDir string) (*Table, error) {
 
 // scanFiles scans files; budget (nil: one of its own) bounds the text
 // parsed at once.
-func scanFiles(ctx context.Context, siteDir string, files []sourceFile, budget *syntax.Budget) (*Table, error) {
+func scanFiles(ctx context.Context, siteDir string, files []torchtree.File, budget *syntax.Budget) (*Table, error) {
 	facts, err := parseAll(ctx, siteDir, files, budget.OrDefault())
 	if err != nil {
 		return nil, err
 	}
 	r := newResolver(facts)
 	r.infer()
-	t := &Table{Fingerprint: fingerprint(siteDir, files), Version: readVersion(siteDir)}
+	t := &Table{Fingerprint: fingerprint(siteDir, files), Version: torchtree.Version(siteDir)}
 	t.Impls = r.registrations()
 	t.Impls = append(t.Impls, r.refs()...)
 	sortImpls(t.Impls)
@@ -131,7 +95,7 @@ func workers() int {
 }
 
 // parseAll reads and parses the files that pass the prefilter.
-func parseAll(ctx context.Context, siteDir string, files []sourceFile, budget *syntax.Budget) ([]*fileFacts, error) {
+func parseAll(ctx context.Context, siteDir string, files []torchtree.File, budget *syntax.Budget) ([]*fileFacts, error) {
 	out := make([]*fileFacts, len(files))
 	next := make(chan int)
 	errs := make(chan error, workers())
@@ -147,17 +111,17 @@ func parseAll(ctx context.Context, siteDir string, files []sourceFile, budget *s
 			defer p.Close()
 			for i := range next {
 				f := files[i]
-				src, err := os.ReadFile(filepath.Join(siteDir, filepath.FromSlash(f.rel)))
+				src, err := os.ReadFile(filepath.Join(siteDir, filepath.FromSlash(f.Rel)))
 				if err != nil {
-					errs <- fmt.Errorf("opimpl: read %s: %w", f.rel, err)
+					errs <- fmt.Errorf("opimpl: read %s: %w", f.Rel, err)
 					return
 				}
-				if !strings.HasPrefix(f.rel, "torch/_refs/") && !containsAny(src, prefilter) {
+				if !strings.HasPrefix(f.Rel, "torch/_refs/") && !containsAny(src, prefilter) {
 					continue
 				}
-				mod, isPkg := moduleOf(f.rel)
+				mod, isPkg := moduleOf(f.Rel)
 				release := budget.Take(len(src))
-				out[i] = parseFile(p, f.rel, mod, isPkg, src)
+				out[i] = parseFile(p, f.Rel, mod, isPkg, src)
 				release()
 			}
 		}()
@@ -202,30 +166,4 @@ func containsAny(b []byte, words [][]byte) bool {
 		}
 	}
 	return false
-}
-
-// readVersion reads torch's version from torch/version.py.
-func readVersion(siteDir string) string {
-	b, err := os.ReadFile(filepath.Join(siteDir, "torch", "version.py"))
-	if err != nil {
-		return ""
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "__version__")
-		if !ok {
-			continue
-		}
-		rest = strings.TrimSpace(rest)
-		if i := strings.Index(rest, "="); i >= 0 {
-			rest = strings.TrimSpace(rest[i+1:])
-		}
-		if i := strings.IndexAny(rest, "'\""); i >= 0 {
-			q := rest[i]
-			rest = rest[i+1:]
-			if j := strings.IndexByte(rest, q); j >= 0 {
-				return rest[:j]
-			}
-		}
-	}
-	return ""
 }

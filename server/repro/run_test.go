@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/torchlsp/torchlsp/internal/await"
 	"github.com/torchlsp/torchlsp/remote"
 )
 
@@ -61,18 +62,16 @@ func (r *recorder) lines(variant, stream string) []string {
 	return out
 }
 
-// waitGone waits (bounded) until no process has marker in its argv.
+// waitGone waits, 10 s at most, until no process has marker in its argv.
 func waitGone(t *testing.T, marker string) {
 	t.Helper()
-	for i := 0; i < 100; i++ {
-		if err := exec.Command("pgrep", "-f", marker).Run(); err != nil {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := await.Gone(ctx, func() []int { return await.Cmdline(marker) }); err != nil {
+		out, _ := exec.Command("pgrep", "-af", marker).Output()
+		t.Errorf("processes with %s still running: %v\n%s", marker, err, out)
+		exec.Command("pkill", "-KILL", "-f", marker).Run()
 	}
-	out, _ := exec.Command("pgrep", "-af", marker).Output()
-	t.Errorf("processes with %s still running:\n%s", marker, out)
-	exec.Command("pkill", "-KILL", "-f", marker).Run()
 }
 
 func TestRunStreamsLinesAsTheyArrive(t *testing.T) {

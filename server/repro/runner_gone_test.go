@@ -2,6 +2,7 @@ package repro
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/torchlsp/torchlsp/internal/await"
 	"github.com/torchlsp/torchlsp/remote"
 )
 
@@ -123,16 +125,9 @@ f(torch.ones(2))
 		t.Errorf("workspace directories left: %v", entries)
 	}
 	// The user's child went with the process group (once init reaps it).
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := syscall.Kill(-cmd.Process.Pid, 0)
-		if errors.Is(err, syscall.ESRCH) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("the script's process group still has members 10 s after it ended (kill 0: %v)", err)
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := await.Gone(ctx, func() []int { return await.Group(cmd.Process.Pid) }); err != nil {
+		t.Errorf("the script's process group still has members 10 s after it ended: %v", err)
 	}
 }

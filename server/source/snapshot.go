@@ -107,7 +107,7 @@ func (s *Snapshot) FlagRefs(cat *gates.Catalog) []diagnose.FlagRef {
 		if s.tooLarge {
 			return []diagnose.FlagRef(nil)
 		}
-		return diagnose.FlagRefs(buf, []byte(s.Text()), cat)
+		return diagnose.FlagRefs(buf, cat)
 	}).([]diagnose.FlagRef)
 }
 

@@ -33,6 +33,8 @@ func TestBudgetBoundsWhatIsInFlight(t *testing.T) {
 					break
 				}
 			}
+			// The work a share is taken for: holding it a while is the
+			// load under test, so that takers overlap.
 			time.Sleep(time.Millisecond)
 			inFlight.Add(-w)
 			release()

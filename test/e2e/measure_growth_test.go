@@ -195,6 +195,8 @@ func pyrightFirstDefinition(t *testing.T, site string) (time.Duration, bool) {
 		if err == nil && len(locs) > 0 && strings.HasSuffix(locs[0].URI, "/torch/nn/modules/linear.py") {
 			return time.Since(t0), true
 		}
+		// Paces the polls that are the measurement: pyright says
+		// nothing when it can answer.
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatalf("pyright gave no definition of nn.Linear: %v", ctx.Err())

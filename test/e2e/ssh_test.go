@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/torchlsp/torchlsp/internal/await"
 	"github.com/torchlsp/torchlsp/lsp/lsptest"
 	"github.com/torchlsp/torchlsp/remote"
 	"github.com/torchlsp/torchlsp/remote/sshtarget"
@@ -395,15 +396,10 @@ func TestSSHCutDuringRequest(t *testing.T) {
 
 func waitFile(t *testing.T, path string) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not appear", path)
-		}
-		time.Sleep(20 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := await.File(ctx, path, func(b []byte) bool { return len(b) > 0 }); err != nil {
+		t.Fatalf("%s did not appear: %v", path, err)
 	}
 }
 
@@ -482,8 +478,9 @@ func TestSSHCutDuringMirror(t *testing.T) {
 // cache holds a file: the mirror has unpacked part of what got through.
 func awaitPartialMirror(t *testing.T, cache string, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	err := await.Changed(ctx, cache, func() bool {
 		found := false
 		_ = filepath.WalkDir(cache, func(p string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() && strings.Contains(p, "/.tmp-") {
@@ -492,13 +489,10 @@ func awaitPartialMirror(t *testing.T, cache string, within time.Duration) {
 			}
 			return nil
 		})
-		if found {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no partial mirror under %s within %v", cache, within)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return found
+	})
+	if err != nil {
+		t.Fatalf("no partial mirror under %s within %v: %v", cache, within, err)
 	}
 }
 
@@ -551,9 +545,10 @@ func TestSSHHelperKilled(t *testing.T) {
 	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for _, err := os.Stat(fmt.Sprintf("/proc/%d", pids[0])); err == nil && time.Now().Before(deadline); _, err = os.Stat(fmt.Sprintf("/proc/%d", pids[0])) {
-		time.Sleep(20 * time.Millisecond)
+	gone, cancelGone := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancelGone()
+	if err := await.Gone(gone, func() []int { return pids[:1] }); err != nil {
+		t.Fatalf("the killed helper still runs: %v", err)
 	}
 	// The exit notice travels back through pct, sshd, the jump host and
 	// the proxy, and nothing tells the editor when it has arrived. A hover
@@ -858,6 +853,7 @@ func measureFirst(t *testing.T, r *sshRig, settings json.RawMessage, hovers bool
 		if time.Since(t0) > 5*time.Minute {
 			t.Fatalf("no correct definition after 5 minutes: %+v %v", locs, err)
 		}
+		// Paces the polls that are the measurement.
 		time.Sleep(5 * time.Millisecond)
 	}
 	m.first = first

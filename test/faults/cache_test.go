@@ -2,6 +2,7 @@ package faults
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/url"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/torchlsp/torchlsp/internal/await"
 	"github.com/torchlsp/torchlsp/lsp/lsptest"
 )
 
@@ -111,18 +113,21 @@ func TestDamagedCacheIsRebuilt(t *testing.T) {
 			// cache satisfies ok.
 			awaitFile := func(name string, ok func([]byte) bool) []byte {
 				t.Helper()
-				deadline := time.Now().Add(30 * time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
 				var data []byte
-				for time.Now().Before(deadline) {
-					if p := findOneOrEmpty(sb.Cache, name); p != "" {
-						if data, _ = os.ReadFile(p); ok(data) {
-							return data
-						}
+				err := await.Changed(ctx, sb.Cache, func() bool {
+					p := findOneOrEmpty(sb.Cache, name)
+					if p == "" {
+						return false
 					}
-					time.Sleep(20 * time.Millisecond)
+					data, _ = os.ReadFile(p)
+					return ok(data)
+				})
+				if err != nil {
+					t.Fatalf("%s never became right (%v); last %d bytes", name, err, len(data))
 				}
-				t.Fatalf("%s never became right; last %d bytes", name, len(data))
-				return nil
+				return data
 			}
 			nonEmpty := func(b []byte) bool { return len(b) > 0 }
 

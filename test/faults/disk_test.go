@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/torchlsp/torchlsp/internal/await"
 	"github.com/torchlsp/torchlsp/lsp/lsptest"
 	"github.com/torchlsp/torchlsp/server/pyindex"
 )
@@ -78,19 +79,19 @@ func TestDiskFullDuringMirror(t *testing.T) {
 		}
 	}
 	// Nothing half-written stays to fill the disk.
-	deadline := time.Now().Add(10 * time.Second)
-	for usedBytes(t, cache)-dirBytes(t, filepath.Join(cache, "ondemand")) > 64<<10 {
-		if time.Now().After(deadline) {
-			var left []string
-			_ = filepath.Walk(cache, func(p string, info os.FileInfo, err error) error {
-				if err == nil && !info.IsDir() {
-					left = append(left, p)
-				}
-				return nil
-			})
-			t.Fatalf("%d bytes left in the cache after the failed mirror: %.10q", usedBytes(t, cache), left)
-		}
-		time.Sleep(50 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := await.Changed(ctx, cache, func() bool {
+		return usedBytes(t, cache)-dirBytes(t, filepath.Join(cache, "ondemand")) <= 64<<10
+	}); err != nil {
+		var left []string
+		_ = filepath.Walk(cache, func(p string, info os.FileInfo, err error) error {
+			if err == nil && !info.IsDir() {
+				left = append(left, p)
+			}
+			return nil
+		})
+		t.Fatalf("%d bytes left in the cache after the failed mirror (%v): %.10q", usedBytes(t, cache), err, left)
 	}
 	env.Shutdown()
 }

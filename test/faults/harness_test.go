@@ -2,6 +2,7 @@ package faults
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -18,6 +19,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/torchlsp/torchlsp/internal/await"
 	"github.com/torchlsp/torchlsp/lsp"
 	"github.com/torchlsp/torchlsp/lsp/lsptest"
 )
@@ -182,21 +184,15 @@ func processesWithCmd(t testing.TB, needle, cmd string) []int {
 // awaitNoProcesses waits, bounded, until no process holds needle.
 func awaitNoProcesses(t testing.TB, needle string, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		pids := processesWith(t, needle)
-		if len(pids) == 0 {
-			return
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	if err := await.Gone(ctx, func() []int { return processesWith(t, needle) }); err != nil {
+		var cmds []string
+		for _, p := range processesWith(t, needle) {
+			cl, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p), "cmdline"))
+			cmds = append(cmds, strconv.Itoa(p)+": "+strings.ReplaceAll(string(cl), "\x00", " "))
 		}
-		if time.Now().After(deadline) {
-			var cmds []string
-			for _, p := range pids {
-				cl, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p), "cmdline"))
-				cmds = append(cmds, strconv.Itoa(p)+": "+strings.ReplaceAll(string(cl), "\x00", " "))
-			}
-			t.Fatalf("processes left behind after %v:\n%s", within, strings.Join(cmds, "\n"))
-		}
-		time.Sleep(50 * time.Millisecond)
+		t.Fatalf("processes left behind after %v (%v):\n%s", within, err, strings.Join(cmds, "\n"))
 	}
 }
 
@@ -212,6 +208,8 @@ func awaitProcess(t testing.TB, needle, cmd string, within time.Duration) int {
 		if time.Now().After(deadline) {
 			t.Fatalf("no process with %q started within %v", needle, within)
 		}
+		// A process starting announces itself to nobody a test can ask
+		// without privileges (the proc connector needs CAP_NET_ADMIN).
 		time.Sleep(20 * time.Millisecond)
 	}
 }

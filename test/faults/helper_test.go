@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/torchlsp/torchlsp/internal/await"
 	"github.com/torchlsp/torchlsp/lsp/lsptest"
 )
 
@@ -79,18 +81,16 @@ func TestHelperKilledMidRequest(t *testing.T) {
 // process id to path, and returns it.
 func awaitImport(t *testing.T, path string, within time.Duration) int {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		if b, err := os.ReadFile(path); err == nil {
-			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-			if err != nil {
-				t.Fatalf("%s holds %q", path, b)
-			}
-			return pid
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the helper's import of torch did not start within %v", within)
-		}
-		time.Sleep(10 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	// The import writes the file aside and renames it: there, it is whole.
+	b, err := await.File(ctx, path, func([]byte) bool { return true })
+	if err != nil {
+		t.Fatalf("the helper's import of torch did not start within %v: %v", within, err)
 	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("%s holds %q", path, b)
+	}
+	return pid
 }

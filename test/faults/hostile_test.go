@@ -171,6 +171,8 @@ func TestHostileMirrorFileUnderLimit(t *testing.T) {
 				t.Fatalf("hover: %+v, %v", hov, err)
 			}
 			last, stable := 0.0, time.Now()
+			// A measurement, not a wait: the peak is sampled until it has
+			// stopped growing for 8 s.
 			for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline) && time.Since(stable) < 8*time.Second; time.Sleep(200 * time.Millisecond) {
 				if rss := peakRSSMB(t, p.Cmd.Process.Pid); rss > last+1 {
 					last, stable = rss, time.Now()

@@ -266,6 +266,7 @@ func TestBastionRestarted(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no answer within a minute of the bastion's return: %+v, %v", h, err)
 		}
+		// Only a request shows the reconnect has happened, as for a user.
 		time.Sleep(500 * time.Millisecond)
 	}
 	for _, p := range tp.processes(t) {

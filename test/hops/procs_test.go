@@ -153,6 +153,7 @@ func (tp *topology) requireNothingLeft(t testing.TB) {
 			}
 			t.Fatalf("left running on the hosts 30 s after the session ended:%s", b.String())
 		}
+		// slurmctld's job table announces no change: it is asked again.
 		time.Sleep(200 * time.Millisecond)
 	}
 }
@@ -175,6 +176,7 @@ func (tp *topology) awaitProcs(t testing.TB, what string, match func(proc) bool)
 		if time.Now().After(deadline) {
 			t.Fatalf("no process on the hosts is %s", what)
 		}
+		// A process starting announces itself to nobody a test can ask.
 		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/torchlsp/torchlsp/internal/await"
 	"github.com/torchlsp/torchlsp/remote"
 	"github.com/torchlsp/torchlsp/remote/sshtarget"
 	"github.com/torchlsp/torchlsp/remote/sshtest"
@@ -268,17 +269,22 @@ func (h *host) start() error {
 	}
 	h.cmd, h.done = cmd, make(chan struct{})
 	go func() { _ = cmd.Wait(); close(h.done) }()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	go func() {
 		select {
-		case <-h.done:
-			return fmt.Errorf("sshd exited: %s", h.readLog())
-		default:
+		case <-h.done: // no log line will come
+			cancel()
+		case <-ctx.Done():
 		}
-		if strings.Contains(h.readLog(), "Server listening on") {
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
+	}()
+	if _, err := await.File(ctx, h.log, func(b []byte) bool { return strings.Contains(string(b), "Server listening on") }); err == nil {
+		return nil
+	}
+	select {
+	case <-h.done:
+		return fmt.Errorf("sshd exited: %s", h.readLog())
+	default:
 	}
 	h.stop()
 	return fmt.Errorf("sshd did not listen within 15 s: %s", h.readLog())

@@ -308,6 +308,8 @@ func TestLoad(t *testing.T) {
 	env.Shutdown()
 	c.Close()
 	endGoroutines := runtime.NumGoroutine()
+	// Nothing announces a goroutine's end: the count is read again until
+	// it settles, within a bound.
 	for deadline := time.Now().Add(10 * time.Second); endGoroutines > baseGoroutines && time.Now().Before(deadline); endGoroutines = runtime.NumGoroutine() {
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -359,6 +359,8 @@ func TestEditorsResolveTorchThroughSite(t *testing.T) {
 						if len(labels) > 0 || ctx.Err() != nil {
 							break
 						}
+						// The other server says nothing when its index is
+						// ready: it is asked again.
 						time.Sleep(200 * time.Millisecond)
 					}
 					got := map[string]bool{}

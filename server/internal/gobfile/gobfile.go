@@ -5,13 +5,11 @@
 package gobfile
 
 import (
-	"crypto/sha256"
 	"encoding/gob"
-	"encoding/hex"
-	"hash"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 )
 
 // Read decodes the file at path into v.
@@ -45,28 +43,65 @@ func Write(path string, v any) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// Fingerprint identifies the files a cache was built from: a header (the
-// cache's kind and format, the package's version) and each file's path,
-// size and modification time. Mirrors are read-only, so a changed file
-// means a new mirror and a new fingerprint.
-type Fingerprint struct{ h hash.Hash }
-
-// NewFingerprint starts a fingerprint with its header.
-func NewFingerprint(header string) *Fingerprint {
-	f := &Fingerprint{h: sha256.New()}
-	f.h.Write([]byte(header + "\n"))
-	return f
+// Cache is a value built from a tree and kept in a file beside it, with
+// the fingerprint of what it was built from: it is used again only while
+// the tree has that fingerprint.
+type Cache[T any] struct {
+	Kind string // names the cache in errors: "gates", "opimpl"
+	// Format changes whenever T's meaning or layout does, so that an old
+	// file is rebuilt rather than misread.
+	Format int
+	// Fingerprint is the fingerprint a value was built from.
+	Fingerprint func(*T) string
+	// Loaded prepares a value read from a file (its lookup maps); nil
+	// when it needs nothing.
+	Loaded func(*T)
 }
 
-// File adds one file.
-func (f *Fingerprint) File(rel string, size, mtime int64) {
-	f.h.Write([]byte(rel))
-	f.h.Write([]byte{0})
-	f.h.Write([]byte(strconv.FormatInt(size, 10)))
-	f.h.Write([]byte{0})
-	f.h.Write([]byte(strconv.FormatInt(mtime, 10)))
-	f.h.Write([]byte{'\n'})
+// cacheFile is what a Cache's file holds.
+type cacheFile[T any] struct {
+	Format int
+	Value  *T
 }
 
-// Sum is the fingerprint as hex.
-func (f *Fingerprint) Sum() string { return hex.EncodeToString(f.h.Sum(nil)) }
+// Open returns the value in the file at path when it was built from files
+// with fingerprint fp; otherwise it builds the value and writes it back. A
+// missing, corrupt or stale file is rebuilt; failing to write it is not
+// the caller's problem, since the value itself is good.
+func (c Cache[T]) Open(path, fp string, build func() (*T, error)) (*T, error) {
+	if v, err := c.Load(path); err == nil && c.Fingerprint(v) == fp {
+		return v, nil
+	}
+	v, err := build()
+	if err != nil {
+		return nil, err
+	}
+	_ = c.Save(path, v)
+	return v, nil
+}
+
+// Load reads a value saved by Save.
+func (c Cache[T]) Load(path string) (*T, error) {
+	var cf cacheFile[T]
+	if err := Read(path, &cf); err != nil {
+		return nil, fmt.Errorf("%s: load %s: %w", c.Kind, path, err)
+	}
+	if cf.Format != c.Format || cf.Value == nil {
+		return nil, fmt.Errorf("%s: load %s: cache format %d, want %d", c.Kind, path, cf.Format, c.Format)
+	}
+	if c.Loaded != nil {
+		c.Loaded(cf.Value)
+	}
+	return cf.Value, nil
+}
+
+// Save writes v to path, atomically.
+func (c Cache[T]) Save(path string, v *T) error {
+	if v == nil {
+		return errors.New(c.Kind + ": save nil")
+	}
+	if err := Write(path, cacheFile[T]{Format: c.Format, Value: v}); err != nil {
+		return fmt.Errorf("%s: save %s: %w", c.Kind, path, err)
+	}
+	return nil
+}

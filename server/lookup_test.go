@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"github.com/torchlsp/torchlsp/server/source"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/torchlsp/torchlsp/server/config"
+	"github.com/torchlsp/torchlsp/server/source"
 )
 
 // fixtureEngine starts an engine on the fixture torch through Debian's
@@ -95,11 +94,11 @@ func TestLookupCacheKeepsRangesPerReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, err := s.pkg(ctx, "torch")
+	ps, err := s.Package(ctx, "torch")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := ps.lookups.get("torch.nn.Linear"); !ok {
+	if !ps.Cached("torch.nn.Linear") {
 		t.Error("torch.nn.Linear was not cached")
 	}
 }
@@ -135,57 +134,5 @@ func TestFlagRefsFollowEdits(t *testing.T) {
 	}
 	if !isFlag(after, posOf(t, after, "cudagraph_trees", 0, 2)) {
 		t.Error("no flag hover at the flag's new place")
-	}
-}
-
-func TestLookupCacheBound(t *testing.T) {
-	var c lookupCache
-	ps := &pkgState{}
-	for i := 0; i <= maxCachedLookups; i++ {
-		c.put(fmt.Sprintf("torch.f%d", i), &target{qualname: fmt.Sprintf("torch.f%d", i), pkg: ps, missing: true})
-	}
-	if n := len(c.m); n != 1 {
-		t.Errorf("after %d puts the cache holds %d entries, want 1 (it starts over when full)", maxCachedLookups+1, n)
-	}
-	got, ok := c.get(fmt.Sprintf("torch.f%d", maxCachedLookups))
-	if !ok || got.hover == "" || got.ref != refZero {
-		t.Errorf("last entry = %+v, %v; want a rendered hover and no reference", got, ok)
-	}
-}
-
-// The cache is bounded in bytes as well as entries: an answer over
-// maxEntryBytes is not kept, and many large answers (a target whose helper
-// sends long docstrings and signatures) never hold more than
-// maxCachedBytes.
-func TestLookupCacheByteBound(t *testing.T) {
-	t.Parallel()
-	var c lookupCache
-	ps := &pkgState{}
-	huge := strings.Repeat("d", maxEntryBytes)
-	if c.put("torch.huge", &target{qualname: "torch.huge", pkg: ps, kind: "function", docSummary: huge}) {
-		t.Error("an answer over maxEntryBytes was cached")
-	}
-	if _, ok := c.get("torch.huge"); ok {
-		t.Error("torch.huge is in the cache")
-	}
-	big := strings.Repeat("s", 100<<10) // under the entry limit, with the hover twice that
-	for i := 0; i < 1000; i++ {
-		name := fmt.Sprintf("torch.f%d", i)
-		if !c.put(name, &target{qualname: name, pkg: ps, kind: "function", signature: big}) {
-			t.Fatalf("put %d refused an answer of %d bytes", i, len(big))
-		}
-		if _, bytes := c.size(); bytes > maxCachedBytes {
-			t.Fatalf("after %d puts the cache holds %d bytes, over %d", i+1, bytes, maxCachedBytes)
-		}
-	}
-	n, bytes := c.size()
-	t.Logf("after 1000 answers of 100 KB: %d entries, %d bytes", n, bytes)
-	if n == 0 || bytes == 0 {
-		t.Error("nothing cached")
-	}
-	// Replacing an entry does not count it twice.
-	c.put("torch.f999", &target{qualname: "torch.f999", pkg: ps, missing: true})
-	if _, after := c.size(); after >= bytes {
-		t.Errorf("replacing a 200 KB entry with a small one: %d → %d bytes", bytes, after)
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package session
 
 import "sync"
 
@@ -16,38 +16,39 @@ const (
 	// well below it (remote.HelperLimits); a larger one is served, not
 	// kept, so a target that sends huge answers cannot fill the cache.
 	maxEntryBytes = 256 << 10
-	// entryOverhead approximates a cached target's fixed size: the struct
+	// entryOverhead approximates a cached definition's fixed size: the struct
 	// and its map entry.
 	entryOverhead = 256
 )
 
 // lookupCache remembers, for one mirrored package, what each dotted name
-// resolved to and its rendered hover. A pkgState is replaced whenever the
+// resolved to and its rendered hover. A Package is replaced whenever the
 // mirror changes, so the cache never outlives the sources it describes.
 // Resolving again would cost an index walk, a docstring read from disk or
 // a round trip to the target's helper; the cached answer costs a map read.
 type lookupCache struct {
 	mu    sync.Mutex // guards m and bytes
-	m     map[string]*target
+	m     map[string]*Definition
 	bytes int // entrySize of everything in m
 }
 
-// get returns the cached target of qualname (shared: callers copy it
+// get returns the cached definition of qualname (shared: callers copy it
 // before changing anything).
-func (c *lookupCache) get(qualname string) (*target, bool) {
+func (c *lookupCache) get(qualname string) (*Definition, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t, ok := c.m[qualname]
 	return t, ok
 }
 
-// put stores a resolved target, stripped of the reference that led to it,
-// with its hover rendered once. It reports whether the target was kept:
-// one over maxEntryBytes is not.
-func (c *lookupCache) put(qualname string, t *target) bool {
-	cached := *t
-	cached.ref = refZero
-	cached.hover = renderHover(&cached)
+// put stores a resolved definition with its hover rendered once by
+// render (none when nil). It reports whether the definition was kept: one
+// over maxEntryBytes is not.
+func (c *lookupCache) put(qualname string, d *Definition, render func(*Definition) string) bool {
+	cached := *d
+	if render != nil {
+		cached.Hover = render(&cached)
+	}
 	size := entrySize(qualname, &cached)
 	if size > maxEntryBytes {
 		return false
@@ -59,7 +60,7 @@ func (c *lookupCache) put(qualname string, t *target) bool {
 		delete(c.m, qualname)
 	}
 	if c.m == nil || len(c.m) >= maxCachedLookups || c.bytes+size > maxCachedBytes {
-		c.m = make(map[string]*target)
+		c.m = make(map[string]*Definition)
 		c.bytes = 0
 	}
 	c.m[qualname] = &cached
@@ -74,16 +75,16 @@ func (c *lookupCache) size() (entries, bytes int) {
 	return len(c.m), c.bytes
 }
 
-// entrySize is what a cached target holds: its strings and a fixed
-// overhead. The spec and package are shared with the session, not
-// counted.
-func entrySize(qualname string, t *target) int {
-	n := entryOverhead + len(qualname) + len(t.qualname) + len(t.kind) + len(t.signature) + len(t.docSummary) +
-		len(t.via) + len(t.localPath) + len(t.targetPath) + len(t.hover)
-	for _, s := range t.decorators {
+// entrySize is what a cached definition holds: its strings and a fixed
+// overhead. The target's name and the package are shared with the
+// session, not counted.
+func entrySize(qualname string, d *Definition) int {
+	n := entryOverhead + len(qualname) + len(d.Qualname) + len(d.Kind) + len(d.Signature) + len(d.DocSummary) +
+		len(d.Via) + len(d.LocalPath) + len(d.TargetPath) + len(d.ParamText) + len(d.Hover)
+	for _, s := range d.Decorators {
 		n += len(s) + 16
 	}
-	for _, s := range t.chain {
+	for _, s := range d.Chain {
 		n += len(s) + 16
 	}
 	return n

@@ -1,4 +1,11 @@
-package server
+// Package session is the engine's model of its targets, in the manner of
+// gopls' cache: one Session per target (its connection, its resident
+// helper, its packages), each Package's state (the mirror or on-demand
+// tree, the index, the flag catalog, the compiled-op table, the lookup
+// cache), and name resolution over them (Resolve, DefinitionAt). It knows
+// nothing of documents, features or front ends: what it has to say goes to
+// its Env.
+package session
 
 import (
 	"context"
@@ -7,27 +14,27 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/torchlsp/torchlsp/remote"
 	"github.com/torchlsp/torchlsp/server/pyindex"
 )
 
-// session is the engine's view of one target: the connection, the resident
-// helper, and the mirrored, indexed packages. Packages load in the
+// Session is the engine's view of one target: the connection, the
+// resident helper, and the mirrored, indexed packages. Packages load in the
 // background; until a package's mirror is complete, hover and definition
 // answer from its on-demand tree (ondemand.go), and what needs the whole
 // tree waits for the mirror.
-type session struct {
-	env    sessionEnv
+type Session struct {
+	env    Env
+	opts   Options
 	spec   remote.Spec
 	target remote.Target
 	client *remote.Client
 
 	mu            sync.Mutex      // guards the fields below
 	imported      map[string]bool // packages the helper has imported
-	pkgs          map[string]*pkgState
+	pkgs          map[string]*Package
 	quick         map[string]*quickState     // packages answered on demand while they mirror
 	locating      map[string]*locateCall     // package_info calls in flight, shared
 	bulkRetries   map[string]int             // background retries of a failed bulk mirror, in a row
@@ -37,7 +44,7 @@ type session struct {
 
 // noteFailure records the target's current failure ("" for none) and
 // reports whether it differs from the one last shown.
-func (s *session) noteFailure(msg string) bool {
+func (s *Session) noteFailure(msg string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	changed := s.lastFailure != msg
@@ -45,120 +52,87 @@ func (s *session) noteFailure(msg string) bool {
 	return changed
 }
 
-// pkgState is one package of one target. done closes when loading ended,
-// successfully or not.
-type pkgState struct {
-	name  string
-	fresh bool // skip the cached mirror: the target was seen to differ from it
-	// partial marks an on-demand tree (server/ondemand.go): what needs
-	// the whole tree (op table, flag catalog, site view) is not taken
-	// from it.
-	partial bool
-	done    chan struct{}
-	err     error
-	info    remote.PackageInfo
-	mirror  *remote.MirrorTree
-	index   *pyindex.Index
-	loaded  time.Duration // time from request to usable index
-	gates   catalogState
-	impls   implState // compiled-op registrations, scanned once per mirror
-	// lookups caches resolved names; it lives and dies with this mirror.
-	lookups lookupCache
-	// confirmed is set once the target said this mirror is its current
-	// install (a fresh mirror, or a cached one revalidated); until then a
-	// cached mirror may be of a version the target has since replaced.
-	confirmed atomic.Bool
-}
-
 // ErrNotOnTarget marks names whose package is not installed on the target,
 // or is not a third-party package torchlsp answers for.
 var ErrNotOnTarget = errors.New("not on the target")
 
-// sessionEnv is what a session needs from the engine that owns it.
-type sessionEnv struct {
-	bg     *background // runs loads and checks; its context is the engine's lifetime
-	notify Notifier
-	// status reports a target's state for the status item.
-	status         func(target, version, state, msg string)
-	cacheDir       string // mirrors live under it
-	connectTimeout time.Duration
-	inspectTimeout time.Duration
-	// validateCache makes a cached mirror wait for the target's word
-	// that it is current (one-shot command-line runs).
-	validateCache bool
-	// packagesChanged tells the engine a package was mirrored again (its
-	// site view follows).
-	packagesChanged func(target string)
-	// Bounds on what a target may send; zero fields take remote's
-	// defaults.
-	mirrorLimits remote.MirrorLimits
-	helperLimits remote.HelperLimits
-}
-
-func newSession(env sessionEnv, spec remote.Spec, t remote.Target) *session {
-	return &session{
+// New makes the session of the target spec names, reached through t; it
+// owns t from then on.
+func New(env Env, opts Options, spec remote.Spec, t remote.Target) *Session {
+	return &Session{
 		env:    env,
+		opts:   opts,
 		spec:   spec,
 		target: t,
-		client: remote.NewClientWith(t, spec, env.helperLimits),
-		pkgs:   map[string]*pkgState{},
+		client: remote.NewClientWith(t, spec, opts.HelperLimits),
+		pkgs:   map[string]*Package{},
 
 		effectiveVals: map[string]*effectiveState{},
 	}
 }
 
-func (s *session) close() error {
+// Spec is the target's resolved configuration.
+func (s *Session) Spec() remote.Spec { return s.spec }
+
+// Target is the target's connection, for running programs on it.
+func (s *Session) Target() remote.Target { return s.target }
+
+// Client is the target's resident helper.
+func (s *Session) Client() *remote.Client { return s.client }
+
+// Close ends the helper and the connection.
+func (s *Session) Close() error {
 	return errors.Join(s.client.Close(), s.target.Close())
 }
 
-// eager starts loading the packages the target lists, without waiting.
-func (s *session) eager() {
+// Eager starts loading the packages the target lists, without waiting.
+func (s *Session) Eager() {
 	for _, name := range s.spec.Packages {
 		s.start(name)
 	}
 }
 
 // start begins loading a package if nobody has yet, and returns its state.
-func (s *session) start(name string) *pkgState {
+func (s *Session) start(name string) *Package {
 	return s.startLoad(name, false)
 }
 
 // startLoad begins loading a package; fresh skips the cached mirror.
-func (s *session) startLoad(name string, fresh bool) *pkgState {
+func (s *Session) startLoad(name string, fresh bool) *Package {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ps, ok := s.pkgs[name]; ok && !fresh {
 		return ps
 	}
-	ps := &pkgState{name: name, fresh: fresh, done: make(chan struct{})}
+	ps := &Package{name: name, opts: &s.opts, fresh: fresh, done: make(chan struct{})}
 	s.pkgs[name] = ps
-	started := s.env.bg.Go(func() {
+	started := s.opts.Work.Go(func() {
 		defer close(ps.done)
-		start := time.Now()
-		ps.err = s.load(s.env.bg.ctx, ps)
-		ps.loaded = time.Since(start)
-		if ps.err != nil && !errors.Is(ps.err, ErrNotOnTarget) && s.env.bg.ctx.Err() == nil {
+		ctx := s.opts.Work.Context()
+		ps.err = s.load(ctx, ps)
+		if ps.err != nil && !errors.Is(ps.err, ErrNotOnTarget) && ctx.Err() == nil {
 			// Every request retries a failed load; the user hears of a
 			// failure once, until it changes or the target recovers.
 			if s.noteFailure(ps.err.Error()) {
-				s.env.notify.ShowMessage(s.env.bg.ctx, MessageError, fmt.Sprintf("torchlsp: target %s: %v", s.spec.Name, ps.err))
+				s.env.Message(ctx, LevelError, fmt.Sprintf("torchlsp: target %s: %v", s.spec.Name, ps.err))
 			}
-			s.env.status(s.spec.Name, "", "error", ps.err.Error())
+			s.env.Status(s.spec.Name, "", "error", ps.err.Error())
 			// Answers come on demand meanwhile: nobody waits on the
 			// mirror to ask again, so it is tried again here.
 			s.retryBulk(ps)
 		}
 	})
 	if !started {
-		ps.err = errShutDown
+		ps.err = ErrShutDown
 		close(ps.done)
 	}
 	return ps
 }
 
-// pkg waits until the named package is usable, or ctx ends. A failed load
-// is retried on the next request, so a target that comes back is used.
-func (s *session) pkg(ctx context.Context, name string) (*pkgState, error) {
+// Package waits until the named package's complete mirror is usable, or
+// ctx ends. A failed load is retried on the next request, so a target that
+// comes back is used.
+func (s *Session) Package(ctx context.Context, name string) (*Package, error) {
 	ps := s.start(name)
 	select {
 	case <-ps.done:
@@ -185,24 +159,24 @@ func (s *session) pkg(ctx context.Context, name string) (*pkgState, error) {
 // (a restart answers without touching the target); otherwise the package is
 // located on the target and mirrored. The index opens lazily and builds in
 // the background.
-func (s *session) load(ctx context.Context, ps *pkgState) error {
-	cacheRoot := s.env.cacheDir
+func (s *Session) load(ctx context.Context, ps *Package) error {
+	cacheRoot := s.opts.CacheDir
 	cached, err := remote.LookupMirror(cacheRoot, s.spec, ps.name)
 	if err != nil || ps.fresh {
 		cached = nil
 	}
-	if cached != nil && !s.env.validateCache {
+	if cached != nil && !s.opts.ValidateCache {
 		// Answer from the cache at once; check the target in the
 		// background.
 		if err := s.use(ps, cached, infoOf(cached)); err != nil {
 			return err
 		}
-		s.env.bg.Go(func() { s.revalidate(ctx, ps) })
+		s.opts.Work.Go(func() { s.revalidate(ctx, ps) })
 		return nil
 	}
 
-	s.env.status(s.spec.Name, "", "connecting", "")
-	prog := s.env.notify.StartProgress(ctx, fmt.Sprintf("torchlsp: %s on %s", ps.name, s.spec.Name), false)
+	s.env.Status(s.spec.Name, "", "connecting", "")
+	prog := s.env.StartProgress(ctx, fmt.Sprintf("torchlsp: %s on %s", ps.name, s.spec.Name))
 	fail := func(err error) error {
 		if ctx.Err() != nil {
 			prog.End("cancelled")
@@ -241,16 +215,16 @@ func (s *session) load(ctx context.Context, ps *pkgState) error {
 }
 
 // use makes a mirror the package's source of answers.
-func (s *session) use(ps *pkgState, m *remote.MirrorTree, info remote.PackageInfo) error {
+func (s *Session) use(ps *Package, m *remote.MirrorTree, info remote.PackageInfo) error {
 	ps.mirror, ps.info = m, info
 	if err := s.openIndex(ps); err != nil {
 		return err
 	}
 	if ps.name == "torch" {
-		ps.startOpTable(s.env.bg)
+		ps.startOpTable()
 	}
 	s.noteFailure("")
-	s.env.status(s.spec.Name, info.Version, "ready", "")
+	s.env.Status(s.spec.Name, info.Version, "ready", "")
 	return nil
 }
 
@@ -270,7 +244,7 @@ type locateCall struct {
 // locate asks the helper where a package is installed. Concurrent callers
 // (the mirror and the on-demand tree starting together) share one call:
 // it walks the package on the target.
-func (s *session) locate(ctx context.Context, name string) (remote.PackageInfo, error) {
+func (s *Session) locate(ctx context.Context, name string) (remote.PackageInfo, error) {
 	s.mu.Lock()
 	if s.locating == nil {
 		s.locating = map[string]*locateCall{}
@@ -280,8 +254,8 @@ func (s *session) locate(ctx context.Context, name string) (remote.PackageInfo, 
 		c = &locateCall{done: make(chan struct{})}
 		s.locating[name] = c
 		s.mu.Unlock()
-		started := s.env.bg.Go(func() {
-			c.info, c.err = s.locateNow(s.env.bg.ctx, name)
+		started := s.opts.Work.Go(func() {
+			c.info, c.err = s.locateNow(s.opts.Work.Context(), name)
 			s.mu.Lock()
 			delete(s.locating, name) // the next caller asks afresh
 			s.mu.Unlock()
@@ -291,7 +265,7 @@ func (s *session) locate(ctx context.Context, name string) (remote.PackageInfo, 
 			s.mu.Lock()
 			delete(s.locating, name)
 			s.mu.Unlock()
-			c.err = errShutDown
+			c.err = ErrShutDown
 			close(c.done)
 		}
 	} else {
@@ -306,8 +280,8 @@ func (s *session) locate(ctx context.Context, name string) (remote.PackageInfo, 
 }
 
 // locateNow asks the helper where a package is installed.
-func (s *session) locateNow(ctx context.Context, name string) (remote.PackageInfo, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.env.connectTimeout)
+func (s *Session) locateNow(ctx context.Context, name string) (remote.PackageInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.ConnectTimeout)
 	defer cancel()
 	info, err := s.client.PackageInfo(ctx, name)
 	if remote.IsRemoteError(err, "ModuleNotFoundError") || (err == nil && info.Location == "") {
@@ -330,7 +304,7 @@ func (s *session) locateNow(ctx context.Context, name string) (remote.PackageInf
 // answersFor decides whether torchlsp speaks about a package: the ones the
 // target lists, and other installed third-party packages. The standard
 // library is left to the user's main Python server.
-func (s *session) answersFor(name string, info remote.PackageInfo) bool {
+func (s *Session) answersFor(name string, info remote.PackageInfo) bool {
 	for _, p := range s.spec.Packages {
 		if p == name {
 			return true
@@ -340,12 +314,12 @@ func (s *session) answersFor(name string, info remote.PackageInfo) bool {
 	return site == "site-packages" || site == "dist-packages"
 }
 
-func (s *session) mirror(ctx context.Context, info remote.PackageInfo, prog Progress) (*remote.MirrorTree, error) {
+func (s *Session) mirror(ctx context.Context, info remote.PackageInfo, prog Progress) (*remote.MirrorTree, error) {
 	prog.Report(fmt.Sprintf("mirroring %s %s (%d files)", info.Name, info.Version, info.FilesCount), 0)
-	s.env.status(s.spec.Name, info.Version, "indexing", "mirroring")
+	s.env.Status(s.spec.Name, info.Version, "indexing", "mirroring")
 	var last int
-	m, err := remote.MirrorWith(ctx, s.target, s.spec, info, s.env.cacheDir, remote.MirrorOptions{
-		Limits: s.env.mirrorLimits,
+	m, err := remote.MirrorWith(ctx, s.target, s.spec, info, s.opts.CacheDir, remote.MirrorOptions{
+		Limits: s.opts.MirrorLimits,
 		Progress: func(done, total int64) {
 			if total <= 0 {
 				return
@@ -369,25 +343,26 @@ func (s *session) mirror(ctx context.Context, info remote.PackageInfo, prog Prog
 			}
 			names = append(names, fmt.Sprintf("%s (%s)", f.Path, f.Reason))
 		}
-		s.env.notify.LogMessage(ctx, MessageWarning, fmt.Sprintf("torchlsp: %s %s on %s: %d file(s) not mirrored, so not indexed: %s",
+		s.env.Log(ctx, LevelWarning, fmt.Sprintf("torchlsp: %s %s on %s: %d file(s) not mirrored, so not indexed: %s",
 			info.Name, info.Version, s.spec.Name, len(skipped), strings.Join(names, ", ")))
 	}
 	return m, nil
 }
 
-func (s *session) openIndex(ps *pkgState) error {
+func (s *Session) openIndex(ps *Package) error {
 	cacheFile := filepath.Join(ps.mirror.Root, "index.bin")
-	ix, err := pyindex.Open(ps.mirror.SiteDir, cacheFile, pyindex.WithParseBudget(s.env.bg.parses))
+	ix, err := pyindex.Open(ps.mirror.SiteDir, cacheFile, pyindex.WithParseBudget(s.opts.Parses))
 	if err != nil {
 		return fmt.Errorf("index %s: %w", ps.name, err)
 	}
 	ps.index = ix
-	s.env.bg.Go(func() {
-		if err := ix.Build(s.env.bg.ctx); err != nil && s.env.bg.ctx.Err() == nil {
-			s.env.notify.LogMessage(s.env.bg.ctx, MessageWarning, fmt.Sprintf("index %s: %v", ps.name, err))
+	s.opts.Work.Go(func() {
+		ctx := s.opts.Work.Context()
+		if err := ix.Build(ctx); err != nil && ctx.Err() == nil {
+			s.env.Log(ctx, LevelWarning, fmt.Sprintf("index %s: %v", ps.name, err))
 		}
 		if n := ix.Stats().Truncated; n > 0 {
-			s.env.notify.LogMessage(s.env.bg.ctx, MessageWarning, fmt.Sprintf(
+			s.env.Log(ctx, LevelWarning, fmt.Sprintf(
 				"index %s on %s: %d files hold more names than the index keeps (%d a file, %d in all); the names past that are looked up on the target",
 				ps.name, s.spec.Name, n, pyindex.MaxNamesPerFile, pyindex.MaxNamesPerIndex))
 		}
@@ -397,7 +372,7 @@ func (s *session) openIndex(ps *pkgState) error {
 
 // revalidate compares a cached mirror with what the target has now and
 // mirrors again when the version moved.
-func (s *session) revalidate(ctx context.Context, ps *pkgState) {
+func (s *Session) revalidate(ctx context.Context, ps *Package) {
 	info, err := s.locate(ctx, ps.name)
 	if err != nil {
 		if ctx.Err() == nil && !errors.Is(err, ErrNotOnTarget) {
@@ -406,9 +381,9 @@ func (s *session) revalidate(ctx context.Context, ps *pkgState) {
 			// down), once per failure, with the fix the error names.
 			msg := fmt.Sprintf("torchlsp: target %s: answering from the cached mirror of %s %s, because the target cannot be reached: %v", s.spec.Name, ps.name, ps.info.Version, err)
 			if s.noteFailure(err.Error()) {
-				s.env.notify.ShowMessage(ctx, MessageWarning, msg)
+				s.env.Message(ctx, LevelWarning, msg)
 			}
-			s.env.status(s.spec.Name, ps.info.Version, "ready", "cached mirror; the target cannot be reached: "+err.Error())
+			s.env.Status(s.spec.Name, ps.info.Version, "ready", "cached mirror; the target cannot be reached: "+err.Error())
 		}
 		return
 	}
@@ -416,15 +391,15 @@ func (s *session) revalidate(ctx context.Context, ps *pkgState) {
 		ps.confirmed.Store(true)
 		return
 	}
-	s.env.notify.ShowMessage(ctx, MessageInfo, fmt.Sprintf("torchlsp: %s on %s changed from %s to %s; mirroring again", ps.name, s.spec.Name, ps.info.Version, info.Version))
+	s.env.Message(ctx, LevelInfo, fmt.Sprintf("torchlsp: %s on %s changed from %s to %s; mirroring again", ps.name, s.spec.Name, ps.info.Version, info.Version))
 	// Queries keep using the old mirror until the new one is ready.
-	next := &pkgState{name: ps.name, fresh: true, done: make(chan struct{})}
-	s.env.bg.Go(func() {
+	next := &Package{name: ps.name, opts: &s.opts, fresh: true, done: make(chan struct{})}
+	s.opts.Work.Go(func() {
 		defer close(next.done)
 		next.err = s.load(ctx, next)
 		if next.err != nil {
 			if ctx.Err() == nil {
-				s.env.notify.ShowMessage(ctx, MessageError, fmt.Sprintf("torchlsp: target %s: %v", s.spec.Name, next.err))
+				s.env.Message(ctx, LevelError, fmt.Sprintf("torchlsp: target %s: %v", s.spec.Name, next.err))
 			}
 			return
 		}
@@ -433,16 +408,16 @@ func (s *session) revalidate(ctx context.Context, ps *pkgState) {
 			s.pkgs[ps.name] = next
 		}
 		s.mu.Unlock()
-		s.env.packagesChanged(s.spec.Name)
+		s.env.PackagesChanged(s.spec.Name)
 	})
 }
 
-// loadedPackages returns the packages whose mirror is in use, without
+// LoadedPackages returns the packages whose mirror is in use, without
 // waiting for any that is still loading.
-func (s *session) loadedPackages() []*pkgState {
+func (s *Session) LoadedPackages() []*Package {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []*pkgState
+	var out []*Package
 	for _, ps := range s.pkgs {
 		select {
 		case <-ps.done:
@@ -455,8 +430,8 @@ func (s *session) loadedPackages() []*pkgState {
 	return out
 }
 
-// topPackage returns the first component of a dotted name.
-func topPackage(qualname string) string {
+// TopPackage returns the first component of a dotted name.
+func TopPackage(qualname string) string {
 	if i := strings.IndexByte(qualname, '.'); i >= 0 {
 		return qualname[:i]
 	}
@@ -470,14 +445,14 @@ func infoOf(m *remote.MirrorTree) remote.PackageInfo { return m.Info() }
 // importing runs a helper call that may import pkg on the target, which
 // takes seconds for torch (6 s on a GPU host): the first such call shows
 // work-done progress, so the wait has a name.
-func (s *session) importing(ctx context.Context, pkg string, call func() error) error {
+func (s *Session) importing(ctx context.Context, pkg string, call func() error) error {
 	s.mu.Lock()
 	done := s.imported[pkg]
 	s.mu.Unlock()
 	if done {
 		return call()
 	}
-	prog := s.env.notify.StartProgress(ctx, fmt.Sprintf("torchlsp: importing %s on %s", pkg, s.spec.Name), false)
+	prog := s.env.StartProgress(ctx, fmt.Sprintf("torchlsp: importing %s on %s", pkg, s.spec.Name))
 	start := time.Now()
 	err := call()
 	if err != nil && !remote.IsRemoteError(err, "") {
@@ -494,4 +469,14 @@ func (s *session) importing(ctx context.Context, pkg string, call func() error) 
 	s.imported[pkg] = true
 	s.mu.Unlock()
 	return err
+}
+
+// userSiteNote says, inside a parenthesis, how to reach a package
+// installed with pip --user, which the interpreter does not see unless the
+// target asks for it.
+func userSiteNote(s remote.Spec) string {
+	if s.UserSite {
+		return ""
+	}
+	return "; without the user site: set user_site = true for a package installed with pip install --user"
 }

@@ -1,0 +1,221 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// A package whose mirror is not complete yet can answer on demand: the
+// helper lists its files (names and sizes, about 100 KB for torch 2.11)
+// and reads the few a question needs. The files land in a directory of
+// their own under <cache>/ondemand, never in a mirror: nothing there is
+// taken for a complete mirror (LookupMirror never looks there), and once
+// the bulk mirror is ready every query uses it.
+
+const (
+	// onDemandDirName is the on-demand trees' directory under the cache
+	// root.
+	onDemandDirName = "ondemand"
+	// onDemandMaxAge is when a leftover on-demand tree of an earlier run
+	// is removed (the paths it gave an editor are stale by then).
+	onDemandMaxAge = time.Hour
+)
+
+// OnDemandSource is what an on-demand tree is made from: what the helper
+// said about the package, the files it read already, and how to read
+// more.
+type OnDemandSource struct {
+	Client *Client
+	// Context is the tree's lifetime: a read never outlives it.
+	Context context.Context
+	// ReadTimeout bounds one read through the helper.
+	ReadTimeout time.Duration
+	Spec        Spec
+	Info        PackageInfo // package_info's answer
+	Listing     FileListing // list_files' answer
+	// First are files read already (the import path of the first name
+	// asked); each is checked against the listing like any other.
+	First []FetchedFile
+}
+
+// OnDemandTree is a package's files read through the helper as they are
+// needed, into a directory of their own. Every file is checked against the
+// listing (a listed, clean path of the package, of the listed size) and
+// written aside then renamed, read-only, so a reader never sees half a
+// file. Its Mirror maps paths as a mirror's does.
+type OnDemandTree struct {
+	mirror MirrorTree
+	src    OnDemandSource
+	sizes  map[string]int64 // the listing: path → size; read-only after OpenOnDemand
+	// fetchMu serialises fetches, so that two queries needing the same
+	// file read it once.
+	fetchMu sync.Mutex
+}
+
+// OpenOnDemand makes a package's on-demand tree under cacheRoot, holding
+// src.First; leftover trees of earlier runs are removed.
+func OpenOnDemand(cacheRoot string, src OnDemandSource) (*OnDemandTree, error) {
+	info, listing := src.Info, src.Listing
+	if listing.Site != info.Site || listing.Member != info.Member {
+		return nil, fmt.Errorf("on-demand %s: the listing (%s/%s) and the package (%s/%s) disagree", info.Name, listing.Site, listing.Member, info.Site, info.Member)
+	}
+	if err := validMember(info.Member); err != nil {
+		return nil, fmt.Errorf("on-demand %s: %w", info.Name, err)
+	}
+	odRoot := filepath.Join(cacheRoot, onDemandDirName)
+	if err := os.MkdirAll(odRoot, 0o755); err != nil {
+		return nil, fmt.Errorf("on-demand %s: %w", info.Name, err)
+	}
+	removeStaleTrees(odRoot, time.Now().Add(-onDemandMaxAge))
+	root, err := os.MkdirTemp(odRoot, sanitize(info.Name)+"-*")
+	if err != nil {
+		return nil, fmt.Errorf("on-demand %s: %w", info.Name, err)
+	}
+	t := &OnDemandTree{
+		mirror: MirrorTree{
+			Root: root, SiteDir: filepath.Join(root, siteDirName), TargetDir: info.Site,
+			Manifest: Manifest{
+				Target: src.Spec.Name, Package: info.Name, Version: info.Version, Member: info.Member,
+				TargetPackageDir: info.Location, TargetSiteDir: info.Site,
+			},
+		},
+		src:   src,
+		sizes: make(map[string]int64, len(listing.Files)),
+	}
+	t.src.First = nil
+	for _, f := range listing.Files {
+		t.sizes[f.Path] = f.Size
+	}
+	for _, f := range src.First {
+		if _, err := t.store(f); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// Mirror is the tree seen as a mirror, to map paths between it and the
+// target. It is not complete: only the files read are there.
+func (t *OnDemandTree) Mirror() *MirrorTree { return &t.mirror }
+
+// Files is the package's listing.
+func (t *OnDemandTree) Files() []ListedFile { return t.src.Listing.Files }
+
+// Read returns a file of the package (rel is relative to the site dir):
+// from the tree if it was read before, else through the helper.
+func (t *OnDemandTree) Read(rel string) ([]byte, error) {
+	local := filepath.Join(t.mirror.SiteDir, filepath.FromSlash(rel))
+	if data, err := os.ReadFile(local); err == nil {
+		return data, nil
+	}
+	t.fetchMu.Lock()
+	defer t.fetchMu.Unlock()
+	if data, err := os.ReadFile(local); err == nil {
+		return data, nil
+	}
+	ctx, cancel := context.WithTimeout(t.src.Context, t.src.ReadTimeout)
+	defer cancel()
+	r, err := t.src.Client.ReadFiles(ctx, t.src.Info.Name, []string{rel})
+	if err != nil {
+		return nil, fmt.Errorf("on-demand %s: %w", rel, err)
+	}
+	if len(r.Files) != 1 {
+		return nil, fmt.Errorf("on-demand %s: not read (%v)", rel, r.Skipped)
+	}
+	return t.store(r.Files[0])
+}
+
+// store writes a fetched file into the tree after checking it against the
+// listing: a listed path, a clean relative path of a source file inside
+// the package (the checks a mirror's stream entries pass), of the listed
+// size.
+func (t *OnDemandTree) store(f FetchedFile) ([]byte, error) {
+	name := t.src.Info.Name
+	want, ok := t.sizes[f.Path]
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("on-demand %s: %q is not in the listing: refused", name, truncate(f.Path, 200))
+	case want != int64(len(f.Data)):
+		return nil, fmt.Errorf("on-demand %s: %s has %d bytes, the listing says %d: refused", name, f.Path, len(f.Data), want)
+	}
+	if _, err := checkName(f.Path, t.src.Info.Member, t.src.Info.IsPackage); err != nil {
+		return nil, fmt.Errorf("on-demand %s: %w", name, err)
+	}
+	local := filepath.Join(t.mirror.SiteDir, filepath.FromSlash(f.Path))
+	if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil {
+		return nil, fmt.Errorf("on-demand %s: %w", f.Path, err)
+	}
+	if err := writeAside(local, f.Data); err != nil {
+		return nil, fmt.Errorf("on-demand %s: %w", f.Path, err)
+	}
+	return f.Data, nil
+}
+
+// writeAside writes a read-only file beside p and renames it to p: a
+// reader sees the whole file or none.
+func writeAside(p string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".part-*")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(data)
+	if err := errors.Join(werr, tmp.Chmod(0o444), tmp.Close()); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}
+
+// removeStaleTrees removes the trees under root last changed before
+// cutoff.
+func removeStaleTrees(root string, cutoff time.Time) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil || !e.IsDir() || info.ModTime().After(cutoff) {
+			continue
+		}
+		removeTree(filepath.Join(root, e.Name()))
+	}
+}
+
+// SiteRel returns the path of a file under the site dir of a mirror in
+// the cache (<cache>/<target>/<id>/<package>/site/REL, or an on-demand
+// tree's <cache>/ondemand/<package>/site/REL), slash-separated, following
+// symbolic links (a site view links to mirrors).
+func SiteRel(cache, file string) (string, bool) {
+	if cache == "" {
+		return "", false
+	}
+	if c, err := filepath.EvalSymlinks(cache); err == nil {
+		cache = c
+	}
+	if f, err := filepath.EvalSymlinks(file); err == nil {
+		file = f
+	}
+	inCache, err := filepath.Rel(cache, file)
+	if err != nil || strings.HasPrefix(inCache, "..") {
+		return "", false
+	}
+	parts := strings.Split(filepath.ToSlash(inCache), "/")
+	for i := 2; i < len(parts)-1; i++ {
+		if parts[i] == siteDirName {
+			return path.Join(parts[i+1:]...), true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,120 @@
+package remote
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// SiteRel finds a file's place under the site dir of a mirror or an
+// on-demand tree in the cache, through links, and nowhere else.
+func TestSiteRel(t *testing.T) {
+	t.Parallel()
+	cache := t.TempDir()
+	mirrored := filepath.Join(cache, "gpu", "abc123", "torch-2.11", "site", "torch", "nn", "functional.py")
+	onDemand := filepath.Join(cache, "ondemand", "torch-x1", "site", "torch", "__init__.py")
+	outside := filepath.Join(t.TempDir(), "site", "torch", "x.py")
+	for _, f := range []string{mirrored, onDemand, outside} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte("x = 1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(t.TempDir(), "view", "functional.py")
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(mirrored, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		file, want string
+		ok         bool
+	}{
+		{mirrored, "torch/nn/functional.py", true},
+		{onDemand, "torch/__init__.py", true},
+		{link, "torch/nn/functional.py", true},
+		{outside, "", false},
+		{filepath.Join(cache, "site", "x.py"), "", false}, // too shallow for a mirror
+	} {
+		got, ok := SiteRel(cache, tc.file)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("SiteRel(%s) = %q, %v; want %q, %v", tc.file, got, ok, tc.want, tc.ok)
+		}
+	}
+	if _, ok := SiteRel("", mirrored); ok {
+		t.Error("a file placed with no cache")
+	}
+}
+
+// The files an on-demand tree takes are the listing's, whole, inside the
+// package; each lands read-only, and a leftover tree of an earlier run
+// goes.
+func TestOnDemandTreeChecksFiles(t *testing.T) {
+	t.Parallel()
+	cache := t.TempDir()
+	stale := filepath.Join(cache, "ondemand", "torch-old")
+	if err := os.MkdirAll(filepath.Join(stale, "site"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-2 * onDemandMaxAge)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	info := PackageInfo{Name: "torch", Version: "2.11.0", Site: "/opt/site", Member: "torch", Location: "/opt/site/torch", IsPackage: true}
+	listing := FileListing{Site: "/opt/site", Member: "torch", Files: []ListedFile{
+		{Path: "torch/__init__.py", Size: 6},
+		{Path: "torch/nn/__init__.py", Size: 3},
+		{Path: "torch/../etc/passwd.py", Size: 3},
+		{Path: "torch/notes.txt", Size: 3},
+	}}
+	open := func(first ...FetchedFile) (*OnDemandTree, error) {
+		return OpenOnDemand(cache, OnDemandSource{Context: context.Background(), Spec: Spec{Name: "gpu"}, Info: info, Listing: listing, First: first})
+	}
+	for _, tc := range []struct {
+		name string
+		file FetchedFile
+		want string
+	}{
+		{"not listed", FetchedFile{Path: "torch/other.py", Data: []byte("x")}, "not in the listing"},
+		{"short", FetchedFile{Path: "torch/__init__.py", Data: []byte("x = ")}, "the listing says 6"},
+		{"escapes", FetchedFile{Path: "torch/../etc/passwd.py", Data: []byte("x=1")}, "not a clean path"},
+		{"not source", FetchedFile{Path: "torch/notes.txt", Data: []byte("abc")}, "not a Python source file"},
+	} {
+		if _, err := open(tc.file); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: OpenOnDemand = %v, want an error saying %q", tc.name, err, tc.want)
+		}
+	}
+	tree, err := open(FetchedFile{Path: "torch/__init__.py", Data: []byte("x = 1\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tree.Mirror()
+	local := filepath.Join(m.SiteDir, "torch", "__init__.py")
+	st, err := os.Stat(local)
+	if err != nil || st.Mode().Perm() != 0o444 {
+		t.Fatalf("stored file: %v, %v; want it read-only", st, err)
+	}
+	if data, err := tree.Read("torch/__init__.py"); err != nil || string(data) != "x = 1\n" {
+		t.Errorf("Read = %q, %v", data, err)
+	}
+	if got := m.TargetPath(local); got != "/opt/site/torch/__init__.py" {
+		t.Errorf("TargetPath = %s", got)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the stale tree %s stays: %v", stale, err)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(local)); len(entries) != 1 {
+		t.Errorf("left beside the file: %v", entries)
+	}
+	bad := listing
+	bad.Site = "/elsewhere"
+	if _, err := OpenOnDemand(cache, OnDemandSource{Context: context.Background(), Info: info, Listing: bad}); err == nil || !strings.Contains(err.Error(), "disagree") {
+		t.Errorf("a listing of another site: %v", err)
+	}
+}
