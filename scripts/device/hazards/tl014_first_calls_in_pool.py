@@ -22,5 +22,5 @@ with ThreadPoolExecutor(4) as pool:
             wrong += fut.result() > 1e-3
         except Exception as e:  # noqa: BLE001 - the repro counts every failure
             errors += 1
-            last = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
+            last = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
 print(f"calls 64, exceptions {errors}, wrong {wrong}" + (f", last: {last}" if errors else ""))
