@@ -100,6 +100,9 @@ func (t *runTable) cancel(id string) ([]string, error) {
 		}
 	}
 	sort.Strings(hit)
+	if hit == nil {
+		hit = []string{}
+	}
 	if id != "" && len(hit) == 0 {
 		running := t.describeLocked()
 		if len(running) == 0 {
@@ -156,6 +159,11 @@ func (e *Engine) startRun(ctx context.Context, job runJob, wait bool) (*RunResul
 	}
 	if wait {
 		out, err := finish()
+		if ctx.Err() != nil {
+			// The request was cancelled ($/cancelRequest): the run
+			// stopped, its progress and report said what it had.
+			return nil, fmt.Errorf("%s: %w", job.title, ctx.Err())
+		}
 		if out == nil {
 			return nil, err
 		}
