@@ -378,8 +378,13 @@ func (e *Engine) reproCommand(ctx context.Context, args RunArgs) (*RunResult, er
 	}
 	job := runJob{
 		name: "repro", kind: "threaded repro", report: "threaded repro report",
-		title:  runTitle("threaded repro", doc, args, e.runTargets(args)),
-		status: func(ev repro.Event) string { return fmt.Sprintf("%s: %s", ev.Variant, ev.Line) },
+		title: runTitle("threaded repro", doc, args, e.runTargets(args)),
+		status: func(ev repro.Event) string {
+			if ev.Variant == "" {
+				return ev.Line // about the whole run
+			}
+			return fmt.Sprintf("%s: %s", ev.Variant, ev.Line)
+		},
 		work: func(ctx context.Context, sink func(repro.Event)) (*runOutput, error) {
 			req.Sink = sink
 			res, err := e.Repro(ctx, req)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/torchlsp/torchlsp/server/repro"
 )
@@ -155,7 +156,7 @@ func (e *Engine) startRun(ctx context.Context, job runJob, wait bool) (*RunResul
 	finish := func() (*runOutput, error) {
 		defer cancel()
 		defer e.runs.remove(id)
-		return e.execute(runCtx, id, job)
+		return e.execute(runCtx, id, job, wait)
 	}
 	if wait {
 		out, err := finish()
@@ -181,12 +182,17 @@ func (e *Engine) startRun(ctx context.Context, job runJob, wait bool) (*RunResul
 	return res, nil
 }
 
+// showTimeout bounds what the end of a run waits for the editor (opening
+// a report), whatever happened to the run.
+const showTimeout = 30 * time.Second
+
 // execute runs a job with its progress: the progress's cancel cancels
 // ctx, each output line goes to the log in the order it came, status
 // lines to the progress. At the end the progress says how it ended and
 // where the report is, every report opens (or a message names it), and a
-// run that ended with an error says so in a message.
-func (e *Engine) execute(ctx context.Context, id string, job runJob) (*runOutput, error) {
+// run that ended with an error says so in a message (a run waited for
+// without a result answers with its error instead).
+func (e *Engine) execute(ctx context.Context, id string, job runJob, wait bool) (*runOutput, error) {
 	prog := e.notify.StartProgress(ctx, "torchlsp: "+job.kind, true)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -202,20 +208,24 @@ func (e *Engine) execute(ctx context.Context, id string, job runJob) (*runOutput
 	prog.Report(fmt.Sprintf("run %s: %s", id, job.title), -1)
 	// The variants report from their own goroutines: one line at a time,
 	// so that each variant's lines reach the log in the order printed.
+	// Lines still arrive while a cancelled run stops: they are sent.
+	logCtx := context.WithoutCancel(ctx)
 	var mu sync.Mutex // guards the log's order
 	sink := func(ev repro.Event) {
 		mu.Lock()
 		defer mu.Unlock()
-		e.notify.LogMessage(ctx, MessageLog, fmt.Sprintf("[%s %s %s] %s", ev.Target, ev.Variant, ev.Stream, ev.Line))
+		e.notify.LogMessage(logCtx, MessageLog, fmt.Sprintf("[%s %s %s] %s", ev.Target, ev.Variant, ev.Stream, ev.Line))
 		if ev.Stream == "status" {
 			prog.Report(job.status(ev), -1)
 		}
 	}
 	out, err := job.work(ctx, sink)
+	show, cancelShow := context.WithTimeout(logCtx, showTimeout)
+	defer cancelShow()
 	if out == nil {
 		prog.End("failed: " + errText(err))
-		if err != nil {
-			e.notify.ShowMessage(context.WithoutCancel(ctx), MessageError, fmt.Sprintf("torchlsp %s (run %s): %s", job.name, id, errText(err)))
+		if !wait {
+			e.notify.ShowMessage(show, MessageError, fmt.Sprintf("torchlsp %s (run %s): %s", job.name, id, errText(err)))
 		}
 		return nil, err
 	}
@@ -226,7 +236,6 @@ func (e *Engine) execute(ctx context.Context, id string, job runJob) (*runOutput
 	prog.End(end)
 	// The report is opened even when the run was cancelled: it holds what
 	// ran before.
-	show := context.WithoutCancel(ctx)
 	for _, p := range out.reports {
 		e.openResult(show, job.report, p)
 	}
