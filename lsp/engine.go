@@ -62,10 +62,9 @@ type Engine interface {
 	DocumentLinks(ctx context.Context, doc *server.Snapshot) ([]server.Link, error)
 	// CodeActions offers quick fixes and commands for a range.
 	CodeActions(ctx context.Context, doc *server.Snapshot, rng server.Range, only []string) ([]server.CodeAction, error)
-	// Commands names the commands ExecuteCommand runs.
-	Commands() []string
-	// ExecuteCommand runs a command a code action or the user asked for.
-	ExecuteCommand(ctx context.Context, name string, args []json.RawMessage) (any, error)
+	// Commands run what a code action or the user asked for, one method
+	// per command (commands.go decodes their arguments).
+	Commands
 	// Shutdown releases targets and helpers. It is called once, either for
 	// the client's shutdown request or when the connection ends without
 	// one.

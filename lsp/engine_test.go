@@ -3,6 +3,7 @@ package lsp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 // in the engine's document store and answers hovers from the snapshot a
 // request carries. Tests inject faults through hoverFunc.
 type testEngine struct {
+	noCommands
 	docs     *source.Store
 	mu       sync.Mutex // guards settings, params and notifier
 	settings []string
@@ -153,13 +155,44 @@ func (e *testEngine) CodeActions(context.Context, *server.Snapshot, server.Range
 	return e.codeActions, nil
 }
 
-func (e *testEngine) Commands() []string { return nil }
-
-func (e *testEngine) ExecuteCommand(context.Context, string, []json.RawMessage) (any, error) {
-	return nil, nil
-}
-
 func (e *testEngine) Shutdown(context.Context) error {
 	e.shutdowns.Add(1)
 	return nil
+}
+
+// noCommands answers every command with an error: the wire's tests that
+// run commands use the real engine.
+type noCommands struct{}
+
+var errNoCommands = errors.New("this test engine runs no commands")
+
+func (noCommands) ReproCommand(context.Context, server.RunArgs) (*server.RunResult, error) {
+	return nil, errNoCommands
+}
+func (noCommands) ExplainCommand(context.Context, server.RunArgs) (*server.RunResult, error) {
+	return nil, errNoCommands
+}
+func (noCommands) CancelRunCommand(context.Context, server.CancelArgs) (*server.CancelResult, error) {
+	return nil, errNoCommands
+}
+func (noCommands) DoctorCommand(context.Context, server.TargetArgs) (*server.CommandResult, error) {
+	return nil, errNoCommands
+}
+func (noCommands) SelectTargetCommand(context.Context, server.TargetArgs) (*server.CommandResult, error) {
+	return nil, errNoCommands
+}
+func (noCommands) OpenMirrorCommand(context.Context, server.TargetArgs) (*server.CommandResult, error) {
+	return nil, errNoCommands
+}
+func (noCommands) GatesCommand(context.Context, server.GatesArgs) (*server.CommandResult, error) {
+	return nil, errNoCommands
+}
+func (noCommands) SiteCommand(context.Context, server.TargetArgs) (*server.SiteResult, error) {
+	return nil, errNoCommands
+}
+func (noCommands) TracebackCommand(context.Context, server.TracebackArgs) (*server.TracebackCommandResult, error) {
+	return nil, errNoCommands
+}
+func (noCommands) LinksCommand(context.Context, server.LinksArgs) (*server.LinksResult, error) {
+	return nil, errNoCommands
 }

@@ -115,7 +115,7 @@ func (s *lspServer) initialize(ctx context.Context, reply replyFunc, raw json.Ra
 			CodeActionProvider: &protocol.CodeActionOptions{
 				CodeActionKinds: []protocol.CodeActionKind{server.KindQuickFix, server.KindRepro, server.KindExplain},
 			},
-			ExecuteCommandProvider: &protocol.ExecuteCommandOptions{Commands: s.engine.Commands()},
+			ExecuteCommandProvider: &protocol.ExecuteCommandOptions{Commands: commandNames()},
 			ImplementationProvider: true, // where torch defines a compiled op for the compiler stack
 			// Target paths in tracebacks and logs, to the mirror and the workspace.
 			DocumentLinkProvider: &protocol.DocumentLinkOptions{},

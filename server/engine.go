@@ -65,7 +65,7 @@ type Options struct {
 // concurrent use. Its state lives in parts that each guard their own:
 // the documents (source.Store), the configuration (workspaceConfig), the
 // targets' sessions (session.Set), the status shown (statusBoard) and the
-// repro notes (reproNotes).
+// repro notes (reproNotes), the runs in progress (runTable).
 type Engine struct {
 	opts   Options
 	notify *notifierBox
@@ -78,6 +78,7 @@ type Engine struct {
 	sessions *session.Set
 	statuses *statusBoard
 	repros   reproNotes
+	runs     runTable // runs in progress (runner.go)
 	// started is set by Initialized: from then on the front end hears of
 	// changes to the default target.
 	started atomic.Bool

@@ -703,7 +703,7 @@ func (e *Engine) sendSite(info *SiteInfo) {
 // to date. Without a target it is the default's as the answer goes out:
 // when the default changed while the site was built, the new default's is
 // built in turn.
-func (e *Engine) siteCommand(ctx context.Context, args commandArgs) (any, error) {
+func (e *Engine) siteCommand(ctx context.Context, args TargetArgs) (*SiteResult, error) {
 	const tries = 3
 	for try := 1; ; try++ {
 		res, err := e.Site(ctx, args.Target)

@@ -426,11 +426,11 @@ func TestSiteAnnouncedAndHover(t *testing.T) {
 				t.Errorf("announced %+v", info)
 			}
 			if tc.ask {
-				res, err := eng.ExecuteCommand(ctx, CommandSite, []json.RawMessage{json.RawMessage(`{"target":"fx"}`)})
+				res, err := eng.SiteCommand(ctx, TargetArgs{Target: "fx"})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if r := res.(*SiteResult); r.Path != info.Path || r.Target != "fx" {
+				if r := res; r.Path != info.Path || r.Target != "fx" {
 					t.Errorf("torchlsp.site = %+v, announced %+v", r, info)
 				}
 			}

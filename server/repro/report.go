@@ -13,10 +13,12 @@ type Report struct {
 	TorchVersion string
 	Device       string
 	Workload     string
-	StandIn      bool
-	Started      time.Time
-	Variants     []VariantResult
-	Dir          string // where the run's files are; empty when none were kept
+	// WorkloadReason says why this workload ran; may be empty.
+	WorkloadReason string
+	StandIn        bool
+	Started        time.Time
+	Variants       []VariantResult
+	Dir            string // where the run's files are; empty when none were kept
 }
 
 // label names a variant in summaries.
@@ -142,6 +144,9 @@ func (r Report) Markdown(mapFrame func(targetPath string, line int) (localURL st
 	}
 	if r.Workload != "" {
 		fmt.Fprintf(&b, "Workload: %s.\n", cell(r.Workload))
+	}
+	if r.WorkloadReason != "" {
+		fmt.Fprintf(&b, "Why this workload: %s.\n", cell(r.WorkloadReason))
 	}
 	if in := r.inputs(); in != nil {
 		fmt.Fprintf(&b, "Inputs (%s): %s.\n", cell(in.Source), cell(strings.Join(in.Values, "; ")))
