@@ -7,7 +7,8 @@
 # It calls a torch.compile'd function many times, from the threads the
 # variant names, compares every result with eager on the same inputs, and
 # prints one line "TORCHLSP_RESULT {json}" at the end. Progress lines start
-# with "TORCHLSP_PROGRESS ".
+# with "TORCHLSP_PROGRESS ". It runs on Python 3.9 and later (CI: Debian
+# 11's Python 3.9 behind the Docker hop, test/hops).
 import ast
 import copy
 import importlib
