@@ -416,11 +416,14 @@ class Capture:
         self.fn = None  # the compiled object, once called
         self.args = self.kwargs = self.at = self.grad = None
         self.seen = threading.Event()  # set at the first call
+        self.pid = os.getpid()
 
     def first_call(self, model, args, kwargs):
         """Records the first call while the capture runs; reports whether
         the caller must stop (raise _Captured)."""
         torch = self.job.torch
+        if os.getpid() != self.pid:
+            return False  # a forked worker: it runs on as the user's code would
         with self.lock:
             if not self.running:
                 return False
@@ -517,7 +520,8 @@ class Capture:
             if failed is not None:
                 raise SetupError("the entry point %s raised %s before it called the torch.compile at %s:%d: %s" % (
                     entry_name, type_name(failed), p["capture_file"], lo, clip(failed)))
-            raise SetupError("running %s for %ss (it %s) never called the torch.compile at %s:%d, so there are no inputs to replay: "
+            raise SetupError("running %s for %ss (it %s) never called the torch.compile at %s:%d in this process "
+                             "(a call in a subprocess or a multiprocessing worker is not seen), so there are no inputs to replay: "
                              "name a sample-input factory (# torchlsp: inputs=module:function) or make the entry point call it" % (
                                  entry_name, p["capture_timeout_s"], ended, p["capture_file"], lo))
         args, kwargs = self.args, self.kwargs
