@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -219,5 +220,49 @@ func TestCaptureLeavesNothingBehind(t *testing.T) {
 	md := rep.ExplainMarkdown(nil)
 	if ev := rep.Variants[0]; len(ev.Errors) != 0 || ev.Explain == nil || strings.Contains(string(raw)+md, "_Captured") {
 		t.Errorf("explain: want the lazy object explained, got %s\n%s", raw, md)
+	}
+}
+
+// TestUnworkableTorch runs every variant, and explain, on a target whose
+// torch is a stub (the editor tests' fixture: torch.compile, no
+// torch.cuda): the report is one sentence saying why nothing ran, not a
+// table of variants each failing in setup.
+func TestUnworkableTorch(t *testing.T) {
+	t.Parallel()
+	python := requirePython(t, debianPython)
+	site, err := filepath.Abs("../../editors/testdata/site")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := remote.Interpreter{Python: python, Env: map[string]string{"PYTHONPATH": site}}
+	vs, err := Generate(Spec{Mode: "reduce-overhead", CallsPerThread: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), localTarget(t, "local"), in, vs, RunOptions{Parallel: 2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "the torch at " + filepath.Join(site, "torch") + " (version 2.11.0) is not a working PyTorch: it has no torch.cuda"
+	for _, v := range rep.Variants {
+		if v.OK || len(v.Errors) != 0 || !strings.Contains(v.Unsupported, want) {
+			t.Errorf("%s: want %q alone, got unsupported %q, errors %+v, failure %q", v.Variant, want, v.Unsupported, v.Errors, v.Failure)
+		}
+	}
+	if s := rep.Summary(); !strings.HasPrefix(s, "Nothing ran: "+want) || strings.Count(s, want) != 1 {
+		t.Errorf("summary %q: want one sentence", s)
+	}
+	if md := rep.Markdown(nil); strings.Contains(md, "| Variant") || strings.Contains(md, "AttributeError") || strings.Count(md, want) != 1 {
+		t.Errorf("report: want the sentence and no table:\n%s", md)
+	}
+
+	ev, err := GenerateExplain(Spec{Files: []File{{Path: "serve.py", Data: []byte("import torch\n\ncompiled = torch.compile(abs)\ncompiled(1)\n")}},
+		Entry: "serve.py", CaptureFile: "serve.py", CaptureLines: [2]int{3, 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Explain(context.Background(), localTarget(t, "local"), in, ev, RunOptions{}, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "AttributeError") {
+		t.Errorf("explain: want %q, got %v", want, err)
 	}
 }
