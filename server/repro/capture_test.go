@@ -266,3 +266,72 @@ func TestUnworkableTorch(t *testing.T) {
 		t.Errorf("explain: want %q, got %v", want, err)
 	}
 }
+
+// TestReproExitsCleanly replays an entry point whose threads go on
+// printing (a server's log, daemon threads and a thread it never joins)
+// while every variant runs and ends: no variant may end in an error of
+// the interpreter's shutdown ("Fatal Python error: _enter_buffered_busy:
+// could not acquire lock for <_io.BufferedWriter name='<stdout>'> at
+// interpreter shutdown, possibly due to daemon threads").
+func TestReproExitsCleanly(t *testing.T) {
+	t.Parallel()
+	python := requirePython(t, debianPython)
+	const entry = `import sys
+import threading
+
+import torch
+
+
+def step(x):
+    return x * 2 + 1
+
+
+compiled = torch.compile(step)
+
+
+def chatter(stream, n):
+    line = "request served " + "." * 4000 + "\n"
+    while True:
+        stream.write(line)
+
+
+def main():
+    for i in range(4):
+        threading.Thread(target=chatter, args=(sys.stdout, i), daemon=True).start()
+    threading.Thread(target=chatter, args=(sys.stderr, 9), daemon=True).start()
+    compiled(torch.ones(4))
+
+
+if __name__ == "__main__":
+    main()
+`
+	vs, err := Generate(Spec{
+		StandIn: true, CallsPerThread: 2,
+		Files: []File{{Path: "serve.py", Data: []byte(entry)}}, Entry: "serve.py",
+		CaptureFile: "serve.py", CaptureLines: [2]int{11, 11}, CaptureTimeout: 30 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fatal []string
+	sink := func(ev Event) {
+		if strings.Contains(ev.Line, "Fatal Python error") || strings.Contains(ev.Line, "at interpreter shutdown") {
+			fatal = append(fatal, ev.Variant+": "+ev.Line)
+		}
+	}
+	rep, err := Run(context.Background(), localTarget(t, "local"), remote.Interpreter{Python: python}, vs, RunOptions{Parallel: 2}, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range rep.Variants {
+		if v.Failure != "" || v.Inputs == nil || !strings.HasPrefix(v.Inputs.Source, "captured") {
+			t.Errorf("%s: want a result with the captured input, got failure %q, inputs %+v, errors %+v, unsupported %q", v.Variant, v.Failure, v.Inputs, v.Errors, v.Unsupported)
+		}
+		if v.ExitCode != 0 {
+			t.Errorf("%s: exit status %d", v.Variant, v.ExitCode)
+		}
+	}
+	if len(fatal) > 0 {
+		t.Errorf("the script's shutdown failed:\n%s", strings.Join(fatal, "\n"))
+	}
+}
