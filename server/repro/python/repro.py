@@ -804,9 +804,20 @@ class Job:
         self.grad = None
 
 
-# What a torch must have for any workload to run: a stub or a partial
-# install (a package named torch that is not PyTorch) lacks them.
-WORKING_TORCH = ("cuda", "Tensor", "Generator", "randn", "nn")
+# What a torch must have for any workload to run here (devices, comparing
+# results): a stub or a partial install (a package named torch that is not
+# PyTorch) lacks them. The stand-in workload needs STAND_IN_TORCH too.
+WORKING_TORCH = ("cuda", "Tensor")
+STAND_IN_TORCH = ("Generator", "randn")
+
+
+def torch_lacks(torch, names):
+    return ", ".join("torch." + n for n in names if not hasattr(torch, n))
+
+
+def torch_place(torch):
+    return "the torch at %s (version %s)" % (os.path.dirname(getattr(torch, "__file__", None) or "?"),
+                                             getattr(torch, "__version__", "?"))
 
 
 def import_torch(job, required):
@@ -820,11 +831,9 @@ def import_torch(job, required):
         job.notes.append("torch is not importable; the stand-in runs on Python lists")
         return None
     job.res["torch_version"] = str(getattr(torch, "__version__", "?"))
-    missing = [name for name in WORKING_TORCH if not hasattr(torch, name)]
+    missing = torch_lacks(torch, WORKING_TORCH)
     if missing:
-        raise Unsupported("the torch at %s (version %s) is not a working PyTorch: it has no %s, so no workload can run on this target" % (
-            os.path.dirname(getattr(torch, "__file__", None) or "?"), job.res["torch_version"],
-            ", ".join("torch." + m for m in missing)))
+        raise Unsupported("%s is not a working PyTorch: it has no %s, so no workload can run on this target" % (torch_place(torch), missing))
     job.torch = torch
     return torch
 
@@ -881,6 +890,9 @@ def choose_workload(job, real_compile, devices):
         if job.grad is not None:
             res["inputs"]["values"].append("grad %s" % ("on" if job.grad else "off"))
     elif torch is not None:
+        missing = torch_lacks(torch, STAND_IN_TORCH)
+        if missing:
+            raise Unsupported("%s has no %s, so the stand-in workload cannot run on it; a run of your own code can" % (torch_place(torch), missing))
         fn, make_input, workload = standin_torch_workload(torch, devices.kind, p["seed"])
     else:
         fn, make_input, workload = standin_list_workload(p["seed"])
