@@ -15,12 +15,12 @@ import (
 
 // Ranks of a match, best first.
 const (
-	RankExact     = iota // the name is the query
-	RankExactFold        // the name is the query, ignoring case
-	RankPrefix           // the name starts with the query
-	RankPrefixFold       // the name starts with the query, ignoring case
-	RankSubstring        // the name holds the query, ignoring case
-	RankFuzzy            // the query's letters appear in the name in order, ignoring case
+	RankExact      = iota // the name is the query
+	RankExactFold         // the name is the query, ignoring case
+	RankPrefix            // the name starts with the query
+	RankPrefixFold        // the name starts with the query, ignoring case
+	RankSubstring         // the name holds the query, ignoring case
+	RankFuzzy             // the query's letters appear in the name in order, ignoring case
 )
 
 // SymbolQuery is what the user typed, ready to rank names with. A query
