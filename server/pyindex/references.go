@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sourcegraph/conc/pool"
 
@@ -131,8 +132,8 @@ func (ix *Index) References(ctx context.Context, def Symbol, opts ReferenceOptio
 			cmp.Compare(a.Span.Start.Line, b.Span.Start.Line), cmp.Compare(a.Span.Start.Col, b.Span.Start.Col))
 	})
 	q.out.Refs = slices.CompactFunc(q.out.Refs, func(a, b Reference) bool { return a.Path == b.Path && a.Span == b.Span })
-	if len(q.out.Refs) > MaxReferences {
-		q.out.Refs, q.out.Truncated = q.out.Refs[:MaxReferences], true
+	if len(q.out.Refs) > MaxReferences || q.found.Load() > MaxReferences {
+		q.out.Refs, q.out.Truncated = q.out.Refs[:min(len(q.out.Refs), MaxReferences)], true
 	}
 	return q.out, nil
 }
@@ -148,6 +149,8 @@ type refQuery struct {
 	mu     sync.Mutex // guards global and out
 	global map[string]bool
 	out    References
+	// found counts the references gathered, to stop past MaxReferences.
+	found atomic.Int64
 }
 
 // round searches the files that mention names (new to the query) and
@@ -276,12 +279,16 @@ func (q *refQuery) scan(src Source, names []string) (refs []Reference, aliases [
 			if !bytes.Equal(tr.Bytes(occ.Node), name) {
 				continue
 			}
+			if q.found.Load() > MaxReferences {
+				return refs, aliases // the answer is cut anyway
+			}
 			if !q.isDefinition(n, occ) {
 				continue
 			}
 			pos := tr.StartPos(occ.Node)
 			decl := src.Rel == q.key.rel && pos.Line == q.key.line && pos.Col == q.key.col
 			if !decl || q.opts.IncludeDeclaration {
+				q.found.Add(1)
 				refs = append(refs, Reference{
 					File: src.Rel, Path: src.Path, Span: tr.Span(occ.Node), Declaration: decl,
 					Call: isCallee(tr, occ.Node), Caller: n.caller(occ.Scope),

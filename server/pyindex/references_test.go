@@ -335,3 +335,117 @@ func TestSymbols(t *testing.T) {
 		}
 	}
 }
+
+// TestReferencesBounded: shapes that go round in circles (import and
+// star-import cycles, a class hierarchy that is a cycle, an __init__ that
+// re-exports itself, rebindings that name each other) answer or decline
+// for every definition, each within its bounds; none hangs.
+func TestReferencesBounded(t *testing.T) {
+	t.Parallel()
+	site := writeSite(t, map[string]string{
+		"cyc/__init__.py": "from cyc import *\nfrom . import missing\nfrom cyc import again\n__all__ = ['again', 'missing']\n",
+		"cyc/a.py":        "from .b import f\nf()\n\n\ndef g():\n    return g()\n",
+		"cyc/b.py":        "from .a import f\n",
+		"cyc/s1.py":       "from .s2 import *\nname\n",
+		"cyc/s2.py":       "from .s1 import *\n",
+		"cyc/c.py":        "from .d import D\n\n\nclass C(D):\n    def m(self):\n        return self.m()\n\n\nC().attr\nC.attr\n",
+		"cyc/d.py":        "from .c import C\n\n\nclass D(C):\n    pass\n",
+		"cyc/e.py":        "class E(E):\n    x = 1\n\n\nE().x\n",
+		"cyc/r.py":        "x = y\ny = x\nz = z\nx()\ny()\n",
+		"cyc/self.py":     "import cyc.self as me\nme.me.me.thing\nthing = me.thing\n",
+	})
+	ix, err := Open(site, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, f := range ix.files {
+		src, _ := navSource(t, ix, f.rel)
+		for _, occ := range src.Table.Occurrences() {
+			if occ.Role != pyscope.RoleBind {
+				continue
+			}
+			d, err := ix.DefinitionAt(src, src.Table.Tree().Start(occ.Node))
+			if err != nil || d.Symbol.File == "" {
+				continue
+			}
+			refs, err := ix.References(ctx, d.Symbol, ReferenceOptions{IncludeDeclaration: true})
+			if err != nil {
+				t.Errorf("references of %s: %v", d.Symbol.Qualname, err)
+			}
+			if len(refs.Refs) > MaxReferences {
+				t.Errorf("references of %s: %d", d.Symbol.Qualname, len(refs.Refs))
+			}
+			if _, _, err := ix.Callers(ctx, d.Symbol, ReferenceOptions{}); err != nil {
+				t.Errorf("callers of %s: %v", d.Symbol.Qualname, err)
+			}
+			if d.Symbol.Kind == KindFunction || d.Symbol.Kind == KindClass {
+				if _, err := ix.Callees(ctx, d.Symbol, nil); err != nil {
+					t.Errorf("callees of %s: %v", d.Symbol.Qualname, err)
+				}
+			}
+		}
+	}
+	// The recursive function's references include its own call.
+	d := definitionAtPlaceIn(t, ix, "cyc/a.py", "g", 0)
+	refs, err := ix.References(ctx, d.Symbol, ReferenceOptions{})
+	if err != nil || len(refs.Refs) != 1 {
+		t.Errorf("references of the recursive g: %v %v, want its call", refStrings(refs.Refs), err)
+	}
+}
+
+// definitionAtPlaceIn asks DefinitionAt about the n-th occurrence of name
+// in rel.
+func definitionAtPlaceIn(t testing.TB, ix *Index, rel, name string, n int) Definition {
+	t.Helper()
+	d, err := definitionOf(t, ix, rel, name, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestReferencesLongFunction: a 200,000-line function whose every line
+// calls the same function gives MaxReferences references, marked cut;
+// its callees stop at maxCallees calls.
+func TestReferencesLongFunction(t *testing.T) {
+	if testing.Short() {
+		t.Skip("parses a 4 MB file")
+	}
+	t.Parallel()
+	const lines = 200_000
+	var b strings.Builder
+	b.WriteString("def step(x):\n    return x\n\n\ndef long(x):\n")
+	for range lines {
+		b.WriteString("    x = step(x)\n")
+	}
+	b.WriteString("    return x\n")
+	site := writeSite(t, map[string]string{"big/__init__.py": "", "big/long.py": b.String()})
+	ix, err := Open(site, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	step, err := ix.Resolve("big.long.step")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs, err := ix.References(ctx, step.Symbol, ReferenceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !refs.Truncated || len(refs.Refs) != MaxReferences {
+		t.Errorf("%d references (cut: %v), want %d, cut", len(refs.Refs), refs.Truncated, MaxReferences)
+	}
+	long, err := ix.Resolve("big.long.long")
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, err := ix.Callees(ctx, long.Symbol, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 1 || len(calls[0].Spans) != maxCallees {
+		t.Errorf("callees: %d, want step called %d times", len(calls), maxCallees)
+	}
+}
