@@ -217,11 +217,16 @@ func (ix *Index) symbolsIn(q SymbolQuery, m *module, f *fileState, bs []binding,
 		if b.kind == KindImport {
 			continue
 		}
+		r, ok := q.Rank(b.name)
+		isClass := b.kind == KindClass && len(b.members) > 0
+		if !ok && !isClass {
+			continue
+		}
 		p := b.name
 		if path != "" {
 			p = path + "." + b.name
 		}
-		if r, ok := q.Rank(b.name); ok {
+		if ok {
 			container := m.name
 			if path != "" {
 				container += "." + path
@@ -230,7 +235,7 @@ func (ix *Index) symbolsIn(q SymbolQuery, m *module, f *fileState, bs []binding,
 				add(symbolCand{rank: r, f: f, b: b, mod: m, path: p})
 			}
 		}
-		if b.kind == KindClass && len(b.members) > 0 {
+		if isClass {
 			ix.symbolsIn(q, m, f, b.members, p, add)
 		}
 	}
