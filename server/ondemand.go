@@ -19,9 +19,14 @@ import (
 // A package whose mirror is not complete yet answers on demand: the helper
 // lists its files (names and sizes, about 100 KB for torch 2.11) and reads
 // the few on the import path of the name asked, which are parsed as they
-// are read. The files land in a directory of their own under
-// <cache>/ondemand, never in a mirror: nothing there is taken for a
-// complete mirror, and once the bulk mirror is ready every query uses it.
+// are read. The files land where the complete mirror of that version
+// will be (remote.MirrorDir), so that every answer names one path per
+// file, before and after: a path an editor got on demand is the mirror's
+// own once the bulk mirror replaces the directory (atomically: the
+// directory holds no manifest until then, so nothing takes it for a
+// complete mirror). Only when a complete mirror already stands there
+// (the same version, files changed) does the tree go to a directory of
+// its own under <cache>/ondemand.
 
 const (
 	// bulkHold is how long the bulk mirror waits for the first on-demand
@@ -31,9 +36,13 @@ const (
 	// maxBulkRetries bounds the background retries of a failed bulk
 	// mirror in a row.
 	maxBulkRetries = 3
-	// onDemandMaxAge is when a leftover on-demand directory of an earlier
-	// run is removed (the paths it gave an editor are stale by then).
+	// onDemandMaxAge is when a leftover directory of an earlier run's
+	// on-demand tree of its own (<cache>/ondemand) is removed.
 	onDemandMaxAge = time.Hour
+	// partialMaxAge is when a version's partial tree (files read on
+	// demand where its mirror never completed) is removed, unused that
+	// long.
+	partialMaxAge = 7 * 24 * time.Hour
 )
 
 // quickState is one package answered on demand while its mirror loads.
@@ -238,18 +247,14 @@ func (s *session) openQuick(ctx context.Context, name, qualname string) (*pkgSta
 	case listing.Site != info.Site || listing.Member != info.Member:
 		return nil, fmt.Errorf("on-demand %s: the listing (%s/%s) and the package (%s/%s) disagree", name, listing.Site, listing.Member, info.Site, info.Member)
 	}
-	odRoot := filepath.Join(s.env.cacheDir, "ondemand")
-	if err := os.MkdirAll(odRoot, 0o755); err != nil {
-		return nil, fmt.Errorf("on-demand %s: %w", name, err)
-	}
-	removeStale(odRoot, time.Now().Add(-onDemandMaxAge))
-	root, err := os.MkdirTemp(odRoot, name+"-*")
+	root, err := s.onDemandRoot(info)
 	if err != nil {
 		return nil, fmt.Errorf("on-demand %s: %w", name, err)
 	}
 	t := &onDemandTree{
-		s: s, name: name, ctx: ctx, siteDir: filepath.Join(root, "site"),
-		sizes: make(map[string]int64, len(listing.Files)),
+		s: s, name: name, ctx: ctx, root: root, siteDir: filepath.Join(root, "site"),
+		sizes:   make(map[string]int64, len(listing.Files)),
+		fetched: map[string]bool{},
 	}
 	files := make([]pyindex.ListedFile, len(listing.Files))
 	for i, f := range listing.Files {
@@ -257,11 +262,14 @@ func (s *session) openQuick(ctx context.Context, name, qualname string) (*pkgSta
 		files[i] = pyindex.ListedFile{Path: f.Path, Size: f.Size}
 	}
 	if readErr == nil {
+		t.fetchMu.Lock()
 		for _, f := range first.Files {
 			if _, err := t.store(f); err != nil {
+				t.fetchMu.Unlock()
 				return nil, err
 			}
 		}
+		t.fetchMu.Unlock()
 	}
 	ix, err := pyindex.OpenListing(t.siteDir, files, t.read)
 	if err != nil {
@@ -279,6 +287,52 @@ func (s *session) openQuick(ctx context.Context, name, qualname string) (*pkgSta
 	}
 	close(ps.done)
 	return ps, nil
+}
+
+// onDemandRoot is the directory an on-demand tree of the package info
+// describes goes to: where its mirror will be, unless a complete mirror
+// stands there already.
+func (s *session) onDemandRoot(info remote.PackageInfo) (string, error) {
+	final := remote.MirrorDir(s.env.cacheDir, s.spec, info)
+	removeStale(filepath.Join(s.env.cacheDir, "ondemand"), time.Now().Add(-onDemandMaxAge))
+	removePartial(filepath.Dir(final), final, time.Now().Add(-partialMaxAge))
+	if _, err := os.Lstat(filepath.Join(final, manifestFile)); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Join(final, "site"), 0o755); err != nil {
+			return "", err
+		}
+		return final, nil
+	}
+	odRoot := filepath.Join(s.env.cacheDir, "ondemand")
+	if err := os.MkdirAll(odRoot, 0o755); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(odRoot, info.Name+"-*")
+}
+
+// manifestFile marks a complete mirror (remote's manifest).
+const manifestFile = "manifest.json"
+
+// removePartial removes, from a target's cache directory, the partial
+// trees (a version's directory without a manifest) last changed before
+// cutoff, but keep.
+func removePartial(dir, keep string, cutoff time.Time) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		if !e.IsDir() || p == keep || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(p, manifestFile)); !errors.Is(err, fs.ErrNotExist) {
+			continue // a mirror, or something unknown: left alone
+		}
+		if info, err := os.Stat(filepath.Join(p, "site")); err != nil || info.ModTime().After(cutoff) {
+			continue
+		}
+		removeTree(p)
+	}
 }
 
 // prefixFiles are the files that may define each prefix of a dotted name:
@@ -303,24 +357,28 @@ type onDemandTree struct {
 	s       *session
 	name    string
 	ctx     context.Context // the engine's lifetime
+	root    string          // where the package's mirror will be (or a directory of its own)
 	siteDir string
 	sizes   map[string]int64 // the listing: path → size; read-only after openQuick
 	// fetchMu serialises fetches, so that two queries needing the same
-	// file read it once.
+	// file read it once, and guards fetched.
 	fetchMu sync.Mutex
+	// fetched are the files this tree read from the target: a file an
+	// earlier run left in the directory is read again (and replaced in
+	// place, under the same path).
+	fetched map[string]bool
 }
 
 // read supplies a file to the index: from the tree if it was read before,
 // else through the helper.
 func (t *onDemandTree) read(rel string) ([]byte, error) {
 	local := filepath.Join(t.siteDir, filepath.FromSlash(rel))
-	if data, err := os.ReadFile(local); err == nil {
-		return data, nil
-	}
 	t.fetchMu.Lock()
 	defer t.fetchMu.Unlock()
-	if data, err := os.ReadFile(local); err == nil {
-		return data, nil
+	if t.fetched[rel] || t.mirrored() {
+		if data, err := os.ReadFile(local); err == nil {
+			return data, nil
+		}
 	}
 	ctx, cancel := context.WithTimeout(t.ctx, t.s.env.connectTimeout)
 	defer cancel()
@@ -334,8 +392,17 @@ func (t *onDemandTree) read(rel string) ([]byte, error) {
 	return t.store(r.Files[0])
 }
 
+// mirrored reports whether the complete mirror has replaced the tree's
+// directory: its files are the mirror's then, never written again.
+func (t *onDemandTree) mirrored() bool {
+	_, err := os.Lstat(filepath.Join(t.root, manifestFile))
+	return err == nil
+}
+
 // store writes a fetched file into the tree after checking it against the
-// listing: a listed path, inside the package, of the listed size.
+// listing: a listed path, inside the package, of the listed size. Once
+// the mirror has replaced the tree, the data is only handed back. The
+// caller holds fetchMu.
 func (t *onDemandTree) store(f remote.FetchedFile) ([]byte, error) {
 	want, ok := t.sizes[f.Path]
 	switch {
@@ -346,6 +413,10 @@ func (t *onDemandTree) store(f remote.FetchedFile) ([]byte, error) {
 	case path.Clean(f.Path) != f.Path || path.IsAbs(f.Path) || strings.HasPrefix(f.Path, "../"):
 		return nil, fmt.Errorf("on-demand %s: %q is not a clean relative path: refused", t.name, f.Path)
 	}
+	if t.mirrored() {
+		return f.Data, nil
+	}
+	t.fetched[f.Path] = true
 	local := filepath.Join(t.siteDir, filepath.FromSlash(f.Path))
 	if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil {
 		return nil, fmt.Errorf("on-demand %s: %w", f.Path, err)
@@ -378,16 +449,19 @@ func removeStale(root string, cutoff time.Time) {
 		if err != nil || !e.IsDir() || info.ModTime().After(cutoff) {
 			continue
 		}
-		dir := filepath.Join(root, e.Name())
-		// The tree is read-only: make it writable to remove it.
-		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				_ = os.Chmod(p, 0o755)
-			}
-			return nil
-		})
-		_ = os.RemoveAll(dir)
+		removeTree(filepath.Join(root, e.Name()))
 	}
+}
+
+// removeTree removes a tree whose directories may be read-only.
+func removeTree(dir string) {
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o755)
+		}
+		return nil
+	})
+	_ = os.RemoveAll(dir)
 }
 
 // mirrored reports, without waiting, whether a package's complete mirror

@@ -117,15 +117,20 @@ func TestOnDemandResolve(t *testing.T) {
 			if bytes > 3<<20 {
 				t.Errorf("fetched %d bytes, over 3 MB", bytes)
 			}
-			if m, err := remote.LookupMirror(s.env.cacheDir, s.spec, "torch"); err == nil && m != nil && strings.Contains(m.Root, "ondemand") {
+			if m, err := remote.LookupMirror(s.env.cacheDir, s.spec, "torch"); err == nil && m != nil {
 				t.Errorf("the on-demand tree %s was taken for a mirror", m.Root)
+			}
+			if want := remote.MirrorDir(s.env.cacheDir, s.spec, ps.info); ps.mirror.Root != want {
+				t.Errorf("the on-demand tree is in %s, want where its mirror will be, %s", ps.mirror.Root, want)
 			}
 		})
 	}
 }
 
-// With an empty cache the first definition comes from the on-demand tree;
-// once the mirror is ready, answers come from it.
+// With an empty cache the first definition comes from the on-demand tree,
+// later ones from the mirror, and both name the same file: the path the
+// editor got first stays valid, holds the same text, and is the one every
+// later answer names (no second copy of the file in the editor).
 func TestFirstAnswerOnDemandThenMirror(t *testing.T) {
 	t.Parallel()
 	eng := torchEngine(t, "")
@@ -134,26 +139,34 @@ func TestFirstAnswerOnDemandThenMirror(t *testing.T) {
 	text := "import torch\nfrom torch import nn\nnn.Linear(4, 4)\n"
 	doc := eng.DidOpen(ctx, "file:///work/od.py", 1, text)
 	p := posOf(t, text, "nn.Linear", 0, 3)
-	locs, err := eng.Definition(ctx, doc, p)
-	if err != nil || len(locs) != 1 || !strings.HasSuffix(locs[0].Path, "torch/nn/modules/linear.py") {
-		t.Fatalf("first definition = %+v, %v", locs, err)
+	first, err := eng.lookup(ctx, doc, p)
+	if err != nil || first == nil || !strings.HasSuffix(first.localPath, "torch/nn/modules/linear.py") {
+		t.Fatalf("first answer = %+v, %v", first, err)
 	}
-	if !strings.Contains(locs[0].Path, string(filepath.Separator)+"ondemand"+string(filepath.Separator)) {
-		t.Errorf("first definition %s is not from the on-demand tree", locs[0].Path)
+	if !first.pkg.partial {
+		t.Fatalf("the first answer (%s) did not come on demand", first.localPath)
 	}
-	s, err := eng.session("")
+	want, err := os.ReadFile(first.localPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.pkg(ctx, "torch"); err != nil {
-		t.Fatal(err)
-	}
-	locs, err = eng.Definition(ctx, doc, p)
-	if err != nil || len(locs) != 1 || !strings.HasSuffix(locs[0].Path, "torch/nn/modules/linear.py") {
+	// The editor opens what it was given, and navigates in it.
+	opened := eng.DidOpen(ctx, "file://"+first.localPath, 1, string(want))
+	waitMirror(ctx, t, eng, "torch")
+	locs, err := eng.Definition(ctx, doc, p)
+	if err != nil || len(locs) != 1 {
 		t.Fatalf("definition after the mirror = %+v, %v", locs, err)
 	}
-	if strings.Contains(locs[0].Path, string(filepath.Separator)+"ondemand"+string(filepath.Separator)) {
-		t.Errorf("definition %s still from the on-demand tree once the mirror is ready", locs[0].Path)
+	if locs[0].Path != first.localPath {
+		t.Errorf("once mirrored the definition is in %s, the first answer was in %s: two paths for one file", locs[0].Path, first.localPath)
+	}
+	got, err := os.ReadFile(first.localPath)
+	if err != nil || string(got) != string(want) {
+		t.Errorf("the first answer's file after the mirror: %v, same text: %v", err, string(got) == string(want))
+	}
+	lt, err := eng.lookup(ctx, eng.Snapshot(opened.URI()), posOf(t, string(want), "class Linear(Module)", 0, len("class Linear(")))
+	if err != nil || lt == nil || lt.pkg.partial || !strings.HasSuffix(lt.localPath, "torch/nn/modules/module.py") {
+		t.Errorf("navigation in the file first answered, once mirrored: %+v, %v", lt, err)
 	}
 }
 
@@ -177,21 +190,21 @@ func TestOnDemandLeavesOutWholeTreeFeatures(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	pos := implPos(t, implDoc, "torch.add(x", "add")
-	h, err := eng.Hover(ctx, doc, pos)
-	if err != nil || h == nil {
-		t.Fatalf("hover = %v, %v", h, err)
+	first, err := eng.lookup(ctx, doc, pos)
+	if err != nil || first == nil {
+		t.Fatalf("first answer = %v, %v", first, err)
 	}
-	if !strings.Contains(h.Markdown, string(filepath.Separator)+"ondemand"+string(filepath.Separator)) {
-		t.Fatalf("the first hover is not from the on-demand tree:\n%s", h.Markdown)
+	if !first.pkg.partial {
+		t.Fatalf("the first answer is not from the on-demand tree: %s", first.localPath)
 	}
-	if strings.Contains(h.Markdown, "lowering") {
-		t.Errorf("the on-demand hover shows a compiler stack from a partial tree:\n%s", h.Markdown)
+	if md := eng.compilerStackSection(ctx, first); strings.Contains(md, "lowering") {
+		t.Errorf("the on-demand answer shows a compiler stack from a partial tree:\n%s", md)
 	}
-	if n := len(globAll(t, filepath.Join(eng.opts.Dirs.Cache, "ondemand"), "opimpl.bin")); n != 0 {
+	if n := len(globAll(t, first.pkg.mirror.Root, "opimpl.bin")); n != 0 {
 		t.Errorf("an op table was scanned from the on-demand tree")
 	}
 	waitMirror(ctx, t, eng, "torch")
-	h, err = eng.Hover(ctx, doc, pos)
+	h, err := eng.Hover(ctx, doc, pos)
 	if err != nil || h == nil || !strings.Contains(h.Markdown, "lowering") {
 		t.Errorf("the mirror's hover lacks the compiler stack: %v %v", h, err)
 	}
@@ -207,4 +220,45 @@ func globAll(t *testing.T, root, name string) []string {
 		return nil
 	})
 	return out
+}
+
+// removePartial removes a version's partial tree (files read on demand,
+// no manifest) unused for partialMaxAge, never a mirror, a directory being
+// written, or the tree in use.
+func TestRemovePartial(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	old := time.Now().Add(-2 * partialMaxAge)
+	mk := func(name string, manifest bool, mtime time.Time) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Join(p, "site", "torch"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(p, "site", "torch", "x.py"), []byte("x = 1\n"), 0o444); err != nil {
+			t.Fatal(err)
+		}
+		if manifest {
+			if err := os.WriteFile(filepath.Join(p, manifestFile), []byte("{}"), 0o444); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Chmod(filepath.Join(p, "site", "torch"), 0o555); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(filepath.Join(p, "site"), mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	stale := mk("torch-1.0-aaaa", false, old)
+	inUse := mk("torch-2.0-bbbb", false, old)
+	fresh := mk("torch-3.0-cccc", false, time.Now())
+	mirror := mk("torch-4.0-dddd", true, old)
+	writing := mk(".tmp-torch-5", false, old)
+	removePartial(dir, inUse, time.Now().Add(-partialMaxAge))
+	for p, want := range map[string]bool{stale: false, inUse: true, fresh: true, mirror: true, writing: true} {
+		if _, err := os.Stat(p); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", filepath.Base(p), err == nil, want)
+		}
+	}
 }
