@@ -18,20 +18,17 @@ func (e *Engine) Definition(ctx context.Context, doc *Snapshot, pos Position) ([
 	case err != nil && !errors.Is(err, errCatalog):
 		return nil, err // the target is unreachable: do not try it twice
 	case err == nil && ft != nil:
-		return []Location{flagLocation(ft)}, nil
+		return []Location{e.flagLocation(ft)}, nil
 	}
 	t, err := e.lookup(ctx, doc, pos)
 	if err != nil || t == nil || t.localPath == "" {
 		return nil, err
 	}
-	path := t.localPath
-	if p, ok := e.siteHanded(t.spec.Name).sitePath(t.pkg.mirror, path); ok {
-		// The Python server reading the site answers with this path: the
-		// editor then shows one definition, not the same one twice.
-		path = p
-	}
 	return []Location{{
-		Path:       path,
+		// The Python server reading the site answers with the site's
+		// path: the editor then shows one definition, not the same one
+		// twice.
+		Path:       e.answerPath(t.spec, t.pkg.mirror, t.localPath),
 		TargetPath: t.targetPath,
 		Range: Range{
 			Start: Position{Line: t.line, Column: t.col},

@@ -92,7 +92,15 @@ func (e *Engine) Implementations(ctx context.Context, doc *Snapshot, pos Positio
 	if err != nil || ps == nil {
 		return nil, err
 	}
-	return implItems(ps, ans.Impls), nil
+	s, err := e.session("")
+	if err != nil {
+		return nil, err
+	}
+	items := implItems(ps, ans.Impls)
+	for i := range items {
+		items[i].Location.Path = e.answerPath(s.spec, ps.mirror, items[i].Location.Path)
+	}
+	return items, nil
 }
 
 // implementations resolves the callable at pos and looks it up.

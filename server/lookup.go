@@ -31,6 +31,7 @@ type target struct {
 	targetPath string // same file on the target
 	line, col  int    // 0-based; col in UTF-8 bytes
 	nameLen    int
+	name       string // the definition's own name, at line and col
 
 	hover string // rendered Markdown, set on targets from the lookup cache
 
@@ -107,7 +108,7 @@ func (e *Engine) resolveKeyword(ctx context.Context, ref pybuf.Ref) (*target, er
 	t.kind = "parameter"
 	t.signature, t.docSummary, t.decorators, t.chain = "", "", nil, nil
 	t.paramText = p.Text
-	t.line, t.col, t.nameLen = p.Line, p.Col, len(p.Name)
+	t.line, t.col, t.nameLen, t.name = p.Line, p.Col, len(p.Name), p.Name
 	t.hover = ""
 	return &t, nil
 }
@@ -209,7 +210,8 @@ func (e *Engine) inspect(ctx context.Context, s *session, t *target) (*target, e
 			t.localPath, t.targetPath = local, insp.File
 			t.line = insp.Line - 1
 			t.nameLen = len(lastComponent(t.qualname))
-			t.col = nameColumn(local, t.line, lastComponent(insp.ObjectQualname))
+			t.name = lastComponent(insp.ObjectQualname)
+			t.col = nameColumn(local, t.line, t.name)
 			return t, nil
 		}
 	}
@@ -240,7 +242,7 @@ func (t *target) fromSymbol(sym pyindex.Symbol, via string) {
 	t.localPath = sym.Path
 	t.targetPath = t.pkg.mirror.TargetPath(sym.Path)
 	t.line, t.col = sym.Line, sym.Col
-	t.nameLen = len(sym.Name)
+	t.nameLen, t.name = len(sym.Name), sym.Name
 	if sym.Kind == pyindex.KindModule {
 		t.signature = ""
 	}
