@@ -105,7 +105,10 @@ func (s *lspServer) initialize(ctx context.Context, reply replyFunc, raw json.Ra
 				CodeActionKinds: []protocol.CodeActionKind{protocol.QuickFix, protocol.Source},
 			},
 			ExecuteCommandProvider: &protocol.ExecuteCommandOptions{Commands: s.engine.Commands()},
-			ImplementationProvider: true, // where torch defines a compiled op for the compiler stack
+			ImplementationProvider:  true, // where torch defines a compiled op for the compiler stack
+			DocumentSymbolProvider:  true,
+			WorkspaceSymbolProvider: true,
+			CallHierarchyProvider:   true,
 		},
 		ServerInfo: &protocol.ServerInfo{Name: "torchlsp", Version: s.opts.Version},
 	}, nil)
