@@ -143,6 +143,9 @@ func (s *Session) resolveUncached(ctx context.Context, ps *Package, qualname str
 	if err != nil && !errors.Is(err, pyindex.ErrNotFound) {
 		return nil, fmt.Errorf("resolve %s: %w", qualname, err)
 	}
+	if s.ReadOnly() {
+		return nil, nil // only the target's interpreter could say
+	}
 	// Static resolution could not settle it (names bound at run time,
 	// compiled objects): ask the target's interpreter.
 	return s.inspect(ctx, d)
