@@ -1,6 +1,10 @@
 package lsp
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/torchlsp/torchlsp/internal/fuzzdeadline"
+)
 
 func TestPlainText(t *testing.T) {
 	t.Parallel()
@@ -63,10 +67,13 @@ func TestPlainText(t *testing.T) {
 	}
 }
 
+// FuzzPlainText checks that no Markdown makes plainText panic or loop.
 func FuzzPlainText(f *testing.F) {
+	deadline := fuzzdeadline.New(f)
 	f.Add("```python\ndef f()\n```\n**a** [`b`](file:///c#L1)\n")
 	f.Add("[[x]](y) ``` ` ** __a__ ___")
 	f.Fuzz(func(t *testing.T, md string) {
+		deadline.Start(t, md)
 		_ = plainText(md) // must not panic or loop
 	})
 }
