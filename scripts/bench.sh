@@ -25,11 +25,13 @@
 #   --settle DUR     after the rounds, wait up to DUR (e.g. 2m) for each
 #                    server to go idle before its peak RSS is read, so that
 #                    a cold row counts the whole background index build
+#   --xref-rounds N  timed rounds of each references, incoming-calls and
+#                    workspace-symbol question (default 20; 0 asks none)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYRIGHT_VERSION=1.1.414
-rounds=5 tree="" python=/usr/bin/python3 facts="" label="" out=.bench/results servers=torchlsp,pyright,pylsp settle=0 build=1
+rounds=5 tree="" python=/usr/bin/python3 facts="" label="" out=.bench/results servers=torchlsp,pyright,pylsp settle=0 build=1 xref_rounds=20
 while (($#)); do
 	case "$1" in
 	--rounds) rounds=$2; shift 2 ;;
@@ -40,8 +42,9 @@ while (($#)); do
 	--out) out=$2; shift 2 ;;
 	--servers) servers=$2; shift 2 ;;
 	--settle) settle=$2; shift 2 ;;
+	--xref-rounds) xref_rounds=$2; shift 2 ;;
 	--no-build) build=0; shift ;;
-	-h | --help) sed -n '2,27p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,29p' "$0"; exit 0 ;;
 	*) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -104,7 +107,7 @@ fi
 
 mkdir -p "$out"
 results="$out/results-$(date -u +%Y%m%dT%H%M%SZ).jsonl"
-common=(-tree "$label" -rounds "$rounds" -settle "$settle" -out "$results" "${expect_args[@]}")
+common=(-tree "$label" -rounds "$rounds" -settle "$settle" -xref-rounds "$xref_rounds" -out "$results" "${expect_args[@]}")
 ran=()
 
 if want torchlsp; then
@@ -140,5 +143,6 @@ fi
 
 invocation="scripts/bench.sh --rounds $rounds${tree:+ --tree $tree}${facts:+ --facts $facts} --python $python"
 [[ "$settle" == 0 ]] || invocation+=" --settle $settle"
+[[ "$xref_rounds" == 20 ]] || invocation+=" --xref-rounds $xref_rounds"
 bin/lspbench report -title "$label" -command "$invocation" "$results" | tee "${results%.jsonl}.md"
 echo "results: $results" >&2
