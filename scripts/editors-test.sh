@@ -123,7 +123,7 @@ nvim_unit() {
 }
 
 nvim_e2e() {
-  timeout 300 nvim --headless -u NONE --cmd "set rtp+=$repo/editors/nvim" -c "luafile $repo/editors/nvim/test/e2e.lua"
+  timeout 600 nvim --headless -u NONE --cmd "set rtp+=$repo/editors/nvim" -c "luafile $repo/editors/nvim/test/e2e.lua"
 }
 
 nvim_site() {

@@ -785,7 +785,15 @@ check("inside the mirror: document_symbol is the outline, references stay in tor
   vim.lsp.buf.references()
   items = qf_wait("^References$", 30000)
   local files = files_of(items)
-  assert(files["cudagraph_trees.py"] == 4 and vim.tbl_count(files) == 1, "references of get_obj: " .. vim.inspect(files))
+  -- torch's four, and no other file of torch; open workspace files that
+  -- call it (crash.py, from the traceback checks) may be among them.
+  local torch_files = 0
+  for _, it in ipairs(items) do
+    if torchlsp.is_mirror(it.filename) then
+      torch_files = torch_files + ((it.filename:find("/cudagraph_trees%.py$") and 0) or 1)
+    end
+  end
+  assert(files["cudagraph_trees.py"] == 4 and torch_files == 0, "references of get_obj: " .. vim.inspect(files))
   qf_reset()
   -- One buffer for the one file, however it was reached.
   local same = 0

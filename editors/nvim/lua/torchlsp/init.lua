@@ -881,10 +881,15 @@ end
 -- (Neovim's own by default), plus torchlsp's notifications the plugin
 -- handles, under experimental.torchlsp.notifications: the server sends
 -- torchlsp/status and torchlsp/site only to a client that announces them.
+-- window/showDocument is announced too: the plugin handles it (Neovim 0.7
+-- announces `support = false`, and the server would then name reports in
+-- a message instead of opening them).
 function M.client_capabilities(capabilities)
   local caps = vim.deepcopy(capabilities or vim.lsp.protocol.make_client_capabilities())
   caps.experimental = type(caps.experimental) == "table" and caps.experimental or {}
   caps.experimental.torchlsp = { notifications = { "torchlsp/status", "torchlsp/site" } }
+  caps.window = type(caps.window) == "table" and caps.window or {}
+  caps.window.showDocument = { support = true }
   return caps
 end
 
