@@ -143,3 +143,59 @@ func TestHazardsLinearInInputSize(t *testing.T) {
 		})
 	}
 }
+
+// threadShapes are buffers of many classes, definitions and starts that
+// name one another: the thread analysis once looked, for each of them, at
+// every other (a thousand classes named alike, each its own base, cost
+// their count to the fifth power: 35 s for 30 KB).
+var threadShapes = []syntaxtest.Shape{
+	{Name: "classes of one name, each its own base", Gen: repeated("", "class A(A):\n    pass\n", "class A(threading.Thread):\n    pass\nA().start()\n")},
+	{Name: "a circle of base classes", Gen: repeated("", "class C{i}(C{next}):\n    def run(self): f(1)\n", "class C{i}(threading.Thread):\n    pass\nC0().start()\n")},
+	{Name: "many Thread subclasses", Gen: repeated("", "class T{i}(threading.Thread):\n    def run(self): f(1)\nT{i}().start()\n", "")},
+	{Name: "one name defined and started many times", Gen: repeated("", "def g():\n    f(1)\nthreading.Thread(target=g).start()\n", "")},
+	{Name: "one object's methods started many times", Gen: repeated("m = torch.nn.Linear(2, 2)\n", "m.compile(mode=\"reduce-overhead\")\nthreading.Thread(target=m.forward).start()\n", "")},
+}
+
+// repeated makes a source of head, then body repeated to the size ({i}
+// the repetition's number, {next} the next one's), then tail ({i} the
+// last repetition's number), after a compiled f.
+func repeated(head, body, tail string) func(int) []byte {
+	return func(size int) []byte {
+		var b strings.Builder
+		b.WriteString("import threading\nimport torch\nf = torch.compile(lambda x: x, mode=\"reduce-overhead\")\n")
+		b.WriteString(head)
+		last := 0
+		for i := 0; b.Len() < size; i++ {
+			b.WriteString(strings.NewReplacer("{i}", fmt.Sprint(i), "{next}", fmt.Sprint(i+1)).Replace(body))
+			last = i
+		}
+		b.WriteString(strings.ReplaceAll(tail, "{i}", fmt.Sprint(last+1)))
+		return []byte(b.String())
+	}
+}
+
+// The thread analysis stays linear in buffers whose classes, definitions
+// and starts all name one another. The sizes are small: before, the
+// first shape took seconds at 16 KB and grew with the fifth power.
+func TestThreadAnalysisLinear(t *testing.T) {
+	t.Parallel()
+	s := fixture(t)
+	for _, shape := range threadShapes {
+		t.Run(shape.Name, func(t *testing.T) {
+			t.Parallel()
+			var work [2]int
+			for k, size := range [2]int{4 << 10, 8 << 10} {
+				buf := pybuf.Parse(shape.Gen(size))
+				ds, w := checkWork(buf, s)
+				work[k] = w
+				if nodes := buf.Tree().Len(); w > 8*nodes+64 {
+					t.Errorf("%d bytes: checking took %d steps for %d nodes", size, w, nodes)
+				}
+				t.Logf("%d bytes: %d steps, %d diagnostics", size, w, len(ds))
+			}
+			if r := float64(work[1]) / float64(max(work[0], 1)); r > 2.2 {
+				t.Errorf("steps grew %.2fx for 2x the input (%v)", r, work)
+			}
+		})
+	}
+}
