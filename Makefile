@@ -22,6 +22,7 @@ lint:
 	gofmt -l $$(git ls-files '*.go')
 	go vet ./...
 	bin/staticcheck ./...
+	scripts/lint-python.sh
 
 fuzz:
 	FUZZTIME=$${FUZZTIME:-1m} scripts/fuzz-smoke.sh

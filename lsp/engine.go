@@ -50,8 +50,20 @@ type Engine interface {
 	Definition(ctx context.Context, doc *server.Snapshot, pos server.Position) ([]server.Location, error)
 	// References lists the places that use the thing at pos: for a torch
 	// config flag, every place torch reads it and every use in open
-	// documents.
+	// documents; for any other name of a mirrored package, every place in
+	// the package and the open documents that names its definition.
 	References(ctx context.Context, doc *server.Snapshot, pos server.Position, includeDeclaration bool) ([]server.Location, error)
+	// WorkspaceSymbols finds the symbols of the mirrored packages and the
+	// open documents that match a query, best first.
+	WorkspaceSymbols(ctx context.Context, query string) ([]server.SymbolInfo, error)
+	// DocumentSymbols is a document's outline.
+	DocumentSymbols(ctx context.Context, doc *server.Snapshot) ([]server.DocumentSymbol, error)
+	// PrepareCallHierarchy is the function or class at pos as an item;
+	// IncomingCalls and OutgoingCalls take such an item back (its path
+	// and its name's start identify it).
+	PrepareCallHierarchy(ctx context.Context, doc *server.Snapshot, pos server.Position) ([]server.CallItem, error)
+	IncomingCalls(ctx context.Context, item server.CallItem) ([]server.CallLink, error)
+	OutgoingCalls(ctx context.Context, item server.CallItem) ([]server.CallLink, error)
 	// Implementation lists where the target's torch defines the compiled
 	// op at pos for the compiler stack (meta, decompositions, refs,
 	// lowerings); nil for other names.
@@ -62,10 +74,9 @@ type Engine interface {
 	DocumentLinks(ctx context.Context, doc *server.Snapshot) ([]server.Link, error)
 	// CodeActions offers quick fixes and commands for a range.
 	CodeActions(ctx context.Context, doc *server.Snapshot, rng server.Range, only []string) ([]server.CodeAction, error)
-	// Commands names the commands ExecuteCommand runs.
-	Commands() []string
-	// ExecuteCommand runs a command a code action or the user asked for.
-	ExecuteCommand(ctx context.Context, name string, args []json.RawMessage) (any, error)
+	// Commands run what a code action or the user asked for, one method
+	// per command (commands.go decodes their arguments).
+	Commands
 	// Shutdown releases targets and helpers. It is called once, either for
 	// the client's shutdown request or when the connection ends without
 	// one.

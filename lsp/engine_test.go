@@ -3,6 +3,7 @@ package lsp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 // in the engine's document store and answers hovers from the snapshot a
 // request carries. Tests inject faults through hoverFunc.
 type testEngine struct {
+	noCommands
 	docs     *source.Store
 	mu       sync.Mutex // guards settings, params and notifier
 	settings []string
@@ -149,17 +151,101 @@ func (e *testEngine) DocumentLinks(context.Context, *server.Snapshot) ([]server.
 	return nil, nil
 }
 
-func (e *testEngine) CodeActions(context.Context, *server.Snapshot, server.Range, []string) ([]server.CodeAction, error) {
-	return e.codeActions, nil
+// WorkspaceSymbols finds the query as a word of the open documents.
+func (e *testEngine) WorkspaceSymbols(_ context.Context, query string) ([]server.SymbolInfo, error) {
+	var out []server.SymbolInfo
+	for _, doc := range e.docs.All() {
+		for i, line := range strings.Split(doc.Text(), "\n") {
+			if j := strings.Index(line, query); j >= 0 && query != "" {
+				r := server.Range{Start: server.Position{Line: i, Column: j}, End: server.Position{Line: i, Column: j + len(query)}}
+				out = append(out, server.SymbolInfo{Name: query, Kind: "function", Container: "m", Location: server.Location{URI: doc.URI(), Path: doc.Path(), Range: r}})
+			}
+		}
+	}
+	return out, nil
 }
 
-func (e *testEngine) Commands() []string { return nil }
+// DocumentSymbols makes every line's first word a symbol whose range is
+// the line.
+func (e *testEngine) DocumentSymbols(_ context.Context, doc *server.Snapshot) ([]server.DocumentSymbol, error) {
+	var out []server.DocumentSymbol
+	for i, line := range strings.Split(doc.Text(), "\n") {
+		w := strings.Fields(line)
+		if len(w) == 0 {
+			continue
+		}
+		j := strings.Index(line, w[0])
+		out = append(out, server.DocumentSymbol{Name: w[0], Kind: "variable",
+			Range:          server.Range{Start: server.Position{Line: i}, End: server.Position{Line: i, Column: len(line)}},
+			SelectionRange: server.Range{Start: server.Position{Line: i, Column: j}, End: server.Position{Line: i, Column: j + len(w[0])}}})
+	}
+	return out, nil
+}
 
-func (e *testEngine) ExecuteCommand(context.Context, string, []json.RawMessage) (any, error) {
-	return nil, nil
+// PrepareCallHierarchy makes the word at pos an item of its document.
+func (e *testEngine) PrepareCallHierarchy(_ context.Context, doc *server.Snapshot, pos server.Position) ([]server.CallItem, error) {
+	h, err := wordHover(doc, pos)
+	if err != nil || h == nil {
+		return nil, err
+	}
+	name := strings.Trim(strings.Fields(h.Markdown)[0], "`")
+	return []server.CallItem{{Name: name, Kind: "function", Detail: "m." + name,
+		Location: server.Location{URI: doc.URI(), Path: doc.Path(), Range: *h.Range}, SelectionRange: *h.Range}}, nil
+}
+
+// IncomingCalls answers with the item it was sent, called at its name:
+// what came back over the wire, converted.
+func (e *testEngine) IncomingCalls(_ context.Context, item server.CallItem) ([]server.CallLink, error) {
+	return []server.CallLink{{Item: item, Ranges: []server.Range{item.SelectionRange}}}, nil
+}
+
+// OutgoingCalls is IncomingCalls.
+func (e *testEngine) OutgoingCalls(ctx context.Context, item server.CallItem) ([]server.CallLink, error) {
+	return e.IncomingCalls(ctx, item)
+}
+
+func (e *testEngine) CodeActions(context.Context, *server.Snapshot, server.Range, []string) ([]server.CodeAction, error) {
+	return e.codeActions, nil
 }
 
 func (e *testEngine) Shutdown(context.Context) error {
 	e.shutdowns.Add(1)
 	return nil
+}
+
+// noCommands answers every command with an error: the wire's tests that
+// run commands use the real engine.
+type noCommands struct{}
+
+var errNoCommands = errors.New("this test engine runs no commands")
+
+func (noCommands) ReproCommand(context.Context, server.RunArgs) (*server.RunResult, error) {
+	return nil, errNoCommands
+}
+func (noCommands) ExplainCommand(context.Context, server.RunArgs) (*server.RunResult, error) {
+	return nil, errNoCommands
+}
+func (noCommands) CancelRunCommand(context.Context, server.CancelArgs) (*server.CancelResult, error) {
+	return nil, errNoCommands
+}
+func (noCommands) DoctorCommand(context.Context, server.TargetArgs) (*server.CommandResult, error) {
+	return nil, errNoCommands
+}
+func (noCommands) SelectTargetCommand(context.Context, server.TargetArgs) (*server.CommandResult, error) {
+	return nil, errNoCommands
+}
+func (noCommands) OpenMirrorCommand(context.Context, server.TargetArgs) (*server.CommandResult, error) {
+	return nil, errNoCommands
+}
+func (noCommands) GatesCommand(context.Context, server.GatesArgs) (*server.CommandResult, error) {
+	return nil, errNoCommands
+}
+func (noCommands) SiteCommand(context.Context, server.TargetArgs) (*server.SiteResult, error) {
+	return nil, errNoCommands
+}
+func (noCommands) TracebackCommand(context.Context, server.TracebackArgs) (*server.TracebackCommandResult, error) {
+	return nil, errNoCommands
+}
+func (noCommands) LinksCommand(context.Context, server.LinksArgs) (*server.LinksResult, error) {
+	return nil, errNoCommands
 }

@@ -115,8 +115,11 @@ func (s *lspServer) initialize(ctx context.Context, reply replyFunc, raw json.Ra
 			CodeActionProvider: &protocol.CodeActionOptions{
 				CodeActionKinds: []protocol.CodeActionKind{server.KindQuickFix, server.KindRepro, server.KindExplain},
 			},
-			ExecuteCommandProvider: &protocol.ExecuteCommandOptions{Commands: s.engine.Commands()},
-			ImplementationProvider: true, // where torch defines a compiled op for the compiler stack
+			ExecuteCommandProvider:  &protocol.ExecuteCommandOptions{Commands: commandNames()},
+			ImplementationProvider:  true, // where torch defines a compiled op for the compiler stack
+			DocumentSymbolProvider:  true,
+			WorkspaceSymbolProvider: true,
+			CallHierarchyProvider:   true,
 			// Target paths in tracebacks and logs, to the mirror and the workspace.
 			DocumentLinkProvider: &protocol.DocumentLinkOptions{},
 		},

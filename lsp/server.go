@@ -309,6 +309,16 @@ func (s *lspServer) prepareCall(ctx context.Context, method string, params json.
 		return s.implementation(ctx, params)
 	case "textDocument/references":
 		return s.references(ctx, params)
+	case "textDocument/documentSymbol":
+		return s.documentSymbol(ctx, params)
+	case "workspace/symbol":
+		return s.workspaceSymbol(ctx, params)
+	case "textDocument/prepareCallHierarchy":
+		return s.prepareCallHierarchy(ctx, params)
+	case "callHierarchy/incomingCalls":
+		return s.incomingCalls(ctx, params)
+	case "callHierarchy/outgoingCalls":
+		return s.outgoingCalls(ctx, params)
 	case "textDocument/codeAction":
 		return s.codeAction(ctx, params)
 	case "textDocument/documentLink":

@@ -306,10 +306,27 @@ func sanitize(s string) string {
 // LookupMirror returns the complete mirror of pkg for the target, without
 // touching the target: the most recent one if several versions are cached.
 func LookupMirror(cacheRoot string, spec Spec, pkg string) (*MirrorTree, error) {
-	dir := targetCacheDir(cacheRoot, spec)
-	entries, err := os.ReadDir(dir)
+	m, err := lookupMirrorIn(targetCacheDir(cacheRoot, spec), pkg)
 	if err != nil {
 		return nil, fmt.Errorf("look up mirror of %s for target %q: %w", pkg, spec.Name, err)
+	}
+	return m, nil
+}
+
+// LookupMirrorIn is LookupMirror in a target's cache directory
+// (<cache>/<target>/<identity>, CachePlace.TargetDir).
+func LookupMirrorIn(targetDir, pkg string) (*MirrorTree, error) {
+	m, err := lookupMirrorIn(targetDir, pkg)
+	if err != nil {
+		return nil, fmt.Errorf("look up mirror of %s in %s: %w", pkg, targetDir, err)
+	}
+	return m, nil
+}
+
+func lookupMirrorIn(dir, pkg string) (*MirrorTree, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
 	}
 	var best *MirrorTree
 	prefix := sanitize(pkg) + "-"
@@ -326,7 +343,7 @@ func LookupMirror(cacheRoot string, spec Spec, pkg string) (*MirrorTree, error) 
 		}
 	}
 	if best == nil {
-		return nil, fmt.Errorf("look up mirror of %s for target %q: %w", pkg, spec.Name, fs.ErrNotExist)
+		return nil, fs.ErrNotExist
 	}
 	return best, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -14,18 +15,26 @@ import (
 
 // A package whose mirror is not complete yet can answer on demand: the
 // helper lists its files (names and sizes, about 100 KB for torch 2.11)
-// and reads the few a question needs. The files land in a directory of
-// their own under <cache>/ondemand, never in a mirror: nothing there is
-// taken for a complete mirror (LookupMirror never looks there), and once
-// the bulk mirror is ready every query uses it.
+// and reads the few a question needs. The files land where the complete
+// mirror of that version will be (MirrorDir), so that every answer names
+// one path per file, before and after: a path an editor got on demand is
+// the mirror's own once the bulk mirror replaces the directory
+// (atomically: the directory holds no manifest until then, so nothing,
+// LookupMirror included, takes it for a complete mirror). Only when a
+// complete mirror already stands there (the same version, files changed)
+// does the tree go to a directory of its own under <cache>/ondemand.
 
 const (
 	// onDemandDirName is the on-demand trees' directory under the cache
 	// root.
 	onDemandDirName = "ondemand"
-	// onDemandMaxAge is when a leftover on-demand tree of an earlier run
-	// is removed (the paths it gave an editor are stale by then).
+	// onDemandMaxAge is when a leftover directory of an earlier run's
+	// on-demand tree of its own (<cache>/ondemand) is removed.
 	onDemandMaxAge = time.Hour
+	// partialMaxAge is when a version's partial tree (files read on
+	// demand where its mirror never completed) is removed, unused that
+	// long.
+	partialMaxAge = 7 * 24 * time.Hour
 )
 
 // OnDemandSource is what an on-demand tree is made from: what the helper
@@ -46,7 +55,7 @@ type OnDemandSource struct {
 }
 
 // OnDemandTree is a package's files read through the helper as they are
-// needed, into a directory of their own. Every file is checked against the
+// needed, into the directory its mirror will take. Every file is checked against the
 // listing (a listed, clean path of the package, of the listed size) and
 // written aside then renamed, read-only, so a reader never sees half a
 // file. Its Mirror maps paths as a mirror's does.
@@ -55,12 +64,17 @@ type OnDemandTree struct {
 	src    OnDemandSource
 	sizes  map[string]int64 // the listing: path → size; read-only after OpenOnDemand
 	// fetchMu serialises fetches, so that two queries needing the same
-	// file read it once.
+	// file read it once, and guards fetched.
 	fetchMu sync.Mutex
+	// fetched are the files this tree read from the target: a file an
+	// earlier run left in the directory is read again (and replaced in
+	// place, under the same path).
+	fetched map[string]bool
 }
 
-// OpenOnDemand makes a package's on-demand tree under cacheRoot, holding
-// src.First; leftover trees of earlier runs are removed.
+// OpenOnDemand makes a package's on-demand tree under cacheRoot, where
+// its mirror will be, holding src.First; leftover trees of earlier runs
+// are removed.
 func OpenOnDemand(cacheRoot string, src OnDemandSource) (*OnDemandTree, error) {
 	info, listing := src.Info, src.Listing
 	if listing.Site != info.Site || listing.Member != info.Member {
@@ -69,12 +83,7 @@ func OpenOnDemand(cacheRoot string, src OnDemandSource) (*OnDemandTree, error) {
 	if err := validMember(info.Member); err != nil {
 		return nil, fmt.Errorf("on-demand %s: %w", info.Name, err)
 	}
-	odRoot := filepath.Join(cacheRoot, onDemandDirName)
-	if err := os.MkdirAll(odRoot, 0o755); err != nil {
-		return nil, fmt.Errorf("on-demand %s: %w", info.Name, err)
-	}
-	removeStaleTrees(odRoot, time.Now().Add(-onDemandMaxAge))
-	root, err := os.MkdirTemp(odRoot, sanitize(info.Name)+"-*")
+	root, err := onDemandRoot(cacheRoot, src.Spec, info)
 	if err != nil {
 		return nil, fmt.Errorf("on-demand %s: %w", info.Name, err)
 	}
@@ -86,19 +95,65 @@ func OpenOnDemand(cacheRoot string, src OnDemandSource) (*OnDemandTree, error) {
 				TargetPackageDir: info.Location, TargetSiteDir: info.Site,
 			},
 		},
-		src:   src,
-		sizes: make(map[string]int64, len(listing.Files)),
+		src:     src,
+		sizes:   make(map[string]int64, len(listing.Files)),
+		fetched: map[string]bool{},
 	}
 	t.src.First = nil
 	for _, f := range listing.Files {
 		t.sizes[f.Path] = f.Size
 	}
+	t.fetchMu.Lock()
+	defer t.fetchMu.Unlock()
 	for _, f := range src.First {
 		if _, err := t.store(f); err != nil {
 			return nil, err
 		}
 	}
 	return t, nil
+}
+
+// onDemandRoot is the directory an on-demand tree of the package info
+// describes goes to: where its mirror will be, unless a complete mirror
+// stands there already.
+func onDemandRoot(cacheRoot string, spec Spec, info PackageInfo) (string, error) {
+	final := MirrorDir(cacheRoot, spec, info)
+	odRoot := filepath.Join(cacheRoot, onDemandDirName)
+	removeStaleTrees(odRoot, time.Now().Add(-onDemandMaxAge))
+	removePartial(filepath.Dir(final), final, time.Now().Add(-partialMaxAge))
+	if _, err := os.Lstat(filepath.Join(final, manifestName)); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Join(final, siteDirName), 0o755); err != nil {
+			return "", err
+		}
+		return final, nil
+	}
+	if err := os.MkdirAll(odRoot, 0o755); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(odRoot, sanitize(info.Name)+"-*")
+}
+
+// removePartial removes, from a target's cache directory, the partial
+// trees (a version's directory without a manifest) last changed before
+// cutoff, but keep.
+func removePartial(dir, keep string, cutoff time.Time) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		if !e.IsDir() || p == keep || strings.HasPrefix(e.Name(), ".") {
+			continue // a mirror being written is a ".tmp-" one
+		}
+		if _, err := os.Lstat(filepath.Join(p, manifestName)); !errors.Is(err, fs.ErrNotExist) {
+			continue // a mirror, or something unknown: left alone
+		}
+		if info, err := os.Stat(filepath.Join(p, siteDirName)); err != nil || info.ModTime().After(cutoff) {
+			continue
+		}
+		removeTree(p)
+	}
 }
 
 // Mirror is the tree seen as a mirror, to map paths between it and the
@@ -112,13 +167,12 @@ func (t *OnDemandTree) Files() []ListedFile { return t.src.Listing.Files }
 // from the tree if it was read before, else through the helper.
 func (t *OnDemandTree) Read(rel string) ([]byte, error) {
 	local := filepath.Join(t.mirror.SiteDir, filepath.FromSlash(rel))
-	if data, err := os.ReadFile(local); err == nil {
-		return data, nil
-	}
 	t.fetchMu.Lock()
 	defer t.fetchMu.Unlock()
-	if data, err := os.ReadFile(local); err == nil {
-		return data, nil
+	if t.fetched[rel] || t.mirrored() {
+		if data, err := os.ReadFile(local); err == nil {
+			return data, nil
+		}
 	}
 	ctx, cancel := context.WithTimeout(t.src.Context, t.src.ReadTimeout)
 	defer cancel()
@@ -132,10 +186,18 @@ func (t *OnDemandTree) Read(rel string) ([]byte, error) {
 	return t.store(r.Files[0])
 }
 
+// mirrored reports whether the complete mirror has replaced the tree's
+// directory: its files are the mirror's then, never written again.
+func (t *OnDemandTree) mirrored() bool {
+	_, err := os.Lstat(filepath.Join(t.mirror.Root, manifestName))
+	return err == nil
+}
+
 // store writes a fetched file into the tree after checking it against the
 // listing: a listed path, a clean relative path of a source file inside
 // the package (the checks a mirror's stream entries pass), of the listed
-// size.
+// size. Once the mirror has replaced the tree, the data is only handed
+// back. The caller holds fetchMu.
 func (t *OnDemandTree) store(f FetchedFile) ([]byte, error) {
 	name := t.src.Info.Name
 	want, ok := t.sizes[f.Path]
@@ -148,6 +210,10 @@ func (t *OnDemandTree) store(f FetchedFile) ([]byte, error) {
 	if _, err := checkName(f.Path, t.src.Info.Member, t.src.Info.IsPackage); err != nil {
 		return nil, fmt.Errorf("on-demand %s: %w", name, err)
 	}
+	if t.mirrored() {
+		return f.Data, nil
+	}
+	t.fetched[f.Path] = true
 	local := filepath.Join(t.mirror.SiteDir, filepath.FromSlash(f.Path))
 	if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil {
 		return nil, fmt.Errorf("on-demand %s: %w", f.Path, err)

@@ -95,6 +95,9 @@ func TestOnDemandTreeChecksFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := tree.Mirror()
+	if want := MirrorDir(cache, Spec{Name: "gpu"}, info); m.Root != want {
+		t.Errorf("the tree is in %s, want where its mirror will be, %s", m.Root, want)
+	}
 	local := filepath.Join(m.SiteDir, "torch", "__init__.py")
 	st, err := os.Stat(local)
 	if err != nil || st.Mode().Perm() != 0o444 {
@@ -116,5 +119,46 @@ func TestOnDemandTreeChecksFiles(t *testing.T) {
 	bad.Site = "/elsewhere"
 	if _, err := OpenOnDemand(cache, OnDemandSource{Context: context.Background(), Info: info, Listing: bad}); err == nil || !strings.Contains(err.Error(), "disagree") {
 		t.Errorf("a listing of another site: %v", err)
+	}
+}
+
+// removePartial removes a version's partial tree (files read on demand,
+// no manifest) unused for partialMaxAge, never a mirror, a directory being
+// written, or the tree in use.
+func TestRemovePartial(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	old := time.Now().Add(-2 * partialMaxAge)
+	mk := func(name string, manifest bool, mtime time.Time) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Join(p, "site", "torch"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(p, "site", "torch", "x.py"), []byte("x = 1\n"), 0o444); err != nil {
+			t.Fatal(err)
+		}
+		if manifest {
+			if err := os.WriteFile(filepath.Join(p, manifestName), []byte("{}"), 0o444); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Chmod(filepath.Join(p, "site", "torch"), 0o555); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(filepath.Join(p, "site"), mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	stale := mk("torch-1.0-aaaa", false, old)
+	inUse := mk("torch-2.0-bbbb", false, old)
+	fresh := mk("torch-3.0-cccc", false, time.Now())
+	mirror := mk("torch-4.0-dddd", true, old)
+	writing := mk(".tmp-torch-5", false, old)
+	removePartial(dir, inUse, time.Now().Add(-partialMaxAge))
+	for p, want := range map[string]bool{stale: false, inUse: true, fresh: true, mirror: true, writing: true} {
+		if _, err := os.Stat(p); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", filepath.Base(p), err == nil, want)
+		}
 	}
 }

@@ -11,6 +11,8 @@ cd "$(dirname "$0")/.."
 packages=(python3 python3-torch)
 if [[ "${1:-}" == "--test" ]]; then
 	packages+=(openssh-server openssh-client neovim python3-pylsp tmux procps)
+	# scripts/lint-python.sh: the Python torchlsp ships, linted as the Go is.
+	packages+=(pyflakes3)
 	# test/hops: network namespaces as hosts, LXC, Docker and a one-node
 	# Slurm cluster, and debootstrap for their root file systems.
 	packages+=(iproute2 util-linux lxc debootstrap docker.io slurm-wlm munge)

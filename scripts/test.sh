@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the tests start (Debian's python3-torch, OpenSSH's
 # sshd, Neovim, pylsp; code-server and Chromium for the VS Code test) and
-# runs the whole suite. CI runs exactly this through .ci/run.
+# runs the whole suite: vet, staticcheck, the Python lint, go test. CI runs exactly this through .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +12,9 @@ go vet ./...
 
 echo "== staticcheck" >&2
 bin/staticcheck ./...
+
+echo "== python lint" >&2
+scripts/lint-python.sh
 
 echo "== go test" >&2
 go test -race -count=1 -timeout 30m ${TORCHLSP_TEST_SHORT:+-short} ./...

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -11,38 +10,69 @@ import (
 	"github.com/torchlsp/torchlsp/server/session"
 )
 
-// Commands the engine runs for workspace/executeCommand.
+// Commands the engine runs for workspace/executeCommand, each with its
+// own argument type (the front end decodes them; lsp/commands.go).
 const (
-	CommandRepro        = "torchlsp.repro"        // args: {uri, line, target?, all?}
-	CommandDoctor       = "torchlsp.doctor"       // args: {target?}
-	CommandSelectTarget = "torchlsp.selectTarget" // args: {target}
-	CommandOpenMirror   = "torchlsp.openMirror"   // args: {target?}
-	CommandGates        = "torchlsp.gates"        // args: {flag, target?}
-	CommandSite         = "torchlsp.site"         // args: {target?}
-	CommandExplain      = "torchlsp.explain"      // args: {uri, line, target?}
-	CommandTraceback    = "torchlsp.traceback"    // args: {text} or {uri, line, endLine}
-	CommandLinks        = "torchlsp.links"        // args: {text}
+	CommandRepro        = "torchlsp.repro"        // RunArgs
+	CommandDoctor       = "torchlsp.doctor"       // TargetArgs
+	CommandSelectTarget = "torchlsp.selectTarget" // TargetArgs
+	CommandOpenMirror   = "torchlsp.openMirror"   // TargetArgs
+	CommandGates        = "torchlsp.gates"        // GatesArgs
+	CommandSite         = "torchlsp.site"         // TargetArgs
+	CommandExplain      = "torchlsp.explain"      // RunArgs
+	CommandTraceback    = "torchlsp.traceback"    // TracebackArgs
+	CommandLinks        = "torchlsp.links"        // LinksArgs
+	CommandCancelRun    = "torchlsp.cancelRun"    // CancelArgs
 )
 
-// Commands names the commands ExecuteCommand runs.
-func (e *Engine) Commands() []string {
-	return []string{CommandRepro, CommandDoctor, CommandSelectTarget, CommandOpenMirror, CommandGates, CommandSite, CommandExplain,
-		CommandTraceback, CommandLinks}
-}
-
-// commandArgs is the one argument object every command takes.
-type commandArgs struct {
+// RunArgs are the arguments of torchlsp.repro and torchlsp.explain: the
+// compile call at (or before) a line of an open document.
+type RunArgs struct {
 	URI    string `json:"uri"`
 	Line   int    `json:"line"` // 0-based
-	Target string `json:"target"`
-	All    bool   `json:"all"`
+	Target string `json:"target,omitempty"`
+	// All runs the repro on every configured target.
+	All bool `json:"all,omitempty"`
+	// Own runs the repro on the user's own code only, failing when it
+	// cannot; StandIn on the stand-in workload only. Neither: the user's
+	// code when it can be run, else the stand-in, and the report says
+	// which ran and why.
+	Own     bool `json:"own,omitempty"`
+	StandIn bool `json:"standIn,omitempty"`
+	// Wait answers when the run has ended, with its report, and a
+	// $/cancelRequest of the command cancels the run; otherwise the
+	// command answers at once with the run's id.
+	Wait bool `json:"wait,omitempty"`
+}
+
+// TargetArgs name a target; empty is the default target.
+type TargetArgs struct {
+	Target string `json:"target,omitempty"`
+}
+
+// GatesArgs ask where torch reads a config flag.
+type GatesArgs struct {
 	Flag   string `json:"flag"`
-	Own    bool   `json:"own"` // repro: the user's own code and inputs
-	// Text is a traceback or a terminal's line (traceback, links);
-	// EndLine the last line (0-based, inclusive) of a document's
-	// traceback from Line on.
+	Target string `json:"target,omitempty"`
+}
+
+// TracebackArgs give a traceback: its text, or lines Line..EndLine
+// (0-based, inclusive) of an open document.
+type TracebackArgs struct {
 	Text    string `json:"text,omitempty"`
+	URI     string `json:"uri,omitempty"`
+	Line    int    `json:"line,omitempty"`
 	EndLine int    `json:"endLine,omitempty"`
+}
+
+// LinksArgs give a short text (a terminal's line) to link.
+type LinksArgs struct {
+	Text string `json:"text"`
+}
+
+// CancelArgs name the run to cancel; empty cancels every run.
+type CancelArgs struct {
+	Run string `json:"run,omitempty"`
 }
 
 // CommandResult is what a command returns to the editor: text to show,
@@ -54,47 +84,68 @@ type CommandResult struct {
 	Default  string   `json:"default,omitempty"`
 }
 
-// ExecuteCommand runs a command an editor asked for.
-func (e *Engine) ExecuteCommand(ctx context.Context, name string, raw []json.RawMessage) (any, error) {
-	var args commandArgs
-	if len(raw) > 0 && len(raw[0]) > 0 && string(raw[0]) != "null" {
-		if err := json.Unmarshal(raw[0], &args); err != nil {
-			// Editors that pass a bare string mean the target's name.
-			var s string
-			if json.Unmarshal(raw[0], &s) != nil {
-				return nil, fmt.Errorf("%s: arguments: %w", name, err)
-			}
-			args.Target, args.Flag = s, s
-		}
-	}
-	switch name {
-	case CommandDoctor:
-		return e.doctorCommand(ctx, args)
-	case CommandSelectTarget:
-		return e.selectTarget(ctx, args)
-	case CommandOpenMirror:
-		return e.openMirror(ctx, args)
-	case CommandGates:
-		var b strings.Builder
-		if err := e.Gates(ctx, args.Target, args.Flag, &b); err != nil {
-			return nil, err
-		}
-		return CommandResult{Markdown: "```\n" + b.String() + "```\n"}, nil
-	case CommandRepro:
-		return e.reproCommand(ctx, args)
-	case CommandSite:
-		return e.siteCommand(ctx, args)
-	case CommandExplain:
-		return e.explainCommand(ctx, args)
-	case CommandTraceback:
-		return e.tracebackCommand(ctx, args)
-	case CommandLinks:
-		return e.linksCommand(ctx, args)
-	}
-	return nil, fmt.Errorf("unknown command %q", name)
+// LinksResult is torchlsp.links' answer; TracebackCommandResult
+// torchlsp.traceback's.
+type (
+	LinksResult            = linksResultJSON
+	TracebackCommandResult = tracebackResultJSON
+)
+
+// ReproCommand runs torchlsp.repro: the threaded repro, through the runner.
+func (e *Engine) ReproCommand(ctx context.Context, args RunArgs) (*RunResult, error) {
+	return e.reproCommand(ctx, args)
 }
 
-func (e *Engine) doctorCommand(ctx context.Context, args commandArgs) (any, error) {
+// ExplainCommand runs torchlsp.explain, through the runner.
+func (e *Engine) ExplainCommand(ctx context.Context, args RunArgs) (*RunResult, error) {
+	return e.explainCommand(ctx, args)
+}
+
+// CancelRunCommand runs torchlsp.cancelRun.
+func (e *Engine) CancelRunCommand(ctx context.Context, args CancelArgs) (*CancelResult, error) {
+	return e.CancelRun(ctx, args.Run)
+}
+
+// DoctorCommand runs torchlsp.doctor: the doctor's checks as a table.
+func (e *Engine) DoctorCommand(ctx context.Context, args TargetArgs) (*CommandResult, error) {
+	return e.doctorCommand(ctx, args)
+}
+
+// SelectTargetCommand runs torchlsp.selectTarget.
+func (e *Engine) SelectTargetCommand(ctx context.Context, args TargetArgs) (*CommandResult, error) {
+	return e.selectTarget(ctx, args)
+}
+
+// OpenMirrorCommand runs torchlsp.openMirror.
+func (e *Engine) OpenMirrorCommand(ctx context.Context, args TargetArgs) (*CommandResult, error) {
+	return e.openMirror(ctx, args)
+}
+
+// GatesCommand runs torchlsp.gates: where torch reads a flag.
+func (e *Engine) GatesCommand(ctx context.Context, args GatesArgs) (*CommandResult, error) {
+	var b strings.Builder
+	if err := e.Gates(ctx, args.Target, args.Flag, &b); err != nil {
+		return nil, err
+	}
+	return &CommandResult{Markdown: "```\n" + b.String() + "```\n"}, nil
+}
+
+// SiteCommand runs torchlsp.site.
+func (e *Engine) SiteCommand(ctx context.Context, args TargetArgs) (*SiteResult, error) {
+	return e.siteCommand(ctx, args)
+}
+
+// TracebackCommand runs torchlsp.traceback.
+func (e *Engine) TracebackCommand(ctx context.Context, args TracebackArgs) (*TracebackCommandResult, error) {
+	return e.tracebackCommand(ctx, args)
+}
+
+// LinksCommand runs torchlsp.links.
+func (e *Engine) LinksCommand(ctx context.Context, args LinksArgs) (*LinksResult, error) {
+	return e.linksCommand(ctx, args)
+}
+
+func (e *Engine) doctorCommand(ctx context.Context, args TargetArgs) (*CommandResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	steps, err := e.Doctor(ctx, args.Target, false)
@@ -118,16 +169,16 @@ func (e *Engine) doctorCommand(ctx context.Context, args commandArgs) (any, erro
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mark, st.Name, strings.ReplaceAll(detail, "|", "\\|"), lat)
 	}
-	return CommandResult{Markdown: b.String()}, nil
+	return &CommandResult{Markdown: b.String()}, nil
 }
 
 // selectTarget makes a configured target the default for this session; with
 // no name it lists the targets.
-func (e *Engine) selectTarget(ctx context.Context, args commandArgs) (any, error) {
+func (e *Engine) selectTarget(ctx context.Context, args TargetArgs) (*CommandResult, error) {
 	names, def := e.Targets()
 	if args.Target == "" {
 		sort.Strings(names)
-		return CommandResult{Targets: names, Default: def}, nil
+		return &CommandResult{Targets: names, Default: def}, nil
 	}
 	if _, err := e.Spec(args.Target); err != nil {
 		return nil, err
@@ -139,12 +190,12 @@ func (e *Engine) selectTarget(ctx context.Context, args commandArgs) (any, error
 	}
 	e.Initialized(ctx)
 	e.notify.ShowMessage(ctx, MessageInfo, fmt.Sprintf("torchlsp: target %s", args.Target))
-	return CommandResult{Targets: names, Default: args.Target}, nil
+	return &CommandResult{Targets: names, Default: args.Target}, nil
 }
 
 // openMirror shows where the target's torch is mirrored, and opens its
 // __init__.py in the editor when it can.
-func (e *Engine) openMirror(ctx context.Context, args commandArgs) (any, error) {
+func (e *Engine) openMirror(ctx context.Context, args TargetArgs) (*CommandResult, error) {
 	s, err := e.session(args.Target)
 	if err != nil {
 		return nil, err
@@ -155,7 +206,7 @@ func (e *Engine) openMirror(ctx context.Context, args commandArgs) (any, error) 
 	}
 	path := ps.Mirror().SiteDir + "/torch/__init__.py"
 	e.openResult(ctx, fmt.Sprintf("torch %s of target %s, mirrored read-only", ps.Info().Version, s.Spec().Name), path)
-	return CommandResult{
+	return &CommandResult{
 		Path:     path,
 		Markdown: fmt.Sprintf("torch %s of target **%s** is mirrored read-only at `%s` (from `%s` on the target)", ps.Info().Version, s.Spec().Name, ps.Mirror().SiteDir, ps.Mirror().TargetDir),
 	}, nil

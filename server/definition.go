@@ -16,20 +16,17 @@ func (e *Engine) Definition(ctx context.Context, doc *Snapshot, pos Position) ([
 	case err != nil && !errors.Is(err, session.ErrCatalog):
 		return nil, err // the target is unreachable: do not try it twice
 	case err == nil && ft != nil:
-		return []Location{flagLocation(ft)}, nil
+		return []Location{e.flagLocation(ft)}, nil
 	}
 	d, _, err := e.lookup(ctx, doc, pos)
 	if err != nil || d == nil || d.LocalPath == "" {
 		return nil, err
 	}
-	path := d.LocalPath
-	if p, ok := e.siteHanded(d.Target).sitePath(d.Package.Mirror(), path); ok {
-		// The Python server reading the site answers with this path: the
-		// editor then shows one definition, not the same one twice.
-		path = p
-	}
 	return []Location{{
-		Path:       path,
+		// The Python server reading the site answers with the site's
+		// path: the editor then shows one definition, not the same one
+		// twice.
+		Path:       e.answerPath(d.Target, d.Package.Mirror(), d.LocalPath),
 		TargetPath: d.TargetPath,
 		Range: Range{
 			Start: Position{Line: d.Line, Column: d.Col},

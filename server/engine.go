@@ -65,7 +65,7 @@ type Options struct {
 // concurrent use. Its state lives in parts that each guard their own:
 // the documents (source.Store), the configuration (workspaceConfig), the
 // targets' sessions (session.Set), the status shown (statusBoard) and the
-// repro notes (reproNotes).
+// repro notes (reproNotes), the runs in progress (runTable).
 type Engine struct {
 	opts   Options
 	notify *notifierBox
@@ -78,6 +78,7 @@ type Engine struct {
 	sessions *session.Set
 	statuses *statusBoard
 	repros   reproNotes
+	runs     runTable // runs in progress (runner.go)
 	// started is set by Initialized: from then on the front end hears of
 	// changes to the default target.
 	started atomic.Bool
@@ -86,6 +87,9 @@ type Engine struct {
 	// traces holds tracebacks' diagnostics and where repro runs put the
 	// workspace on targets (tracebacks.go).
 	traces traceState
+	// home is the part of the cache a server was started in
+	// (mirrorhome.go).
+	home homeState
 }
 
 // New creates an engine. Call Initialize before queries.
@@ -188,6 +192,9 @@ func (e *Engine) Initialize(ctx context.Context, p InitializeParams) error {
 // target's eager packages.
 func (e *Engine) Initialized(ctx context.Context) {
 	e.started.Store(true)
+	if e.home.inCache() {
+		return // the workspace's server mirrors and builds the site
+	}
 	if s, err := e.session(""); err == nil {
 		s.Eager()
 		e.prepareSite()
@@ -246,6 +253,10 @@ func (e *Engine) Reconfigure(ctx context.Context) error {
 	for _, s := range e.sessions.DropStale(e.cfg.spec) {
 		_ = s.Close()
 	}
+	if len(folders) > 0 {
+		e.placeHome(ctx, folders[0])
+	}
+	e.settleHome(ctx)
 	if after, afterErr := e.cfg.spec(""); afterErr == nil && (beforeErr != nil || !session.SameSpec(before, after)) {
 		e.defaultChanged(after.Name)
 	}
@@ -274,6 +285,9 @@ func (e *Engine) Spec(name string) (remote.Spec, error) { return e.cfg.spec(name
 // session returns the session for a target (the default when name is
 // empty), creating it on first use.
 func (e *Engine) session(name string) (*session.Session, error) {
+	if s := e.home.readOnlySession(name); s != nil {
+		return s, nil
+	}
 	spec, err := e.cfg.spec(name)
 	if err != nil {
 		return nil, err
@@ -291,6 +305,11 @@ func (e *Engine) session(name string) (*session.Session, error) {
 func (e *Engine) DidOpen(ctx context.Context, uri string, version int32, text string) *Snapshot {
 	snap, err := e.docs.Open(uri, version, text)
 	e.noteTooLarge(ctx, err)
+	if folders, _ := e.cfg.inputs(); len(folders) == 0 && snap != nil {
+		// A server with no workspace folder is placed by its first
+		// document: in a mirror, it serves that mirror's target.
+		e.placeHome(ctx, snap.Path())
+	}
 	e.scheduleDiagnostics(snap)
 	return snap
 }
@@ -350,6 +369,7 @@ func (e *Engine) Shutdown(ctx context.Context) error {
 	for _, s := range e.sessions.Drain() {
 		errs = append(errs, s.Close())
 	}
+	errs = append(errs, e.closeHome())
 	errs = append(errs, e.bg.wait(ctx))
 	return errors.Join(errs...)
 }

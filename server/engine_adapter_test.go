@@ -125,6 +125,86 @@ func referencesAt(ctx context.Context, e *testEngine, uri string, p pos) ([]loca
 	return fromLocations(locs), err
 }
 
+// callItem is an item of the call hierarchy: its kind, qualified name
+// and place (the statement; sel the name).
+type callItem struct {
+	Kind, Detail string
+	Location     location
+	Sel          span
+	item         server.CallItem
+}
+
+// callLink is an item that calls, or is called by, another, with the
+// calls' places.
+type callLink struct {
+	Item   callItem
+	Ranges []span
+}
+
+type symbolInfo struct {
+	Name, Kind, Container string
+	Location              location
+}
+
+type outlineItem struct {
+	Name, Kind string
+	Range, Sel span
+	Children   []outlineItem
+}
+
+func prepareCallsAt(ctx context.Context, e *testEngine, uri string, p pos) ([]callItem, error) {
+	items, err := e.e.PrepareCallHierarchy(ctx, snapshotOf(e, uri), toPosition(p))
+	out := make([]callItem, 0, len(items))
+	for _, it := range items {
+		out = append(out, fromCallItem(it))
+	}
+	return out, err
+}
+
+// callsOf asks for an item's incoming (or outgoing) calls.
+func callsOf(ctx context.Context, e *testEngine, it callItem, incoming bool) ([]callLink, error) {
+	calls := e.e.OutgoingCalls
+	if incoming {
+		calls = e.e.IncomingCalls
+	}
+	links, err := calls(ctx, it.item)
+	out := make([]callLink, 0, len(links))
+	for _, l := range links {
+		cl := callLink{Item: fromCallItem(l.Item)}
+		for _, r := range l.Ranges {
+			cl.Ranges = append(cl.Ranges, fromRange(r))
+		}
+		out = append(out, cl)
+	}
+	return out, err
+}
+
+func fromCallItem(it server.CallItem) callItem {
+	return callItem{Kind: string(it.Kind), Detail: it.Detail, Location: fromLocation(it.Location), Sel: fromRange(it.SelectionRange), item: it}
+}
+
+func workspaceSymbols(ctx context.Context, e *testEngine, query string) ([]symbolInfo, error) {
+	syms, err := e.e.WorkspaceSymbols(ctx, query)
+	out := make([]symbolInfo, 0, len(syms))
+	for _, s := range syms {
+		out = append(out, symbolInfo{Name: s.Name, Kind: string(s.Kind), Container: s.Container, Location: fromLocation(s.Location)})
+	}
+	return out, err
+}
+
+func documentSymbols(ctx context.Context, e *testEngine, uri string) ([]outlineItem, error) {
+	syms, err := e.e.DocumentSymbols(ctx, snapshotOf(e, uri))
+	return fromOutline(syms), err
+}
+
+func fromOutline(syms []server.DocumentSymbol) []outlineItem {
+	var out []outlineItem
+	for _, s := range syms {
+		out = append(out, outlineItem{Name: s.Name, Kind: string(s.Kind), Range: fromRange(s.Range), Sel: fromRange(s.SelectionRange), Children: fromOutline(s.Children)})
+	}
+	return out
+}
+
 func diagnosticsFor(ctx context.Context, e *testEngine, uri string) ([]diagnostic, error) {
 	ds, err := e.e.Diagnostics(ctx, snapshotOf(e, uri))
 	if err != nil {

@@ -64,16 +64,9 @@ func (e *Engine) Explain(ctx context.Context, req ExplainRequest) (*ExplainResul
 	if sink == nil {
 		sink = func(repro.Event) {}
 	}
-	var files []repro.File
-	if req.Workdir == "" {
-		b, err := e.ownBundle(ctx, place, own, req.AllowHome)
-		if err != nil {
-			return nil, fmt.Errorf("explain: %w", err)
-		}
-		files = b.Files
-		if l := b.LeftOut.String(); l != "" {
-			sink(repro.Event{Stream: "status", Line: l})
-		}
+	files, err := e.runFiles(ctx, place, own, req.Workdir, req.AllowHome, sink)
+	if err != nil {
+		return nil, fmt.Errorf("explain: %w", err)
 	}
 	s, err := e.session(req.Target)
 	if err != nil {
@@ -214,41 +207,26 @@ func (e *Engine) noteExplain(diags map[string][]Diagnostic) {
 	}
 }
 
-// explainCommand runs explain for an editor: output goes to the log, the
-// report opens as a document, the findings become diagnostics.
-func (e *Engine) explainCommand(ctx context.Context, args commandArgs) (any, error) {
-	prog := e.notify.StartProgress(ctx, "torchlsp: explain compile", true)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if cancelled := prog.Cancelled(); cancelled != nil {
-		go func() {
-			select {
-			case <-cancelled:
-				cancel()
-			case <-ctx.Done():
+// explainCommand runs torchlsp.explain for an editor through the runner;
+// the findings become diagnostics.
+func (e *Engine) explainCommand(ctx context.Context, args RunArgs) (*RunResult, error) {
+	doc := e.docs.Get(args.URI)
+	if doc == nil {
+		return nil, fmt.Errorf("explain: %s: %w", args.URI, errNoDocument)
+	}
+	req := ExplainRequest{Doc: doc, Line: args.Line, Target: args.Target}
+	job := runJob{
+		name: "explain", kind: "explain compile", report: "compile explained",
+		title:  runTitle("explain compile", doc, args, e.runTargets(RunArgs{Target: args.Target})),
+		status: func(ev repro.Event) string { return ev.Line },
+		work: func(ctx context.Context, sink func(repro.Event)) (*runOutput, error) {
+			req.Sink = sink
+			res, err := e.Explain(ctx, req)
+			if res == nil {
+				return nil, err
 			}
-		}()
+			return &runOutput{markdown: res.Markdown, reports: reportFiles(res.Report)}, err
+		},
 	}
-	req := ExplainRequest{Doc: e.docs.Get(args.URI), Line: args.Line, Target: args.Target}
-	req.Sink = func(ev repro.Event) {
-		e.notify.LogMessage(ctx, MessageLog, fmt.Sprintf("[%s %s %s] %s", ev.Target, ev.Variant, ev.Stream, ev.Line))
-		if ev.Stream == "status" {
-			prog.Report(ev.Line, -1)
-		}
-	}
-	res, err := e.Explain(ctx, req)
-	if res == nil {
-		prog.End("failed: " + errText(err))
-		return nil, err
-	}
-	prog.End("done")
-	out := CommandResult{Markdown: res.Markdown}
-	if res.Report.Dir != "" {
-		out.Path = filepath.Join(res.Report.Dir, "report.md")
-		e.openResult(ctx, "compile explained", out.Path)
-	}
-	if err != nil {
-		e.notify.ShowMessage(ctx, MessageWarning, "torchlsp explain: "+err.Error())
-	}
-	return out, nil
+	return e.startRun(ctx, job, args.Wait)
 }

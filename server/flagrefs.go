@@ -94,12 +94,12 @@ func (e *Engine) withValue(ctx context.Context, ft *flagTarget) {
 }
 
 // flagLocation is where a flag is defined, in the mirror.
-func flagLocation(ft *flagTarget) Location {
+func (e *Engine) flagLocation(ft *flagTarget) Location {
 	m := ft.pkg.Mirror()
 	local := filepath.Join(m.SiteDir, filepath.FromSlash(ft.flag.File))
 	name := ft.flag.Key[strings.LastIndexByte(ft.flag.Key, '.')+1:]
 	return Location{
-		Path:       local,
+		Path:       e.answerPath(ft.target, m, local),
 		TargetPath: m.TargetPath(local),
 		Range: Range{
 			Start: Position{Line: ft.flag.Line, Column: ft.flag.Col},
@@ -109,35 +109,19 @@ func flagLocation(ft *flagTarget) Location {
 }
 
 // siteLocations are the places torch reads a flag, in the mirror.
-func siteLocations(ft *flagTarget) []Location {
+func (e *Engine) siteLocations(ft *flagTarget) []Location {
 	sites := ft.cat.Sites(ft.flag.FullKey())
 	out := make([]Location, 0, len(sites))
 	m := ft.pkg.Mirror()
 	for _, st := range sites {
 		local := filepath.Join(m.SiteDir, filepath.FromSlash(st.File))
 		out = append(out, Location{
-			Path:       local,
+			Path:       e.answerPath(ft.target, m, local),
 			TargetPath: m.TargetPath(local),
 			Range:      Range{Start: Position{Line: st.Line, Column: st.Col}, End: Position{Line: st.Line, Column: st.Col}},
 		})
 	}
 	return out
-}
-
-// References lists, for a config flag, its definition (when asked), every
-// place the target's torch reads it, and its uses in open documents.
-func (e *Engine) References(ctx context.Context, doc *Snapshot, pos Position, includeDecl bool) ([]Location, error) {
-	ft, _, err := e.flagAt(ctx, doc, pos)
-	if err != nil || ft == nil {
-		return nil, err
-	}
-	var out []Location
-	if includeDecl {
-		out = append(out, flagLocation(ft))
-	}
-	out = append(out, siteLocations(ft)...)
-	out = append(out, e.workspaceUses(ft.cat, ft.flag)...)
-	return out, nil
 }
 
 // workspaceUses finds a flag's uses in the open documents.

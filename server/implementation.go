@@ -47,7 +47,15 @@ func (e *Engine) Implementations(ctx context.Context, doc *Snapshot, pos Positio
 	if err != nil || ps == nil {
 		return nil, err
 	}
-	return implItems(ps.Mirror(), ans.Impls), nil
+	items := implItems(ps.Mirror(), ans.Impls)
+	s, err := e.session("")
+	if err != nil {
+		return nil, err
+	}
+	for i := range items {
+		items[i].Location.Path = e.answerPath(s.Spec().Name, ps.Mirror(), items[i].Location.Path)
+	}
+	return items, nil
 }
 
 // implementations resolves the callable at pos and looks it up.

@@ -124,12 +124,12 @@ type linksResultJSON struct {
 // linksCommand maps the target paths of a short text (a terminal's line)
 // as DocumentLinks maps a document's: editors link what their terminals
 // print with it.
-func (e *Engine) linksCommand(ctx context.Context, args commandArgs) (any, error) {
+func (e *Engine) linksCommand(ctx context.Context, args LinksArgs) (*linksResultJSON, error) {
 	text := args.Text
 	if len(text) > maxLinksTextBytes {
 		return nil, fmt.Errorf("links: %d bytes of text, over the limit of %d", len(text), maxLinksTextBytes)
 	}
-	out := linksResultJSON{Links: []textLinkJSON{}}
+	out := &linksResultJSON{Links: []textLinkJSON{}}
 	refs, versions := documentRefs(text, nil)
 	if len(refs) == 0 {
 		return out, nil

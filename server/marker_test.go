@@ -347,7 +347,7 @@ func (r *run) pos(m marker) (pos, bool) {
 
 func (r *run) runMarker(m marker) {
 	var p pos
-	if m.name != "diagnostics" { // the one marker of a whole document
+	if m.name != "diagnostics" && m.name != "symbols" && m.name != "outline" { // markers of a whole document, or none
 		var ok bool
 		if p, ok = r.pos(m); !ok {
 			return
@@ -445,6 +445,59 @@ func (r *run) runMarker(m marker) {
 		}
 		sort.Strings(lines)
 		r.produce(m, g, strings.Join(lines, "\n")+"\n")
+	case "callers", "callees":
+		if !wantArgs(2, 2) {
+			return
+		}
+		g, ok := goldenName(m, m.name, m.args[1])
+		if !ok {
+			r.t.Errorf("%v: the second argument names a golden: \"@name\"", m)
+			return
+		}
+		r.produce(m, g, r.renderCalls(m, p, m.name == "callers"))
+	case "symbols":
+		if !wantArgs(2, 2) {
+			return
+		}
+		g, ok := goldenName(m, "symbols", m.args[1])
+		if !ok {
+			r.t.Errorf("%v: the second argument names a golden: \"@name\"", m)
+			return
+		}
+		syms, err := workspaceSymbols(r.ctx, r.eng, m.args[0])
+		if err != nil {
+			r.t.Errorf("%v: %v", m, err)
+			return
+		}
+		// The archive's own packages and documents: the rest of what the
+		// target has (Debian's torch) depends on the machine.
+		var b strings.Builder
+		for _, s := range syms {
+			at := r.location(m, s.Location)
+			top, _, _ := strings.Cut(at, "/")
+			if _, err := os.Stat(filepath.Join(r.site, top)); err != nil && r.byURI[s.Location.URI] == nil {
+				continue
+			}
+			fmt.Fprintf(&b, "%s %s in %s at %s\n", s.Kind, s.Name, s.Container, at)
+		}
+		r.produce(m, g, b.String())
+	case "outline":
+		if !wantArgs(1, 1) {
+			return
+		}
+		g, ok := goldenName(m, "outline", m.args[0])
+		if !ok {
+			r.t.Errorf("%v: the argument names a golden: \"@name\"", m)
+			return
+		}
+		items, err := documentSymbols(r.ctx, r.eng, uri)
+		if err != nil {
+			r.t.Errorf("%v: %v", m, err)
+			return
+		}
+		var b strings.Builder
+		renderOutline(&b, items, 0)
+		r.produce(m, g, b.String())
 	case "diag":
 		if !wantArgs(2, 3) {
 			return
@@ -492,6 +545,41 @@ func (r *run) runMarker(m marker) {
 		r.fix(m, p)
 	default:
 		r.t.Errorf("%v: unknown marker", m)
+	}
+}
+
+// renderCalls prepares the call hierarchy at p (one item) and renders
+// its incoming or outgoing calls, one a line: the other item's kind,
+// qualified name and name's place, then the calls' places.
+func (r *run) renderCalls(m marker, p pos, incoming bool) string {
+	items, err := prepareCallsAt(r.ctx, r.eng, m.doc.uri, p)
+	if err != nil || len(items) != 1 {
+		r.t.Errorf("%v: prepare = %+v, %v; want one item", m, items, err)
+		return ""
+	}
+	links, err := callsOf(r.ctx, r.eng, items[0], incoming)
+	if err != nil {
+		r.t.Errorf("%v: %v", m, err)
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s\n", items[0].Kind, items[0].Detail)
+	for _, l := range links {
+		at := l.Item.Location
+		at.Range = l.Item.Sel
+		var ranges []string
+		for _, rg := range l.Ranges {
+			ranges = append(ranges, fmt.Sprintf("%d:%d", rg.Start.Line+1, rg.Start.Col+1))
+		}
+		fmt.Fprintf(&b, "%s %s at %s: %s\n", l.Item.Kind, l.Item.Detail, r.location(m, at), strings.Join(ranges, " "))
+	}
+	return b.String()
+}
+
+func renderOutline(b *strings.Builder, items []outlineItem, depth int) {
+	for _, it := range items {
+		fmt.Fprintf(b, "%s%s %s %s name %s\n", strings.Repeat("  ", depth), it.Kind, it.Name, spanString(it.Range), spanString(it.Sel))
+		renderOutline(b, it.Children, depth+1)
 	}
 }
 

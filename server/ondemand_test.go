@@ -37,8 +37,10 @@ func torchEngine(t testing.TB, site string) *Engine {
 	return eng
 }
 
-// With an empty cache the first definition comes from the on-demand tree;
-// once the mirror is ready, answers come from it.
+// With an empty cache the first definition comes from the on-demand tree,
+// later ones from the mirror, and both name the same file: the path the
+// editor got first stays valid, holds the same text, and is the one every
+// later answer names (no second copy of the file in the editor).
 func TestFirstAnswerOnDemandThenMirror(t *testing.T) {
 	t.Parallel()
 	eng := torchEngine(t, "")
@@ -51,22 +53,34 @@ func TestFirstAnswerOnDemandThenMirror(t *testing.T) {
 	if err != nil || len(locs) != 1 || !strings.HasSuffix(locs[0].Path, "torch/nn/modules/linear.py") {
 		t.Fatalf("first definition = %+v, %v", locs, err)
 	}
-	if !strings.Contains(locs[0].Path, string(filepath.Separator)+"ondemand"+string(filepath.Separator)) {
-		t.Errorf("first definition %s is not from the on-demand tree", locs[0].Path)
+	first, _, err := eng.lookup(ctx, doc, p)
+	if err != nil || first == nil || first.LocalPath != locs[0].Path {
+		t.Fatalf("first answer = %+v, %v; the definition named %s", first, err, locs[0].Path)
 	}
-	s, err := eng.session("")
+	if !first.Package.Partial() {
+		t.Fatalf("the first answer (%s) did not come on demand", first.LocalPath)
+	}
+	want, err := os.ReadFile(first.LocalPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Package(ctx, "torch"); err != nil {
-		t.Fatal(err)
-	}
+	// The editor opens what it was given, and navigates in it.
+	opened := eng.DidOpen(ctx, "file://"+first.LocalPath, 1, string(want))
+	waitMirror(ctx, t, eng, "torch")
 	locs, err = eng.Definition(ctx, doc, p)
 	if err != nil || len(locs) != 1 || !strings.HasSuffix(locs[0].Path, "torch/nn/modules/linear.py") {
 		t.Fatalf("definition after the mirror = %+v, %v", locs, err)
 	}
-	if strings.Contains(locs[0].Path, string(filepath.Separator)+"ondemand"+string(filepath.Separator)) {
-		t.Errorf("definition %s still from the on-demand tree once the mirror is ready", locs[0].Path)
+	if locs[0].Path != first.LocalPath {
+		t.Errorf("once mirrored the definition is in %s, the first answer was in %s: two paths for one file", locs[0].Path, first.LocalPath)
+	}
+	got, err := os.ReadFile(first.LocalPath)
+	if err != nil || string(got) != string(want) {
+		t.Errorf("the first answer's file after the mirror: %v, same text: %v", err, string(got) == string(want))
+	}
+	lt, _, err := eng.lookup(ctx, eng.Snapshot(opened.URI()), posOf(t, string(want), "class Linear(Module)", 0, len("class Linear(")))
+	if err != nil || lt == nil || lt.Package.Partial() || !strings.HasSuffix(lt.LocalPath, "torch/nn/modules/module.py") {
+		t.Errorf("navigation in the file first answered, once mirrored: %+v, %v", lt, err)
 	}
 }
 
@@ -90,21 +104,21 @@ func TestOnDemandLeavesOutWholeTreeFeatures(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	pos := implPos(t, implDoc, "torch.add(x", "add")
-	h, err := eng.Hover(ctx, doc, pos)
-	if err != nil || h == nil {
-		t.Fatalf("hover = %v, %v", h, err)
+	first, _, err := eng.lookup(ctx, doc, pos)
+	if err != nil || first == nil {
+		t.Fatalf("first answer = %v, %v", first, err)
 	}
-	if !strings.Contains(h.Markdown, string(filepath.Separator)+"ondemand"+string(filepath.Separator)) {
-		t.Fatalf("the first hover is not from the on-demand tree:\n%s", h.Markdown)
+	if !first.Package.Partial() {
+		t.Fatalf("the first answer is not from the on-demand tree: %s", first.LocalPath)
 	}
-	if strings.Contains(h.Markdown, "lowering") {
-		t.Errorf("the on-demand hover shows a compiler stack from a partial tree:\n%s", h.Markdown)
+	if md := eng.compilerStackSection(ctx, first); strings.Contains(md, "lowering") {
+		t.Errorf("the on-demand answer shows a compiler stack from a partial tree:\n%s", md)
 	}
-	if n := len(globAll(t, filepath.Join(eng.opts.Dirs.Cache, "ondemand"), "opimpl.bin")); n != 0 {
+	if n := len(globAll(t, first.Package.Mirror().Root, "opimpl.bin")); n != 0 {
 		t.Errorf("an op table was scanned from the on-demand tree")
 	}
 	waitMirror(ctx, t, eng, "torch")
-	h, err = eng.Hover(ctx, doc, pos)
+	h, err := eng.Hover(ctx, doc, pos)
 	if err != nil || h == nil || !strings.Contains(h.Markdown, "lowering") {
 		t.Errorf("the mirror's hover lacks the compiler stack: %v %v", h, err)
 	}

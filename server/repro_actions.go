@@ -50,7 +50,7 @@ func (e *Engine) reproActions(doc *Snapshot, rng Range, c *checked, only []strin
 	}
 	_, def := e.Targets()
 	names := e.cfg.configured()
-	args := commandArgs{URI: doc.URI(), Line: call.Span.Start.Line}
+	args := RunArgs{URI: doc.URI(), Line: call.Span.Start.Line}
 	var actions []CodeAction
 	if wantRepro {
 		own := args
@@ -138,8 +138,12 @@ type ReproRequest struct {
 	// factory, else the entry point's first call, captured) instead of
 	// the stand-in workload; the workspace's Python files travel to the
 	// target, or Workdir names a checkout there.
-	Own     bool
-	Workdir string
+	Own bool
+	// PreferOwn runs the user's own code as Own does when it can be sent
+	// and reached, else the stand-in workload; the report says which ran
+	// and why.
+	PreferOwn bool
+	Workdir   string
 	// AllowHome lets the files of the user's home directory (or of a
 	// directory holding it) travel without asking; otherwise the engine
 	// asks through the Notifier and refuses with ErrHomeRefused without a
@@ -179,28 +183,14 @@ func (e *Engine) Repro(ctx context.Context, req ReproRequest) (*ReproResult, err
 		runs   []repro.TargetRun
 		mirror []*remote.MirrorTree
 		errs   []error
-		own    ownCode
-		files  []repro.File
 	)
 	sink := req.Sink
 	if sink == nil {
 		sink = func(repro.Event) {}
 	}
-	if req.Own {
-		var err error
-		if own, err = ownCodeOf(place.dir, doc.Path(), doc.Text(), call); err != nil {
-			return nil, fmt.Errorf("repro: %w", err)
-		}
-		if req.Workdir == "" {
-			b, err := e.ownBundle(ctx, place, own, req.AllowHome)
-			if err != nil {
-				return nil, fmt.Errorf("repro: %w", err)
-			}
-			files = b.Files
-			if l := b.LeftOut.String(); l != "" {
-				sink(repro.Event{Stream: "status", Line: l})
-			}
-		}
+	w, err := e.reproWorkload(ctx, req, place, doc, call, sink)
+	if err != nil {
+		return nil, fmt.Errorf("repro: %w", err)
 	}
 	for _, name := range names {
 		s, err := e.session(name)
@@ -218,8 +208,8 @@ func (e *Engine) Repro(ctx context.Context, req ReproRequest) (*ReproResult, err
 		if spec.Devices == 0 {
 			spec.Devices = repro.AutoDevices
 		}
-		if req.Own {
-			own.apply(&spec, call, files, req.Workdir)
+		if w.own {
+			w.code.apply(&spec, call, w.files, req.Workdir)
 		}
 		variants, err := repro.Generate(spec)
 		if err != nil {
@@ -242,6 +232,7 @@ func (e *Engine) Repro(ctx context.Context, req ReproRequest) (*ReproResult, err
 	}
 	opts := e.runOptions(place)
 	opts.MapFrame = mapFrame
+	opts.WorkloadReason = w.reason
 	reports, err := repro.RunMany(ctx, runs, opts, sink)
 	errs = append(errs, err)
 	var b strings.Builder
@@ -342,54 +333,91 @@ func (e *Engine) reproNotesFor(uri string) []Diagnostic {
 	return append(append([]Diagnostic(nil), e.repros.notes[uri]...), e.repros.explain[uri]...)
 }
 
-// reproCommand runs a repro for an editor: output streams to the log and
-// the progress, the report opens as a document.
-func (e *Engine) reproCommand(ctx context.Context, args commandArgs) (any, error) {
-	prog := e.notify.StartProgress(ctx, "torchlsp: threaded repro", true)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if cancelled := prog.Cancelled(); cancelled != nil {
-		go func() {
-			select {
-			case <-cancelled:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
+// reproWorkload is what a repro runs: the user's own code (with the
+// files that carry it) or the stand-in, and why.
+type reproWorkload struct {
+	own    bool
+	code   ownCode
+	files  []repro.File
+	reason string // for the report; empty for a plain stand-in request
+}
+
+// reproWorkload decides what a repro runs. Own insists on the user's
+// code; PreferOwn takes it when the file can be run as the workspace's
+// code and its files can be sent, else falls back to the stand-in,
+// saying why.
+func (e *Engine) reproWorkload(ctx context.Context, req ReproRequest, place runPlace, doc *Snapshot, call pybuf.Call, sink func(repro.Event)) (reproWorkload, error) {
+	if !req.Own && !req.PreferOwn {
+		return reproWorkload{}, nil
 	}
-	req := ReproRequest{Doc: e.docs.Get(args.URI), Line: args.Line, All: args.All, Own: args.Own}
+	code, err := ownCodeOf(place.dir, doc.Path(), doc.Text(), call)
+	var files []repro.File
+	if err == nil {
+		files, err = e.runFiles(ctx, place, code, req.Workdir, req.AllowHome, sink)
+	}
+	switch {
+	case err == nil:
+		return reproWorkload{own: true, code: code, files: files, reason: code.describe()}, nil
+	case req.Own || ctx.Err() != nil:
+		return reproWorkload{}, err
+	}
+	reason := "the stand-in model ran because your code could not be run: " + err.Error()
+	sink(repro.Event{Stream: "status", Line: reason})
+	return reproWorkload{reason: reason}, nil
+}
+
+// reproCommand runs torchlsp.repro for an editor through the runner.
+func (e *Engine) reproCommand(ctx context.Context, args RunArgs) (*RunResult, error) {
+	doc := e.docs.Get(args.URI)
+	if doc == nil {
+		return nil, fmt.Errorf("repro: %s: %w", args.URI, errNoDocument)
+	}
+	req := ReproRequest{Doc: doc, Line: args.Line, All: args.All, Own: args.Own, PreferOwn: !args.Own && !args.StandIn}
 	if args.Target != "" {
 		req.Targets = []string{args.Target}
 	}
-	req.Sink = func(ev repro.Event) {
-		e.notify.LogMessage(ctx, MessageLog, fmt.Sprintf("[%s %s %s] %s", ev.Target, ev.Variant, ev.Stream, ev.Line))
-		if ev.Stream == "status" {
-			prog.Report(fmt.Sprintf("%s: %s", ev.Variant, ev.Line), -1)
-		}
+	job := runJob{
+		name: "repro", kind: "threaded repro", report: "threaded repro report",
+		title: runTitle("threaded repro", doc, args, e.runTargets(args)),
+		status: func(ev repro.Event) string {
+			if ev.Variant == "" {
+				return ev.Line // about the whole run
+			}
+			return fmt.Sprintf("%s: %s", ev.Variant, ev.Line)
+		},
+		work: func(ctx context.Context, sink func(repro.Event)) (*runOutput, error) {
+			req.Sink = sink
+			res, err := e.Repro(ctx, req)
+			if res == nil {
+				return nil, err
+			}
+			return &runOutput{markdown: res.Markdown, reports: reportFiles(res.Reports...)}, err
+		},
 	}
-	res, err := e.Repro(ctx, req)
-	if res == nil {
-		prog.End("failed: " + errText(err))
-		return nil, err
-	}
-	prog.End("done")
-	out := CommandResult{Markdown: res.Markdown}
-	for _, r := range res.Reports {
-		if r.Dir != "" {
-			out.Path = filepath.Join(r.Dir, "report.md")
-			e.openResult(ctx, "threaded repro report", out.Path)
-			break
-		}
-	}
-	if err != nil {
-		e.notify.ShowMessage(ctx, MessageWarning, "torchlsp repro: "+err.Error())
-	}
-	return out, nil
+	return e.startRun(ctx, job, args.Wait)
 }
 
-func errText(err error) string {
-	if err == nil {
-		return "no result"
+// runTargets names the targets a run goes to, for its title.
+func (e *Engine) runTargets(args RunArgs) []string {
+	switch {
+	case args.All:
+		return e.cfg.configured()
+	case args.Target != "":
+		return []string{args.Target}
 	}
-	return err.Error()
+	_, def := e.Targets()
+	return []string{def}
+}
+
+// runTitle says what a run does: "threaded repro of train.py:12 on debian".
+func runTitle(kind string, doc *Snapshot, args RunArgs, targets []string) string {
+	name := filepath.Base(doc.Path())
+	if doc.Path() == "" {
+		name = doc.URI()
+	}
+	t := fmt.Sprintf("%s of %s:%d", kind, name, args.Line+1)
+	if len(targets) > 0 && targets[0] != "" {
+		t += " on " + strings.Join(targets, ", ")
+	}
+	return t
 }

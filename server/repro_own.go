@@ -104,3 +104,15 @@ func (oc ownCode) apply(spec *repro.Spec, call pybuf.Call, files []repro.File, w
 		spec.CaptureLines = [2]int{call.Span.Start.Line + 1, call.Span.End.Line + 1}
 	}
 }
+
+// describe says, for the report, which of the user's code runs and where
+// its inputs come from.
+func (oc ownCode) describe() string {
+	switch {
+	case oc.Function != "" && oc.Inputs != "":
+		return fmt.Sprintf("your code ran: %s, with inputs from the factory %s", oc.Function, oc.Inputs)
+	case oc.Function != "":
+		return fmt.Sprintf("your code ran: %s, with the inputs of its first call, captured by running %s", oc.Function, oc.Entry)
+	}
+	return fmt.Sprintf("your code ran: the object compiled at %s, with its first call captured by running %s", oc.Rel, oc.Entry)
+}

@@ -78,7 +78,7 @@ func TestSelectTargetRepublishes(t *testing.T) {
 		}
 	}
 	await("TL001 on the fixture torch", func(c string) bool { return strings.Contains(c, "TL001") })
-	if _, err := eng.ExecuteCommand(ctx, CommandSelectTarget, []json.RawMessage{json.RawMessage(`{"target":"deb"}`)}); err != nil {
+	if _, err := eng.SelectTargetCommand(ctx, TargetArgs{Target: "deb"}); err != nil {
 		t.Fatal(err)
 	}
 	await("TL005 on Debian's torch after Select Target", func(c string) bool { return strings.Contains(c, "TL005") && !strings.Contains(c, "TL001") })

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/torchlsp/torchlsp/remote"
+	"github.com/torchlsp/torchlsp/server/internal/wswalk"
 	"github.com/torchlsp/torchlsp/server/localfile"
 	"github.com/torchlsp/torchlsp/server/pybuf"
 	"github.com/torchlsp/torchlsp/server/session"
@@ -484,68 +485,14 @@ func (e *Engine) workspaceImports(ctx context.Context) ([]string, error) {
 	prev := st.scan
 	st.mu.Unlock()
 	next := map[string]scanEntry{}
-	files, entries, total := 0, 0, int64(0)
+	files, total := 0, int64(0)
 	for _, root := range folders {
 		for _, dir := range []string{root, filepath.Join(root, "src")} {
 			for _, m := range ownModules(dir) {
 				own[m] = true
 			}
 		}
-		dir, _ := os.OpenRoot(root) // nil when the walk below fails on root too
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if p == root {
-					return err
-				}
-				return nil // unreadable corners of a workspace are not fatal
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if entries++; entries > scanMaxEntries {
-				return filepath.SkipAll // a data directory, not code
-			}
-			if d.IsDir() {
-				if p != root && skipScanDir(p, d.Name()) {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !d.Type().IsRegular() || !(strings.HasSuffix(p, ".py") || strings.HasSuffix(p, ".pyi")) {
-				return nil
-			}
-			if files >= scanMaxFiles || total >= scanMaxBytes {
-				return filepath.SkipAll
-			}
-			info, err := d.Info()
-			if err != nil || info.Size() > scanMaxFileBytes {
-				return nil
-			}
-			files++
-			total += info.Size()
-			if old, ok := prev[p]; ok && old.mod.Equal(info.ModTime()) && old.size == info.Size() {
-				next[p] = old
-			} else {
-				// Through the folder's root: a file swapped since the walk
-				// saw it (a pipe, a link out, a grown file) is skipped.
-				rel, err := filepath.Rel(root, p)
-				if err != nil || dir == nil {
-					return nil
-				}
-				src, err := localfile.ReadIn(dir, rel, scanMaxFileBytes)
-				if err != nil {
-					return nil
-				}
-				next[p] = scanEntry{mod: info.ModTime(), size: info.Size(), names: topImports(e.parse(src).Imports())}
-			}
-			for _, n := range next[p].names {
-				names[n] = true
-			}
-			return nil
-		})
-		if dir != nil {
-			dir.Close()
-		}
+		err := e.scanFolder(ctx, root, prev, next, names, &files, &total)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("workspace %s: %w", root, err)
 		}
@@ -568,17 +515,52 @@ func (e *Engine) workspaceImports(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-// skipScanDir reports directories that hold no code of the workspace's
-// own: hidden ones (.git, .venv, .torchlsp), virtual environments,
-// installed packages and caches.
-func skipScanDir(p, name string) bool {
-	switch {
-	case strings.HasPrefix(name, "."), name == "node_modules", name == "__pycache__",
-		name == "site-packages", name == "dist-packages":
-		return true
+// scanFolder adds the imports of one folder's .py and .pyi files to
+// names, through an os.Root of the folder (a file swapped since the walk
+// saw it, a pipe, a link out, a grown file, is skipped) and the one
+// workspace walk (wswalk: environments under any name, hidden
+// directories, caches skipped). files and total count across folders.
+func (e *Engine) scanFolder(ctx context.Context, root string, prev, next map[string]scanEntry, names map[string]bool, files *int, total *int64) error {
+	dir, err := os.OpenRoot(root)
+	if err != nil {
+		return err
 	}
-	_, err := os.Lstat(filepath.Join(p, "pyvenv.cfg"))
-	return err == nil
+	defer dir.Close()
+	err = wswalk.Walk(ctx, dir.FS(), scanMaxEntries, func(rel string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil // unreadable corners of a workspace are not fatal
+		}
+		if !d.Type().IsRegular() || !(strings.HasSuffix(rel, ".py") || strings.HasSuffix(rel, ".pyi")) {
+			return nil
+		}
+		if *files >= scanMaxFiles || *total >= scanMaxBytes {
+			return fs.SkipAll
+		}
+		info, err := d.Info()
+		if err != nil || info.Size() > scanMaxFileBytes {
+			return nil
+		}
+		*files++
+		*total += info.Size()
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if old, ok := prev[p]; ok && old.mod.Equal(info.ModTime()) && old.size == info.Size() {
+			next[p] = old
+		} else {
+			src, err := localfile.ReadIn(dir, filepath.FromSlash(rel), scanMaxFileBytes)
+			if err != nil {
+				return nil
+			}
+			next[p] = scanEntry{mod: info.ModTime(), size: info.Size(), names: topImports(e.parse(src).Imports())}
+		}
+		for _, n := range next[p].names {
+			names[n] = true
+		}
+		return nil
+	})
+	if _, ok := errors.AsType[*wswalk.EntryLimitError](err); ok {
+		return nil // a data directory, not code: what was read counts
+	}
+	return err
 }
 
 // ownModules lists the top-level modules a directory defines: its .py
@@ -703,7 +685,7 @@ func (e *Engine) sendSite(info *SiteInfo) {
 // to date. Without a target it is the default's as the answer goes out:
 // when the default changed while the site was built, the new default's is
 // built in turn.
-func (e *Engine) siteCommand(ctx context.Context, args commandArgs) (any, error) {
+func (e *Engine) siteCommand(ctx context.Context, args TargetArgs) (*SiteResult, error) {
 	const tries = 3
 	for try := 1; ; try++ {
 		res, err := e.Site(ctx, args.Target)

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -171,7 +170,7 @@ func TestSiteFollowsTheDefaultTarget(t *testing.T) {
 	}
 	selectTarget := func(name string) int {
 		t.Helper()
-		if _, err := eng.ExecuteCommand(ctx, CommandSelectTarget, []json.RawMessage{json.RawMessage(fmt.Sprintf(`{"target":%q}`, name))}); err != nil {
+		if _, err := eng.SelectTargetCommand(ctx, TargetArgs{Target: name}); err != nil {
 			t.Fatal(err)
 		}
 		notes, _ := n.snapshot()
@@ -244,12 +243,12 @@ func TestSiteFollowsTheDefaultTarget(t *testing.T) {
 	n.wait(t, "slow's site", hasSite("slow", from))
 	hold()
 	type answer struct {
-		res any
+		res *SiteResult
 		err error
 	}
 	answers := make(chan answer, 1)
 	go func() {
-		res, err := eng.ExecuteCommand(ctx, CommandSite, nil)
+		res, err := eng.SiteCommand(ctx, TargetArgs{})
 		answers <- answer{res, err}
 	}()
 	held()
@@ -257,7 +256,7 @@ func TestSiteFollowsTheDefaultTarget(t *testing.T) {
 	release()
 	select {
 	case a := <-answers:
-		res, _ := a.res.(*SiteResult)
+		res := a.res
 		if a.err != nil || res == nil || res.Target != "fx" || !strings.Contains(filepath.Base(res.Path), "fx-") {
 			var got SiteInfo
 			if res != nil {

@@ -89,21 +89,23 @@ func TestWorkspaceImports(t *testing.T) {
 	ws := t.TempDir()
 	outside := t.TempDir()
 	writeFiles(t, ws, map[string]string{
-		"main.py":                 "import os.path\nimport alpha as a\nfrom x.y import z\nfrom . import rel\nimport localmod, srcmod\ntry:\n    import fast\nexcept ImportError:\n    import slow\n",
-		"localmod.py":             "import beta\n",
-		"src/srcmod/__init__.py":  "def f():\n    import gamma\n",
-		"stubs/types.pyi":         "import delta\n",
-		"notes.txt":               "import not_python\n",
-		".venv/lib/a.py":          "import hidden_venv\n",
-		"env2/pyvenv.cfg":         "home = /usr/bin\n",
-		"env2/lib/b.py":           "import hidden_env\n",
-		"node_modules/c.py":       "import hidden_node\n",
-		"pkg/__pycache__/d.py":    "import hidden_cache\n",
-		"pkg/site-packages/e.py":  "import hidden_site\n",
-		"broken.py":               "import epsilon\ndef (:\n",
-		"big.py":                  "import hidden_big\n" + strings.Repeat("#\n", scanMaxFileBytes/2+1),
-		".git/hooks/f.py":         "import hidden_git\n",
-		"deep/er/still/inside.py": "from zeta.sub import thing\n",
+		"main.py":                  "import os.path\nimport alpha as a\nfrom x.y import z\nfrom . import rel\nimport localmod, srcmod\ntry:\n    import fast\nexcept ImportError:\n    import slow\n",
+		"localmod.py":              "import beta\n",
+		"src/srcmod/__init__.py":   "def f():\n    import gamma\n",
+		"stubs/types.pyi":          "import delta\n",
+		"notes.txt":                "import not_python\n",
+		".venv/lib/a.py":           "import hidden_venv\n",
+		"env2/pyvenv.cfg":          "home = /usr/bin\n",
+		"env2/lib/b.py":            "import hidden_env\n",
+		"py310/conda-meta/history": "",
+		"py310/lib/c.py":           "import hidden_conda\n",
+		"node_modules/c.py":        "import hidden_node\n",
+		"pkg/__pycache__/d.py":     "import hidden_cache\n",
+		"pkg/site-packages/e.py":   "import hidden_site\n",
+		"broken.py":                "import epsilon\ndef (:\n",
+		"big.py":                   "import hidden_big\n" + strings.Repeat("#\n", scanMaxFileBytes/2+1),
+		".git/hooks/f.py":          "import hidden_git\n",
+		"deep/er/still/inside.py":  "from zeta.sub import thing\n",
 	})
 	writeFiles(t, outside, map[string]string{"linked.py": "import hidden_link\n", "dir/g.py": "import hidden_linkdir\n"})
 	if err := os.Symlink(filepath.Join(outside, "linked.py"), filepath.Join(ws, "linked.py")); err != nil {
@@ -426,11 +428,11 @@ func TestSiteAnnouncedAndHover(t *testing.T) {
 				t.Errorf("announced %+v", info)
 			}
 			if tc.ask {
-				res, err := eng.ExecuteCommand(ctx, CommandSite, []json.RawMessage{json.RawMessage(`{"target":"fx"}`)})
+				res, err := eng.SiteCommand(ctx, TargetArgs{Target: "fx"})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if r := res.(*SiteResult); r.Path != info.Path || r.Target != "fx" {
+				if r := res; r.Path != info.Path || r.Target != "fx" {
 					t.Errorf("torchlsp.site = %+v, announced %+v", r, info)
 				}
 			}

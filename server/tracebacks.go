@@ -339,7 +339,7 @@ func oneLineText(s string, max int) string {
 // tracebackCommand maps a traceback for an editor: the text given, or
 // lines of an open document. The exception goes on the innermost frame in
 // the user's code (until that file changes), and that frame opens.
-func (e *Engine) tracebackCommand(ctx context.Context, args commandArgs) (any, error) {
+func (e *Engine) tracebackCommand(ctx context.Context, args TracebackArgs) (*tracebackResultJSON, error) {
 	text, docPath := args.Text, ""
 	if text == "" {
 		doc := e.docs.Get(args.URI)
@@ -393,7 +393,7 @@ func (e *Engine) tracebackCommand(ctx context.Context, args commandArgs) (any, e
 		summary += "; " + oneLineText(res.Exception, 120)
 	}
 	e.notify.ShowMessage(ctx, MessageInfo, summary)
-	return out, nil
+	return &out, nil
 }
 
 // readBounded reads a regular file of at most max bytes, without
@@ -474,7 +474,7 @@ func (e *Engine) tracebackActions(doc *Snapshot, rng Range, only []string) []Cod
 	if !ok {
 		return nil
 	}
-	args := commandArgs{URI: doc.URI(), Line: first, EndLine: last}
+	args := TracebackArgs{URI: doc.URI(), Line: first, EndLine: last}
 	title := "Map this traceback to the mirror and the workspace"
 	return []CodeAction{{
 		Title:   title,

@@ -424,12 +424,11 @@ func TestTracebackCommand(t *testing.T) {
 	}
 	userURI := source.FileURI(userPath)
 	eng.DidOpen(ctx, userURI, 1, string(userText))
-	raw, _ := json.Marshal(map[string]any{"text": capture(t, "torch113/dataloader.txt")})
-	out, err := eng.ExecuteCommand(ctx, CommandTraceback, []json.RawMessage{raw})
+	out, err := eng.TracebackCommand(ctx, TracebackArgs{Text: capture(t, "torch113/dataloader.txt")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := out.(tracebackResultJSON)
+	res := *out
 	if res.User < 0 || res.Frames[res.User].Path != userPath || res.Frames[res.User].Line != 11 {
 		t.Fatalf("user frame: %+v", res)
 	}
@@ -494,7 +493,7 @@ func TestTracebackAction(t *testing.T) {
 	if len(as) != 1 || as[0].Command == nil || as[0].Command.Name != CommandTraceback {
 		t.Fatalf("actions on a frame: %+v", as)
 	}
-	args := as[0].Command.Arguments[0].(commandArgs)
+	args := as[0].Command.Arguments[0].(TracebackArgs)
 	if args.Line != 2 || args.EndLine != 21 {
 		t.Errorf("the action covers lines %d-%d, want the traceback's 2-21", args.Line, args.EndLine)
 	}

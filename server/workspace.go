@@ -21,6 +21,9 @@ type workspaceConfig struct {
 	confErr  error
 	selected string // --target or Select Target; "" is the configured default
 	picked   bool   // selected came from Select Target, not the command line
+	// home is the configured target whose mirror the server was started
+	// in (mirrorhome.go): the default, unless one is selected.
+	home string
 }
 
 func newWorkspaceConfig(selected, python string, opener remote.Opener) *workspaceConfig {
@@ -85,6 +88,24 @@ func (c *workspaceConfig) sources() []string {
 	return append([]string(nil), c.resolved.Sources...)
 }
 
+// defaultLocked is the target chosen over the configured default: the
+// command line's or one picked with Select Target, else the target whose
+// mirror the server was started in; "" for none. c.mu is held.
+func (c *workspaceConfig) defaultLocked() string {
+	if c.selected == "" {
+		return c.home
+	}
+	return c.selected
+}
+
+// setHome makes the target whose mirror the server was started in the
+// default ("" for none).
+func (c *workspaceConfig) setHome(name string) {
+	c.mu.Lock()
+	c.home = name
+	c.mu.Unlock()
+}
+
 // selectTarget makes a target the default for this engine's lifetime.
 func (c *workspaceConfig) selectTarget(name string) {
 	c.mu.Lock()
@@ -103,7 +124,7 @@ func (c *workspaceConfig) spec(name string) (remote.Spec, error) {
 // specLocked is spec with c.mu held.
 func (c *workspaceConfig) specLocked(name string) (remote.Spec, error) {
 	if name == "" {
-		name = c.selected
+		name = c.defaultLocked()
 	}
 	if spec, ok, err := c.opener.SpecFor(name); ok {
 		if err != nil {
@@ -118,7 +139,7 @@ func (c *workspaceConfig) specLocked(name string) (remote.Spec, error) {
 	if err != nil {
 		return spec, err
 	}
-	if c.python != "" && (name == "" || name == c.selected || name == c.resolved.Default) {
+	if c.python != "" && (name == "" || name == c.defaultLocked() || name == c.resolved.Default) {
 		spec.Python = c.python
 	}
 	return spec, nil
@@ -135,8 +156,8 @@ func (c *workspaceConfig) targets() (names []string, def string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	def = c.resolved.Default
-	if c.selected != "" {
-		def = c.selected
+	if d := c.defaultLocked(); d != "" {
+		def = d
 	}
 	return c.resolved.Names(), def
 }
@@ -147,8 +168,8 @@ func (c *workspaceConfig) configured() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := c.resolved
-	if c.selected != "" {
-		r.Default = c.selected
+	if d := c.defaultLocked(); d != "" {
+		r.Default = d
 	}
 	return r.Configured()
 }

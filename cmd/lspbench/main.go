@@ -75,6 +75,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	settleFor := fs.Duration("settle", 0, "after the rounds, wait up to this long for the server to go idle before the peak RSS is read (0: do not wait)")
 	skip := fs.String("skip", "", "comma-separated symbols to leave out of the session")
 	out := fs.String("out", "", "append the result as one JSON line to this file")
+	xrefRounds := fs.Int("xref-rounds", 20, "timed rounds of each cross-reference question of xref.py (0: ask none)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -98,6 +99,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				Workspace: *workspace, InitOptions: initRaw, Settings: settingsRaw,
 				Queries: queries, Probe: *probe, Rounds: *rounds, FirstWait: *firstWait,
 				CallTimeout: *callTimeout, RSSEvery: *rssEvery, Settle: *settleFor,
+				Xref: xrefQueries(*xrefRounds), XrefRounds: *xrefRounds,
 			}, *python, expectEnv, *facts, *treeDir, *out, stdout, stderr)
 		}
 	}
@@ -216,4 +218,12 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// xrefQueries are the cross-reference questions, none when rounds is 0.
+func xrefQueries(rounds int) []xrefQuery {
+	if rounds <= 0 {
+		return nil
+	}
+	return defaultXref
 }

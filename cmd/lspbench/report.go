@@ -96,6 +96,7 @@ func writeReport(w io.Writer, title, command string, machine bool, results []*re
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Rounds: %d timed (after one warm-up round) × %d symbols × (hover + definition); first answer polls `%s`.\n\n",
 		results[0].Rounds, results[0].Queries, results[0].Probe)
+	writeXref(w, results)
 	fmt.Fprintln(w, "<details><summary>Where each definition landed (last round)</summary>")
 	fmt.Fprintln(w)
 	for _, r := range results {
@@ -180,4 +181,42 @@ func kernel() string {
 		return "unknown"
 	}
 	return strings.TrimSpace(string(data))
+}
+
+// writeXref writes the cross-reference table, when a session asked.
+func writeXref(w io.Writer, results []*result) {
+	asked := false
+	for _, r := range results {
+		asked = asked || len(r.Xref) > 0
+	}
+	if !asked {
+		return
+	}
+	fmt.Fprint(w, "| server |")
+	for _, q := range defaultXref {
+		fmt.Fprintf(w, " %s |", q.Label)
+	}
+	fmt.Fprint(w, "\n|---|")
+	for range defaultXref {
+		fmt.Fprint(w, "---|")
+	}
+	fmt.Fprintln(w)
+	for _, r := range results {
+		fmt.Fprintf(w, "| %s |", r.Name)
+		for _, q := range defaultXref {
+			st, ok := r.Xref[q.Label]
+			fmt.Fprintf(w, " %s |", xrefCell(st, ok && len(r.Xref) > 0))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Cross-references (xref.py): p50 / p99 of the timed rounds, the places the answer gave, and the first (untimed) answer's time.")
+	fmt.Fprintln(w)
+	for _, r := range results {
+		for _, q := range defaultXref {
+			if st, ok := r.Xref[q.Label]; ok && st.Err != "" {
+				fmt.Fprintf(w, "%s, %s: error: %s\n\n", r.Name, q.Label, strings.ReplaceAll(st.Err, "\n", " "))
+			}
+		}
+	}
 }

@@ -40,6 +40,10 @@ type sessionConfig struct {
 	// the server has been idle for a second, so that the peak RSS counts
 	// the background work a short session would end before.
 	Settle time.Duration
+	// Xref are the cross-reference questions asked after the rounds
+	// (xref.go), each XrefRounds times after a first, untimed, one.
+	Xref       []xrefQuery
+	XrefRounds int
 }
 
 // methodStats are the warm latencies of one method.
@@ -71,6 +75,8 @@ type result struct {
 	Verdicts      map[string]verdict `json:"verdicts"`
 	Errors        []string           `json:"errors,omitempty"`
 	RSS           rssPeak            `json:"rss"`
+	// Xref are the cross-reference questions' figures, by label.
+	Xref map[string]xrefStats `json:"xref,omitempty"`
 	// SettledMs is how long after the rounds the server took to go idle
 	// (-settle); -1 when it was still busy when -settle ran out.
 	SettledMs float64   `json:"settledMs,omitempty"`
@@ -247,6 +253,11 @@ func drive(ctx context.Context, cfg sessionConfig, ed *lsptest.Editor, res *resu
 	}
 	res.Hover = stats(hovers)
 	res.Definition = stats(defs)
+	if len(cfg.Xref) > 0 {
+		if err := driveXref(ctx, cfg, ed, res); err != nil {
+			return err
+		}
+	}
 	for _, v := range res.Verdicts {
 		res.Scored++
 		if v.Strict {

@@ -132,9 +132,18 @@ func engineHere(ctx context.Context, c commonFlags, stderr io.Writer) (context.C
 // openAt starts an engine for a FILE:LINE:COL argument, opens the file and
 // converts the position to the engine's units.
 func openAt(ctx context.Context, name string, args []string, stderr io.Writer) (*server.Engine, *server.Snapshot, server.Position, context.CancelFunc, error) {
+	return openAtWith(ctx, name, args, stderr, nil)
+}
+
+// openAtWith is openAt for a command with flags of its own, which more
+// registers.
+func openAtWith(ctx context.Context, name string, args []string, stderr io.Writer, more func(*flag.FlagSet)) (*server.Engine, *server.Snapshot, server.Position, context.CancelFunc, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	var c commonFlags
 	c.register(fs)
+	if more != nil {
+		more(fs)
+	}
 	if err := parseFlags(fs, args); err != nil {
 		return nil, nil, server.Position{}, nil, err
 	}

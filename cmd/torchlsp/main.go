@@ -23,6 +23,16 @@ Usage:
   torchlsp serve [--stdio]                 speak LSP on stdin/stdout (editors start this)
   torchlsp hover FILE:LINE:COL             what an editor's hover would show
   torchlsp definition FILE:LINE:COL        where the name is defined (mirror PATH:LINE:COL and the target path)
+  torchlsp references [--format text|json] FILE:LINE:COL
+                                           every place that names the definition of the name there, in its
+                                           package on the target and your open file (PATH:LINE:COL each)
+  torchlsp symbols [--format text|json] QUERY
+                                           functions, classes, methods and modules of the target's packages
+                                           that match QUERY (exact, prefix, then fuzzy; a.b matches b in a)
+  torchlsp callers [--format text|json] FILE:LINE:COL
+                                           the functions that call the function there, and where
+  torchlsp callees [--format text|json] FILE:LINE:COL
+                                           what the function there calls, and where
   torchlsp implementation FILE:LINE:COL    where torch registers a compiled op for torch.compile: meta,
                                            decompositions, refs, Inductor lowering (mirror PATH:LINE:COL)
   torchlsp check [--format text|json] PATH…  lint for torch.compile and config hazards (exit 1 on warnings)
@@ -91,6 +101,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runDefinition(ctx, rest, stdout, stderr)
 	case "implementation":
 		err = runImplementation(ctx, rest, stdout, stderr)
+	case "references":
+		err = runReferences(ctx, rest, stdout, stderr)
+	case "symbols":
+		err = runSymbols(ctx, rest, stdout, stderr)
+	case "callers":
+		err = runCalls(ctx, "callers", true, rest, stdout, stderr)
+	case "callees":
+		err = runCalls(ctx, "callees", false, rest, stdout, stderr)
 	case "check":
 		err = runCheck(ctx, rest, stdout, stderr)
 	case "repro":

@@ -10,7 +10,9 @@
 // toml losing its trust and the Trust command restoring it, Select Target
 // moving the status bar, the mirror opening read-only, a real traceback in
 // a .log linking into the mirror (Ctrl+click opens it at the line) and Map
-// Traceback putting the exception on the script, and the site going
+// Traceback putting the exception on the script, Find All References, Show
+// Call Hierarchy, Go to Symbol in Workspace and the outline from a
+// workspace file into torch and inside the mirror, and the site going
 // into the Python servers' settings, with which pyright from npm resolves
 // torch.compile into it. Screenshots go to TORCHLSP_SCREENSHOT_DIR.
 //
@@ -698,6 +700,123 @@ test("Map Traceback puts the exception on the script's line, with torch's frame 
   assert.match(text, /TL210/, `problem row: ${text}`);
   assert.match(text, /cudagraph_trees\.py:11/, `problem row: ${text}`);
   await shot("vscode-traceback-problem.png");
+  await closeAllEditors();
+});
+
+// Opens a workspace file by its path through Quick Open (which resolves a
+// path without waiting for its file search) and waits for text of it on
+// screen.
+async function openWorkspaceFile(name, shows) {
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("Control+P");
+  const input = page.locator(".quick-input-widget input.input");
+  await input.waitFor({ state: "visible", timeout: 15000 });
+  await input.fill(path.join(ws, name));
+  const row = page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first();
+  await row.waitFor({ timeout: cfg.readyMs });
+  await row.click();
+  await waitEditorText(shows);
+}
+
+// Waits until an editor shows text.
+async function waitEditorText(text, timeout = 30000) {
+  await page.waitForFunction(
+    (text) => [...document.querySelectorAll(".editor-instance .view-lines")].some((v) => v.textContent.replace(/\u00a0/g, " ").includes(text)),
+    text,
+    { timeout },
+  );
+}
+
+// Puts the cursor on `word` in the first line of `file` (read from disk:
+// a workspace file, or the fixture torch a mirror copies) holding
+// `context`, through Go to Line.
+async function gotoIn(file, context, word) {
+  const lines = fs.readFileSync(file, "utf8").split("\n");
+  const i = lines.findIndex((l) => l.includes(context));
+  assert.ok(i >= 0, `no line with ${context} in ${file}`);
+  const col = lines[i].indexOf(context) + context.indexOf(word) + 2;
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("Control+G");
+  const input = page.locator(".quick-input-widget input.input");
+  await input.waitFor({ state: "visible", timeout: 15000 });
+  await input.fill(`:${i + 1}:${col}`);
+  await page.keyboard.press("Enter");
+  await page.locator(".statusbar-item", { hasText: `Ln ${i + 1}, Col ${col}` }).first().waitFor({ timeout: 10000 });
+}
+
+// The rows of the side bar's tree (References, Call Hierarchy), once
+// every text in `want` shows among them, bounded by the ready timeout.
+async function sideBarRows(want) {
+  const rows = page.locator(".part.sidebar .monaco-list-row");
+  const end = Date.now() + cfg.readyMs;
+  let texts = [];
+  while (Date.now() < end) {
+    texts = await rows.allInnerTexts().catch(() => []);
+    if (want.every((w) => texts.some((t) => t.includes(w)))) return texts;
+    await page.waitForTimeout(250);
+  }
+  throw new Error(`the side bar never listed ${want.join(", ")}; rows: ${texts.join(" | ")}`);
+}
+
+const cudagraphsPy = () => path.join(ws, "cudagraphs.py");
+const treesPy = () => path.join(cfg.pythonpath, "torch", "_inductor", "cudagraph_trees.py");
+
+test("Find All References from a workspace file lists the places in torch", async () => {
+  await openWorkspaceFile("cudagraphs.py", "get_container(0)");
+  await gotoIn(cudagraphsPy(), "cudagraph_trees.get_container(0)", "get_container");
+  await runCommand("References: Find All References");
+  const rows = await sideBarRows(["cudagraph_trees.py", "compile_fx.py", "cudagraphs.py"]);
+  await shot("vscode-references.png");
+  // torch's files are the mirror's (seen through the site, as definitions are).
+  const torchRows = rows.filter((t) => /^(cudagraph_trees|compile_fx)\.py/.test(t));
+  assert.ok(torchRows.length === 2 && torchRows.every((t) => t.includes("torchlsp/site/")), `rows: ${rows.join(" | ")}`);
+});
+
+test("Show Call Hierarchy lists the callers in torch and the workspace", async () => {
+  await gotoIn(cudagraphsPy(), "cudagraph_trees.get_container(0)", "get_container");
+  await runCommand("Calls: Show Call Hierarchy");
+  await sideBarRows(["get_container", "get_manager", "cudagraphify", "fresh_start"]);
+  await shot("vscode-call-hierarchy.png");
+});
+
+test("Go to Symbol in Workspace opens torch's function in the mirror, and the Outline lists the file", async () => {
+  await runCommand("Go to Symbol in Workspace");
+  const input = page.locator(".quick-input-widget input.input");
+  await input.fill("#get_obj");
+  const row = page.locator(".quick-input-list .monaco-list-row", { hasText: "torch._inductor.cudagraph_trees" }).first();
+  await row.waitFor({ timeout: cfg.readyMs });
+  await shot("vscode-workspace-symbol.png");
+  await row.click();
+  await page.locator(".tabs-container .tab.active", { hasText: "cudagraph_trees.py" }).first().waitFor({ timeout: 30000 });
+  await waitEditorText("def get_obj(");
+
+  await runCommand("Go to Symbol in Editor");
+  const names = ["get_obj", "get_container", "get_manager", "reset_cudagraph_trees", "TreeManagerContainer", "get_tree_manager"];
+  const rows = page.locator(".quick-input-list .monaco-list-row");
+  const end = Date.now() + 30000;
+  let texts = [];
+  while (Date.now() < end) {
+    texts = await rows.allInnerTexts();
+    if (names.every((n) => texts.some((t) => t.includes(n)))) break;
+    await page.waitForTimeout(250);
+  }
+  await shot("vscode-outline.png");
+  for (const n of names) assert.ok(texts.some((t) => t.includes(n)), `outline lacks ${n}: ${texts.join(" | ")}`);
+  await page.keyboard.press("Escape");
+});
+
+test("inside the mirror, Find All References stays in torch, in one copy of the file", async () => {
+  await gotoIn(treesPy(), "def get_obj(", "get_obj");
+  await runCommand("References: Find All References");
+  // The file's row, then its four lines that name get_obj.
+  const rows = await sideBarRows(["cudagraph_trees.py", "def get_obj(", "lock = get_obj("]);
+  const lines = rows.filter((t) => t.includes("get_obj("));
+  assert.equal(lines.length, 4, `rows: ${rows.join(" | ")}`);
+  assert.ok(!rows.some((t) => t.startsWith("compile_fx.py") || t.startsWith("cudagraphs.py")), `rows: ${rows.join(" | ")}`);
+  await shot("vscode-references-mirror.png");
+  // Whichever way the file was reached, the editor holds it once.
+  const tabs = await page.locator(".tabs-container .tab", { hasText: "cudagraph_trees.py" }).count();
+  assert.equal(tabs, 1, "two tabs of cudagraph_trees.py");
   await closeAllEditors();
 });
 

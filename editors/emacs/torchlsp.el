@@ -18,9 +18,10 @@
 ;;   server, and a repository's .dir-locals.el, which Eglot lets set
 ;;   `eglot-workspace-configuration' without asking, cannot define targets
 ;;   (commands torchlsp runs);
-;; - documents the server opens (repro reports) in a window, and commands
-;;   given `torchlsp-command-timeout' to finish (a repro runs longer than
-;;   Eglot's 10 seconds).
+;; - documents the server opens (repro reports, when a run ends) in a
+;;   window, and commands given `torchlsp-command-timeout' to finish (a run
+;;   answers at once with its id, but the doctor, or a run asked to wait,
+;;   takes longer than Eglot's 10 seconds).
 ;;
 ;; Set-up:
 ;;

@@ -7,7 +7,8 @@
 # original stdout; fd 1 is pointed at stderr so that anything printed while
 # importing user packages (C extensions included) cannot corrupt the frames.
 #
-# It must run on Python 3.8 and later, with only the standard library.
+# It must run on Python 3.9 and later, with only the standard library:
+# CI runs it on Debian 11's Python 3.9 behind the Docker hop (test/hops).
 
 import importlib
 import importlib.util

@@ -12,7 +12,7 @@ import (
 )
 
 // interpreters are the Pythons found here: the system one and pyenv's,
-// from the oldest the helper supports (3.8) on.
+// 3.8 (older than the 3.9 the helper promises) and later where pyenv has them.
 func interpreters(t *testing.T) []string {
 	var out []string
 	if _, err := os.Stat("/usr/bin/python3"); err == nil {

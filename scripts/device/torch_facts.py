@@ -8,7 +8,6 @@ import importlib
 import inspect
 import json
 import os
-import pkgutil
 import sys
 import time
 

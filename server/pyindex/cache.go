@@ -20,7 +20,7 @@ import (
 // does not check out is reported as errBadCache and the index reparses.
 const (
 	cacheMagic   = "TLSPYIX\x00"
-	cacheVersion = 2
+	cacheVersion = 3
 	// maxNesting bounds class nesting in a cache file, so a hostile file
 	// cannot exhaust the stack.
 	maxNesting = 64
@@ -100,7 +100,16 @@ func (e *encoder) file(f *fileState, fd *fileData) {
 	if fd.allDynamic {
 		flags |= 2
 	}
+	if fd.identsAll {
+		flags |= 4
+	}
 	e.uvarint(flags)
+	// The postings are fixed-width: 32-bit hashes spread too thinly for
+	// deltas to be shorter.
+	e.uvarint(uint64(len(fd.idents)))
+	for _, h := range fd.idents {
+		e.body = binary.LittleEndian.AppendUint32(e.body, h)
+	}
 }
 
 // encodeCache serialises every file's data.
@@ -268,8 +277,32 @@ func (d *decoder) file() (string, *fileData) {
 		}
 	}
 	flags := d.uvarint()
-	fd.hasAll, fd.allDynamic = flags&1 != 0, flags&2 != 0
+	fd.hasAll, fd.allDynamic, fd.identsAll = flags&1 != 0, flags&2 != 0, flags&4 != 0
+	fd.idents = d.hashes()
 	return rel, fd
+}
+
+// hashes reads a file's postings: a count, then that many sorted 32-bit
+// hashes.
+func (d *decoder) hashes() []uint32 {
+	n := d.uvarint()
+	if d.err != nil || n == 0 {
+		return nil
+	}
+	if n > uint64(len(d.b)-d.off)/4 {
+		d.fail()
+		return nil
+	}
+	out := make([]uint32, n)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint32(d.b[d.off:])
+		d.off += 4
+		if i > 0 && out[i] <= out[i-1] {
+			d.fail() // not sorted: a binary search would miss
+			return nil
+		}
+	}
+	return out
 }
 
 // decodeCache checks data against this index's fingerprint and files and

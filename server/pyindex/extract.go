@@ -51,6 +51,11 @@ type fileData struct {
 	// truncated is set when the file holds more names than its limit:
 	// the names past it are not indexed (and so come from the target).
 	truncated bool
+	// idents are the identifiers the file's code mentions, hashed and
+	// sorted (postings.go); identsAll stands for every identifier when
+	// the file mentions more than the index keeps.
+	idents    []uint32
+	identsAll bool
 }
 
 // MaxNamesPerFile bounds the names one file contributes to the index

@@ -43,6 +43,7 @@ type Index struct {
 	fromCache bool         // every file's data came from the cache file
 	parsed    atomic.Int64 // files parsed since Open
 	names     atomic.Int64 // names those files hold, against maxNames
+	idents    atomic.Int64 // identifier hashes those files hold, against maxIdentsPerIndex
 	truncated atomic.Int64 // files of those whose names were cut at a limit
 	saved     atomic.Bool  // Build wrote the cache file
 	saveMu    sync.Mutex
@@ -412,8 +413,13 @@ func (ix *Index) parse(f *fileState, budget *syntax.Budget) *fileData {
 	fd := &fileData{}
 	// extract copies what it keeps: the tree may live in scratch memory.
 	limit := min(ix.maxFileNames, max(ix.maxNames-int(ix.names.Load()), 0))
-	p.Visit(src, func(t *syntax.Tree) { fd = extract(t, f.pkg, limit) })
+	identLimit := min(maxIdentsPerFile, max(maxIdentsPerIndex-int(ix.idents.Load()), 0))
+	p.Visit(src, func(t *syntax.Tree) {
+		fd = extract(t, f.pkg, limit)
+		fd.idents, fd.identsAll = identHashes(t, identLimit)
+	})
 	ix.names.Add(int64(countNames(fd.bindings)))
+	ix.idents.Add(int64(len(fd.idents)))
 	if fd.truncated {
 		ix.truncated.Add(1)
 	}

@@ -719,7 +719,11 @@ func (n *navigator) localMember(scope int32, name string, instance bool) (entity
 
 // describe turns an entity into the Definition callers see; ok is false
 // for an entity that stands nowhere.
-func (n *navigator) describe(e entity) (Definition, bool) {
+func (n *navigator) describe(e entity) (Definition, bool) { return n.describeWith(e, true) }
+
+// describeWith is describe; withDoc reads the full docstring of a
+// definition in another file from that file.
+func (n *navigator) describeWith(e entity, withDoc bool) (Definition, bool) {
 	if e.node >= 0 {
 		return Definition{Symbol: n.sourceSymbol(e.node, e.bind), InSource: true, Chain: n.r.chain}, true
 	}
@@ -731,7 +735,7 @@ func (n *navigator) describe(e entity) (Definition, bool) {
 			File: n.src.Rel, Path: n.src.Path, Line: int(s.line), Col: int(s.col), EndLine: int(s.line)}
 		return Definition{Symbol: sym, InSource: true, Chain: n.r.chain}, true
 	}
-	sym := n.ix.symbol(e.t)
+	sym := n.ix.symbolOf(e.t, withDoc)
 	if sym.Path == "" {
 		return Definition{}, false // a namespace package: no file
 	}

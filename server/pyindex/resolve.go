@@ -424,8 +424,12 @@ func isDottedName(s string) bool {
 	return true
 }
 
-// symbol describes a target.
-func (ix *Index) symbol(t target) Symbol {
+// symbol describes a target, its docstring read back from its file.
+func (ix *Index) symbol(t target) Symbol { return ix.symbolOf(t, true) }
+
+// symbolOf describes a target; withDoc reads its full docstring from its
+// file (a read of the disk).
+func (ix *Index) symbolOf(t target, withDoc bool) Symbol {
 	if s := t.site; s != nil {
 		sym := Symbol{
 			Kind: s.kind, Name: s.name, Module: t.mod.name, File: s.file.rel, Path: ix.abs(s.file), IsStub: s.file.stub,
@@ -450,7 +454,9 @@ func (ix *Index) symbol(t target) Symbol {
 			fd := ix.load(f)
 			s.File, s.Path, s.IsStub = f.rel, ix.abs(f), f.stub
 			s.DocSummary = fd.docSummary
-			s.Doc = ix.readDoc(f, fd.docStart, fd.docEnd, fd.docSummary)
+			if withDoc {
+				s.Doc = ix.readDoc(f, fd.docStart, fd.docEnd, fd.docSummary)
+			}
 		}
 		return s
 	}
@@ -473,7 +479,9 @@ func (ix *Index) symbol(t target) Symbol {
 			s.Value = b.value + "." + b.attr
 		}
 	}
-	s.Doc = ix.readDoc(t.file, b.docStart, b.docEnd, b.docSummary)
+	if withDoc {
+		s.Doc = ix.readDoc(t.file, b.docStart, b.docEnd, b.docSummary)
+	}
 	return s
 }
 

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/torchlsp/torchlsp/server/internal/wswalk"
 	"github.com/torchlsp/torchlsp/server/localfile"
 )
 
@@ -131,13 +132,6 @@ func (l LeftOut) String() string {
 	return b.String()
 }
 
-// skippedDirs are never sent: caches, environments, version control.
-var skippedDirs = map[string]bool{
-	".git": true, ".hg": true, ".svn": true, ".torchlsp": true, "__pycache__": true,
-	".venv": true, "venv": true, "node_modules": true, ".mypy_cache": true,
-	".pytest_cache": true, ".tox": true, "build": true, "dist": true,
-}
-
 // bundlePart is what one path component of a sent file may be; the
 // script on the target checks the same.
 var bundlePart = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
@@ -236,11 +230,11 @@ func (c *Collector) keep(rel string, data []byte) {
 
 // Walk adds the other Python files under the directory, sorted by path,
 // while they fit the limits: regular files only (symbolic links are
-// neither followed nor sent), hidden directories, caches and environments
-// skipped. What does not fit is left out and summarised.
+// neither followed nor sent); environments under any name, hidden
+// directories and caches skipped (wswalk, the rules the site's scan
+// shares). What does not fit is left out and summarised.
 func (c *Collector) Walk(ctx context.Context) error {
-	entries := 0
-	err := fs.WalkDir(c.root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+	err := wswalk.Walk(ctx, c.root.FS(), c.lim.MaxEntries, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			c.left.add("unreadable", fmt.Sprintf("%s (%v)", shownPath(p), err))
 			if d != nil && d.IsDir() {
@@ -248,19 +242,9 @@ func (c *Collector) Walk(ctx context.Context) error {
 			}
 			return nil
 		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if p == "." {
-			return nil
-		}
-		if entries++; entries > c.lim.MaxEntries {
-			c.left.add(fmt.Sprintf("past the %d directory entries a walk visits", c.lim.MaxEntries), shownPath(p))
-			return fs.SkipAll
-		}
 		name := d.Name()
 		if d.IsDir() {
-			if skippedDirs[name] || strings.HasPrefix(name, ".") || !bundlePart.MatchString(name) {
+			if !bundlePart.MatchString(name) {
 				return fs.SkipDir
 			}
 			return nil
@@ -300,6 +284,10 @@ func (c *Collector) Walk(ctx context.Context) error {
 		c.keep(p, data)
 		return nil
 	})
+	if lim, ok := errors.AsType[*wswalk.EntryLimitError](err); ok {
+		c.left.add(fmt.Sprintf("past the %d directory entries a walk visits", lim.Limit), shownPath(lim.Path))
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("workspace %s: %w", c.dir, err)
 	}

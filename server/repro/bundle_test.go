@@ -262,3 +262,34 @@ func TestLeftOutString(t *testing.T) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }
+
+// Environments travel under no name: a virtual environment is known by its
+// pyvenv.cfg and a conda environment by its conda-meta, whatever the
+// folder is called.
+func TestCollectorSkipsEnvironments(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for p, data := range map[string]string{
+		"train.py":                              "import torch\n",
+		"env/pyvenv.cfg":                        "home = /usr/bin\n",
+		"env/lib/python3.11/site-packages/a.py": "x = 1\n",
+		"venv_gpu/pyvenv.cfg":                   "home = /usr/bin\n",
+		"venv_gpu/bin/activate_this.py":         "x = 1\n",
+		"py310/conda-meta/history":              "",
+		"py310/lib/python3.10/os.py":            "x = 1\n",
+		"environment/setup.py":                  "x = 1\n",
+	} {
+		writeFile(t, filepath.Join(dir, filepath.FromSlash(p)), data)
+	}
+	b, err := CollectWorkspace(dir, BundleLimits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, f := range b.Files {
+		paths = append(paths, f.Path)
+	}
+	if got, want := strings.Join(paths, " "), "environment/setup.py train.py"; got != want {
+		t.Errorf("files %q, want %q", got, want)
+	}
+}

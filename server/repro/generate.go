@@ -23,7 +23,7 @@ var standInSource string
 
 // paramsToken is the one place in the template where the parameters go,
 // as a Python string literal holding JSON.
-const paramsToken = "TORCHLSP_PARAMS_LITERAL"
+const paramsToken = `"TORCHLSP_PARAMS_LITERAL"`
 
 // Variant names, in the order Generate returns them.
 const (

@@ -108,13 +108,13 @@ func TestGenerateVariantsAndParams(t *testing.T) {
 // paramsOf reads back the JSON parameters embedded in a script.
 func paramsOf(t *testing.T, script string) scriptParams {
 	t.Helper()
-	const prefix = "PARAMS = json.loads("
+	const prefix = "main(json.loads("
 	i := strings.Index(script, prefix)
 	if i < 0 {
 		t.Fatal("no PARAMS line")
 	}
 	line, _, _ := strings.Cut(script[i+len(prefix):], "\n")
-	line = strings.TrimSuffix(line, ")")
+	line = strings.TrimSuffix(line, "))")
 	var text string
 	if err := json.Unmarshal([]byte(line), &text); err != nil {
 		t.Fatalf("PARAMS literal %.80s: %v", line, err)

@@ -13,10 +13,12 @@ type Report struct {
 	TorchVersion string
 	Device       string
 	Workload     string
-	StandIn      bool
-	Started      time.Time
-	Variants     []VariantResult
-	Dir          string // where the run's files are; empty when none were kept
+	// WorkloadReason says why this workload ran; may be empty.
+	WorkloadReason string
+	StandIn        bool
+	Started        time.Time
+	Variants       []VariantResult
+	Dir            string // where the run's files are; empty when none were kept
 }
 
 // label names a variant in summaries.
@@ -70,6 +72,9 @@ func (r Report) inputs() *InputsInfo {
 // written (threads): AssertionError at torch/_inductor/cudagraph_trees.py:359;
 // cudagraphs off: ok (200/200 right)."
 func (r Report) Summary() string {
+	if why := r.Unrunnable(); why != "" {
+		return "Nothing ran: " + strings.TrimSuffix(why, ".") + "."
+	}
 	parts := make([]string, 0, len(r.Variants))
 	for _, v := range r.Variants {
 		parts = append(parts, label(v.Variant)+": "+outcome(v))
@@ -79,6 +84,21 @@ func (r Report) Summary() string {
 	}
 	s := strings.Join(parts, "; ") + "."
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// Unrunnable is the one reason every variant gave for not running, when
+// they all gave the same one (a target whose torch cannot run any
+// workload, one without torch): the report is that sentence, not a table
+// of variants each saying it. "" otherwise.
+func (r Report) Unrunnable() string {
+	why := ""
+	for i, v := range r.Variants {
+		if v.Unsupported == "" || v.Failure != "" || (i > 0 && v.Unsupported != why) {
+			return ""
+		}
+		why = v.Unsupported
+	}
+	return why
 }
 
 // outcome says in a few words how a variant ended.
@@ -143,12 +163,21 @@ func (r Report) Markdown(mapFrame func(targetPath string, line int) (localURL st
 	if r.Workload != "" {
 		fmt.Fprintf(&b, "Workload: %s.\n", cell(r.Workload))
 	}
+	if r.WorkloadReason != "" {
+		fmt.Fprintf(&b, "Why this workload: %s.\n", cell(r.WorkloadReason))
+	}
 	if in := r.inputs(); in != nil {
 		fmt.Fprintf(&b, "Inputs (%s): %s.\n", cell(in.Source), cell(strings.Join(in.Values, "; ")))
 	}
 	// The summary names paths such as <torchlsp-stand-in>/…: escape what
 	// Markdown would take for HTML.
 	fmt.Fprintf(&b, "\n**%s**\n\n", strings.NewReplacer("<", "&lt;", ">", "&gt;").Replace(oneLine(r.Summary())))
+	if r.Unrunnable() != "" {
+		if r.Dir != "" {
+			fmt.Fprintf(&b, "Scripts and output: `%s`\n", r.Dir)
+		}
+		return b.String()
+	}
 
 	b.WriteString("| Variant | Result | Calls | Details |\n|---|---|---|---|\n")
 	for _, v := range r.Variants {

@@ -53,6 +53,9 @@ type RunOptions struct {
 	// <StateDir>/repros/: a file outside any workspace root never gets a
 	// .torchlsp beside it. Both empty keep no files.
 	StateDir string
+	// WorkloadReason says in the report which workload ran and why (the
+	// user's code, or the stand-in because the user's could not run).
+	WorkloadReason string
 	// MapFrame links target paths in the saved report.md; may be nil.
 	MapFrame func(targetPath string, line int) (localURL string, ok bool)
 }
@@ -98,7 +101,7 @@ func run(ctx context.Context, t remote.Target, in remote.Interpreter, variants [
 	if t == nil {
 		return Report{}, errors.New("repro: no target")
 	}
-	rep := Report{Target: t.Name(), Started: started}
+	rep := Report{Target: t.Name(), Started: started, WorkloadReason: opts.WorkloadReason}
 	if err := checkVariants(variants); err != nil {
 		return rep, err
 	}

@@ -73,6 +73,10 @@ func (s *Session) dropQuick(name string) {
 // usable first. answered is to be called once the query has its answer
 // (the bulk mirror waits for the first one).
 func (s *Session) Answering(ctx context.Context, name, qualname string) (ps *Package, answered func(), err error) {
+	if s.ReadOnly() {
+		ps, err := s.Package(ctx, name) // the cache's mirror, or none
+		return ps, func() {}, err
+	}
 	full := s.start(name)
 	select {
 	case <-full.done:

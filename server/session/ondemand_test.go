@@ -72,8 +72,11 @@ func TestOnDemandResolve(t *testing.T) {
 			if bytes > 3<<20 {
 				t.Errorf("fetched %d bytes, over 3 MB", bytes)
 			}
-			if m, err := remote.LookupMirror(s.opts.CacheDir, s.spec, "torch"); err == nil && m != nil && strings.Contains(m.Root, "ondemand") {
+			if m, err := remote.LookupMirror(s.opts.CacheDir, s.spec, "torch"); err == nil && m != nil {
 				t.Errorf("the on-demand tree %s was taken for a mirror", m.Root)
+			}
+			if want := remote.MirrorDir(s.opts.CacheDir, s.spec, ps.info); ps.mirror.Root != want {
+				t.Errorf("the on-demand tree is in %s, want where its mirror will be, %s", ps.mirror.Root, want)
 			}
 		})
 	}

@@ -162,6 +162,9 @@ type effectiveState struct {
 // the target to import its config module; ok is false while it is not
 // known.
 func (s *Session) FlagValue(ctx context.Context, f *gates.Flag, wait time.Duration) (v remote.ConfigValue, ok bool, err error) {
+	if s.ReadOnly() {
+		return remote.ConfigValue{}, false, fmt.Errorf("target %q is not configured here: its values are not read", s.spec.Name)
+	}
 	s.mu.Lock()
 	st, ok := s.effectiveVals[f.Module]
 	if !ok {

@@ -34,6 +34,7 @@ type Definition struct {
 	TargetPath string // same file on the target
 	Line, Col  int    // 0-based; Col in UTF-8 bytes
 	NameLen    int
+	DefName    string // the definition's own name, at Line and Col (Name is the qualified name's last part)
 
 	ParamText string // a keyword's parameter as written in the def ("dim: int = -1")
 	// InSource marks an answer of DefinitionAt that lies in the file
@@ -124,7 +125,7 @@ func (s *Session) ResolveKeyword(ctx context.Context, callee, keyword string) (*
 	d.Kind = "parameter"
 	d.Signature, d.DocSummary, d.Decorators, d.Chain = "", "", nil, nil
 	d.ParamText = p.Text
-	d.Line, d.Col, d.NameLen = p.Line, p.Col, len(p.Name)
+	d.Line, d.Col, d.NameLen, d.DefName = p.Line, p.Col, len(p.Name), p.Name
 	d.Hover = ""
 	return &d, nil
 }
@@ -141,6 +142,9 @@ func (s *Session) resolveUncached(ctx context.Context, ps *Package, qualname str
 	}
 	if err != nil && !errors.Is(err, pyindex.ErrNotFound) {
 		return nil, fmt.Errorf("resolve %s: %w", qualname, err)
+	}
+	if s.ReadOnly() {
+		return nil, nil // only the target's interpreter could say
 	}
 	// Static resolution could not settle it (names bound at run time,
 	// compiled objects): ask the target's interpreter.
@@ -176,7 +180,8 @@ func (s *Session) inspect(ctx context.Context, d *Definition) (*Definition, erro
 			d.LocalPath, d.TargetPath = local, insp.File
 			d.Line = insp.Line - 1
 			d.NameLen = len(lastComponent(d.Qualname))
-			d.Col = nameColumn(local, d.Line, lastComponent(insp.ObjectQualname))
+			d.DefName = lastComponent(insp.ObjectQualname)
+			d.Col = nameColumn(local, d.Line, d.DefName)
 			return d, nil
 		}
 	}
@@ -207,7 +212,7 @@ func (d *Definition) fromSymbol(sym pyindex.Symbol, via string) {
 	d.LocalPath = sym.Path
 	d.TargetPath = d.Package.mirror.TargetPath(sym.Path)
 	d.Line, d.Col = sym.Line, sym.Col
-	d.NameLen = len(sym.Name)
+	d.NameLen, d.DefName = len(sym.Name), sym.Name
 	if sym.Kind == pyindex.KindModule {
 		d.Signature = ""
 	}

@@ -31,6 +31,9 @@ type Session struct {
 	spec   remote.Spec
 	target remote.Target
 	client *remote.Client
+	// readOnlyDir is the target's cache directory of a read-only session
+	// (readonly.go); "" for a session that reaches its target.
+	readOnlyDir string
 
 	mu            sync.Mutex      // guards the fields below
 	imported      map[string]bool // packages the helper has imported
@@ -160,6 +163,9 @@ func (s *Session) Package(ctx context.Context, name string) (*Package, error) {
 // located on the target and mirrored. The index opens lazily and builds in
 // the background.
 func (s *Session) load(ctx context.Context, ps *Package) error {
+	if s.ReadOnly() {
+		return s.loadReadOnly(ps)
+	}
 	cacheRoot := s.opts.CacheDir
 	cached, err := remote.LookupMirror(cacheRoot, s.spec, ps.name)
 	if err != nil || ps.fresh {

@@ -133,7 +133,7 @@ func TestOnGPUHost(t *testing.T) {
 			Markdown string `json:"markdown"`
 			Path     string `json:"path"`
 		}
-		if err := c.Call(ctx, "workspace/executeCommand", map[string]any{"command": a.Command.Command, "arguments": a.Command.Arguments}, &res); err != nil {
+		if err := c.Call(ctx, "workspace/executeCommand", map[string]any{"command": a.Command.Command, "arguments": waitFor(t, a.Command.Arguments)}, &res); err != nil {
 			t.Fatalf("repro: %v", err)
 		}
 		report("repro took %s; report at %s\n\n%s", time.Since(t0).Round(time.Second), res.Path, res.Markdown)
@@ -171,4 +171,19 @@ func gpuHostSetup(t *testing.T, names ...string) (files map[string]string, setti
 		"defaultTarget": "h200",
 		"targets":       map[string]any{"h200": map[string]any{"python": python}},
 	})
+}
+
+// waitFor makes a run command's arguments ask for the report in the
+// reply ("wait": true) instead of the run's id at once.
+func waitFor(t *testing.T, args []json.RawMessage) []any {
+	t.Helper()
+	if len(args) == 0 {
+		t.Fatal("a run command without arguments")
+	}
+	var arg map[string]any
+	if err := json.Unmarshal(args[0], &arg); err != nil {
+		t.Fatalf("run command arguments %s: %v", args[0], err)
+	}
+	arg["wait"] = true
+	return []any{arg}
 }

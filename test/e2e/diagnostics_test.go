@@ -73,7 +73,7 @@ func TestReproCommand(t *testing.T) {
 		Markdown string `json:"markdown"`
 		Path     string `json:"path"`
 	}
-	if err := env.Editor.ExecuteCommand(env.CtxFor(5*time.Minute), "torchlsp.repro", []any{map[string]any{"uri": uri, "line": line}}, &res); err != nil {
+	if err := env.Editor.ExecuteCommand(env.CtxFor(5*time.Minute), "torchlsp.repro", []any{map[string]any{"uri": uri, "line": line, "standIn": true, "wait": true}}, &res); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"| threads | **FAIL**", "AssertionError", "| main-thread | ok", "| cudagraphs-off | ok", "wrong"} {

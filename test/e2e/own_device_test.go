@@ -70,7 +70,7 @@ func TestOwnCodeOnGPUHost(t *testing.T) {
 				Markdown string `json:"markdown"`
 				Path     string `json:"path"`
 			}
-			if err := c.Call(ctx, "workspace/executeCommand", map[string]any{"command": a.Command.Command, "arguments": a.Command.Arguments}, &res); err != nil {
+			if err := c.Call(ctx, "workspace/executeCommand", map[string]any{"command": a.Command.Command, "arguments": waitFor(t, a.Command.Arguments)}, &res); err != nil {
 				t.Fatalf("%s: %v", a.Title, err)
 			}
 			report("## %s (%s, %s)\n\nreport at %s\n\n%s", a.Title, f, time.Since(t0).Round(time.Second), res.Path, res.Markdown)

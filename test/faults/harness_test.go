@@ -142,6 +142,9 @@ func start(t testing.TB, o sessionOptions) *lsptest.Env {
 		Sandbox:  o.sandbox,
 		Files:    files,
 		Settings: o.settings,
+		// As torchlsp's own editor packages do: the status and the site
+		// reach only a client that announces them.
+		Client: lsptest.Options{Notifications: []string{"torchlsp/status", "torchlsp/site"}},
 	})
 }
 

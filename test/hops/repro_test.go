@@ -69,7 +69,7 @@ func (tp *topology) reproFromEditor(t *testing.T, c chain) {
 		t.Fatalf("the compile call is on line %d, want %d", got, reproLine)
 	}
 	pending, err := env.Editor.Start("workspace/executeCommand", map[string]any{
-		"command": "torchlsp.repro", "arguments": []any{map[string]any{"uri": uri, "line": reproLine}},
+		"command": "torchlsp.repro", "arguments": []any{map[string]any{"uri": uri, "line": reproLine, "standIn": true, "wait": true}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +111,7 @@ func (tp *topology) reproCancelFromEditor(t *testing.T, c chain) {
 	// Mirror first: the cancel must land in the run, not in the load.
 	env.Definition(uri, env.At(uri, "nn.Linear(4, 4)", 3))
 	pending, err := env.Editor.Start("workspace/executeCommand", map[string]any{
-		"command": "torchlsp.repro", "arguments": []any{map[string]any{"uri": uri, "line": reproLine}},
+		"command": "torchlsp.repro", "arguments": []any{map[string]any{"uri": uri, "line": reproLine, "standIn": true, "wait": true}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -112,15 +112,21 @@
                  (repro (cl-find-if (lambda (a) (string-prefix-p "Run threaded repro on" (plist-get a :title))) actions)))
       (unless repro (error "No repro among %S" (mapcar (lambda (a) (plist-get a :title)) actions)))
       (unless (equal (plist-get repro :kind) "source.torchlsp.repro") (error "Repro kind %S" (plist-get repro :kind)))
+      ;; The command answers at once with the run's id (within Eglot's
+      ;; usual 10 s); the report is named in a message when the run ends.
       (let* ((cmd (plist-get repro :command))
-             (result (let ((jsonrpc-default-request-timeout e2e--repro-seconds))
-                       (eglot-execute-command (e2e--server) (intern (plist-get cmd :command)) (plist-get cmd :arguments))))
-             (path (plist-get result :path)))
-        (unless (and path (file-exists-p path)) (error "Repro result %S names no report" result))
-        (e2e--wait "a message naming the report" 10
-                   (lambda ()
-                     (cl-some (lambda (p) (string-search path (plist-get p :message)))
-                              (e2e--notes-of 'window/showMessage))))))))
+             (result (eglot-execute-command (e2e--server) (intern (plist-get cmd :command)) (plist-get cmd :arguments)))
+             (message (progn
+                        (unless (plist-get result :run) (error "Repro answered %S, not a run's id" result))
+                        (e2e--wait "a message naming the report" e2e--repro-seconds
+                                   (lambda ()
+                                     (cl-some (lambda (p)
+                                                (let ((m (plist-get p :message)))
+                                                  (and (string-search "threaded repro report: " m) m)))
+                                              (e2e--notes-of 'window/showMessage))))))
+             (path (cadr (split-string message "threaded repro report: "))))
+        (unless (and path (string-suffix-p "/report.md" path) (file-exists-p path))
+          (error "The message %S names no report" message))))))
 
 (e2e-check "the only quick fix is TL001's edit, applied without a question"
   (unless e2e--tl001 (error "No TL001"))

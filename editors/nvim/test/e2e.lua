@@ -660,4 +660,142 @@ check("a CUDA-graph output kept across calls (TL011) is fixed by cloning it", fu
   end, 100), "TL011 still shown after the fix: " .. vim.inspect(published[uri]))
 end)
 
+-- References, the call hierarchy, workspace and document symbols: from a
+-- workspace file into torch, and onward inside the mirrored torch.
+local cg_buf
+
+-- qf_wait waits for the quickfix list titled like `title` (a Lua
+-- pattern) and returns its items, each with its file name.
+local function qf_wait(title, ms)
+  local items
+  local ok = vim.wait(ms or 30000, function()
+    local qf = vim.fn.getqflist({ title = 1, items = 1 })
+    if qf.title and qf.title:find(title) and #qf.items > 0 then
+      items = qf.items
+      return true
+    end
+    return false
+  end, 100)
+  assert(ok, ("no quickfix list %q; last: %s"):format(title, vim.inspect(vim.fn.getqflist({ title = 1 }))))
+  for _, it in ipairs(items) do
+    it.filename = vim.api.nvim_buf_get_name(it.bufnr)
+  end
+  return items
+end
+
+local function qf_reset()
+  vim.cmd("cclose")
+  vim.fn.setqflist({}, "r", { title = "", items = {} })
+end
+
+-- cursor_on puts the cursor on `word` in the first line holding `context`.
+local function cursor_on(buf, context, word)
+  for i, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    local s = line:find(context, 1, true)
+    if s then
+      vim.api.nvim_set_current_buf(buf)
+      vim.api.nvim_win_set_cursor(0, { i, s - 1 + context:find(word, 1, true) - 1 })
+      return
+    end
+  end
+  error(("no %q in buffer %d"):format(context, buf))
+end
+
+local function files_of(items)
+  local out = {}
+  for _, it in ipairs(items) do
+    out[vim.fn.fnamemodify(it.filename, ":t")] = (out[vim.fn.fnamemodify(it.filename, ":t")] or 0) + 1
+  end
+  return out
+end
+
+check("vim.lsp.buf.references from a workspace file lists the places in torch", function()
+  vim.cmd("edit " .. vim.fn.fnameescape(ws .. "/cudagraphs.py"))
+  cg_buf = vim.api.nvim_get_current_buf()
+  assert(vim.wait(15000, function()
+    local c = torchlsp.get_client(cg_buf)
+    return c ~= nil and c.id == client.id
+  end, 50), "cudagraphs.py is not on the workspace's client")
+  qf_reset()
+  cursor_on(cg_buf, "cudagraph_trees.get_container(0)", "get_container")
+  vim.lsp.buf.references()
+  local items = qf_wait("^References$", ready_timeout_ms)
+  local files = files_of(items)
+  assert(files["cudagraph_trees.py"] == 3 and files["compile_fx.py"] == 2 and files["cudagraphs.py"] == 1,
+    "references by file: " .. vim.inspect(files))
+  for _, it in ipairs(items) do
+    if not it.filename:find("cudagraphs%.py$") then
+      assert(torchlsp.is_mirror(it.filename), it.filename .. " is not in the mirror")
+    end
+  end
+  qf_reset()
+end)
+
+check("vim.lsp.buf.incoming_calls lists the callers in torch and the workspace", function()
+  cursor_on(cg_buf, "cudagraph_trees.get_container(0)", "get_container")
+  vim.lsp.buf.incoming_calls()
+  local items = qf_wait("call hierarchy", ready_timeout_ms)
+  local callers = {}
+  for _, it in ipairs(items) do
+    callers[it.text] = vim.fn.fnamemodify(it.filename, ":t")
+  end
+  assert(callers.get_manager == "cudagraph_trees.py" and callers.cudagraphify == "compile_fx.py" and callers.fresh_start == "cudagraphs.py",
+    "callers: " .. vim.inspect(callers))
+  qf_reset()
+end)
+
+local trees_file
+check("vim.lsp.buf.workspace_symbol finds torch's function in the mirror", function()
+  vim.lsp.buf.workspace_symbol("get_obj")
+  local items = qf_wait("^Symbols matching 'get_obj'$", ready_timeout_ms)
+  for _, it in ipairs(items) do
+    if it.filename:find("/torch/_inductor/cudagraph_trees%.py$") and it.text:find("get_obj", 1, true) then
+      trees_file = it.filename
+    end
+  end
+  assert(trees_file, "no get_obj of cudagraph_trees.py among: " .. vim.inspect(vim.tbl_map(function(it)
+    return it.filename .. ": " .. it.text
+  end, items)))
+  assert(torchlsp.is_mirror(trees_file), trees_file .. " is not in the mirror")
+  -- Jump there, as a user picks the entry.
+  vim.cmd("cfirst")
+  qf_reset()
+end)
+
+check("inside the mirror: document_symbol is the outline, references stay in torch", function()
+  assert(trees_file, "no mirror file")
+  local b = vim.fn.bufnr(trees_file)
+  assert(b > 0 and vim.api.nvim_get_current_buf() == b, "cudagraph_trees.py is not the current buffer")
+  assert(vim.wait(15000, function()
+    local c = torchlsp.get_client(b)
+    return c ~= nil and c.id == client.id
+  end, 50), "the mirror buffer is not on the workspace's client")
+  vim.lsp.buf.document_symbol()
+  local items = qf_wait("^Symbols in ", 30000)
+  local names = {}
+  for _, it in ipairs(items) do
+    names[#names + 1] = it.text:match("%] (.*)$") or it.text
+  end
+  local text = table.concat(names, ",")
+  for _, want in ipairs({ "get_obj", "get_container", "get_manager", "reset_cudagraph_trees", "TreeManagerContainer", "get_tree_manager" }) do
+    assert(text:find(want, 1, true), want .. " missing from the outline: " .. text)
+  end
+  qf_reset()
+  cursor_on(b, "def get_obj(", "get_obj")
+  vim.lsp.buf.references()
+  items = qf_wait("^References$", 30000)
+  local files = files_of(items)
+  assert(files["cudagraph_trees.py"] == 4 and vim.tbl_count(files) == 1, "references of get_obj: " .. vim.inspect(files))
+  qf_reset()
+  -- One buffer for the one file, however it was reached.
+  local same = 0
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_get_name(buf):find("/cudagraph_trees%.py$") then
+      same = same + 1
+    end
+  end
+  assert(same == 1, ("%d buffers of cudagraph_trees.py"):format(same))
+  vim.api.nvim_set_current_buf(bufnr)
+end)
+
 finish()

@@ -177,6 +177,18 @@ local result_cases = {
     result = { targets = { "a", "h200" }, default = "h200" },
     want = { message = "target h200 (targets: a, h200)" },
   },
+  {
+    name = "a run started: its title and id, no report yet",
+    result = { run = "3", title = "threaded repro of train.py:17 on h200" },
+    want = { message = "started threaded repro of train.py:17 on h200 (run 3; :TorchlspCancel 3 stops it)" },
+  },
+  {
+    name = "a run waited for: its report",
+    result = { run = "4", title = "t", markdown = "## repro\n| a |", path = "/ws/.torchlsp/repros/x/report.md" },
+    want = { path = "/ws/.torchlsp/repros/x/report.md", preview = true },
+  },
+  { name = "runs cancelled", result = { cancelled = { "3: t" } }, want = { message = "cancelled 3: t" } },
+  { name = "no run to cancel", result = { cancelled = {} }, want = { message = "no run in progress" } },
   { name = "a list is shown as json", result = { 1 }, want = { markdown = "```json\n[1]\n```" } },
   { name = "an unknown object is shown as json", result = { x = 1 }, want = { markdown = '```json\n{"x": 1}\n```' } },
 }
@@ -191,6 +203,12 @@ check("repro_args: default, a target, every target", function()
   eq(torchlsp.repro_args("file:///t.py", 10, ""), { uri = "file:///t.py", line = 10 }, "empty")
   eq(torchlsp.repro_args("file:///t.py", 3, "h200"), { uri = "file:///t.py", line = 3, target = "h200" }, "target")
   eq(torchlsp.repro_args("file:///t.py", 3, "all"), { uri = "file:///t.py", line = 3, all = true }, "all")
+end)
+
+check("cancel_args: one run, every run", function()
+  eq(torchlsp.cancel_args("3"), { { run = "3" } }, "one")
+  eq(torchlsp.cancel_args(""), {}, "every")
+  eq(torchlsp.cancel_args(nil), {}, "every, nil")
 end)
 
 check("report_dirs and every report of a run on several targets", function()

@@ -75,6 +75,7 @@ class Extension implements vscode.Disposable {
     cmd("torchlsp.ui.selectTarget", () => this.selectTarget());
     cmd("torchlsp.ui.repro", () => this.repro());
     cmd("torchlsp.ui.doctor", () => this.run(serverCommands.doctor, []));
+    cmd("torchlsp.ui.cancelRuns", () => this.run(serverCommands.cancelRun, []));
     cmd("torchlsp.ui.openMirror", () => this.run(serverCommands.openMirror, []));
     cmd("torchlsp.ui.trust", () => this.trust());
     cmd("torchlsp.ui.restart", () => this.restart());
@@ -464,8 +465,10 @@ class Extension implements vscode.Disposable {
       return undefined;
     }
     try {
-      // Cancelling the notification cancels the request, which stops a repro
-      // on the target.
+      // Cancelling the notification cancels the request. A run (repro,
+      // explain) answers at once with its id and goes on: its own progress
+      // has the cancel button, TorchLSP: Cancel Runs stops it too, and its
+      // report opens when it ends.
       const result = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: progressTitle(command), cancellable: true },
         (_progress, token) => client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }, token),
@@ -696,7 +699,9 @@ const recentlyShownMs = 60_000;
 function progressTitle(command: string): string {
   switch (command) {
     case serverCommands.repro:
-      return "TorchLSP: running the threaded repro on the target…";
+      return "TorchLSP: starting the threaded repro on the target…";
+    case serverCommands.cancelRun:
+      return "TorchLSP: cancelling the runs…";
     case serverCommands.doctor:
       return "TorchLSP: checking the target…";
     default:

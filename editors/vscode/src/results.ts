@@ -25,7 +25,11 @@ export interface CommandOutput {
 
 /**
  * Classifies a result. The server answers with objects
- * `{markdown?, path?, targets?, default?}`; a markdown report that was also
+ * `{markdown?, path?, targets?, default?}`; a run (repro, explain) answers at
+ * once with `{run, title}` and goes on, its report opened through
+ * window/showDocument when it ends (a run waited for also carries
+ * `{markdown, path}`); a cancel names the runs it reached (`{cancelled}`). A
+ * markdown report that was also
  * written to `path` is shown once, as the preview of that file. Older shapes
  * (a string, MarkupContent, `{uri}`) are still understood, and anything else
  * is shown as JSON so nothing the server says is lost.
@@ -61,6 +65,15 @@ export function classifyResult(result: unknown): CommandOutput {
         .map((uri) => ({ uri, preview: true }));
       if (also.length > 0) out.also = also;
     }
+  }
+  if (typeof r.run === "string") {
+    known = true;
+    const title = typeof r.title === "string" && r.title !== "" ? r.title : "run";
+    if (!out.open && !out.markdown) out.message = `started ${title} (run ${r.run}; TorchLSP: Cancel Runs stops it)`;
+  }
+  if (Array.isArray(r.cancelled)) {
+    known = true;
+    out.message = r.cancelled.length === 0 ? "no run in progress" : `cancelled ${r.cancelled.join("; ")}`;
   }
   if (Array.isArray(r.targets) || typeof r.default === "string") {
     known = true;
@@ -107,6 +120,7 @@ export const serverCommands = {
   doctor: "torchlsp.doctor",
   openMirror: "torchlsp.openMirror",
   gates: "torchlsp.gates",
+  cancelRun: "torchlsp.cancelRun",
 } as const;
 
 /** Reports whether a command belongs to the server's torchlsp.* set. */

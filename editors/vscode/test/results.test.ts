@@ -38,6 +38,18 @@ test("command results", async (t) => {
         also: [{ uri: "file:///ws/.torchlsp/repros/1-b/report.md", preview: true }],
       },
     },
+    {
+      name: "a run started: its title and id, the report to come",
+      in: { run: "3", title: "threaded repro of train.py:17 on h200" },
+      want: { message: "started threaded repro of train.py:17 on h200 (run 3; TorchLSP: Cancel Runs stops it)" },
+    },
+    {
+      name: "a run waited for: its report",
+      in: { run: "4", title: "t", markdown: "## repro\n| a |", path: "/ws/.torchlsp/repros/x/report.md" },
+      want: { open: { uri: "file:///ws/.torchlsp/repros/x/report.md", preview: true } },
+    },
+    { name: "runs cancelled", in: { cancelled: ["3: t"] }, want: { message: "cancelled 3: t" } },
+    { name: "no run to cancel", in: { cancelled: [] }, want: { message: "no run in progress" } },
     { name: "other json", in: [1], want: { markdown: "```json\n[\n  1\n]\n```" } },
     { name: "unknown object", in: { x: 1 }, want: { markdown: "```json\n{\n  \"x\": 1\n}\n```" } },
   ];
@@ -65,6 +77,7 @@ test("repro choices and arguments", async (t) => {
 test("only torchlsp server commands are shown", () => {
   assert.equal(isServerCommand("torchlsp.repro"), true);
   assert.equal(isServerCommand("torchlsp.gates"), true);
+  assert.equal(isServerCommand("torchlsp.cancelRun"), true);
   assert.equal(isServerCommand("torchlsp.ui.repro"), false);
   assert.equal(isServerCommand("editor.action.fix"), false);
 });

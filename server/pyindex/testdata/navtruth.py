@@ -9,6 +9,7 @@ torchlsp's resolver (server/pyindex, server/pyscope) is measured against
 it; nothing here is written by hand per name.
 
     navtruth.py --site SITE [--package torch] FILE...
+    navtruth.py --site SITE --package torch --refs FILE
 
 FILE is relative to SITE. One JSON object per line:
 
@@ -806,6 +807,7 @@ class FileAnalysis:
         self.scope_of = {}  # id(ast scope node) -> Scope
         self.occs = []  # (node kind, offset, name, scope, extra)
         self.stars = []  # (module, at, tc)
+        self.aliases = {}  # offset of a name imported "as" -> (alias, scope kind)
         root = Scope("module", self.src.tree, None, st)
         self.scopes.append(root)
         self.scope_of[id(self.src.tree)] = root
@@ -967,6 +969,8 @@ class FileAnalysis:
                         self.bind(part, "import", sc, p_off, at, tc=tc, imp=("import", a.name, False))
                 if a.asname:
                     aoff = src.ident_after(src.start(a) + len(a.name), a.asname, src.end(a))
+                    if p_off is not None:
+                        self.aliases[p_off] = (a.asname, sc.kind)
                     self.bind(a.asname, "import", sc, aoff, at, tc=tc, imp=("import", a.name, True))
                     self.occ("alias", aoff, a.asname, sc, ("import", a.name, True))
         elif isinstance(st, ast.ImportFrom):
@@ -994,6 +998,7 @@ class FileAnalysis:
                 imp = ("from", module, a.name)
                 if a.asname:
                     aoff = src.ident_after(noff + len(a.name), a.asname, src.end(a))
+                    self.aliases[noff] = (a.asname, sc.kind)
                     self.bind(a.asname, "from", sc, aoff, at, tc=tc, imp=imp)
                     self.occ("alias", aoff, a.asname, sc, imp)
                 else:
@@ -1320,14 +1325,135 @@ def choose(binds, off, immediate):
     return (run or own)[-1]
 
 
+# ---------------------------------------------------------------- references
+
+
+def site_key(site):
+    return (site["file"], site["line"], site["col"])
+
+
+def rebinding_ends(fa):
+    """Where a plain rebinding "x = a.b.c" ends (the offset of its last
+    name) -> (x, whether a module or class binds it)."""
+    out = {}
+    for sc in fa.scopes:
+        for binds in sc.binds.values():
+            for b in binds:
+                v = b.value
+                if b.kind != "var" or v is None or not is_dotted(v) or is_constant_name(v):
+                    continue
+                last = v.id if isinstance(v, ast.Name) else v.attr
+                out[fa.src.end(v) - len(last.encode())] = (b.name, sc.kind in ("module", "class"))
+    return out
+
+
+def package_files(site):
+    root = os.path.join(site.root, site.package) if site.package else site.root
+    out = []
+    if os.path.isfile(root + ".py"):
+        out.append(os.path.relpath(root + ".py", site.root))
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d.isidentifier())
+        for f in sorted(filenames):
+            if (f.endswith(".py") or f.endswith(".pyi")) and f.rsplit(".", 1)[0].isidentifier():
+                out.append(os.path.relpath(os.path.join(dirpath, f), site.root).replace(os.sep, "/"))
+    return out
+
+
+def references(site, rel):
+    """Every occurrence in the package whose definition is a top-level def
+    of rel, found by deciding every occurrence of the names that can name
+    it: the def's own, and the names that imports with "as" and plain
+    module- or class-level rebindings give it (searched in the whole
+    package), or that a function gives it (searched in its file). Prints
+    one JSON object per def: {"def": site, "name": ..., "refs": [site...]}."""
+    src = site.source(rel)
+    targets = {}
+    for st in src.tree.body:
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            key = site_key(src.site(src.def_name(st)))
+            targets[key] = st.name
+    refs = {k: set() for k in targets}
+    files = package_files(site)
+    data = {}
+    analyses = {}
+    skipped = []
+    done = set()  # (file, name) searched
+    queue = sorted(set(targets.values()))
+    searched = set(queue)
+    while queue:
+        names, queue = queue, []
+        pattern = re.compile(rb"\b(" + b"|".join(re.escape(n.encode()) for n in names) + rb")\b")
+        for f in files:
+            if f not in data:
+                with open(os.path.join(site.root, f), "rb") as fh:
+                    data[f] = fh.read()
+            if not pattern.search(data[f]):
+                continue
+            fa = analyses.get(f)
+            if fa is None:
+                try:
+                    fa = FileAnalysis(site, f)
+                except (SyntaxError, ValueError, RuntimeError, UnicodeDecodeError) as e:
+                    skipped.append("%s: %s" % (f, e))
+                    analyses[f] = False
+                    continue
+                fa.ends = rebinding_ends(fa)
+                analyses[f] = fa
+            if fa is False:
+                continue
+            local = [n for n in names if (f, n) not in done]
+            while local:
+                name = local.pop()
+                done.add((f, name))
+                for kind, off, oname, sc, extra in fa.occs:
+                    if oname != name:
+                        continue
+                    fa.res.depth, fa.res.active = 0, set()
+                    try:
+                        d = fa.definition(kind, off, oname, sc, extra)
+                    except (Undecided, RecursionError):
+                        continue
+                    if d is None or site_key(d) not in refs:
+                        continue
+                    here = fa.src.site(off)
+                    if site_key(here) == site_key(d):
+                        continue  # the declaration
+                    refs[site_key(d)].add(site_key(here))
+                    alias, wide = None, False
+                    if kind in ("imported", "module") and off in fa.aliases:
+                        alias, sk = fa.aliases[off]
+                        wide = sk in ("module", "class")
+                    elif kind in ("read", "attribute") and off in fa.ends:
+                        alias, wide = fa.ends[off]
+                    if alias is None or alias == name:
+                        continue
+                    if wide and alias not in searched:
+                        searched.add(alias)
+                        queue.append(alias)
+                    if (f, alias) not in done and alias not in local:
+                        local.append(alias)
+    out = sys.stdout
+    for key, name in targets.items():
+        rec = {"def": {"file": key[0], "line": key[1], "col": key[2]}, "name": name,
+               "refs": [{"file": r[0], "line": r[1], "col": r[2]} for r in sorted(refs[key])]}
+        out.write(json.dumps(rec) + "\n")
+    for s in skipped:
+        sys.stderr.write("skipped %s\n" % s)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--site", required=True)
     ap.add_argument("--package", default="")
+    ap.add_argument("--refs", action="store_true", help="references of every top-level def of the one FILE")
     ap.add_argument("files", nargs="+")
     args = ap.parse_args()
     sys.setrecursionlimit(10000)
     site = Site(args.site, args.package)
+    if args.refs:
+        references(site, args.files[0])
+        return
     out = sys.stdout
     for rel in args.files:
         fa = FileAnalysis(site, rel)

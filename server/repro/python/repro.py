@@ -1,12 +1,14 @@
 # torchlsp repro script. Generated; self-contained; run it in a fresh
 # interpreter: python3 -u thisfile.py
-# Every value below comes from PARAMS, which is JSON data: no part of this
-# program is built from the user's text.
+# Every value comes from the parameters main() is given, which are JSON
+# data: no part of this program is built from the user's text. Nothing is
+# kept at module level but constants: the state of a run is its Job.
 #
 # It calls a torch.compile'd function many times, from the threads the
 # variant names, compares every result with eager on the same inputs, and
 # prints one line "TORCHLSP_RESULT {json}" at the end. Progress lines start
-# with "TORCHLSP_PROGRESS ".
+# with "TORCHLSP_PROGRESS ". It runs on Python 3.9 and later (CI: Debian
+# 11's Python 3.9 behind the Docker hop, test/hops).
 import ast
 import copy
 import importlib
@@ -28,8 +30,6 @@ import traceback
 import types
 from concurrent.futures import ThreadPoolExecutor
 
-PARAMS = json.loads(TORCHLSP_PARAMS_LITERAL)
-
 RESULT_PREFIX = "TORCHLSP_RESULT "
 PROGRESS_PREFIX = "TORCHLSP_PROGRESS "
 STAND_IN_FILE = "<torchlsp-stand-in>/cudagraph_trees.py"
@@ -37,18 +37,22 @@ MAX_FRAMES = 40
 MAX_TEXT = 2000
 MAX_MISMATCHES = 5
 
-_out_lock = threading.Lock()
+class Output:
+    """The script's stdout: whole lines, one writer at a time."""
 
+    def __init__(self):
+        self.lock = threading.Lock()  # guards sys.stdout between a line and its flush
 
-def emit(prefix, obj):
-    line = prefix + json.dumps(obj, sort_keys=True, default=str) + "\n"
-    with _out_lock:
-        sys.stdout.write(line)
-        sys.stdout.flush()
+    def emit(self, prefix, obj):
+        line = prefix + json.dumps(obj, sort_keys=True, default=str) + "\n"
+        with self.lock:
+            sys.stdout.write(line)
+            sys.stdout.flush()
 
 
 class Unsupported(Exception):
-    """The target cannot run this repro (no torch, no torch.compile)."""
+    """The target cannot run this repro (no torch, no torch.compile, a
+    torch that is no working torch)."""
 
 
 class SetupError(Exception):
@@ -94,9 +98,10 @@ def describe(exc, phase):
 class Tally:
     """Counts calls, right and wrong results, and distinct exceptions."""
 
-    def __init__(self, variant, total, quiet=False):
+    def __init__(self, out, variant, total, quiet=False):
+        self.out = out
         self.quiet = quiet
-        self.lock = threading.Lock()
+        self.lock = threading.Lock()  # guards the counts below
         self.variant = variant
         self.total = total
         self.calls = 0
@@ -111,7 +116,7 @@ class Tally:
         if self.quiet:
             return
         if self.calls % self.step == 0 or self.calls == self.total:
-            emit(PROGRESS_PREFIX, {"variant": self.variant, "done": self.calls,
+            self.out.emit(PROGRESS_PREFIX, {"variant": self.variant, "done": self.calls,
                                    "total": self.total, "wrong": self.wrong,
                                    "errors": sum(e["count"] for e in self.errors.values())})
 
@@ -250,12 +255,13 @@ def receive_workspace():
 class UserCode:
     """Where the user's code lives on the target, and its clean-up."""
 
-    def __init__(self):
+    def __init__(self, params):
+        self.params = params
         self.root = None
         self.temporary = False
 
     def setup(self, res):
-        p = PARAMS
+        p = self.params
         if p["workspace_files"]:
             self.root, count = receive_workspace()
             self.temporary = True
@@ -270,16 +276,13 @@ class UserCode:
             os.chdir(self.root)
         # stdin has given what it carries: from now on its end is the
         # runner's.
-        watch_runner()
+        watch_runner(self)
 
     def cleanup(self):
         if self.temporary and self.root:
             os.chdir("/")
             shutil.rmtree(self.root, ignore_errors=True)
             self.root = None
-
-
-USER = UserCode()
 
 # RUNNER_GONE is the exit status of a run whose runner went away.
 RUNNER_GONE = 125
@@ -327,7 +330,7 @@ def kill_what_it_started():
             pass
 
 
-def watch_runner():
+def watch_runner(user):
     """Ends the run once its runner has gone away. The runner keeps this
     process's stdin open until the run ends, so end of file on it means the
     connection to the editor was lost (or the runner stopped): nobody reads
@@ -347,7 +350,7 @@ def watch_runner():
             sys.stderr.flush()
         except BaseException:
             pass  # the connection is gone: so is stderr
-        USER.cleanup()
+        user.cleanup()
         kill_what_it_started()
         os._exit(RUNNER_GONE)
 
@@ -359,34 +362,29 @@ def watch_runner():
 
 class _Captured(BaseException):
     """Stops the entry point once the compiled object's first call is seen.
-    A BaseException, so that the user's "except Exception" lets it pass."""
+    A BaseException, so that the user's "except Exception" lets it pass.
+    It never leaves capture(): reports never name it."""
+
+
+def passthrough_compile(model=None, **kw):
+    """torch.compile for a torch that has none (the stand-in runs on it):
+    the object itself, uncompiled."""
+    return model if model is not None else (lambda m: m)
 
 
 class CapturedCall:
-    """Stands where the compiled object would: records the first call."""
+    """Stands where the compiled object would: records the first call and
+    stops the entry point; once the capture is over, calls go to the
+    object itself (the entry point's other code may still hold this)."""
 
-    def __init__(self, model, state):
+    def __init__(self, model, capture):
         self.__dict__["_torchlsp_model"] = model
-        self.__dict__["_torchlsp_state"] = state
+        self.__dict__["_torchlsp_capture"] = capture
 
     def __call__(self, *args, **kwargs):
-        st = self.__dict__["_torchlsp_state"]
-        first = False
-        with st["lock"]:
-            if "fn" not in st:
-                first = True
-                st["fn"] = self.__dict__["_torchlsp_model"]
-                st["args"], st["kwargs"] = snapshot(TORCH[0], (args, kwargs))
-                where = traceback.extract_stack(limit=2)[0]
-                st["at"] = "%s:%d" % (os.path.basename(where.filename), where.lineno)
-                st["grad"] = TORCH[0].is_grad_enabled() if TORCH[0] is not None and hasattr(TORCH[0], "is_grad_enabled") else None
-            running = st["running"]
-        if first and running and threading.current_thread() is not threading.main_thread():
-            # Stop the entry point's main thread too: capture is done.
-            try:
-                signal.pthread_kill(threading.main_thread().ident, signal.SIGALRM)
-            except (AttributeError, OSError):
-                pass
+        model = self.__dict__["_torchlsp_model"]
+        if not self.__dict__["_torchlsp_capture"].first_call(model, args, kwargs):
+            return model(*args, **kwargs)
         raise _Captured()
 
     def __getattr__(self, name):
@@ -396,79 +394,157 @@ class CapturedCall:
         setattr(self.__dict__["_torchlsp_model"], name, value)
 
 
-TORCH = [None]  # torch, once imported; read by CapturedCall
-# Grad mode the user's calls replay under (thread-local in torch, so set
-# in every call): as captured, off with a factory (an inference replay),
-# None to leave it alone.
-GRAD = [None]
-
-
-def capture(torch, real_compile, notes):
+class Capture:
     """Runs the entry point as __main__ until the compile call at
-    capture_file:capture_lines is first called; returns the object it
-    compiled and that call's inputs. Other compile calls compile as usual
-    until then; after it, nothing the entry point runs compiles."""
-    p = PARAMS
-    root = USER.root or os.getcwd()
-    entry = os.path.join(root, p["entry"])
-    want_file = os.path.realpath(os.path.join(root, p["capture_file"]))
-    lo, hi = p["capture_lines"]
-    state = {"lock": threading.Lock(), "running": True}
+    capture_file:capture_lines is first called, wherever that call happens:
+    the main thread, a thread, a pool worker, a coroutine. The first call
+    is recorded and raises _Captured in its thread; the main thread, if the
+    call was elsewhere, gets SIGALRM and stops too. Everything the capture
+    changes (torch.compile, threading.excepthook, SIGALRM, sys.argv) is put
+    back before it returns."""
 
-    def fake_compile(model=None, **kw):
+    def __init__(self, job, real_compile):
+        p = job.p
+        self.job = job
+        self.real_compile = real_compile or passthrough_compile
+        root = job.user.root or os.getcwd()
+        self.entry = os.path.join(root, p["entry"])
+        self.want_file = os.path.realpath(os.path.join(root, p["capture_file"]))
+        self.lines = p["capture_lines"]
+        self.lock = threading.Lock()  # guards the fields below
+        self.running = True  # the entry point is being run: a first call stops it
+        self.fn = None  # the compiled object, once called
+        self.args = self.kwargs = self.at = self.grad = None
+        self.seen = threading.Event()  # set at the first call
+        self.pid = os.getpid()
+
+    def first_call(self, model, args, kwargs):
+        """Records the first call while the capture runs; reports whether
+        the caller must stop (raise _Captured)."""
+        torch = self.job.torch
+        if os.getpid() != self.pid:
+            return False  # a forked worker: it runs on as the user's code would
+        with self.lock:
+            if not self.running:
+                return False
+            first = self.fn is None
+            if first:
+                self.fn = model
+                self.args, self.kwargs = snapshot(torch, (args, kwargs))
+                where = traceback.extract_stack(limit=3)[0]
+                self.at = "%s:%d" % (os.path.basename(where.filename), where.lineno)
+                self.grad = torch.is_grad_enabled() if torch is not None and hasattr(torch, "is_grad_enabled") else None
+                self.seen.set()
+        if first and threading.current_thread() is not threading.main_thread():
+            # Stop the entry point's main thread too: capture is done.
+            try:
+                signal.pthread_kill(threading.main_thread().ident, signal.SIGALRM)
+            except (AttributeError, OSError, ValueError):
+                pass
+        return True
+
+    def compile(self, model=None, **kw):
+        """torch.compile while the entry point runs: the call at the
+        capture lines (and every call after the first) gives a
+        CapturedCall; others compile as usual."""
         caller = sys._getframe(1)
-        here = os.path.realpath(caller.f_code.co_filename) == want_file and lo <= caller.f_lineno <= hi
-        if "fn" in state or here:
+        lo, hi = self.lines
+        here = os.path.realpath(caller.f_code.co_filename) == self.want_file and lo <= caller.f_lineno <= hi
+        if self.fn is not None or here:
             if model is None:
-                return lambda m: CapturedCall(m, state)
-            return CapturedCall(model, state)
+                return lambda m: CapturedCall(m, self)
+            return CapturedCall(model, self)
         if model is None:
-            return lambda m: real_compile(m, **kw)
-        return real_compile(model, **kw)
+            return lambda m: self.real_compile(m, **kw)
+        return self.real_compile(model, **kw)
 
-    def on_alarm(signum, frame):
-        raise _Captured()
+    def run(self):
+        """Returns the compiled object, a function giving its inputs, and
+        where they came from; SetupError in plain words when the capture
+        cannot happen."""
+        p = self.job.p
+        torch = self.job.torch
+        entry_name = p["entry"]
 
-    def quiet_hook(args, prev=threading.excepthook):
-        if not issubclass(args.exc_type, _Captured):
-            prev(args)
+        def on_alarm(signum, frame):
+            raise _Captured()
 
-    torch.compile = fake_compile
-    threading.excepthook = quiet_hook
-    signal.signal(signal.SIGALRM, on_alarm)
-    old_argv = sys.argv
-    sys.argv = [entry]
-    if os.path.dirname(entry) not in sys.path:
-        sys.path.insert(0, os.path.dirname(entry))  # as "python entry.py" would
-    signal.setitimer(signal.ITIMER_REAL, p["capture_timeout_s"])
-    ended = "ran to its end"
-    try:
-        runpy.run_path(entry, run_name="__main__")
-    except _Captured:
-        ended = "stopped"
-    except SystemExit as e:
-        ended = "exited (%s)" % e.code
-    except Exception as e:
-        if "fn" not in state:
-            raise SetupError("entry point %s raised before the compiled call: %s: %s" % (p["entry"], type_name(e), clip(e)))
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        with state["lock"]:
-            state["running"] = False
-        # A late signal from a worker must not end the process.
-        signal.signal(signal.SIGALRM, signal.SIG_IGN)
-        sys.argv = old_argv
-    if "fn" not in state:
-        raise SetupError("running %s for %ss (%s) never called the torch.compile at %s:%d" % (
-            p["entry"], p["capture_timeout_s"], ended, p["capture_file"], lo))
-    args, kwargs = state["args"], state["kwargs"]
+        def quiet_hook(args, prev=threading.excepthook):
+            if not issubclass(args.exc_type, _Captured):
+                prev(args)
 
-    def make_input(thread, call):
-        return snapshot(torch, args), snapshot(torch, kwargs)
+        had_compile = torch is not None and hasattr(torch, "compile")
+        old = (getattr(torch, "compile", None), threading.excepthook, signal.getsignal(signal.SIGALRM), sys.argv)
+        if torch is not None:
+            torch.compile = self.compile
+        threading.excepthook = quiet_hook
+        signal.signal(signal.SIGALRM, on_alarm)
+        sys.argv = [self.entry]
+        if os.path.dirname(self.entry) not in sys.path:
+            sys.path.insert(0, os.path.dirname(self.entry))  # as "python entry.py" would
+        before = set(threading.enumerate())
+        deadline = time.monotonic() + p["capture_timeout_s"]
+        signal.setitimer(signal.ITIMER_REAL, p["capture_timeout_s"])
+        ended = "ran to its end"
+        failed = None
+        try:
+            try:
+                runpy.run_path(self.entry, run_name="__main__")
+                # Like "python entry.py", wait for the threads it started
+                # and left running: the first call may still come there.
+                self.wait_for_threads(before, deadline)
+            except SystemExit as e:
+                ended = "exited (%s)" % e.code
+                self.wait_for_threads(before, deadline)
+        except _Captured:
+            ended = "stopped" if self.fn is not None else "was stopped after %ss" % p["capture_timeout_s"]
+        except KeyboardInterrupt:
+            ended = "was interrupted"
+        except Exception as e:
+            failed = e
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            with self.lock:
+                self.running = False
+            # A late signal from a worker must not end the process.
+            signal.signal(signal.SIGALRM, signal.SIG_IGN)
+            sys.argv = old[3]
+            threading.excepthook = old[1]
+            if torch is not None:
+                # The entry point is over: nothing after it compiles through
+                # the capture (a torch without compile keeps the
+                # pass-through the stand-in runs with).
+                torch.compile = old[0] if had_compile else passthrough_compile
+        if self.fn is None:
+            lo = self.lines[0]
+            if failed is not None:
+                raise SetupError("the entry point %s raised %s before it called the torch.compile at %s:%d: %s" % (
+                    entry_name, type_name(failed), p["capture_file"], lo, clip(failed)))
+            raise SetupError("running %s for %ss (it %s) never called the torch.compile at %s:%d in this process "
+                             "(a call in a subprocess or a multiprocessing worker is not seen), so there are no inputs to replay: "
+                             "name a sample-input factory (# torchlsp: inputs=module:function) or make the entry point call it" % (
+                                 entry_name, p["capture_timeout_s"], ended, p["capture_file"], lo))
+        args, kwargs = self.args, self.kwargs
 
-    source = "captured: the first call of the compiled object (%s), while running %s as __main__" % (state["at"], p["entry"])
-    GRAD[0] = state.get("grad")
-    return state["fn"], make_input, source
+        def make_input(thread, call):
+            return snapshot(torch, args), snapshot(torch, kwargs)
+
+        where = "the main thread" if self.at is None else self.at
+        source = "captured: the first call of the compiled object (%s), while running %s as __main__" % (where, entry_name)
+        self.job.grad = self.grad
+        return self.fn, make_input, source
+
+    def wait_for_threads(self, before, deadline):
+        """Joins the threads the entry point started, until the first call
+        or the time box; SIGALRM ends the wait at either."""
+        for t in threading.enumerate():
+            if t in before or t is threading.current_thread() or t.daemon:
+                continue
+            while t.is_alive() and not self.seen.is_set():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                t.join(min(left, 0.5))
 
 
 def describe_value(torch, v):
@@ -502,13 +578,13 @@ def source_file(obj):
     return "?"
 
 
-def describe_callable(fn):
+def describe_callable(root, fn):
     if inspect.isfunction(fn) or inspect.ismethod(fn):
         name, where = fn.__qualname__, source_file(fn)
     else:
         name, where = type(fn).__qualname__, source_file(type(fn))
-    if where and USER.root and os.path.realpath(where).startswith(os.path.realpath(USER.root) + os.sep):
-        where = os.path.relpath(os.path.realpath(where), os.path.realpath(USER.root))
+    if where and root and os.path.realpath(where).startswith(os.path.realpath(root) + os.sep):
+        where = os.path.relpath(os.path.realpath(where), os.path.realpath(root))
     return "%s (%s)" % (name, where)
 
 
@@ -516,13 +592,10 @@ def resolve_uncompiled(torch, ref):
     """Imports ref with torch.compile passing its argument through, so that
     a name bound to a compiled object at import gives the object itself
     (and a torch without torch.compile can import the module)."""
-    def passthrough(model=None, **kw):
-        return model if model is not None else (lambda m: m)
-
     had = torch is not None and hasattr(torch, "compile")
     real = getattr(torch, "compile", None)
     if torch is not None:
-        torch.compile = passthrough
+        torch.compile = passthrough_compile
     try:
         fn = resolve(ref)
     finally:
@@ -534,10 +607,10 @@ def resolve_uncompiled(torch, ref):
     return getattr(fn, "_torchdynamo_orig_callable", None) or getattr(fn, "_orig_mod", None) or fn
 
 
-def user_workload(torch, real_compile, notes):
+def user_workload(job, real_compile):
     """The user's compiled object and its inputs: from a named factory, or
     captured from the entry point's first call."""
-    p = PARAMS
+    p, torch, notes = job.p, job.torch, job.notes
     fn = factory = None
     if p["function"]:
         try:
@@ -552,7 +625,7 @@ def user_workload(torch, real_compile, notes):
     if fn is None or factory is None:
         if not p["entry"]:
             return None
-        cfn, cmake, source = capture(torch, real_compile, notes)
+        cfn, cmake, source = Capture(job, real_compile).run()
         fn = fn or cfn
         make_input = cmake if factory is None else factory_inputs(factory)
         if factory is not None:
@@ -561,7 +634,7 @@ def user_workload(torch, real_compile, notes):
         make_input = factory_inputs(factory)
         source = "factory %s" % p["inputs"]
     if source.startswith("factory"):
-        GRAD[0] = False
+        job.grad = False
     return fn, make_input, source
 
 
@@ -687,8 +760,7 @@ def stand_in_flags(p, cfg):
     return cudagraphs, trees
 
 
-def load_stand_in():
-    src = PARAMS["stand_in_source"]
+def load_stand_in(src):
     mod = types.ModuleType("torchlsp_stand_in_cudagraph_trees")
     mod.__file__ = STAND_IN_FILE
     linecache.cache[STAND_IN_FILE] = (len(src), None, src.splitlines(True), STAND_IN_FILE)
@@ -710,25 +782,71 @@ def to_device(torch, value, device):
     return value
 
 
-def run(res):
-    p = PARAMS
-    variant = p["variant"]
-    stand_in = p["stand_in"]
-    per_device = p["per_device"]
-    notes = res["notes"]
-    USER.setup(res)
-    torch = None
+class Job:
+    """One run of this script: its parameters, the result it prints, and
+    what its steps learn on the way."""
+
+    def __init__(self, params, out):
+        self.p = params
+        self.out = out
+        threads = max(2, params["devices"]) if params["per_device"] else params["threads"]
+        self.res = {"variant": params["variant"], "ok": False, "calls": 0, "right": 0, "wrong": 0,
+                    "expected_calls": threads * params["calls_per_thread"],
+                    "errors": [], "mismatches": [], "torch_version": None, "device": None,
+                    "seconds": 0.0, "workload": None, "stand_in": params["stand_in"],
+                    "unsupported": None, "notes": [], "python": sys.version.split()[0]}
+        self.notes = self.res["notes"]
+        self.user = UserCode(params)
+        self.torch = None  # torch, once imported
+        # Grad mode the user's calls replay under (thread-local in torch,
+        # so set in every call): as captured, off with a factory (an
+        # inference replay), None to leave it alone.
+        self.grad = None
+
+
+# What a torch must have for any workload to run here (devices, comparing
+# results): a stub or a partial install (a package named torch that is not
+# PyTorch) lacks them. The stand-in workload needs STAND_IN_TORCH too.
+WORKING_TORCH = ("cuda", "Tensor")
+STAND_IN_TORCH = ("Generator", "randn")
+
+
+def torch_lacks(torch, names):
+    return ", ".join("torch." + n for n in names if not hasattr(torch, n))
+
+
+def torch_place(torch):
+    return "the torch at %s (version %s)" % (os.path.dirname(getattr(torch, "__file__", None) or "?"),
+                                             getattr(torch, "__version__", "?"))
+
+
+def import_torch(job, required):
+    """Imports torch into job.torch; Unsupported, in one sentence, when the
+    target's torch cannot run a workload at all."""
     try:
         import torch
     except ImportError as e:
-        if not stand_in:
+        if required:
             raise Unsupported("torch is not importable by %s: %s" % (sys.executable, e))
-        notes.append("torch is not importable; the stand-in runs on Python lists")
-    TORCH[0] = torch
-    ndev = p["devices"] if per_device else 1
-    if torch is not None:
-        res["torch_version"] = str(torch.__version__)
-        if torch.cuda.is_available():
+        job.notes.append("torch is not importable; the stand-in runs on Python lists")
+        return None
+    job.res["torch_version"] = str(getattr(torch, "__version__", "?"))
+    missing = torch_lacks(torch, WORKING_TORCH)
+    if missing:
+        raise Unsupported("%s is not a working PyTorch: it has no %s, so no workload can run on this target" % (torch_place(torch), missing))
+    job.torch = torch
+    return torch
+
+
+class Devices:
+    """Where the calls run: device strings, the labels reports use, and
+    the device type the stand-in workload is made on."""
+
+    def __init__(self, job, torch):
+        p, res, notes = job.p, job.res, job.notes
+        per_device = p["per_device"]
+        ndev = p["devices"] if per_device else 1
+        if torch is not None and torch.cuda.is_available():
             have = torch.cuda.device_count()
             if ndev < 0:
                 ndev = have  # every visible device
@@ -745,113 +863,125 @@ def run(res):
         else:
             res["device"] = "cpu"
             devices = ["cpu"] * max(1, ndev)
-            if not stand_in:
+            if torch is not None and not p["stand_in"]:
                 notes.append("no CUDA device: torch skips CUDA graphs for CPU tensors, so this run cannot show the CUDA-graph hazard")
-    else:
-        res["device"] = "cpu"
-        devices = ["cpu"] * max(1, ndev)
-    if per_device and ndev < 2:
-        raise Unsupported("one thread per GPU needs two or more CUDA devices; none visible")
-    if per_device and devices[0] == "cpu":
-        notes.append("no CUDA devices: %d logical devices on the CPU, each with its own stand-in state" % ndev)
-    device = devices[0].split(":")[0] if devices[0].startswith("cuda") else "cpu"
-    labels = devices if devices[0] != "cpu" or ndev == 1 else ["cpu#%d" % i for i in range(ndev)]
+        if per_device and ndev < 2:
+            raise Unsupported("one thread per GPU needs two or more CUDA devices; none visible")
+        if per_device and devices[0] == "cpu":
+            notes.append("no CUDA devices: %d logical devices on the CPU, each with its own stand-in state" % ndev)
+        self.count = ndev
+        self.names = devices
+        self.kind = devices[0].split(":")[0] if devices[0].startswith("cuda") else "cpu"
+        self.labels = devices if devices[0] != "cpu" or ndev == 1 else ["cpu#%d" % i for i in range(ndev)]
 
-    if not stand_in and not hasattr(torch, "compile"):
-        raise Unsupported("no torch.compile in torch %s" % torch.__version__)
-    real_compile = getattr(torch, "compile", None)
 
-    stand_in_mod = stand_in_cfg = None
-    if stand_in:
-        stand_in_mod = load_stand_in()
-        stand_in_cfg = StandInConfig()
-    apply_config(torch, p["config"], stand_in_cfg, notes)
-
+def choose_workload(job, real_compile, devices):
+    """The function the variant calls and its inputs: the user's own when
+    the parameters name it, else the stand-in."""
+    p, res, torch = job.p, job.res, job.torch
     user = None
     if p["entry"] or (p["function"] and p["inputs"]):
-        user = user_workload(torch, real_compile, notes)
+        user = user_workload(job, real_compile)
     if user is not None:
         fn, make_input, source = user
-        workload = "user %s, inputs from %s" % (describe_callable(fn), source)
+        workload = "user %s, inputs from %s" % (describe_callable(job.user.root, fn), source)
         args0, kwargs0 = make_input(0, 0)
         res["inputs"] = {"source": source, "values": describe_inputs(torch, args0, kwargs0)}
-        if GRAD[0] is not None:
-            res["inputs"]["values"].append("grad %s" % ("on" if GRAD[0] else "off"))
+        if job.grad is not None:
+            res["inputs"]["values"].append("grad %s" % ("on" if job.grad else "off"))
     elif torch is not None:
-        fn, make_input, workload = standin_torch_workload(torch, device, p["seed"])
+        missing = torch_lacks(torch, STAND_IN_TORCH)
+        if missing:
+            raise Unsupported("%s has no %s, so the stand-in workload cannot run on it; a run of your own code can" % (torch_place(torch), missing))
+        fn, make_input, workload = standin_torch_workload(torch, devices.kind, p["seed"])
     else:
         fn, make_input, workload = standin_list_workload(p["seed"])
     if p["function"] and not p["inputs"] and not p["entry"]:
-        notes.append("no sample-input factory for %s: ran the stand-in workload instead" % p["function"])
+        job.notes.append("no sample-input factory for %s: ran the stand-in workload instead" % p["function"])
     res["workload"] = workload
+    return fn, make_input
 
-    def compile_on(f, index):
-        if stand_in:
-            return stand_in_mod.compile(f, cudagraphs=cudagraphs, cudagraph_trees=trees, device_index=index)
-        return real_compile(f, **kw)
 
-    if stand_in:
+def compiler(job, real_compile, stand_in_cfg):
+    """compile_on(f, device_index): the compile the variant asks for, real
+    or the stand-in's; records it in the result."""
+    p, res = job.p, job.res
+    if p["stand_in"]:
+        stand_in_mod = load_stand_in(p["stand_in_source"])
         cudagraphs, trees = stand_in_flags(p, stand_in_cfg)
         res["compile"] = {"stand_in": True, "cudagraphs": cudagraphs, "cudagraph_trees": trees}
-    else:
-        kw = compile_kwargs(p)
-        res["compile"] = {k: v for k, v in kw.items()}
 
-    threads, per_thread = p["threads"], p["calls_per_thread"]
-    if per_device:
-        threads = ndev  # one thread per device, as a training pipeline runs
-        res["devices"] = labels
-    total = threads * per_thread
-    tally = Tally(variant, total)
-    dev_tallies = {lab: Tally(variant + "@" + lab, per_thread, quiet=True) for lab in labels} if per_device else {}
-    rtol, atol = p["rtol"], p["atol"]
+        def compile_on(f, index):
+            return stand_in_mod.compile(f, cudagraphs=cudagraphs, cudagraph_trees=trees, device_index=index)
+        return compile_on
+    kw = compile_kwargs(p)
+    res["compile"] = dict(kw)
 
-    # Per device: the module and the inputs moved there, made once.
-    replicas = {}
-    replicas_lock = threading.Lock()
+    def compile_on(f, index):
+        return real_compile(f, **kw)
+    return compile_on
 
-    def replica(index):
-        with replicas_lock:
-            if index not in replicas:
-                f = fn if index == 0 else to_device(torch, copy.deepcopy(fn), devices[index])
-                replicas[index] = f
-            return replicas[index]
 
-    shared = {}
-    shared_lock = threading.Lock()
-    per_thread_compiled = threading.local()
+class Replay:
+    """One call of the variant: eager first, then compiled, compared."""
 
-    def compiled_for_this_thread(index):
-        if per_device or (p["compile_in_threads"] and variant != "main-thread"):
-            if not hasattr(per_thread_compiled, "fn"):
-                per_thread_compiled.fn = compile_on(replica(index), index)
-            return per_thread_compiled.fn
-        with shared_lock:
-            if "fn" not in shared:
-                shared["fn"] = compile_on(fn, 0)
-            return shared["fn"]
+    def __init__(self, job, fn, make_input, compile_on, devices, tally, dev_tallies):
+        self.job = job
+        self.fn = fn
+        self.make_input = make_input
+        self.compile_on = compile_on
+        self.devices = devices
+        self.tally = tally
+        self.dev_tallies = dev_tallies
+        p = job.p
+        self.per_device = p["per_device"]
+        self.per_thread_compile = self.per_device or (p["compile_in_threads"] and p["variant"] != "main-thread")
+        self.replicas = {}  # per device: the module and inputs moved there
+        self.replicas_lock = threading.Lock()  # guards replicas
+        self.shared = {}  # the one compiled object the threads share
+        self.shared_lock = threading.Lock()  # guards shared
+        self.local = threading.local()  # each thread's own compiled object
 
-    def one_call(thread, call):
-        index = thread % len(devices) if per_device else 0
-        tallies = [tally] + ([dev_tallies[labels[index]]] if per_device else [])
+    def replica(self, index):
+        with self.replicas_lock:
+            if index not in self.replicas:
+                f = self.fn if index == 0 else to_device(self.job.torch, copy.deepcopy(self.fn), self.devices.names[index])
+                self.replicas[index] = f
+            return self.replicas[index]
+
+    def compiled(self, index):
+        if self.per_thread_compile:
+            if not hasattr(self.local, "fn"):
+                self.local.fn = self.compile_on(self.replica(index), index)
+            return self.local.fn
+        with self.shared_lock:
+            if "fn" not in self.shared:
+                self.shared["fn"] = self.compile_on(self.fn, 0)
+            return self.shared["fn"]
+
+    def call(self, thread, call):
+        torch, p = self.job.torch, self.job.p
+        names = self.devices.names
+        index = thread % len(names) if self.per_device else 0
+        tallies = [self.tally] + ([self.dev_tallies[self.devices.labels[index]]] if self.per_device else [])
         try:
-            if GRAD[0] is not None:
-                torch.set_grad_enabled(GRAD[0])
-            args, kwargs = make_input(thread, call)
-            f = fn
-            if per_device:
-                if devices[index].startswith("cuda"):
+            if self.job.grad is not None:
+                torch.set_grad_enabled(self.job.grad)
+            args, kwargs = self.make_input(thread, call)
+            f = self.fn
+            if self.per_device:
+                if names[index].startswith("cuda"):
                     torch.cuda.set_device(index)
-                args, kwargs = to_device(torch, args, devices[index]), to_device(torch, kwargs, devices[index])
-                f = replica(index)
+                args, kwargs = to_device(torch, args, names[index]), to_device(torch, kwargs, names[index])
+                f = self.replica(index)
             want = snapshot(torch, f(*args, **kwargs))
         except Exception as e:
             for t in tallies:
                 t.error(e, "eager")
             return
         try:
-            got = compiled_for_this_thread(index)(*args, **kwargs)
-            diff = compare(torch, got, want, rtol, atol)
+            got = self.compiled(index)(*args, **kwargs)
+            diff = compare(torch, got, want, p["rtol"], p["atol"])
         except Exception as e:
             for t in tallies:
                 t.error(e, "compiled")
@@ -862,60 +992,96 @@ def run(res):
             else:
                 t.bad(thread, call, diff)
 
-    if not p["compile_in_threads"] and not per_device:
-        compiled_for_this_thread(0)  # torch.compile itself runs on the main thread
 
+def drive(job, replay, threads, per_thread):
+    """Makes the variant's calls from the threads it names; returns the
+    names of worker threads still running at the deadline."""
+    p, variant = job.p, job.p["variant"]
     deadline = time.monotonic() + p["deadline_s"]
     if variant == "main-thread":
         for t in range(threads):
             for c in range(per_thread):
-                one_call(t, c)
-    elif variant in ("executor", "executor-per-gpu"):
+                replay.call(t, c)
+        return []
+    if variant in ("executor", "executor-per-gpu"):
         with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="torchlsp-pool") as ex:
-            if per_device:
+            if replay.per_device:
                 # One long-lived task per device: the pool's threads are
                 # the devices' threads.
-                futures = [ex.submit(lambda t: [one_call(t, c) for c in range(per_thread)], t) for t in range(threads)]
+                futures = [ex.submit(lambda t: [replay.call(t, c) for c in range(per_thread)], t) for t in range(threads)]
             else:
-                futures = [ex.submit(one_call, t, c) for c in range(per_thread) for t in range(threads)]
+                futures = [ex.submit(replay.call, t, c) for c in range(per_thread) for t in range(threads)]
             for f in futures:
                 f.result(timeout=max(0.1, deadline - time.monotonic()))
-    else:
-        barrier = threading.Barrier(threads)
+        return []
+    barrier = threading.Barrier(threads)
 
-        def worker(t):
-            try:
-                barrier.wait(timeout=60)
-            except threading.BrokenBarrierError as e:
-                tally.error(e, "setup", counted=False)
-                return
-            for c in range(per_thread):
-                one_call(t, c)
+    def worker(t):
+        try:
+            barrier.wait(timeout=60)
+        except threading.BrokenBarrierError as e:
+            replay.tally.error(e, "setup", counted=False)
+            return
+        for c in range(per_thread):
+            replay.call(t, c)
 
-        workers = [threading.Thread(target=worker, args=(t,), name="torchlsp-worker-%d" % t, daemon=True)
-                   for t in range(threads)]
-        for w in workers:
-            w.start()
-        for w in workers:
-            w.join(max(0.0, deadline - time.monotonic()))
-        stuck = [w.name for w in workers if w.is_alive()]
-        if stuck:
-            notes.append("%d worker thread(s) still running after %ss: %s" % (len(stuck), p["deadline_s"], ", ".join(stuck)))
-            res["stuck"] = True
+    workers = [threading.Thread(target=worker, args=(t,), name="torchlsp-worker-%d" % t, daemon=True)
+               for t in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(max(0.0, deadline - time.monotonic()))
+    return [w.name for w in workers if w.is_alive()]
 
+
+def record(job, tally, dev_tallies, labels):
+    res = job.res
     with tally.lock:
         res["calls"] = tally.calls
         res["right"] = tally.right
         res["wrong"] = tally.wrong
         res["mismatches"] = list(tally.mismatches)
         res["errors"].extend(sorted(tally.errors.values(), key=lambda e: -e["count"]))
-    if per_device:
+    if dev_tallies:
         res["per_device"] = []
         for lab in labels:
             dt = dev_tallies[lab]
             with dt.lock:
                 res["per_device"].append({"device": lab, "calls": dt.calls, "right": dt.right, "wrong": dt.wrong,
                                           "errors": sorted(dt.errors.values(), key=lambda e: -e["count"])})
+
+
+def run(job):
+    """A repro variant: the workload called from the variant's threads,
+    each call compared with eager."""
+    p, res = job.p, job.res
+    stand_in, per_device = p["stand_in"], p["per_device"]
+    job.user.setup(res)
+    torch = import_torch(job, required=not stand_in)
+    devices = Devices(job, torch)
+    if not stand_in and not hasattr(torch, "compile"):
+        raise Unsupported("no torch.compile in torch %s" % torch.__version__)
+    real_compile = getattr(torch, "compile", None)
+    stand_in_cfg = StandInConfig() if stand_in else None
+    apply_config(torch, p["config"], stand_in_cfg, job.notes)
+    fn, make_input = choose_workload(job, real_compile, devices)
+    compile_on = compiler(job, real_compile, stand_in_cfg)
+
+    threads, per_thread = p["threads"], p["calls_per_thread"]
+    if per_device:
+        threads = devices.count  # one thread per device, as a training pipeline runs
+        res["devices"] = devices.labels
+    total = threads * per_thread
+    tally = Tally(job.out, p["variant"], total)
+    dev_tallies = {lab: Tally(job.out, p["variant"] + "@" + lab, per_thread, quiet=True) for lab in devices.labels} if per_device else {}
+    replay = Replay(job, fn, make_input, compile_on, devices, tally, dev_tallies)
+    if not p["compile_in_threads"] and not per_device:
+        replay.compiled(0)  # torch.compile itself runs on the main thread
+    stuck = drive(job, replay, threads, per_thread)
+    if stuck:
+        job.notes.append("%d worker thread(s) still running after %ss: %s" % (len(stuck), p["deadline_s"], ", ".join(stuck)))
+        res["stuck"] = True
+    record(job, tally, dev_tallies, devices.labels)
     res["expected_calls"] = total
 
 
@@ -923,20 +1089,20 @@ def run(res):
 
 GB_LINK = re.compile(r"/gb/gb(\d+)\.html")
 RECOMPILE_AT = re.compile(r"Recompiling function (\S+) in (.+):(\d+)")
-STAND_IN_BREAKS = {"print": "print() writes to the terminal: Dynamo graph-breaks on it",
+STAND_IN_BREAKS = types.MappingProxyType({"print": "print() writes to the terminal: Dynamo graph-breaks on it",
                    "item": "Tensor.item() makes a Python scalar: Dynamo graph-breaks on it (capture_scalar_outputs=False)",
                    "tolist": "Tensor.tolist() makes Python data: Dynamo graph-breaks on it",
                    "numpy": "Tensor.numpy() leaves torch: Dynamo graph-breaks on it",
-                   "graph_break": "torch._dynamo.graph_break() asks for a graph break"}
+                   "graph_break": "torch._dynamo.graph_break() asks for a graph break"})
 
 
-def user_file(path):
-    """A path as the report names it: relative to the user's code when it
-    is inside it, else as it is."""
+def user_file(root, path):
+    """A path as the report names it: relative to the user's code (root)
+    when it is inside it, else as it is."""
     if not path:
         return path
     real = os.path.realpath(path)
-    root = os.path.realpath(USER.root) if USER.root else None
+    root = os.path.realpath(root) if root else None
     if root and (real == root or real.startswith(root + os.sep)):
         return os.path.relpath(real, root).replace(os.sep, "/")
     return path
@@ -971,8 +1137,8 @@ def gb_code(text):
     return ""
 
 
-def explain_real(torch, fn, inputs, res):
-    notes = res["notes"]
+def explain_real(job, fn, inputs, real_compile):
+    torch, notes, root = job.torch, job.notes, job.user.root
     out = {"method": "", "graph_breaks": [], "recompiles": [], "graphs": None}
     dynamo = importlib.import_module("torch._dynamo")
     methods = []
@@ -1012,7 +1178,7 @@ def explain_real(torch, fn, inputs, res):
             stack = [f for f in (br.user_stack or []) if in_user_code(f.filename)]
             frame = stack[-1] if stack else (br.user_stack[-1] if br.user_stack else None)
             reason = str(br.reason)
-            rec = {"file": user_file(frame.filename) if frame else "", "line": (frame.lineno or 0) if frame else 0,
+            rec = {"file": user_file(root, frame.filename) if frame else "", "line": (frame.lineno or 0) if frame else 0,
                    "func": frame.name if frame else "", "reason": clip(reason), "code": gb_code(reason)}
             key = (rec["file"], rec["line"], rec["reason"])
             if key not in seen:
@@ -1021,7 +1187,7 @@ def explain_real(torch, fn, inputs, res):
     # Recompiles show across calls with different inputs: run the compiled
     # object on each input set, with Dynamo's recompile log on.
     dynamo.reset()
-    compiled = torch.compile(fn, backend="eager")
+    compiled = real_compile(fn, backend="eager")
     for args, kwargs in inputs:
         try:
             compiled(*args, **kwargs)
@@ -1035,24 +1201,25 @@ def explain_real(torch, fn, inputs, res):
             m = RECOMPILE_AT.search(msg)
             lines = msg.split("\n")
             reason = " ".join(l.strip(" -") for l in lines[1:] if l.strip() and "triggered by" not in l)
-            out["recompiles"].append({"file": user_file(m.group(2)) if m else "", "line": int(m.group(3)) if m else 0,
+            out["recompiles"].append({"file": user_file(root, m.group(2)) if m else "", "line": int(m.group(3)) if m else 0,
                                       "func": m.group(1) if m else "", "reason": clip(reason or msg), "code": ""})
         elif name.endswith("__graph_breaks") and not out["graph_breaks"]:
             m = re.search(r"Graph break in user code at (.+):(\d+)", msg)
             rm = re.search(r"Graph Break Reason: (.*)", msg)
             if m:
-                out["graph_breaks"].append({"file": user_file(m.group(1)), "line": int(m.group(2)), "func": "",
+                out["graph_breaks"].append({"file": user_file(root, m.group(1)), "line": int(m.group(2)), "func": "",
                                             "reason": clip(rm.group(1) if rm else msg), "code": gb_code(msg)})
     out["method"] = " and ".join(methods) or "torch.compile"
     return out
 
 
-def explain_stand_in(torch, fn, inputs, res):
+def explain_stand_in(job, fn, inputs):
     """Without Dynamo (torch before 2.0): runs the function eagerly under a
     profiler and reports the calls Dynamo is known to break on, and input
     signatures that would make it recompile. Marked as the stand-in."""
     out = {"method": "stand-in (no torch._dynamo on this target): eager run under sys.setprofile",
            "graph_breaks": [], "recompiles": [], "graphs": None}
+    torch, root = job.torch, job.user.root
     seen = set()
 
     def prof(frame, event, arg):
@@ -1067,7 +1234,7 @@ def explain_stand_in(torch, fn, inputs, res):
             return
         if name not in STAND_IN_BREAKS or not in_user_code(frame.f_code.co_filename):
             return
-        f = user_file(frame.f_code.co_filename)
+        f = user_file(root, frame.f_code.co_filename)
         key = (f, frame.f_lineno)
         if key not in seen:
             seen.add(key)
@@ -1075,7 +1242,7 @@ def explain_stand_in(torch, fn, inputs, res):
                                         "reason": "stand-in: " + STAND_IN_BREAKS[name], "code": ""})
 
     code = getattr(getattr(fn, "forward", fn), "__code__", None)
-    where = (user_file(code.co_filename), code.co_firstlineno, code.co_name) if code else ("", 0, "")
+    where = (user_file(root, code.co_filename), code.co_firstlineno, code.co_name) if code else ("", 0, "")
     last = None
     signatures = []  # Dynamo caches a graph per signature it has seen
     for args, kwargs in inputs:
@@ -1095,53 +1262,61 @@ def explain_stand_in(torch, fn, inputs, res):
     return out
 
 
-def run_explain(res):
-    p = PARAMS
-    notes = res["notes"]
-    USER.setup(res)
-    try:
-        import torch
-    except ImportError as e:
-        raise Unsupported("torch is not importable by %s: %s" % (sys.executable, e))
-    TORCH[0] = torch
-    res["torch_version"] = str(torch.__version__)
+def run_explain(job):
+    """Explain: the user's compiled object under Dynamo's explain (or the
+    stand-in's profile where torch has no Dynamo)."""
+    p, res, notes = job.p, job.res, job.notes
+    job.user.setup(res)
+    torch = import_torch(job, required=True)
     res["device"] = "cuda:0 (%s)" % torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
     has_dynamo = hasattr(torch, "compile")
     if not has_dynamo and not p["stand_in"]:
         raise Unsupported("no torch.compile in torch %s" % torch.__version__)
-    user = user_workload(torch, getattr(torch, "compile", None), notes)
+    real_compile = getattr(torch, "compile", None)
+    user = user_workload(job, real_compile)
     if user is None:
         raise SetupError("explain needs the user's code: a factory or an entry point")
     fn, make_input, source = user
-    res["workload"] = "user %s, inputs from %s" % (describe_callable(fn), source)
+    res["workload"] = "user %s, inputs from %s" % (describe_callable(job.user.root, fn), source)
     inputs = explain_inputs(make_input, p["calls_per_thread"])
     res["inputs"] = {"source": source, "values": describe_inputs(torch, *inputs[0])}
     if source.startswith("captured"):
         notes.append("one captured input set: a recompile shows only across different inputs; name a factory that takes a seed to see them")
         inputs = inputs[:1]
-    if GRAD[0] is not None:
-        torch.set_grad_enabled(GRAD[0])
-    ex = explain_real(torch, fn, inputs, res) if has_dynamo else explain_stand_in(torch, fn, inputs, res)
+    if job.grad is not None:
+        torch.set_grad_enabled(job.grad)
+    ex = explain_real(job, fn, inputs, real_compile) if has_dynamo else explain_stand_in(job, fn, inputs)
     res["explain"] = ex
     res["calls"] = res["expected_calls"] = res["right"] = len(inputs)
 
 
-def main():
+def finish(status):
+    """Ends the process once the result is out. Threads the user's code
+    left running (a server loop, a pool, a printer) are not waited for:
+    the interpreter's shutdown would race them for stdout and stderr
+    ("Fatal Python error: _enter_buffered_busy … daemon threads") or wait
+    for them forever. Both streams are flushed first."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+    os._exit(status)
+
+
+def main(params):
     start = time.monotonic()
-    threads = max(2, PARAMS["devices"]) if PARAMS["per_device"] else PARAMS["threads"]
-    res = {"variant": PARAMS["variant"], "ok": False, "calls": 0, "right": 0, "wrong": 0,
-           "expected_calls": threads * PARAMS["calls_per_thread"],
-           "errors": [], "mismatches": [], "torch_version": None, "device": None,
-           "seconds": 0.0, "workload": None, "stand_in": PARAMS["stand_in"],
-           "unsupported": None, "notes": [], "python": sys.version.split()[0]}
+    out = Output()
+    job = Job(params, out)
+    res = job.res
     try:
         try:
-            if PARAMS["variant"] == "explain":
-                run_explain(res)
+            if params["variant"] == "explain":
+                run_explain(job)
             else:
-                run(res)
+                run(job)
         finally:
-            USER.cleanup()
+            job.user.cleanup()
     except Unsupported as e:
         res["unsupported"] = str(e)
     except BaseException as e:
@@ -1152,11 +1327,9 @@ def main():
         res["seconds"] = round(time.monotonic() - start, 3)
         res["ok"] = (not res["errors"] and not res["unsupported"] and res["wrong"] == 0
                      and res["calls"] == res["expected_calls"] and not res.get("stuck"))
-        emit(RESULT_PREFIX, res)
-    if res.get("stuck"):
-        # Stuck daemon threads (a hung replay) must not keep the process up.
-        sys.stdout.flush()
-        os._exit(3)
+        out.emit(RESULT_PREFIX, res)
+    # Stuck worker threads (a hung replay) must not keep the process up.
+    finish(3 if res.get("stuck") else 0)
 
 
-main()
+main(json.loads("TORCHLSP_PARAMS_LITERAL"))

@@ -56,6 +56,7 @@ local state = {
 local server_commands = {
   select_target = "torchlsp.selectTarget",
   repro = "torchlsp.repro",
+  cancel_run = "torchlsp.cancelRun",
   doctor = "torchlsp.doctor",
   open_mirror = "torchlsp.openMirror",
   site = "torchlsp.site",
@@ -327,7 +328,11 @@ end
 -- { path = file to open, preview = open it in a split (markdown report),
 --   also = the other reports of a run on several targets,
 --   markdown = text for a scratch buffer, message = one line to echo }.
--- The server answers with { markdown?, path?, targets?, default? }; a
+-- The server answers with { markdown?, path?, targets?, default? }, or,
+-- for a run (repro, explain), { run, title } at once: the run goes on,
+-- streams to the progress and the log, and its report opens through
+-- window/showDocument when it ends (a run waited for also carries the
+-- report, as { run, title, markdown, path }); a
 -- markdown report that was also written to `path` is shown once, as that
 -- file. Older shapes (a string, MarkupContent, { uri }) are understood;
 -- anything else is shown as JSON so nothing the server says is lost.
@@ -386,6 +391,17 @@ function M.classify_result(result)
         end
       end
     end
+  end
+  if type(result.run) == "string" and not known then
+    known = true
+    local title = type(result.title) == "string" and result.title ~= "" and result.title or "run"
+    out.message = ("started %s (run %s; :TorchlspCancel %s stops it)"):format(title, result.run, result.run)
+  elseif type(result.run) == "string" then
+    known = true
+  end
+  if type(result.cancelled) == "table" then
+    known = true
+    out.message = #result.cancelled == 0 and "no run in progress" or ("cancelled " .. table.concat(result.cancelled, "; "))
   end
   if type(result.targets) == "table" or type(result.default) == "string" then
     known = true
@@ -1065,9 +1081,9 @@ function M.repro_args(uri, line, target)
 end
 
 --- Runs the threaded repro of the torch.compile call at (or above) the
--- cursor, on `target` (nil: the default; "all": every target). Progress
--- shows in the statusline and the message area; every report opens in a
--- split.
+-- cursor, on `target` (nil: the default; "all": every target). The server
+-- answers at once with the run's id; progress shows in the statusline and
+-- the message area; every report opens in a split when the run ends.
 function M.repro(target)
   local bufnr = vim.api.nvim_get_current_buf()
   local line = vim.api.nvim_win_get_cursor(0)[1] - 1
@@ -1076,6 +1092,19 @@ end
 
 function M.doctor()
   return M.execute(server_commands.doctor, {})
+end
+
+--- The argument of torchlsp.cancelRun: a run's id, or none for every run.
+function M.cancel_args(run)
+  if run and run ~= "" then
+    return { { run = run } }
+  end
+  return {}
+end
+
+--- Cancels a run (repro, explain) by its id; every run without one.
+function M.cancel_run(run)
+  return M.execute(server_commands.cancel_run, M.cancel_args(run))
 end
 
 function M.open_mirror()
@@ -1275,6 +1304,9 @@ local function create_commands()
     end,
     desc = "torchlsp: run the threaded repro for the call under the cursor ([target|all])",
   })
+  vim.api.nvim_create_user_command("TorchlspCancel", function(opts)
+    M.cancel_run(opts.args)
+  end, { nargs = "?", desc = "torchlsp: cancel a run (repro, explain) by its id, or every run" })
   vim.api.nvim_create_user_command("TorchlspDoctor", function()
     M.doctor()
   end, { desc = "torchlsp: check the target, the mirror and the index" })

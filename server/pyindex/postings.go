@@ -1,0 +1,85 @@
+package pyindex
+
+import (
+	"slices"
+
+	"github.com/torchlsp/torchlsp/server/syntax"
+)
+
+// Every file's entry in the index keeps the set of identifiers its code
+// mentions, as sorted 32-bit hashes: the postings a reference query reads
+// to parse only the files that can name what it looks for. A hash that
+// two identifiers share makes a file a candidate it need not be, never
+// the reverse, so the answers stay exact. Comments and strings hold no
+// identifiers of the tree: they cost nothing here.
+
+const (
+	// maxIdentsPerFile bounds the distinct identifiers kept for one file;
+	// a file with more is a candidate of every query (identsAll). Torch
+	// 2.11's largest file mentions about 6,000.
+	maxIdentsPerFile = 1 << 16
+	// maxIdentsPerIndex bounds the hashes of a whole index (4 bytes each,
+	// 32 MB at most); the files parsed past it are candidates of every
+	// query. Torch 2.11 holds about 700,000.
+	maxIdentsPerIndex = 8 << 20
+)
+
+// identHash is the FNV-1a hash of an identifier; the cache file keeps
+// these, so it never changes without a new cache version.
+func identHash[T string | []byte](s T) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h ^= uint32(s[i])
+		h *= 16777619
+	}
+	return h
+}
+
+// identHashes collects the distinct identifiers of a tree, hashed and
+// sorted; all is set instead when there are more than limit.
+func identHashes(t *syntax.Tree, limit int) (hashes []uint32, all bool) {
+	nodes := t.Nodes()
+	var out []uint32
+	for i := range nodes {
+		if nodes[i].Kind != syntax.KindIdentifier {
+			continue
+		}
+		out = append(out, identHash(t.Bytes(int32(i))))
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if len(out) > limit {
+		return nil, true
+	}
+	return slices.Clip(out), false
+}
+
+// mentions reports whether the file's code may name the identifier of
+// hash h.
+func (fd *fileData) mentions(h uint32) bool {
+	if fd.identsAll {
+		return true
+	}
+	_, ok := slices.BinarySearch(fd.idents, h)
+	return ok
+}
+
+// filesMentioning lists the files that may name any of names, in path
+// order, loading (parsing) those not yet loaded.
+func (ix *Index) filesMentioning(names []string) []*fileState {
+	hs := make([]uint32, len(names))
+	for i, n := range names {
+		hs[i] = identHash(n)
+	}
+	var out []*fileState
+	for _, f := range ix.files {
+		fd := ix.loadIn(f, ix.budget)
+		for _, h := range hs {
+			if fd.mentions(h) {
+				out = append(out, f)
+				break
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,5 @@
+def get_obj():
+    return None
+
+
+get_obj()

@@ -1,0 +1,2 @@
+def nothing_here():
+    return 42

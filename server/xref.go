@@ -1,0 +1,168 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/torchlsp/torchlsp/remote"
+	"github.com/torchlsp/torchlsp/server/pybuf"
+	"github.com/torchlsp/torchlsp/server/pyindex"
+	"github.com/torchlsp/torchlsp/server/session"
+	"github.com/torchlsp/torchlsp/server/syntax"
+)
+
+// Cross-references (references, call hierarchy) start from a definition
+// in a file of a mirrored package, found the way definition finds it, and
+// search the package's complete mirror (its index's postings say which
+// files to parse) and the open documents.
+
+// xrefTarget is the definition a cross-reference request is about.
+type xrefTarget struct {
+	s   *session.Session
+	ps  *session.Package // the package's complete mirror
+	sym pyindex.Symbol
+}
+
+// xrefAt finds the definition of the name at pos of a document: in a file
+// of a mirrored package from the package's index, in the user's file
+// through the lookup definition uses. It waits for the package's
+// complete mirror: a query over every file needs every file. (nil, nil)
+// when the name is not torchlsp's to answer.
+func (e *Engine) xrefAt(ctx context.Context, doc *Snapshot, pos Position) (*xrefTarget, error) {
+	ms, done, err := e.mirrorFile(ctx, doc)
+	defer done()
+	if err != nil {
+		return nil, err
+	}
+	var (
+		s   *session.Session
+		ps  *session.Package
+		sym pyindex.Symbol
+	)
+	if ms != nil {
+		buf := doc.Buffer()
+		off, ok := buf.Lines().Offset([]byte(doc.Text()), pybuf.Pos{Line: pos.Line, Col: pos.Column})
+		if !ok {
+			return nil, nil
+		}
+		d, err := ms.ps.Index().DefinitionAt(ms.src, off)
+		if errors.Is(err, pyindex.ErrNotFound) || errors.Is(err, pyindex.ErrNoName) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("definition in %s: %w", ms.rel, err)
+		}
+		s, ps, sym = ms.s, ms.ps, d.Symbol
+		if d.InSource && ms.src.Rel == "" {
+			sym.File = ms.rel // the document is a copy of the mirror's file
+		}
+	} else {
+		d, _, err := e.lookup(ctx, doc, pos)
+		if err != nil || d == nil || d.Missing || d.LocalPath == "" || d.DefName == "" {
+			return nil, err
+		}
+		if s, err = e.session(d.Target); err != nil {
+			return nil, err
+		}
+		ps = d.Package
+		sym = pyindex.Symbol{Name: d.DefName, Qualname: d.Qualname, File: d.RelPath(), Path: d.LocalPath, Line: d.Line, Col: d.Col}
+		sym.Kind = symbolKindOf(d.Kind)
+	}
+	if sym.File == "" || strings.HasPrefix(sym.File, "../") {
+		return nil, nil
+	}
+	if ps.Partial() {
+		// The on-demand tree answered: the files of the whole package are
+		// the mirror's to give.
+		if ps, err = s.Package(ctx, ps.Name()); err != nil {
+			return nil, err
+		}
+		sym.Path = filepath.Join(ps.Mirror().SiteDir, filepath.FromSlash(sym.File))
+	}
+	return &xrefTarget{s: s, ps: ps, sym: sym}, nil
+}
+
+// symbolKindOf is the index's kind of a target's kind.
+func symbolKindOf(kind string) pyindex.Kind {
+	switch kind {
+	case "module":
+		return pyindex.KindModule
+	case "class", "type":
+		return pyindex.KindClass
+	case "function", "method", "builtin", "method_descriptor", "builtin_function_or_method":
+		return pyindex.KindFunction
+	case "parameter":
+		return pyindex.KindParameter
+	}
+	return pyindex.KindVariable
+}
+
+// openSources are the open documents as sources of a query over package
+// ps: its files (each standing for the mirror's file, which it is) and
+// the user's own files; documents of other packages are left out. byRel
+// maps the package's open files to their documents' URIs, byPath the
+// user's.
+func (e *Engine) openSources(ps *session.Package) (srcs []pyindex.Source, byRel, byPath map[string]string) {
+	byRel, byPath = map[string]string{}, map[string]string{}
+	folders, _ := e.cfg.inputs()
+	for _, d := range e.docs.All() {
+		if d.Path() == "" {
+			continue
+		}
+		rel := d.Memo(mirrorRelKey{e.opts.Dirs.Cache}, func() any {
+			rel, _ := remote.SiteRel(e.opts.Dirs.Cache, d.Path())
+			return rel
+		}).(string)
+		src := pyindex.Source{Path: d.Path(), Table: d.Buffer().Scopes()}
+		if rel != "" {
+			copyOf := filepath.Join(ps.Mirror().SiteDir, filepath.FromSlash(rel))
+			if !d.Memo(sameFileKey{copyOf}, func() any { return sameFile(d.Path(), copyOf) }).(bool) {
+				continue
+			}
+			src.Rel = rel
+			src.Module, src.Package = pyindex.ModuleName(ps.Mirror().SiteDir, copyOf)
+			byRel[rel] = d.URI()
+		} else {
+			for _, root := range folders {
+				if m, pkg := pyindex.ModuleName(root, d.Path()); m != "" {
+					src.Module, src.Package = m, pkg
+					break
+				}
+			}
+			byPath[d.Path()] = d.URI()
+		}
+		srcs = append(srcs, src)
+	}
+	return srcs, byRel, byPath
+}
+
+// xrefLocation is a place of a query's answer as a Location: a file of the
+// package (rel set; the open document's URI when it is open) or a user's
+// open file.
+func (e *Engine) xrefLocation(x *xrefTarget, rel, path string, span syntax.Span, byRel, byPath map[string]string) Location {
+	r := spanRange(span)
+	if rel == "" {
+		return Location{URI: byPath[path], Path: path, Range: r}
+	}
+	m := x.ps.Mirror()
+	local := filepath.Join(m.SiteDir, filepath.FromSlash(rel))
+	return Location{
+		URI: byRel[rel], Path: e.answerPath(x.s.Spec().Name, m, local),
+		TargetPath: m.TargetPath(local), Range: r,
+	}
+}
+
+// answerPath is the one local path every answer names for a file of a
+// package's mirror: the file seen through the site directory when the
+// editor's Python server reads it (both servers then name the same
+// file), else the mirror's file (which on-demand answers name too:
+// ondemand.go).
+func (e *Engine) answerPath(target string, m *remote.MirrorTree, local string) string {
+	if p, ok := e.siteHanded(target).sitePath(m, local); ok {
+		return p
+	}
+	return local
+}
