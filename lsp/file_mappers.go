@@ -7,13 +7,20 @@ import (
 	"sync"
 	"time"
 
+	"github.com/torchlsp/torchlsp/server/localfile"
 	"github.com/torchlsp/torchlsp/server/source"
 )
+
+// maxMappedFileBytes bounds a file read to map a location in it: torch's
+// largest source file is 1.4 MB, and a mirror keeps none over 4 MiB.
+const maxMappedFileBytes = 8 << 20
 
 // fileMappers caches Mappers for files on disk, such as the mirrored torch
 // sources that definitions point into. Entries are checked against the
 // file's size and modification time, and the least recently used are
-// dropped beyond the limit.
+// dropped beyond the limit. A file is read as any local file torchlsp did
+// not write (server/localfile): a path that names a named pipe or a device
+// is refused, never read without end.
 type fileMappers struct {
 	limit int
 	mu    sync.Mutex // guards lru and index
@@ -49,9 +56,9 @@ func (c *fileMappers) get(path string) (*source.Mapper, error) {
 	}
 	c.mu.Unlock()
 
-	data, err := os.ReadFile(path)
+	data, err := localfile.Read(path, maxMappedFileBytes)
 	if err != nil {
-		return nil, fmt.Errorf("mapping %s: %w", path, err)
+		return nil, fmt.Errorf("mapping a location's file: %w", err)
 	}
 	fm := &fileMapper{path: path, size: info.Size(), modTime: info.ModTime(), mapper: source.NewMapper(string(data))}
 	c.mu.Lock()

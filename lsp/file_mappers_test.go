@@ -3,7 +3,9 @@ package lsp
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestFileMappers(t *testing.T) {
@@ -34,5 +36,43 @@ func TestFileMappers(t *testing.T) {
 	}
 	if _, err := c.get(filepath.Join(dir, "missing.py")); err == nil {
 		t.Error("missing file mapped")
+	}
+}
+
+// A location's file is mapped only when it is a regular file within the
+// bound: a named pipe, a device or a huge file named by a path (a target's
+// paths, a client's forged item) is refused at once, not read without end.
+func TestFileMappersRefuseWhatIsNotAFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	huge := filepath.Join(dir, "huge.py")
+	f, err := os.Create(huge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(maxMappedFileBytes + 1); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	fifo := filepath.Join(dir, "fifo.py")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := newFileMappers(4)
+	for _, path := range []string{huge, fifo, "/dev/zero"} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.get(path)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Fatalf("%s was mapped", path)
+			}
+			t.Logf("%s: %v", path, err)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("mapping %s did not return within 10s: it blocked or read without end", path)
+		}
 	}
 }

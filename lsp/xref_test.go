@@ -1,7 +1,12 @@
 package lsp_test
 
 import (
+	"context"
+	"os"
+	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/torchlsp/torchlsp/lsp"
 	"github.com/torchlsp/torchlsp/lsp/lsptest"
@@ -95,5 +100,57 @@ func TestXrefPositions(t *testing.T) {
 		if other == nil || other.SelectionRange != wantSel {
 			t.Errorf("%s: item %+v, want its name at %+v", method, other, wantSel)
 		}
+	}
+}
+
+// TestForgedCallItems: an item the editor sends back names its file by
+// URI, and the server reads that file to convert positions. An item that
+// names a named pipe or a device is refused with an error; it neither
+// blocks the server (a pipe held every later request, shutdown too) nor
+// reads without end (/dev/zero ended the process out of memory).
+func TestForgedCallItems(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	fifo := filepath.Join(t.TempDir(), "calls.py")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := start(t, newTestEngine(), lsp.Options{Version: "test"}, lsptest.Options{})
+	if err := c.Call(ctx, "initialize", c.InitializeParams(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Initialized(); err != nil {
+		t.Fatal(err)
+	}
+	r := lsptest.Range{End: lsptest.Position{Character: 1}}
+	for _, uri := range []string{"file://" + fifo, "file:///dev/zero"} {
+		for _, method := range []string{"callHierarchy/incomingCalls", "callHierarchy/outgoingCalls"} {
+			item := map[string]any{"name": "f", "kind": 12, "uri": uri, "range": r, "selectionRange": r}
+			// Waited for without cancelling: a cancel could not reach a
+			// server whose reader is blocked.
+			p, err := c.Start(method, map[string]any{"item": item})
+			if err != nil {
+				t.Fatal(err)
+			}
+			callCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			reply, err := p.Wait(callCtx)
+			cancel()
+			if err != nil {
+				// Let the blocked reader go, so the server can stop.
+				if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+					w.Close()
+				}
+				t.Fatalf("%s of an item in %s: no reply within 10s: the server blocked (%v)", method, uri, err)
+			}
+			if reply.Error == nil {
+				t.Errorf("%s of an item in %s = %s, want an error", method, uri, reply.Result)
+			} else {
+				t.Logf("%s of an item in %s: %v", method, uri, reply.Error)
+			}
+		}
+	}
+	var syms []any
+	if err := c.Call(ctx, "workspace/symbol", map[string]any{"query": "x"}, &syms); err != nil {
+		t.Fatalf("workspace/symbol after the forged items: %v", err)
 	}
 }

@@ -502,7 +502,7 @@ func mirrorLimited(ctx context.Context, t Target, spec Spec, info PackageInfo, c
 		return nil, fmt.Errorf("mirror %s: the target has %d source files, over the limit of %d files per package: not mirrored", info.Name, info.FilesCount, lim.MaxFiles)
 	}
 	final := MirrorDir(cacheRoot, spec, info)
-	if m, err := OpenMirror(final); err == nil && sameCounts(m, info) {
+	if m, err := OpenMirror(final); err == nil && sameInstall(m, info) {
 		return m, nil
 	}
 	parent := filepath.Dir(final)
@@ -541,13 +541,13 @@ func mirrorLimited(ctx context.Context, t Target, spec Spec, info PackageInfo, c
 	if err := finishTree(tmp, man); err != nil {
 		return nil, fmt.Errorf("mirror %s: %w", info.Name, err)
 	}
-	if m, err := OpenMirror(final); err == nil && sameCounts(m, info) {
+	if m, err := OpenMirror(final); err == nil && sameInstall(m, info) {
 		// A concurrent Mirror of the same files finished first.
 		return m, nil
 	}
 	if err := replaceDir(tmp, final); err != nil {
 		// Someone else may have finished the same mirror first.
-		if m, err2 := OpenMirror(final); err2 == nil {
+		if m, err2 := OpenMirror(final); err2 == nil && sameInstall(m, info) {
 			return m, nil
 		}
 		return nil, fmt.Errorf("mirror %s: %w", info.Name, err)
@@ -556,11 +556,17 @@ func mirrorLimited(ctx context.Context, t Target, spec Spec, info PackageInfo, c
 	return OpenMirror(final)
 }
 
-// sameCounts reports whether a mirror was made from the files info
-// describes (the target's counts, skipped files included).
-func sameCounts(m *MirrorTree, info PackageInfo) bool {
+// sameInstall reports whether a mirror was made from the install info
+// describes: its version and paths on the target as well as its counts
+// (skipped files included). The version a mirror's manifest states is
+// what decides which tracebacks link into it, so a manifest that states
+// another version than the target's (left by a damaged or edited cache)
+// is mirrored again, not reused.
+func sameInstall(m *MirrorTree, info PackageInfo) bool {
 	got := m.Info()
-	return got.FilesCount == info.FilesCount && got.Bytes == info.Bytes
+	return got.Name == info.Name && got.Version == info.Version && got.Location == info.Location &&
+		got.Site == info.Site && got.Member == info.Member &&
+		got.FilesCount == info.FilesCount && got.Bytes == info.Bytes
 }
 
 // finishTree writes the manifest last and makes the tree read-only.

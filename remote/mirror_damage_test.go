@@ -2,6 +2,7 @@ package remote
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -119,5 +120,57 @@ func TestMirrorRootTakesTheIndex(t *testing.T) {
 		if fi.Mode().Perm() != tt.want {
 			t.Errorf("%s has mode %v, want %v", tt.dir, fi.Mode().Perm(), tt.want)
 		}
+	}
+}
+
+// A mirror whose manifest states another version, package directory or
+// site than the target's install is not reused for it, whatever its counts:
+// the version it states decides which tracebacks link into it.
+func TestMirrorWhoseManifestLiesIsReplaced(t *testing.T) {
+	spec := fixtureSpec(t)
+	info := packageInfo(t, spec, "fixturepkg")
+	for _, lie := range []struct {
+		field, value string
+	}{
+		{"version", "2.11.0"},
+		{"target_package_dir", "/elsewhere/fixturepkg"},
+		{"target_site_dir", "/elsewhere"},
+	} {
+		t.Run(lie.field, func(t *testing.T) {
+			cache := cacheDir(t)
+			target := NewLocal(spec)
+			defer target.Close()
+			m, err := Mirror(testContext(t), target, spec, info, cache, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(m.Root, manifestName)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var man map[string]any
+			if err := json.Unmarshal(data, &man); err != nil {
+				t.Fatal(err)
+			}
+			man[lie.field] = lie.value
+			if data, err = json.Marshal(man); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(path, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, data, 0o444); err != nil {
+				t.Fatal(err)
+			}
+			again, err := Mirror(testContext(t), target, spec, info, cache, nil)
+			if err != nil {
+				t.Fatalf("mirroring again: %v", err)
+			}
+			if got := again.Info(); got.Version != info.Version || got.Location != info.Location || got.Site != info.Site {
+				t.Errorf("the lying mirror was reused: it states %s %s at %s in %s; the target has %s %s at %s in %s",
+					got.Name, got.Version, got.Location, got.Site, info.Name, info.Version, info.Location, info.Site)
+			}
+		})
 	}
 }

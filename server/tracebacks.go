@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/torchlsp/torchlsp/server/localfile"
 	"github.com/torchlsp/torchlsp/server/repro"
 	"github.com/torchlsp/torchlsp/server/source"
 	"github.com/torchlsp/torchlsp/server/traceback"
@@ -236,10 +236,11 @@ type fileLines struct {
 func (fl *fileLines) line(path string, n int) string {
 	lines, ok := fl.files[path]
 	if !ok {
-		if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() && st.Size() <= maxSourceFileBytes {
-			if data, err := os.ReadFile(path); err == nil {
-				lines = strings.Split(string(data), "\n")
-			}
+		// The file was a regular file when the path was mapped; it is
+		// read as any local file torchlsp did not write, since it may
+		// have become a named pipe or grown since.
+		if data, err := localfile.Read(path, maxSourceFileBytes); err == nil {
+			lines = strings.Split(string(data), "\n")
 		}
 		fl.files[path] = lines
 	}
@@ -395,21 +396,10 @@ func (e *Engine) tracebackCommand(ctx context.Context, args TracebackArgs) (*tra
 	return &out, nil
 }
 
-// readBounded reads a regular file of at most max bytes.
+// readBounded reads a regular file of at most max bytes, without
+// blocking on a named pipe (localfile).
 func readBounded(p string, max int64) (string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	if !st.Mode().IsRegular() || st.Size() > max {
-		return "", fmt.Errorf("%s: not a regular file of at most %d bytes", p, max)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	data, err := localfile.Read(p, max)
 	return string(data), err
 }
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -593,6 +594,56 @@ func TestLinesOf(t *testing.T) {
 	} {
 		if got := linesOf(m, tc.first, tc.last); got != tc.want {
 			t.Errorf("linesOf(%d, %d) = %q, want %q", tc.first, tc.last, got, tc.want)
+		}
+	}
+}
+
+// The files a traceback's frames lead to, and a repro run's results, were
+// regular files when they were mapped or listed; by the time they are
+// read one may be a named pipe or have grown. Each read is bounded and
+// never blocks.
+func TestTracebackFileReadsAreBounded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "swapped.py")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	grown := filepath.Join(dir, "grown.py")
+	f, err := os.Create(grown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(maxSourceFileBytes + 1); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	for _, tc := range []struct {
+		name string
+		read func() error
+	}{
+		{"a named pipe read for the user's frame", func() error { _, err := readBounded(fifo, maxSourceFileBytes); return err }},
+		{"a character device read for the user's frame", func() error { _, err := readBounded("/dev/zero", maxSourceFileBytes); return err }},
+		{"a file over the limit read for a frame's line", func() error {
+			if got := (&fileLines{files: map[string][]string{}}).line(grown, 0); got != "" {
+				return nil
+			}
+			return fmt.Errorf("not read")
+		}},
+		{"a named pipe read for a frame's line", func() error {
+			(&fileLines{files: map[string][]string{}}).line(fifo, 0)
+			return fmt.Errorf("not read")
+		}},
+	} {
+		done := make(chan error, 1)
+		go func() { done <- tc.read() }()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("%s: read", tc.name)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: still reading after 10s: it blocked", tc.name)
 		}
 	}
 }

@@ -59,8 +59,10 @@ type analysis struct {
 	optionDicts    map[int32]bool            // options dicts whose keys are recorded as flag references
 	partials       map[string]*callInfo      // names bound to functools.partial(torch.compile, ...)
 	bareDecorators []int32                   // bare @name decorators, for wrappers of torch.compile
+	decoratedNames map[int32]string          // decorated definition → the name it defines (decorated)
 	returns        map[int32][]int32         // function definition → the values it returns
 	classes        []int32                   // class definitions
+	threadClasses  map[int32]bool            // classes deriving from threading.Thread (threadClassSet), made on first use
 	names          map[string][]int32        // identifiers read, by name (readsOf), made on first use
 	assigns        map[string][]int32        // assignments and for statements by the name they bind (bindsOf), made on first use
 	byCallee       map[string][]*callInfo    // calls by callee name (callsNamed), made on first use
@@ -86,14 +88,15 @@ func analyze(buf *pybuf.Buffer, cat *gates.Catalog) *analysis {
 		execs:      map[string]int{},
 		torchAt:    -1,
 
-		siteByTarget: map[string][]*compileSite{},
-		optionDicts:  map[int32]bool{},
-		partials:     map[string]*callInfo{},
-		returns:      map[int32][]int32{},
-		paramsOf:     map[int32][]param{},
-		quals:        map[int32]string{},
-		finals:       map[int32]int32{},
-		texts:        map[int32]string{},
+		siteByTarget:   map[string][]*compileSite{},
+		optionDicts:    map[int32]bool{},
+		partials:       map[string]*callInfo{},
+		decoratedNames: map[int32]string{},
+		returns:        map[int32][]int32{},
+		paramsOf:       map[int32][]param{},
+		quals:          map[int32]string{},
+		finals:         map[int32]int32{},
+		texts:          map[int32]string{},
 	}
 	if cat != nil {
 		for _, m := range cat.Modules {

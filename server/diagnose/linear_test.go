@@ -143,3 +143,72 @@ func TestHazardsLinearInInputSize(t *testing.T) {
 		})
 	}
 }
+
+// multiplyingShapes are buffers of classes, definitions, starts and
+// wrappers that name one another, so that following each of them
+// multiplies: the analysis once looked, for each, at every other (a
+// thousand classes named alike, each its own base, cost their count to
+// the fifth power: 35 s for 30 KB), and a wrapper called many times
+// inside another called many times made their product of compile sites
+// (294 s and 5 GB for 36 KB).
+var multiplyingShapes = []syntaxtest.Shape{
+	{Name: "classes of one name, each its own base", Gen: repeated("", "class A(A):\n    pass\n", "class A(threading.Thread):\n    pass\nA().start()\n")},
+	{Name: "a circle of base classes", Gen: repeated("", "class C{i}(C{next}):\n    def run(self): f(1)\n", "class C{i}(threading.Thread):\n    pass\nC0().start()\n")},
+	{Name: "many Thread subclasses", Gen: repeated("", "class T{i}(threading.Thread):\n    def run(self): f(1)\nT{i}().start()\n", "")},
+	{Name: "one name defined and started many times", Gen: repeated("", "def g():\n    f(1)\nthreading.Thread(target=g).start()\n", "")},
+	{Name: "one object's methods started many times", Gen: repeated("m = torch.nn.Linear(2, 2)\n", "m.compile(mode=\"reduce-overhead\")\nthreading.Thread(target=m.forward).start()\n", "")},
+	{Name: "a wrapper called many times in a wrapper called many times", Gen: func(size int) []byte {
+		head := "def w1(m):\n    return torch.compile(m, mode=\"reduce-overhead\")\n"
+		n := max(1, size/30)
+		return repeated(head+"def w2(m):\n"+strings.Repeat("    g = w1(m)\n", n)+"    return g\n", "h = w2(x)\n", "threading.Thread(target=h).start()\n")(size + 14*n)
+	}},
+	{Name: "a stack of decorators", Gen: repeated("def w(m):\n    return torch.compile(m, mode=\"reduce-overhead\")\n", "@w\n", "def g(x):\n    return x\nthreading.Thread(target=g).start()\n")},
+}
+
+// repeated makes a source of head, then body repeated to the size ({i}
+// the repetition's number, {next} the next one's), then tail ({i} the
+// last repetition's number), after a compiled f.
+func repeated(head, body, tail string) func(int) []byte {
+	return func(size int) []byte {
+		var b strings.Builder
+		b.WriteString("import threading\nimport torch\nf = torch.compile(lambda x: x, mode=\"reduce-overhead\")\n")
+		b.WriteString(head)
+		last := 0
+		for i := 0; b.Len() < size; i++ {
+			b.WriteString(strings.NewReplacer("{i}", fmt.Sprint(i), "{next}", fmt.Sprint(i+1)).Replace(body))
+			last = i
+		}
+		b.WriteString(strings.ReplaceAll(tail, "{i}", fmt.Sprint(last+1)))
+		return []byte(b.String())
+	}
+}
+
+// The analysis stays linear in buffers whose names multiply what it
+// follows. The sizes are small: before, some of these took seconds at
+// 16 KB, growing with the square or the fifth power.
+func TestAnalysisLinearWhenNamesMultiply(t *testing.T) {
+	t.Parallel()
+	s := fixture(t)
+	for _, shape := range multiplyingShapes {
+		t.Run(shape.Name, func(t *testing.T) {
+			t.Parallel()
+			var work [2]int
+			for k, size := range [2]int{4 << 10, 8 << 10} {
+				buf := pybuf.Parse(shape.Gen(size))
+				ds, w := checkWork(buf, s)
+				work[k] = w
+				if nodes := buf.Tree().Len(); w > 8*nodes+64 {
+					t.Errorf("%d bytes: checking took %d steps for %d nodes", size, w, nodes)
+				}
+				sites := len(analyze(buf, s.cat).sites)
+				if sites > maxSites {
+					t.Errorf("%d bytes: %d compile sites, over the bound of %d", size, sites, maxSites)
+				}
+				t.Logf("%d bytes: %d steps, %d compile sites, %d diagnostics", size, w, sites, len(ds))
+			}
+			if r := float64(work[1]) / float64(max(work[0], 1)); r > 2.2 {
+				t.Errorf("steps grew %.2fx for 2x the input (%v)", r, work)
+			}
+		})
+	}
+}

@@ -166,7 +166,21 @@ func (a *analysis) newSite(kind siteKind, node int32, c *callInfo, settings map[
 	return s
 }
 
+// maxSites bounds the compile sites of one buffer, direct and derived:
+// wrappers multiply them (a wrapper that calls another a thousand times,
+// itself called a thousand times, made a million sites of a 36 KB file,
+// 290 s and 5 GB), and each costs every check. Real scripts have a few.
+// Sites past the bound are not made, and the checks say nothing of them.
+const maxSites = 1024
+
+// sitesFull reports whether the buffer has maxSites compile sites.
+func (a *analysis) sitesFull() bool { return len(a.sites) >= maxSites }
+
+// addSite records a compile site, unless the buffer has maxSites.
 func (a *analysis) addSite(s *compileSite) {
+	if a.sitesFull() {
+		return
+	}
 	a.sites = append(a.sites, s)
 	for _, name := range s.targets {
 		a.work++
@@ -264,19 +278,29 @@ func (a *analysis) decorator(n int32) {
 	a.addSite(s)
 }
 
-// decorated returns the name of the function a decorator decorates.
+// decorated returns the name of the function a decorator decorates. The
+// definition follows every decorator of its stack, so finding it costs the
+// stack's height: it is found once per stack (a stack of thousands of
+// decorators, each asking, cost their square).
 func (a *analysis) decorated(dec int32) string {
 	t := a.t
 	dd := t.Parent(dec)
 	if dd < 0 || t.Kind(dd) != syntax.KindDecoratedDefinition {
 		return ""
 	}
+	a.work++
+	if name, ok := a.decoratedNames[dd]; ok {
+		return name
+	}
+	name := ""
 	if def := t.Child(dd, syntax.FieldDefinition); def >= 0 {
-		if name := t.Child(def, syntax.FieldName); name >= 0 {
-			return t.Text(name)
+		if n := t.Child(def, syntax.FieldName); n >= 0 {
+			name = t.Text(n)
 		}
 	}
-	return ""
+	a.work += t.ChildCount(dd)
+	a.decoratedNames[dd] = name
+	return name
 }
 
 // inPlaceCompile records model.compile(...), nn.Module.compile, when the
@@ -340,6 +364,9 @@ func (a *analysis) derive() {
 	for name, pc := range a.partials {
 		for _, c := range a.callsNamed(name) {
 			a.work++
+			if a.sitesFull() {
+				return
+			}
 			if c.node == pc.node || t.Kind(c.calleeNode) != syntax.KindIdentifier {
 				continue
 			}
@@ -372,6 +399,9 @@ func (a *analysis) derive() {
 			}
 			for _, c := range a.callsNamed(w.name) {
 				a.work++
+				if a.sitesFull() {
+					return
+				}
 				if a.within(c.node, w.def) {
 					continue // the wrapper calling itself
 				}
@@ -379,6 +409,9 @@ func (a *analysis) derive() {
 			}
 			for _, d := range decorators[w.name] {
 				a.work++
+				if a.sitesFull() {
+					return
+				}
 				s := a.derivedSite(inner, w, nil)
 				s.node, s.fn = t.CodeChildren(d)[0], t.fnOf[d]
 				s.targets = nil

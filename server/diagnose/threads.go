@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/torchlsp/torchlsp/server/syntax"
@@ -323,7 +324,7 @@ func (a *analysis) paramIndex(def, n int32) int {
 // to Thread.__init__ in it.
 func (a *analysis) threadSubclass(n int32) {
 	t := a.t
-	if !a.isThreadClass(n, 0) {
+	if !a.threadClassSet()[n] {
 		return
 	}
 	name := ""
@@ -332,11 +333,13 @@ func (a *analysis) threadSubclass(n int32) {
 	}
 	many := false
 	made := 0
-	for _, c := range a.calls {
-		a.work++
-		if c.callee == name && name != "" && c.node != n {
-			made++
-			many = many || a.inLoop(c.node)
+	if name != "" {
+		for _, c := range a.callsNamed(name) {
+			a.work++
+			if c.node != n {
+				made++
+				many = many || a.inLoop(c.node)
+			}
 		}
 	}
 	a.addStart(threadStart{node: n, how: "threading.Thread subclass", targets: []string{"run"}, within: n,
@@ -358,29 +361,77 @@ func (a *analysis) threadSubclass(n int32) {
 // subclass is looked for.
 const maxClassDepth = 4
 
-// isThreadClass reports whether class n derives from threading.Thread,
-// directly or through classes of the buffer.
-func (a *analysis) isThreadClass(n int32, depth int) bool {
-	t := a.t
-	sup := t.Child(n, syntax.FieldSuperclasses)
-	if sup < 0 || depth > maxClassDepth {
-		return false
+// threadClassSet returns the classes of the buffer that derive from
+// threading.Thread, directly or through at most maxClassDepth classes of
+// the buffer named as bases; made once per analysis. It goes level by
+// level, each level one pass over the bases, so it costs steps in
+// proportion to the classes and bases whatever their names: a circle of
+// bases, or a thousand classes of one name each naming it as a base, used
+// to cost the square of the classes or more at every level.
+func (a *analysis) threadClassSet() map[int32]bool {
+	if a.threadClasses != nil {
+		return a.threadClasses
 	}
-	for _, b := range t.CodeChildren(sup) {
+	t := a.t
+	type localBase struct {
+		class int32
+		name  string
+	}
+	found := map[int32]bool{}
+	var bases []localBase
+	names := map[int32]string{}
+	for _, c := range a.classes {
 		a.work++
-		if a.chainQual(b) == "threading.Thread" {
-			return true
+		if nm := t.Child(c, syntax.FieldName); nm >= 0 {
+			names[c] = t.Text(nm)
 		}
-		if t.Kind(b) != syntax.KindIdentifier {
+		sup := t.Child(c, syntax.FieldSuperclasses)
+		if sup < 0 {
 			continue
 		}
-		for _, c := range a.classes {
-			if nm := t.Child(c, syntax.FieldName); c != n && nm >= 0 && t.Text(nm) == t.Text(b) && a.isThreadClass(c, depth+1) {
-				return true
+		for _, b := range t.CodeChildren(sup) {
+			a.work++
+			switch {
+			case a.chainQual(b) == "threading.Thread":
+				found[c] = true
+			case t.Kind(b) == syntax.KindIdentifier:
+				bases = append(bases, localBase{class: c, name: t.Text(b)})
 			}
 		}
 	}
-	return false
+	for depth := 1; depth <= maxClassDepth && len(bases) > 0; depth++ {
+		// Up to two Thread classes of each name: a class may not count
+		// as its own base, so one other is all that is asked.
+		byName := map[string][]int32{}
+		for c := range found {
+			a.work++
+			if nm, ok := names[c]; ok && len(byName[nm]) < 2 {
+				byName[nm] = append(byName[nm], c)
+			}
+		}
+		var next []int32
+		rest := bases[:0]
+		for _, b := range bases {
+			a.work++
+			if found[b.class] {
+				continue
+			}
+			if slices.ContainsFunc(byName[b.name], func(c int32) bool { return c != b.class }) {
+				next = append(next, b.class)
+				continue
+			}
+			rest = append(rest, b)
+		}
+		if len(next) == 0 {
+			break
+		}
+		for _, c := range next {
+			found[c] = true
+		}
+		bases = rest
+	}
+	a.threadClasses = found
+	return found
 }
 
 // startWrappers makes starts of the calls of functions that hand one of
@@ -510,14 +561,50 @@ func (a *analysis) reachOf(starts []threadStart) reach {
 	// claimed for at most two starts: the checks ask only whether one or
 	// several starts reach a site, and the work stays bounded.
 	nameClaims := map[string]int{}
+	ownerClaims := map[string]int{}
+	// The definitions of a name walked twice are claimed twice and
+	// followed from the shallower depth: a third walk at that depth or
+	// deeper would change nothing, and a buffer that defines one name a
+	// thousand times and starts it a thousand times would cost their
+	// product.
+	type walk struct{ times, depth int }
+	walks := map[string]walk{}
 	fnClaims := map[int32]int{}
 	reached := map[int32]int{} // function → the least depth it was followed at
+	// A Thread subclass's start runs its own class's run, not every
+	// run of the buffer: methods by class, made on first use, so that a
+	// buffer of many Thread subclasses costs each start its own methods.
+	type methodKey struct {
+		class int32
+		name  string
+	}
+	var methods map[methodKey][]int32
+	defsOf := func(name string, within int32, depth int) []int32 {
+		if depth > 0 || within < 0 {
+			return a.funcs[name]
+		}
+		if methods == nil {
+			methods = map[methodKey][]int32{}
+			for fn, defs := range a.funcs {
+				for _, d := range defs {
+					a.work++
+					k := methodKey{a.t.clsOf[d], fn}
+					methods[k] = append(methods[k], d)
+				}
+			}
+		}
+		return methods[methodKey{within, name}]
+	}
 	for _, st := range starts {
 		names := st.targets
 		clear(seen)
 		clear(counted)
 		for _, o := range st.owners {
 			a.work++
+			if ownerClaims[o] >= 2 {
+				continue
+			}
+			ownerClaims[o]++
 			for _, s := range a.siteByTarget[o] {
 				a.work++
 				if s.kind == siteInPlace || len(s.targets) > 1 && s.targets[1] == o {
@@ -540,11 +627,18 @@ func (a *analysis) reachOf(starts []threadStart) reach {
 						claim(s, st)
 					}
 				}
-				for _, def := range a.funcs[name] {
-					a.work++
-					if depth == 0 && st.within >= 0 && a.t.clsOf[def] != st.within {
-						continue // another class's run
+				if depth > 0 || st.within < 0 {
+					w, ok := walks[name]
+					if ok && w.times >= 2 && w.depth <= depth {
+						continue
 					}
+					if !ok {
+						w.depth = depth
+					}
+					walks[name] = walk{times: w.times + 1, depth: min(w.depth, depth)}
+				}
+				for _, def := range defsOf(name, st.within, depth) {
+					a.work++
 					if fnClaims[def] < 2 {
 						fnClaims[def]++
 						for _, s := range byFn[def] {
