@@ -17,7 +17,7 @@ import (
 func FuzzDecodeCache(f *testing.F) {
 	deadline := fuzzdeadline.New(f)
 	ix := buildWithCache(f, copyTree(f, fixtureSite), "")
-	enc := ix.encodeCache()
+	enc := encodedCache(ix)
 	d := &decoder{b: enc, off: len(cacheMagic)}
 	d.uvarint()
 	d.off += d.count()

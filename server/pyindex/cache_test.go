@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -205,7 +206,7 @@ func TestCacheStale(t *testing.T) {
 // but damaged contents: it must report corruption, never panic or hang.
 func TestDecodeHostilePayload(t *testing.T) {
 	ix := buildWithCache(t, copyTree(t, fixtureSite), "")
-	enc := ix.encodeCache()
+	enc := encodedCache(ix)
 	d := &decoder{b: enc, off: len(cacheMagic)}
 	d.uvarint()
 	d.off += d.count()
@@ -319,4 +320,10 @@ func TestOpenErrors(t *testing.T) {
 	if _, err := ix.Resolve("torch.compile"); err != nil {
 		t.Error(err)
 	}
+}
+
+// encodedCache is the cache file saveCache writes for ix, in one buffer.
+func encodedCache(ix *Index) []byte {
+	header, table, body := ix.encodeCache()
+	return slices.Concat(header, table, body)
 }

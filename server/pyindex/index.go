@@ -52,6 +52,10 @@ type Index struct {
 	params  map[string]*paramFile // parameter tables of recently asked files, by path
 
 	tables tableCache // name tables of the files navigation read last
+
+	// identScratch holds *[]uint32 buffers that parses collect a file's
+	// identifier hashes in (identHashes), one per concurrent parse.
+	identScratch sync.Pool
 }
 
 // module is a dotted module name and the files that define it.
@@ -414,10 +418,15 @@ func (ix *Index) parse(f *fileState, budget *syntax.Budget) *fileData {
 	// extract copies what it keeps: the tree may live in scratch memory.
 	limit := min(ix.maxFileNames, max(ix.maxNames-int(ix.names.Load()), 0))
 	identLimit := min(maxIdentsPerFile, max(maxIdentsPerIndex-int(ix.idents.Load()), 0))
+	scratch, _ := ix.identScratch.Get().(*[]uint32)
+	if scratch == nil {
+		scratch = new([]uint32)
+	}
 	p.Visit(src, func(t *syntax.Tree) {
 		fd = extract(t, f.pkg, limit)
-		fd.idents, fd.identsAll = identHashes(t, identLimit)
+		fd.idents, fd.identsAll = identHashes(t, identLimit, scratch)
 	})
+	ix.identScratch.Put(scratch)
 	ix.names.Add(int64(countNames(fd.bindings)))
 	ix.idents.Add(int64(len(fd.idents)))
 	if fd.truncated {

@@ -35,23 +35,38 @@ func identHash[T string | []byte](s T) uint32 {
 	return h
 }
 
+// maxIdentScratch bounds the scratch buffer a parse keeps for the next
+// one to reuse (4 bytes a hash, 1 MB); a file with more identifier nodes
+// collects them in a buffer of its own that the collector takes back.
+const maxIdentScratch = 1 << 18
+
 // identHashes collects the distinct identifiers of a tree, hashed and
-// sorted; all is set instead when there are more than limit.
-func identHashes(t *syntax.Tree, limit int) (hashes []uint32, all bool) {
+// sorted; all is set instead when there are more than limit. scratch
+// holds every identifier's hash, repeats included, while they are sorted
+// and made distinct; the result is a copy of exactly the distinct ones,
+// so the file keeps no spare capacity and the scratch serves the next
+// file.
+func identHashes(t *syntax.Tree, limit int, scratch *[]uint32) (hashes []uint32, all bool) {
 	nodes := t.Nodes()
-	var out []uint32
+	out := (*scratch)[:0]
 	for i := range nodes {
 		if nodes[i].Kind != syntax.KindIdentifier {
 			continue
 		}
 		out = append(out, identHash(t.Bytes(int32(i))))
 	}
+	if cap(out) <= maxIdentScratch {
+		*scratch = out[:0]
+	}
 	slices.Sort(out)
 	out = slices.Compact(out)
 	if len(out) > limit {
 		return nil, true
 	}
-	return slices.Clip(out), false
+	if len(out) == 0 {
+		return nil, false
+	}
+	return slices.Clone(out), false
 }
 
 // mentions reports whether the file's code may name the identifier of
