@@ -966,7 +966,15 @@ test("the site goes into the Python servers' settings, and pyright resolves torc
   // Turned off, nothing of the extension's stays; the user's entry does.
   const wrapped = site === cfg.pythonpath ? { "torchlsp.path": path.join(tmp, "site-server.sh") } : {};
   writeUserSettings(torchlspSettings({ ...wrapped, "torchlsp.site.enable": false }));
-  const off = await waitSettings((s) => !JSON.stringify(s).includes(JSON.stringify(site)), "entries stayed with torchlsp.site.enable off");
+  // The three settings are written one at a time: wait for all three.
+  const off = await waitSettings(
+    (s) =>
+      !JSON.stringify(s).includes(JSON.stringify(site)) &&
+      JSON.stringify(s["python.analysis.extraPaths"]) === JSON.stringify([ownExtraPath]) &&
+      s["basedpyright.analysis.extraPaths"] === undefined &&
+      s["pylsp.plugins.jedi.extra_paths"] === undefined,
+    "with torchlsp.site.enable off, only the user's own entry in the three settings",
+  );
   assert.deepEqual(off["python.analysis.extraPaths"], [ownExtraPath]);
   assert.equal(off["basedpyright.analysis.extraPaths"], undefined);
   assert.equal(off["pylsp.plugins.jedi.extra_paths"], undefined);
