@@ -22,6 +22,7 @@ package pybuf
 import (
 	"fmt"
 
+	"github.com/torchlsp/torchlsp/server/pyscope"
 	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
@@ -89,33 +90,18 @@ type Ref struct {
 	Module bool
 }
 
-// ScopeKind says what sort of block a scope is.
-type ScopeKind int
+// ScopeKind says what sort of block a scope is: pyscope's kinds, which
+// the buffer's name table is built with.
+type ScopeKind = pyscope.ScopeKind
 
 // The kinds of scope, as Python's name resolution tells them apart.
 const (
-	ScopeModule ScopeKind = iota + 1
-	ScopeClass
-	ScopeFunction
-	ScopeLambda
-	ScopeComprehension
+	ScopeModule        = pyscope.ScopeModule
+	ScopeClass         = pyscope.ScopeClass
+	ScopeFunction      = pyscope.ScopeFunction
+	ScopeLambda        = pyscope.ScopeLambda
+	ScopeComprehension = pyscope.ScopeComprehension
 )
-
-func (k ScopeKind) String() string {
-	switch k {
-	case ScopeModule:
-		return "module"
-	case ScopeClass:
-		return "class"
-	case ScopeFunction:
-		return "function"
-	case ScopeLambda:
-		return "lambda"
-	case ScopeComprehension:
-		return "comprehension"
-	}
-	return fmt.Sprintf("ScopeKind(%d)", int(k))
-}
 
 // Scope is a block that binds names: the module, a class body, a function,
 // a lambda or a comprehension.
