@@ -275,27 +275,13 @@ func calleeOf(value string) (string, bool) {
 	if open <= 0 || !strings.HasSuffix(value, ")") || !isDottedName(strings.TrimSpace(value[:open])) {
 		return "", false
 	}
-	depth := 0
-	var quote byte
-	for i := open; i < len(value); i++ {
-		c := value[i]
-		switch {
-		case quote != 0:
-			if c == '\\' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
-		case c == '"' || c == '\'':
-			quote = c
-		case c == '(' || c == '[' || c == '{':
-			depth++
-		case c == ')' || c == ']' || c == '}':
-			depth--
-			if depth == 0 && i != len(value)-1 {
-				return "", false
-			}
-		}
+	closedEarly := false
+	depth := walkTopLevel(value, open, func(i int, c byte, depth int) bool {
+		closedEarly = (c == ')' || c == ']' || c == '}') && depth == 0 && i != len(value)-1
+		return !closedEarly
+	})
+	if closedEarly {
+		return "", false
 	}
 	return strings.TrimSpace(value[:open]), depth == 0
 }

@@ -157,9 +157,27 @@ func (r Resolution) ReexportedFrom() []string {
 // splitTopLevel splits s at commas outside brackets and strings.
 func splitTopLevel(s string) []string {
 	var parts []string
-	depth, start := 0, 0
+	start := 0
+	walkTopLevel(s, 0, func(i int, c byte, depth int) bool {
+		if c == ',' && depth == 0 {
+			parts = append(parts, strings.TrimSpace(s[start:i]))
+			start = i + 1
+		}
+		return true
+	})
+	if last := strings.TrimSpace(s[start:]); last != "" {
+		parts = append(parts, last)
+	}
+	return parts
+}
+
+// walkTopLevel calls visit for each byte of s from index from on that lies
+// outside string literals, with the bracket depth once that byte is
+// counted; it stops when visit returns false, and returns the depth then.
+func walkTopLevel(s string, from int, visit func(i int, c byte, depth int) bool) int {
+	depth := 0
 	var quote byte
-	for i := 0; i < len(s); i++ {
+	for i := from; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case quote != 0:
@@ -168,19 +186,18 @@ func splitTopLevel(s string) []string {
 			} else if c == quote {
 				quote = 0
 			}
+			continue
 		case c == '"' || c == '\'':
 			quote = c
+			continue
 		case c == '(' || c == '[' || c == '{':
 			depth++
 		case c == ')' || c == ']' || c == '}':
 			depth--
-		case c == ',' && depth == 0:
-			parts = append(parts, strings.TrimSpace(s[start:i]))
-			start = i + 1
+		}
+		if !visit(i, c, depth) {
+			break
 		}
 	}
-	if last := strings.TrimSpace(s[start:]); last != "" {
-		parts = append(parts, last)
-	}
-	return parts
+	return depth
 }
