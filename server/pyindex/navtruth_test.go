@@ -46,25 +46,35 @@ type truthRecord struct {
 // runTruth runs navtruth.py on files of site.
 func runTruth(t *testing.T, python, site, pkg string, files []string) []truthRecord {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	return runNavTruth[truthRecord](t, 5*time.Minute, 1<<20, python, append([]string{"--site", site, "--package", pkg}, files...)...)
+}
+
+// runNavTruth runs testdata/navtruth.py with args and decodes the JSON
+// object it prints on each line (at most maxLine bytes).
+func runNavTruth[T any](t *testing.T, timeout time.Duration, maxLine int, python string, args ...string) []T {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	script, err := filepath.Abs(filepath.Join("testdata", "navtruth.py"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(ctx, python, append([]string{"-B", script, "--site", site, "--package", pkg}, files...)...)
+	cmd := exec.CommandContext(ctx, python, append([]string{"-B", script}, args...)...)
 	cmd.Dir = t.TempDir()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("navtruth.py: %v\n%s", err, stderr.Bytes())
+		t.Fatalf("navtruth.py %v: %v\n%s", args, err, stderr.Bytes())
 	}
-	var recs []truthRecord
+	if stderr.Len() > 0 {
+		t.Logf("navtruth.py: %s", stderr.Bytes())
+	}
+	var recs []T
 	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 0, 1<<16), 1<<20)
+	sc.Buffer(make([]byte, 0, 1<<16), maxLine)
 	for sc.Scan() {
-		var r truthRecord
+		var r T
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatalf("navtruth.py printed %q: %v", sc.Bytes(), err)
 		}

@@ -1,13 +1,9 @@
 package pyindex
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -39,34 +35,7 @@ func (s truthSite) String() string { return fmt.Sprintf("%s:%d:%d", s.File, s.Li
 
 func runRefTruth(t *testing.T, python, site, pkg, file string) []refTruthRecord {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	defer cancel()
-	script, err := filepath.Abs(filepath.Join("testdata", "navtruth.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(ctx, python, "-B", script, "--site", site, "--package", pkg, "--refs", file)
-	cmd.Dir = t.TempDir()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("navtruth.py --refs: %v\n%s", err, stderr.Bytes())
-	}
-	if stderr.Len() > 0 {
-		t.Logf("navtruth.py --refs: %s", stderr.Bytes())
-	}
-	var recs []refTruthRecord
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 0, 1<<16), 1<<24)
-	for sc.Scan() {
-		var r refTruthRecord
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("navtruth.py printed %q: %v", sc.Bytes(), err)
-		}
-		recs = append(recs, r)
-	}
-	return recs
+	return runNavTruth[refTruthRecord](t, 20*time.Minute, 1<<24, python, "--site", site, "--package", pkg, "--refs", file)
 }
 
 // checkReferences compares the references of every top-level function
