@@ -7,9 +7,10 @@ import (
 	"testing"
 )
 
-// ownWorkspace copies the user-code fixture into a fresh workspace, with
-// the configuration directories of its own.
-func ownWorkspace(t *testing.T) string {
+// isolatedCLI skips the test without Debian's python3-torch and points
+// torchlsp's config, cache and state at a fresh directory, which it
+// returns.
+func isolatedCLI(t *testing.T) string {
 	t.Helper()
 	if _, err := os.Stat(debianPython); err != nil {
 		t.Skipf("%s is missing: run scripts/setup.sh --test", debianPython)
@@ -18,6 +19,14 @@ func ownWorkspace(t *testing.T) string {
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(tmp, "config"))
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(tmp, "cache"))
 	t.Setenv("XDG_STATE_HOME", filepath.Join(tmp, "state"))
+	return tmp
+}
+
+// ownWorkspace copies the user-code fixture into a fresh workspace, with
+// the configuration directories of its own.
+func ownWorkspace(t *testing.T) string {
+	t.Helper()
+	tmp := isolatedCLI(t)
 	ws := filepath.Join(tmp, "ws")
 	if err := os.CopyFS(ws, os.DirFS(filepath.Join("..", "..", "server", "repro", "testdata", "ownws"))); err != nil {
 		t.Fatal(err)

@@ -10,13 +10,7 @@ import (
 // TestImplementationCommand runs `torchlsp implementation` on a real
 // interpreter whose torch is the registration fixture of server/opimpl.
 func TestImplementationCommand(t *testing.T) {
-	if _, err := os.Stat(debianPython); err != nil {
-		t.Skipf("%s is missing: run scripts/setup.sh --test", debianPython)
-	}
-	tmp := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(tmp, "config"))
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(tmp, "cache"))
-	t.Setenv("XDG_STATE_HOME", filepath.Join(tmp, "state"))
+	tmp := isolatedCLI(t)
 	site, err := filepath.Abs(filepath.Join("..", "..", "server", "opimpl", "testdata", "site"))
 	if err != nil {
 		t.Fatal(err)

@@ -45,13 +45,7 @@ func cli(t *testing.T, args ...string) (int, string, string) {
 
 func setup(t *testing.T) string {
 	t.Helper()
-	if _, err := os.Stat(debianPython); err != nil {
-		t.Skipf("%s is missing: run scripts/setup.sh --test", debianPython)
-	}
-	tmp := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(tmp, "config"))
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(tmp, "cache"))
-	t.Setenv("XDG_STATE_HOME", filepath.Join(tmp, "state"))
+	tmp := isolatedCLI(t)
 	site, err := filepath.Abs(filepath.Join("..", "..", "testdata", "site"))
 	if err != nil {
 		t.Fatal(err)

@@ -12,13 +12,7 @@ import (
 // real interpreter whose torch is the editors' fixture: from the user's
 // file into torch's cudagraph_trees and compile_fx.
 func TestXrefCommands(t *testing.T) {
-	if _, err := os.Stat(debianPython); err != nil {
-		t.Skipf("%s is missing: run scripts/setup.sh --test", debianPython)
-	}
-	tmp := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(tmp, "config"))
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(tmp, "cache"))
-	t.Setenv("XDG_STATE_HOME", filepath.Join(tmp, "state"))
+	tmp := isolatedCLI(t)
 	site, err := filepath.Abs(filepath.Join("..", "..", "editors", "testdata", "site"))
 	if err != nil {
 		t.Fatal(err)
