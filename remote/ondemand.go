@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -20,9 +21,11 @@ import (
 // one path per file, before and after: a path an editor got on demand is
 // the mirror's own once the bulk mirror replaces the directory
 // (atomically: the directory holds no manifest until then, so nothing,
-// LookupMirror included, takes it for a complete mirror). Only when a
-// complete mirror already stands there (the same version, files changed)
-// does the tree go to a directory of its own under <cache>/ondemand.
+// LookupMirror included, takes it for a complete mirror). Where the
+// complete mirror of the same install stands already, the tree reads it.
+// Only when a complete mirror of the same version whose files changed
+// stands there does the tree go to a directory of its own under
+// <cache>/ondemand.
 
 const (
 	// onDemandDirName is the on-demand trees' directory under the cache
@@ -127,10 +130,36 @@ func onDemandRoot(cacheRoot string, spec Spec, info PackageInfo) (string, error)
 		}
 		return final, nil
 	}
+	if completeMirrorOf(final, info) {
+		// The complete mirror of this very install stands there (a
+		// command-line run answers while it checks its cache with the
+		// target): the tree reads its files, and every answer names the
+		// mirror's own paths, from this run and the next.
+		return final, nil
+	}
 	if err := os.MkdirAll(odRoot, 0o755); err != nil {
 		return "", err
 	}
 	return os.MkdirTemp(odRoot, sanitize(info.Name)+"-*")
+}
+
+// completeMirrorOf reports whether root holds a complete mirror of the
+// install info describes: the same package, version and location, and the
+// file count and size the target states now. Only the manifest is read;
+// the files are the mirror's, checked when it was made.
+func completeMirrorOf(root string, info PackageInfo) bool {
+	data, err := os.ReadFile(filepath.Join(root, manifestName))
+	if err != nil {
+		return false
+	}
+	var m MirrorTree
+	if json.Unmarshal(data, &m.Manifest) != nil || m.Manifest.Format != MirrorFormat {
+		return false
+	}
+	have := m.Info()
+	return have.Name == info.Name && have.Member == info.Member && have.Site == info.Site &&
+		have.Version == info.Version && have.Location == info.Location &&
+		have.FilesCount == info.FilesCount && have.Bytes == info.Bytes
 }
 
 // removePartial removes, from a target's cache directory, the partial

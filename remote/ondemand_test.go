@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -160,5 +161,57 @@ func TestRemovePartial(t *testing.T) {
 		if _, err := os.Stat(p); (err == nil) != want {
 			t.Errorf("%s: exists %v, want %v", filepath.Base(p), err == nil, want)
 		}
+	}
+}
+
+// Where the complete mirror of the same install stands, an on-demand tree
+// is that mirror: its answers name the mirror's paths (the same in every
+// run), and its files are read from there, not from the target. A mirror
+// whose install changed since (other counts) gets a tree of its own.
+func TestOnDemandTreeReadsTheCompleteMirrorOfTheSameInstall(t *testing.T) {
+	t.Parallel()
+	info := PackageInfo{Name: "torch", Version: "2.11.0", Site: "/opt/site", Member: "torch", Location: "/opt/site/torch", IsPackage: true, FilesCount: 1, Bytes: 6}
+	listing := FileListing{Site: "/opt/site", Member: "torch", Files: []ListedFile{{Path: "torch/__init__.py", Size: 6}}}
+	spec := Spec{Name: "gpu"}
+	for _, tc := range []struct {
+		name     string
+		bytes    int64 // what the target states now
+		inMirror bool
+	}{
+		{"the same install", 6, true},
+		{"files changed since", 7, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cache := t.TempDir()
+			final := MirrorDir(cache, spec, info)
+			if err := os.MkdirAll(filepath.Join(final, "site", "torch"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(final, "site", "torch", "__init__.py"), []byte("x = 1\n"), 0o444); err != nil {
+				t.Fatal(err)
+			}
+			manifest, _ := json.Marshal(Manifest{Format: MirrorFormat, Target: "gpu", Package: "torch", Version: "2.11.0", Member: "torch",
+				TargetPackageDir: "/opt/site/torch", TargetSiteDir: "/opt/site", Files: 1, Bytes: 6, TargetFiles: 1, TargetBytes: 6})
+			if err := os.WriteFile(filepath.Join(final, manifestName), manifest, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			now := info
+			now.Bytes = tc.bytes
+			tree, err := OpenOnDemand(cache, OnDemandSource{Context: context.Background(), Spec: spec, Info: now, Listing: listing})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tree.Mirror().Root == final; got != tc.inMirror {
+				t.Fatalf("the tree is in %s; in the mirror (%s): %v, want %v", tree.Mirror().Root, final, got, tc.inMirror)
+			}
+			if !tc.inMirror {
+				return
+			}
+			// No client: a read that went to the target would fail.
+			if data, err := tree.Read("torch/__init__.py"); err != nil || string(data) != "x = 1\n" {
+				t.Errorf("Read = %q, %v; want the mirror's file", data, err)
+			}
+		})
 	}
 }
