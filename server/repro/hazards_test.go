@@ -1,6 +1,7 @@
 package repro
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -139,4 +140,112 @@ func anyContains(list []string, sub string) bool {
 		}
 	}
 	return false
+}
+
+// TestHazardVerdicts renders each hazard variant's verdict in one line,
+// the report's title and its list of verdicts.
+func TestHazardVerdicts(t *testing.T) {
+	t.Parallel()
+	eight, two, five := 8, 2, 5
+	overwritten := ErrorInfo{Type: "RuntimeError", Count: 2, Phase: "compiled",
+		Message: "Error: accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run."}
+	limitHit := ErrorInfo{Type: "torch._dynamo.exc.FailOnRecompileLimitHit", Count: 4, Message: "Hard failure due to fullgraph=True"}
+	tests := []struct {
+		name string
+		v    VariantResult
+		want string
+	}{
+		{"kept, wrong", VariantResult{Variant: VariantKeptOutputs, Calls: 4, ExpectedCalls: 4, Right: 1, Wrong: 3, Kept: &KeptInfo{Distinct: true}},
+			"kept outputs overwritten: 3 of 4 read wrong — the hazard TL011 describes"},
+		{"kept, raised", VariantResult{Variant: VariantKeptOutputs, Calls: 4, ExpectedCalls: 4, Right: 2, Errors: []ErrorInfo{overwritten}, Kept: &KeptInfo{Distinct: true}},
+			"kept outputs overwritten: 2 of 4 raised RuntimeError — the hazard TL011 describes"},
+		{"kept, right", VariantResult{Variant: VariantKeptOutputs, OK: true, Calls: 4, ExpectedCalls: 4, Right: 4, Kept: &KeptInfo{Distinct: true}},
+			"kept outputs: 4 of 4 right — the hazard did not show"},
+		{"kept, same results", VariantResult{Variant: VariantKeptOutputs, OK: true, Calls: 4, ExpectedCalls: 4, Right: 4, Kept: &KeptInfo{}},
+			"kept outputs: 4 of 4 right, but calls gave the same results, so an overwrite could not show"},
+		{"cloned, right", VariantResult{Variant: VariantKeptOutputsCloned, OK: true, Calls: 4, ExpectedCalls: 4, Right: 4, Kept: &KeptInfo{Cloned: true, Distinct: true}},
+			"cloned: 4 of 4 right"},
+		{"sizes, eager past the limit", VariantResult{Variant: VariantSizes, Calls: 12, ExpectedCalls: 12, Right: 12,
+			Sizes: &SizesInfo{Tried: 12, Ran: 12, First: 1, Last: 12, RecompileLimit: 8, LimitName: "recompile_limit", WarnLimit: 8, Compiles: &eight, CUDAGraphs: 8, Fallbacks: 4, LimitHit: true}},
+			"varying sizes: 12 sizes, 8 graphs compiled, 8 CUDA graphs recorded, 4 calls ran uncompiled past recompile_limit (8) — the hazard TL013 describes"},
+		{"sizes, fullgraph", VariantResult{Variant: VariantSizes, Calls: 12, ExpectedCalls: 12, Right: 8, Errors: []ErrorInfo{limitHit},
+			Sizes: &SizesInfo{Tried: 12, Ran: 12, RecompileLimit: 8, LimitName: "cache_size_limit", Compiles: &eight, Failed: 4, LimitHit: true}},
+			"varying sizes: 12 sizes, 8 graphs compiled, 4 calls raised FailOnRecompileLimitHit past cache_size_limit (8) — the hazard TL013 describes"},
+		{"sizes, CUDA graphs past the warning", VariantResult{Variant: VariantSizes, Calls: 12, ExpectedCalls: 12, Right: 12,
+			Sizes: &SizesInfo{Tried: 12, Ran: 12, RecompileLimit: 8, WarnLimit: 8, Compiles: &two, CUDAGraphs: 12}},
+			"varying sizes: 12 sizes, 2 graphs compiled, 12 CUDA graphs recorded, past cudagraph_dynamic_shape_warn_limit (8), none ran uncompiled — the hazard TL013 describes"},
+		{"sizes, not shown", VariantResult{Variant: VariantSizes, OK: true, Calls: 12, ExpectedCalls: 12, Right: 12,
+			Sizes: &SizesInfo{Tried: 12, Ran: 12, RecompileLimit: 8, Compiles: &two}},
+			"varying sizes: 12 sizes, 2 graphs compiled, none ran uncompiled — the hazard did not show"},
+		{"bucketed", VariantResult{Variant: VariantSizesBucketed, OK: true, Calls: 12, ExpectedCalls: 12, Right: 12,
+			Sizes: &SizesInfo{Tried: 12, Ran: 5, Bucketed: true, RecompileLimit: 8, Compiles: &five, CUDAGraphs: 5}},
+			"bucketed sizes: 12 sizes padded to 5, 5 graphs compiled, 5 CUDA graphs recorded, none ran uncompiled"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := tt.v
+			v.settle()
+			got, ok := hazardVerdict(v)
+			if !ok || got != tt.want {
+				t.Errorf("verdict %q (%v), want %q", got, ok, tt.want)
+			}
+			rep := Report{Target: "gpu", Variants: []VariantResult{v}}
+			h, _ := hazardOf(v.Variant)
+			md := rep.Markdown(nil)
+			row := fmt.Sprintf("| %s | %s | %s |", v.Variant, verdict(v), calls(v))
+			for _, want := range []string{"## torch.compile " + h.Name + " repro (" + h.Code + ") on `gpu`", "- " + v.Variant + ": " + tt.want + ".", row} {
+				if !strings.Contains(md, want) {
+					t.Errorf("report lacks %q:\n%s", want, md)
+				}
+			}
+			if sum := rep.Summary(); !strings.HasPrefix(sum, strings.ToUpper(tt.want[:1])+tt.want[1:]) {
+				t.Errorf("summary %q", sum)
+			}
+		})
+	}
+	shown := VariantResult{Variant: VariantSizes, Calls: 12, ExpectedCalls: 12, Right: 12, Sizes: &SizesInfo{Fallbacks: 4}}
+	shown.settle()
+	if v, c := verdict(shown), calls(shown); v != "**hazard shown**" || c != "12/12 right" {
+		t.Errorf("every call right, the hazard shown: result %q, calls %q", v, c)
+	}
+	if _, ok := hazardVerdict(VariantResult{Variant: VariantThreads, Calls: 1}); ok {
+		t.Error("a threading variant got a hazard verdict")
+	}
+	if _, ok := hazardVerdict(VariantResult{Variant: VariantSizes, Unsupported: "no leading dimension"}); ok {
+		t.Error("a variant that did not run got a hazard verdict")
+	}
+}
+
+func TestHazardFor(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		code string
+		want []string
+	}{
+		{"TL011", []string{VariantKeptOutputs, VariantKeptOutputsCloned}},
+		{"TL011 cudagraph-output-overwritten", []string{VariantKeptOutputs, VariantKeptOutputsCloned}},
+		{"tl013", []string{VariantSizes, VariantSizesBucketed}},
+		{"TL001", nil},
+		{"", nil},
+	}
+	for _, tt := range tests {
+		h, ok := HazardFor(tt.code)
+		if ok != (tt.want != nil) || strings.Join(h.Variants, ",") != strings.Join(tt.want, ",") {
+			t.Errorf("HazardFor(%q) = %+v, %v; want %v", tt.code, h, ok, tt.want)
+		}
+	}
+	// Named, they generate; unnamed, only the threading variants do.
+	vs, err := Generate(Spec{Variants: []string{VariantSizes, VariantKeptOutputs}})
+	if err != nil || len(vs) != 2 || vs[0].Name != VariantKeptOutputs || paramsOf(t, vs[0].Script).KeptCalls != DefaultKeptCalls {
+		t.Errorf("generate the hazard variants: %v %v", vs, err)
+	}
+	all, err := Generate(Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range all {
+		if _, ok := hazardOf(v.Name); ok {
+			t.Errorf("%s made without being named", v.Name)
+		}
+	}
 }
