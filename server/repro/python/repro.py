@@ -812,8 +812,13 @@ class Job:
         self.p = params
         self.out = out
         threads = max(2, params["devices"]) if params["per_device"] else params["threads"]
+        expected = threads * params["calls_per_thread"]
+        if params["variant"] in KEPT_VARIANTS:
+            expected = params["kept_calls"]
+        elif params["variant"] in SIZES_VARIANTS:
+            expected = 0  # known once the target's limits are read
         self.res = {"variant": params["variant"], "ok": False, "calls": 0, "right": 0, "wrong": 0,
-                    "expected_calls": threads * params["calls_per_thread"],
+                    "expected_calls": expected,
                     "errors": [], "mismatches": [], "torch_version": None, "device": None,
                     "seconds": 0.0, "workload": None, "stand_in": params["stand_in"],
                     "unsupported": None, "notes": [], "python": sys.version.split()[0]}
