@@ -18,6 +18,10 @@
 # summary.tsv: case, variant, stand_in, ok, and the verdict line.
 # CASES picks cases (default all, in the order below); TIMEOUT bounds each
 # CLI run in seconds (default 420; a variant is stopped after 120 s).
+# XDG_ROOT (default .torchlsp/repro-hazards-xdg, which git ignores) holds
+# torchlsp's cache, config and state: the mirror of the target's torch is
+# made by the first run and kept for the next, also across calls of this
+# script, so that the cases can be split over several calls.
 #
 # What torch 2.11 on one H200 should show:
 #   tl011-own        kept-outputs: the kept outputs raise "accessing tensor output of CUDAGraphs that
@@ -49,11 +53,13 @@ TIMEOUT=${TIMEOUT:-420}
 mkdir -p "$OUT"
 OUT=$(realpath "$OUT")
 
+xdg=${XDG_ROOT:-$PWD/.torchlsp/repro-hazards-xdg}
+mkdir -p "$xdg"
+export XDG_CACHE_HOME=$xdg/cache XDG_CONFIG_HOME=$xdg/config XDG_STATE_HOME=$xdg/state
 ws=$(mktemp -d)
 trap 'rm -rf "$ws"' EXIT
 cp scripts/device/hazards/tl011_kept_outputs.py scripts/device/hazards/tl013_cudagraph_sizes.py \
 	scripts/device/repro_hazards/*.py "$ws/"
-export XDG_CACHE_HOME=$ws/.cache XDG_CONFIG_HOME=$ws/.config XDG_STATE_HOME=$ws/.state
 "$PYTHON" -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available(), torch.cuda.device_count())' | tee "$OUT/torch.txt"
 
 # case hazard script needle [flags...]: the compile call is the first line
