@@ -41,7 +41,7 @@ type command struct {
 // the target's name (a flag's for torchlsp.gates, a run's id for
 // torchlsp.cancelRun), as editors send it.
 var commands = []command{
-	row(server.CommandRepro, "{uri, line, target?, all?, own?, standIn?, wait?}", nil, Commands.ReproCommand),
+	row(server.CommandRepro, "{uri, line, target?, all?, own?, standIn?, hazard?, wait?}", nil, Commands.ReproCommand),
 	row(server.CommandExplain, "{uri, line, target?, wait?}", nil, Commands.ExplainCommand),
 	row(server.CommandCancelRun, `{run?} or "RUN"`, func(s string) server.CancelArgs { return server.CancelArgs{Run: s} }, Commands.CancelRunCommand),
 	row(server.CommandDoctor, `{target?} or "TARGET"`, targetArg, Commands.DoctorCommand),

@@ -30,6 +30,8 @@ func TestCommandArguments(t *testing.T) {
 	}{
 		{"a bare string where an object is due", "torchlsp.repro", []any{"h200"}, -32602, "torchlsp.repro: arguments: want {uri, line", ""},
 		{"a field of the wrong type", "torchlsp.repro", []any{map[string]any{"uri": "file:///t.py", "line": "twelve"}}, -32602, "Go struct field RunArgs.line", ""},
+		{"a hazard without repro variants", "torchlsp.repro", []any{map[string]any{"uri": "file:///nowhere/t.py", "line": 3, "hazard": "TL001"}}, -32603, `no repro variants for "TL001": the hazards with them are TL011, TL013`, ""},
+		{"a hazard of the wrong type", "torchlsp.repro", []any{map[string]any{"uri": "file:///t.py", "line": 3, "hazard": 11}}, -32602, "Go struct field RunArgs.hazard", ""},
 		{"a document not open", "torchlsp.explain", []any{map[string]any{"uri": "file:///nowhere/t.py", "line": 3}}, -32603, "file:///nowhere/t.py: the document is not open", ""},
 		{"a bare run id", "torchlsp.cancelRun", []any{"7"}, -32603, `no run "7": no run is in progress`, ""},
 		{"a run id in an object", "torchlsp.cancelRun", []any{map[string]any{"run": "8"}}, -32603, `no run "8"`, ""},

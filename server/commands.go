@@ -39,6 +39,10 @@ type RunArgs struct {
 	// which ran and why.
 	Own     bool `json:"own,omitempty"`
 	StandIn bool `json:"standIn,omitempty"`
+	// Hazard names the diagnostic (e.g. "TL011") whose hazard the repro
+	// shows, with its variants instead of the threading ones; torchlsp.repro
+	// only.
+	Hazard string `json:"hazard,omitempty"`
 	// Wait answers when the run has ended, with its report, and a
 	// $/cancelRequest of the command cancels the run; otherwise the
 	// command answers at once with the run's id.

@@ -27,8 +27,9 @@ var reproCodes = map[string]bool{
 
 // reproActions offers the runs on a torch.compile call at rng and on the
 // threading diagnostics: the threaded repro (KindRepro) and the compile
-// explanation (KindExplain). They resolve no diagnostic, so they carry
-// none.
+// explanation (KindExplain); on a diagnostic whose hazard has repro
+// variants (TL011, TL013), that hazard's repro of the compile call before
+// it. They resolve no diagnostic, so they carry none.
 func (e *Engine) reproActions(doc *Snapshot, rng Range, c *checked, only []string) []CodeAction {
 	wantRepro, wantExplain := kindWanted(only, KindRepro), kindWanted(only, KindExplain)
 	if !wantRepro && !wantExplain {
@@ -40,18 +41,31 @@ func (e *Engine) reproActions(doc *Snapshot, rng Range, c *checked, only []strin
 	}
 	callRange := spanRange(call.Span)
 	var related []Diagnostic
+	var hazards []repro.Hazard
 	for _, diag := range c.diags {
 		if reproCodes[diag.Code] {
 			related = append(related, diag)
 		}
+		if h, ok := repro.HazardFor(diag.Code); ok && overlaps(diag.Range, rng) && !containsHazard(hazards, h) {
+			hazards = append(hazards, h)
+		}
 	}
-	if !overlaps(callRange, rng) && !anyOverlaps(related, rng) {
+	threading := overlaps(callRange, rng) || anyOverlaps(related, rng)
+	if !threading && len(hazards) == 0 {
 		return nil
 	}
 	_, def := e.Targets()
 	names := e.cfg.configured()
 	args := RunArgs{URI: doc.URI(), Line: call.Span.Start.Line}
 	var actions []CodeAction
+	if wantRepro {
+		for _, h := range hazards {
+			actions = append(actions, hazardActions(h, args, def, len(names) > 1)...)
+		}
+	}
+	if !threading {
+		return actions
+	}
 	if wantRepro {
 		own := args
 		own.Own = true
@@ -82,6 +96,35 @@ func (e *Engine) reproActions(doc *Snapshot, rng Range, c *checked, only []strin
 		})
 	}
 	return actions
+}
+
+// hazardActions offers a hazard's repro of the compile call args names:
+// on the default target, with the user's own code, and on every target
+// when there are several.
+func hazardActions(h repro.Hazard, args RunArgs, def string, several bool) []CodeAction {
+	args.Hazard = h.Code
+	own, all := args, args
+	own.Own, all.All = true, true
+	action := func(title string, a RunArgs) CodeAction {
+		return CodeAction{Title: title, Kind: KindRepro, Command: &Command{Title: title, Name: CommandRepro, Arguments: []any{a}}}
+	}
+	out := []CodeAction{
+		action(fmt.Sprintf("Run %s repro on %s", h.Name, def), args),
+		action(fmt.Sprintf("Run %s repro with this code", h.Name), own),
+	}
+	if several {
+		out = append(out, action(fmt.Sprintf("Run %s repro on every target", h.Name), all))
+	}
+	return out
+}
+
+func containsHazard(list []repro.Hazard, h repro.Hazard) bool {
+	for _, x := range list {
+		if x.Code == h.Code {
+			return true
+		}
+	}
+	return false
 }
 
 func anyOverlaps(diags []Diagnostic, rng Range) bool {
@@ -127,7 +170,8 @@ func compileCallNear(buf *pybuf.Buffer, line int) (pybuf.Call, bool) {
 	return best, found
 }
 
-// ReproRequest asks for threaded repro runs of a compile call.
+// ReproRequest asks for repro runs of a compile call: the threading
+// variants, or a hazard's.
 type ReproRequest struct {
 	Doc     *Snapshot
 	Line    int      // 0-based line of (or after) the torch.compile call
@@ -152,6 +196,10 @@ type ReproRequest struct {
 	// Devices is the target's GPU count for the one-thread-per-device
 	// variants; 0 lets the target say (repro.AutoDevices), 1 leaves them out.
 	Devices int
+	// Hazard is the code of the diagnostic (e.g. "TL011") whose hazard
+	// variants run instead of the threading ones (repro.HazardFor); empty
+	// for the threading variants.
+	Hazard string
 	// Sink receives each output line as it arrives; may be nil.
 	Sink func(repro.Event)
 }
@@ -168,6 +216,10 @@ type ReproResult struct {
 // mirror.
 func (e *Engine) Repro(ctx context.Context, req ReproRequest) (*ReproResult, error) {
 	doc := req.Doc
+	hazard, err := hazardNamed(req.Hazard)
+	if err != nil {
+		return nil, err
+	}
 	call, place, err := e.compileCallIn(doc, req.Line)
 	if err != nil {
 		return nil, fmt.Errorf("repro: %w", err)
@@ -211,6 +263,9 @@ func (e *Engine) Repro(ctx context.Context, req ReproRequest) (*ReproResult, err
 		if w.own {
 			w.code.apply(&spec, call, w.files, req.Workdir)
 		}
+		if hazard != nil {
+			spec.Variants = hazard.Variants
+		}
 		variants, err := repro.Generate(spec)
 		if err != nil {
 			return nil, fmt.Errorf("repro: %w", err)
@@ -246,7 +301,7 @@ func (e *Engine) Repro(ctx context.Context, req ReproRequest) (*ReproResult, err
 		e.learnWorkspaceCopies(r, place.dir, req.Workdir)
 	}
 	res := &ReproResult{Reports: reports, Markdown: b.String()}
-	e.noteRepro(doc.URI(), call, reports)
+	e.noteRepro(doc.URI(), call, reportKind(hazard), reports)
 	return res, errors.Join(errs...)
 }
 
@@ -298,7 +353,28 @@ type reproNotes struct {
 	explain map[string][]Diagnostic // the last explain's findings, by document URI
 }
 
-func (e *Engine) noteRepro(uri string, call pybuf.Call, reports []repro.Report) {
+// hazardNamed is the hazard of a diagnostic code; nil for none.
+func hazardNamed(code string) (*repro.Hazard, error) {
+	if code == "" {
+		return nil, nil
+	}
+	h, ok := repro.HazardFor(code)
+	if !ok {
+		return nil, fmt.Errorf("repro: no repro variants for %q: the hazards with them are %s", code, strings.Join(repro.HazardCodes(), ", "))
+	}
+	return &h, nil
+}
+
+// reportKind names a run in titles and notes: "threaded repro", or the
+// hazard's, "kept-outputs repro".
+func reportKind(h *repro.Hazard) string {
+	if h == nil {
+		return "threaded repro"
+	}
+	return h.Name + " repro"
+}
+
+func (e *Engine) noteRepro(uri string, call pybuf.Call, kind string, reports []repro.Report) {
 	var parts []string
 	failed := false
 	for _, r := range reports {
@@ -316,7 +392,7 @@ func (e *Engine) noteRepro(uri string, call pybuf.Call, reports []repro.Report) 
 	}
 	diag := Diagnostic{
 		Range: spanRange(call.CalleeSpan), Severity: sev, Code: "TL100 repro", Source: "torchlsp",
-		Message: "Threaded repro: " + strings.Join(parts, "; "),
+		Message: strings.ToUpper(kind[:1]) + kind[1:] + ": " + strings.Join(parts, "; "),
 	}
 	e.repros.mu.Lock()
 	if e.repros.notes == nil {
@@ -368,17 +444,22 @@ func (e *Engine) reproWorkload(ctx context.Context, req ReproRequest, place runP
 
 // reproCommand runs torchlsp.repro for an editor through the runner.
 func (e *Engine) reproCommand(ctx context.Context, args RunArgs) (*RunResult, error) {
+	hazard, err := hazardNamed(args.Hazard)
+	if err != nil {
+		return nil, err
+	}
 	doc := e.docs.Get(args.URI)
 	if doc == nil {
 		return nil, fmt.Errorf("repro: %s: %w", args.URI, errNoDocument)
 	}
-	req := ReproRequest{Doc: doc, Line: args.Line, All: args.All, Own: args.Own, PreferOwn: !args.Own && !args.StandIn}
+	req := ReproRequest{Doc: doc, Line: args.Line, All: args.All, Own: args.Own, PreferOwn: !args.Own && !args.StandIn, Hazard: args.Hazard}
 	if args.Target != "" {
 		req.Targets = []string{args.Target}
 	}
+	kind := reportKind(hazard)
 	job := runJob{
-		name: "repro", kind: "threaded repro", report: "threaded repro report",
-		title: runTitle("threaded repro", doc, args, e.runTargets(args)),
+		name: "repro", kind: kind, report: kind + " report",
+		title: runTitle(kind, doc, args, e.runTargets(args)),
 		status: func(ev repro.Event) string {
 			if ev.Variant == "" {
 				return ev.Line // about the whole run

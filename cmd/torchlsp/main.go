@@ -36,9 +36,10 @@ Usage:
   torchlsp implementation FILE:LINE:COL    where torch registers a compiled op for torch.compile: meta,
                                            decompositions, refs, Inductor lowering (mirror PATH:LINE:COL)
   torchlsp check [--format text|json] PATH…  lint for torch.compile and config hazards (exit 1 on warnings)
-  torchlsp repro [--target NAME]… [--threads N] [--own [--workdir DIR] [--allow-home]] [--gpus N] FILE:LINE
+  torchlsp repro [--target NAME]… [--threads N] [--own [--workdir DIR] [--allow-home]] [--gpus N] [--hazard CODE] FILE:LINE
                                            run the threaded repro of the torch.compile call there
-                                           (--own: your compiled object with real inputs)
+                                           (--own: your compiled object with real inputs; --hazard TL011:
+                                           outputs kept across calls, TL013: varying sizes, each beside its fix)
   torchlsp explain [--target NAME] [--allow-home] FILE:LINE
                                            graph breaks and recompiles of that torch.compile call, from
                                            the target's Dynamo, as FILE:LINE:COL: message

@@ -41,8 +41,12 @@ func runRepro(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	workdir := fs.String("workdir", "", "with --own: a checkout on the target (an absolute path, or one under ~/) instead of sending the workspace's Python files")
 	gpus := fs.Int("gpus", 0, "GPUs for the one-thread-per-GPU variants (0: every GPU the target has, 1: leave them out)")
 	allowHome := fs.Bool("allow-home", false, allowHomeUsage)
+	hazard := fs.String("hazard", "", "run the variants that show a diagnostic's hazard instead of the threading ones: "+hazardUsage())
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if _, ok := repro.HazardFor(*hazard); *hazard != "" && !ok {
+		return usageError{fmt.Errorf("--hazard %q: the hazards with repro variants are %s", *hazard, strings.Join(repro.HazardCodes(), ", "))}
 	}
 	abs, line, text, err := fileLineArg(fs)
 	if err != nil {
@@ -56,7 +60,7 @@ func runRepro(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer done()
 	req := server.ReproRequest{Doc: doc, Line: line - 1, Targets: targets, All: *all, Threads: *threads,
-		Own: *own, Workdir: *workdir, Devices: *gpus, AllowHome: *allowHome}
+		Own: *own, Workdir: *workdir, Devices: *gpus, AllowHome: *allowHome, Hazard: *hazard}
 	req.Sink = printEvents(stderr, *verbose)
 	res, err := eng.Repro(ctx, req)
 	if res == nil {
@@ -80,6 +84,16 @@ func runRepro(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return errors.New("no variant ran on any target")
 	}
 	return err
+}
+
+// hazardUsage lists the hazards --hazard takes and their variants.
+func hazardUsage() string {
+	var parts []string
+	for _, code := range repro.HazardCodes() {
+		h, _ := repro.HazardFor(code)
+		parts = append(parts, fmt.Sprintf("%s (%s)", code, strings.Join(h.Variants, ", ")))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // fileLineArg reads the one FILE:LINE argument: the file's absolute path,

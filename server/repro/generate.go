@@ -2,7 +2,10 @@
 // failures in threaded code on a target: the same compile call is run from
 // the main thread, from threading.Thread workers, from a thread pool, and
 // with CUDA graphs (or CUDA graph trees) turned off, and every compiled
-// result is compared with eager. It knows nothing of LSP.
+// result is compared with eager. Hazard variants show a diagnostic's
+// hazard from the main thread instead: outputs kept across calls (TL011),
+// more input sizes than the recompile limits (TL013). It knows nothing of
+// LSP.
 package repro
 
 import (
@@ -36,21 +39,86 @@ const (
 	// pipelines run, each with its own copy of the module and inputs.
 	VariantThreadsPerGPU  = "threads-per-gpu"
 	VariantExecutorPerGPU = "executor-per-gpu"
+
+	// The hazard variants, each from the main thread, run only when named.
+	// TL011: every output kept across the next calls, compared with eager
+	// after the last call; its control clones each output right after its
+	// call.
+	VariantKeptOutputs       = "kept-outputs"
+	VariantKeptOutputsCloned = "kept-outputs-cloned"
+	// TL013: more distinct leading sizes than the target's recompile and
+	// CUDA-graph limits; its control pads them up to powers of two.
+	VariantSizes         = "sizes"
+	VariantSizesBucketed = "sizes-bucketed"
 )
 
-// AllVariants lists every variant Generate knows, in its order.
+// AllVariants lists the threading variants, which Generate makes when
+// the spec names none, in its order.
 func AllVariants() []string {
 	return []string{VariantThreads, VariantExecutor, VariantMainThread, VariantCudagraphsOff, VariantCudagraphTreesOff}
 }
 
-// variantsFor lists the variants spec can have: the per-device ones only
-// with more than one device.
-func variantsFor(spec Spec) []string {
-	all := AllVariants()
-	if spec.Devices > 1 || spec.Devices == AutoDevices {
-		all = append(all, VariantThreadsPerGPU, VariantExecutorPerGPU)
+// Hazard is a diagnostic's hazard that a pair of variants shows: the
+// hazard as the user's code meets it, and the fix the diagnostic offers.
+type Hazard struct {
+	Code     string // the diagnostic's code, e.g. "TL011"
+	Name     string // what the run is called, e.g. "kept-outputs"
+	Variants []string
+}
+
+// hazards lists the diagnostics with repro variants.
+func hazards() []Hazard {
+	return []Hazard{
+		{Code: "TL011", Name: "kept-outputs", Variants: []string{VariantKeptOutputs, VariantKeptOutputsCloned}},
+		{Code: "TL013", Name: "varying-sizes", Variants: []string{VariantSizes, VariantSizesBucketed}},
 	}
-	return all
+}
+
+// HazardFor finds the hazard of a diagnostic code: "TL011", or the full
+// code "TL011 cudagraph-output-overwritten".
+func HazardFor(code string) (Hazard, bool) {
+	short, _, _ := strings.Cut(strings.TrimSpace(code), " ")
+	for _, h := range hazards() {
+		if strings.EqualFold(h.Code, short) {
+			return h, true
+		}
+	}
+	return Hazard{}, false
+}
+
+// HazardCodes lists the codes HazardFor knows.
+func HazardCodes() []string {
+	hs := hazards()
+	codes := make([]string, len(hs))
+	for i, h := range hs {
+		codes[i] = h.Code
+	}
+	return codes
+}
+
+// hazardOf is the hazard a variant shows, if it is a hazard variant.
+func hazardOf(variant string) (Hazard, bool) {
+	for _, h := range hazards() {
+		if contains(h.Variants, variant) {
+			return h, true
+		}
+	}
+	return Hazard{}, false
+}
+
+// variantsFor lists the variants spec can have, the ones made by
+// default first: the per-device ones only with more than one device, the
+// hazard variants only when named.
+func variantsFor(spec Spec) (all, byDefault []string) {
+	byDefault = AllVariants()
+	if spec.Devices > 1 || spec.Devices == AutoDevices {
+		byDefault = append(byDefault, VariantThreadsPerGPU, VariantExecutorPerGPU)
+	}
+	all = append([]string(nil), byDefault...)
+	for _, h := range hazards() {
+		all = append(all, h.Variants...)
+	}
+	return all, byDefault
 }
 
 // Defaults for Spec fields left zero.
@@ -62,6 +130,8 @@ const (
 	DefaultATol           = 1e-4
 	DefaultDeadline       = 100 * time.Second
 	DefaultSeed           = 1234
+	// DefaultKeptCalls is how many outputs the kept-outputs variants keep.
+	DefaultKeptCalls = 4
 	// DefaultCaptureTimeout bounds running the user's entry point until
 	// the compiled object's first call.
 	DefaultCaptureTimeout = 60 * time.Second
@@ -173,6 +243,7 @@ type scriptParams struct {
 	CaptureTimeoutS  float64           `json:"capture_timeout_s"`
 	Devices          int               `json:"devices"`
 	PerDevice        bool              `json:"per_device"`
+	KeptCalls        int               `json:"kept_calls"`
 }
 
 var (
@@ -182,13 +253,14 @@ var (
 	variantName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
 )
 
-// Generate returns one script per variant of spec, in AllVariants order.
+// Generate returns one script per variant of spec (the threading ones
+// when it names none), in the order of variantsFor.
 func Generate(spec Spec) ([]Variant, error) {
 	base, err := baseParams(spec)
 	if err != nil {
 		return nil, err
 	}
-	all := variantsFor(spec)
+	all, byDefault := variantsFor(spec)
 	var input []byte
 	if len(spec.Files) > 0 {
 		if input, err = encodeFiles(spec.Files); err != nil {
@@ -197,7 +269,7 @@ func Generate(spec Spec) ([]Variant, error) {
 	}
 	names := spec.Variants
 	if len(names) == 0 {
-		names = all
+		names = byDefault
 	}
 	seen := make(map[string]bool)
 	var out []Variant
@@ -256,6 +328,7 @@ func baseParams(spec Spec) (scriptParams, error) {
 		CaptureLines:     spec.CaptureLines,
 		CaptureTimeoutS:  spec.CaptureTimeout.Seconds(),
 		Devices:          spec.Devices,
+		KeptCalls:        DefaultKeptCalls,
 	}
 	if p.CaptureTimeoutS == 0 {
 		p.CaptureTimeoutS = DefaultCaptureTimeout.Seconds()

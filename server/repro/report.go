@@ -1,6 +1,7 @@
 package repro
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -38,8 +39,137 @@ func label(variant string) string {
 		return "one thread per GPU"
 	case VariantExecutorPerGPU:
 		return "thread pool, one thread per GPU"
+	case VariantKeptOutputs:
+		return "kept outputs"
+	case VariantKeptOutputsCloned:
+		return "cloned outputs"
+	case VariantSizes:
+		return "varying sizes"
+	case VariantSizesBucketed:
+		return "bucketed sizes"
 	}
 	return variant
+}
+
+// kind says what the report's variants reproduce: one hazard's
+// ("kept-outputs repro (TL011)"), or the threading ones.
+func (r Report) kind() string {
+	var h Hazard
+	for i, v := range r.Variants {
+		vh, ok := hazardOf(v.Variant)
+		if !ok || (i > 0 && vh.Code != h.Code) {
+			return "threading repro"
+		}
+		h = vh
+	}
+	if h.Code == "" {
+		return "threading repro"
+	}
+	return fmt.Sprintf("%s repro (%s)", h.Name, h.Code)
+}
+
+// hazardVerdict is a hazard variant's verdict in one line, e.g. "kept
+// outputs overwritten: 3 of 4 read wrong — the hazard TL011 describes";
+// false for the other variants and for one that did not run.
+func hazardVerdict(v VariantResult) (string, bool) {
+	h, ok := hazardOf(v.Variant)
+	if !ok || v.Failure != "" || v.Unsupported != "" {
+		return "", false
+	}
+	switch {
+	case v.Kept != nil:
+		return keptVerdict(v, h), true
+	case v.Sizes != nil:
+		return sizesVerdict(v, h), true
+	}
+	return "", false
+}
+
+// badCalls says which calls read wrong or raised: "3 of 4 read wrong",
+// "2 of 4 raised RuntimeError"; "" when none did.
+func badCalls(v VariantResult) string {
+	var parts []string
+	if v.Wrong > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d read wrong", v.Wrong, v.Calls))
+	}
+	if n := v.ErrorCount(); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d raised %s", n, max(v.Calls, n), v.Errors[0].Type))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func keptVerdict(v VariantResult, h Hazard) string {
+	bad := badCalls(v)
+	switch {
+	case v.Kept.Cloned && bad != "":
+		return "cloned: " + bad + " — cloning did not keep them"
+	case v.Kept.Cloned:
+		return fmt.Sprintf("cloned: %d of %d right", v.Right, v.Calls)
+	case bad != "":
+		return fmt.Sprintf("kept outputs overwritten: %s — the hazard %s describes", bad, h.Code)
+	case !v.Kept.Distinct:
+		return fmt.Sprintf("kept outputs: %d of %d right, but calls gave the same results, so an overwrite could not show", v.Right, v.Calls)
+	}
+	return fmt.Sprintf("kept outputs: %d of %d right — the hazard did not show", v.Right, v.Calls)
+}
+
+func sizesVerdict(v VariantResult, h Hazard) string {
+	s := v.Sizes
+	prefix := "varying sizes: "
+	if s.Bucketed {
+		prefix = "bucketed sizes: "
+	}
+	facts := sizesFacts(s)
+	if bad := badCalls(v); bad != "" && s.Failed == 0 {
+		facts = append(facts, bad)
+	}
+	line := prefix + strings.Join(facts, ", ")
+	switch {
+	case s.shown() && s.Bucketed:
+		return line + " — bucketing did not keep under the limits"
+	case s.shown():
+		return line + " — the hazard " + h.Code + " describes"
+	case !s.Bucketed:
+		return line + " — the hazard did not show"
+	}
+	return line
+}
+
+// sizesFacts says in words what a sizes variant counted.
+func sizesFacts(s *SizesInfo) []string {
+	facts := []string{fmt.Sprintf("%d sizes", s.Tried)}
+	if s.Bucketed {
+		facts[0] += fmt.Sprintf(" padded to %d", s.Ran)
+	}
+	if s.Compiles != nil {
+		facts = append(facts, plural(*s.Compiles, "graph")+" compiled")
+	}
+	if s.CUDAGraphs > 0 {
+		f := plural(s.CUDAGraphs, "CUDA graph") + " recorded"
+		if s.WarnLimit > 0 && s.CUDAGraphs > s.WarnLimit {
+			f += fmt.Sprintf(", past cudagraph_dynamic_shape_warn_limit (%d)", s.WarnLimit)
+		}
+		facts = append(facts, f)
+	}
+	limit := fmt.Sprintf("%s (%d)", cmp.Or(s.LimitName, "the recompile limit"), s.RecompileLimit)
+	switch {
+	case s.Failed > 0:
+		facts = append(facts, fmt.Sprintf("%s raised FailOnRecompileLimitHit past %s", plural(s.Failed, "call"), limit))
+	case s.Fallbacks > 0:
+		facts = append(facts, fmt.Sprintf("%s ran uncompiled past %s", plural(s.Fallbacks, "call"), limit))
+	case s.LimitHit:
+		facts = append(facts, "torch hit "+limit)
+	default:
+		facts = append(facts, "none ran uncompiled")
+	}
+	return facts
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // fillSummary takes the target-wide facts from the variants' results.
@@ -77,6 +207,10 @@ func (r Report) Summary() string {
 	}
 	parts := make([]string, 0, len(r.Variants))
 	for _, v := range r.Variants {
+		if line, ok := hazardVerdict(v); ok {
+			parts = append(parts, line)
+			continue
+		}
 		parts = append(parts, label(v.Variant)+": "+outcome(v))
 	}
 	if len(parts) == 0 {
@@ -143,7 +277,7 @@ func shortPath(p string) string {
 // mirror; it may be nil, and frames it cannot map are shown as text.
 func (r Report) Markdown(mapFrame func(targetPath string, line int) (localURL string, ok bool)) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## torch.compile threading repro on `%s`\n\n", r.Target)
+	fmt.Fprintf(&b, "## torch.compile %s on `%s`\n\n", r.kind(), r.Target)
 	var facts []string
 	if r.TorchVersion != "" {
 		facts = append(facts, "torch "+r.TorchVersion)
@@ -182,6 +316,16 @@ func (r Report) Markdown(mapFrame func(targetPath string, line int) (localURL st
 	b.WriteString("| Variant | Result | Calls | Details |\n|---|---|---|---|\n")
 	for _, v := range r.Variants {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", v.Variant, verdict(v), calls(v), details(v, mapFrame))
+	}
+
+	var verdicts []string
+	for _, v := range r.Variants {
+		if line, ok := hazardVerdict(v); ok {
+			verdicts = append(verdicts, fmt.Sprintf("- %s: %s.\n", v.Variant, cell(line)))
+		}
+	}
+	if len(verdicts) > 0 {
+		b.WriteString("\nVerdicts:\n" + strings.Join(verdicts, ""))
 	}
 
 	for _, v := range r.Variants {
@@ -226,6 +370,8 @@ func verdict(v VariantResult) string {
 		return "not run"
 	case v.OK:
 		return "ok"
+	case v.Kept != nil || v.Sizes != nil:
+		return "**hazard shown**"
 	case v.Wrong > 0 && len(v.Errors) > 0:
 		return "**FAIL**: raised, wrong results"
 	case v.Wrong > 0:
@@ -253,6 +399,10 @@ func calls(v VariantResult) string {
 	if v.Calls != v.ExpectedCalls {
 		parts = append(parts, fmt.Sprintf("%d of %d ran", v.Calls, v.ExpectedCalls))
 	}
+	if len(parts) == 0 {
+		// Every call answered right, and the hazard still showed.
+		return fmt.Sprintf("%d/%d right", v.Right, v.Calls)
+	}
 	return strings.Join(parts, ", ")
 }
 
@@ -267,6 +417,12 @@ func details(v VariantResult, mapFrame func(string, int) (string, bool)) string 
 		return cell(v.Unsupported)
 	}
 	var parts []string
+	if s := v.Sizes; s != nil {
+		parts = append(parts, sizesDetails(s))
+	}
+	if k := v.Kept; k != nil {
+		parts = append(parts, keptDetails(k))
+	}
 	for i, e := range v.Errors {
 		if i == maxErrorsShown {
 			parts = append(parts, fmt.Sprintf("and %d more kinds of exception", len(v.Errors)-i))
@@ -292,6 +448,47 @@ func details(v VariantResult, mapFrame func(string, int) (string, bool)) string 
 		parts = append(parts, cell(fmt.Sprintf("first wrong: thread %d call %d, %s", m.Thread, m.Call, m.Diff)))
 	}
 	return strings.Join(parts, "<br>")
+}
+
+// keptDetails says how a kept-outputs variant kept and read its outputs.
+func keptDetails(k *KeptInfo) string {
+	s := "every output kept, read after the last call"
+	if k.Cloned {
+		s = "every output cloned right after its call, read after the last call"
+	}
+	if k.Varied {
+		s += "; the inputs, the same at every call, rolled by the call's index"
+	}
+	return cell(s)
+}
+
+// sizesDetails gives a sizes variant's sizes, the target's limits, its
+// counts and the warnings torch logged.
+func sizesDetails(s *SizesInfo) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "leading sizes %d–%d", s.First, s.Last)
+	if s.Bucketed {
+		fmt.Fprintf(&b, " (%d asked for, padded to %d powers of two)", s.Tried, s.Ran)
+	}
+	var limits []string
+	if s.RecompileLimit > 0 {
+		limits = append(limits, fmt.Sprintf("%s %d", cmp.Or(s.LimitName, "recompile_limit"), s.RecompileLimit))
+	}
+	if s.WarnLimit > 0 {
+		limits = append(limits, fmt.Sprintf("cudagraph_dynamic_shape_warn_limit %d", s.WarnLimit))
+	}
+	if len(limits) > 0 {
+		b.WriteString("; the target's " + strings.Join(limits, ", "))
+	}
+	b.WriteString("; " + strings.Join(sizesFacts(s)[1:], ", "))
+	if s.Compiles == nil {
+		b.WriteString("; the target's torch does not count compiled graphs")
+	}
+	out := cell(b.String())
+	for _, w := range s.Warnings {
+		out += "<br>torch warned: " + code(w)
+	}
+	return out
 }
 
 func frameLink(f Frame, mapFrame func(string, int) (string, bool)) string {

@@ -78,6 +78,10 @@ type VariantResult struct {
 	WorkspaceDir string         `json:"workspace_dir,omitempty"`
 	Devices      []string       `json:"devices,omitempty"`
 	PerDevice    []DeviceResult `json:"per_device,omitempty"`
+	// Kept and Sizes are set by the hazard variants: kept-outputs (and
+	// its control), sizes (and its control).
+	Kept  *KeptInfo  `json:"kept,omitempty"`
+	Sizes *SizesInfo `json:"sizes,omitempty"`
 
 	// Failure says why the runner has no result from the script: "timed
 	// out after 120 s", "cancelled", a start error, or an exit without a
@@ -92,6 +96,53 @@ type VariantResult struct {
 type InputsInfo struct {
 	Source string   `json:"source"`
 	Values []string `json:"values"`
+}
+
+// KeptInfo is how a kept-outputs variant kept its outputs. Its calls,
+// right and wrong answers and errors are the VariantResult's, each output
+// read only after the last call.
+type KeptInfo struct {
+	Cloned bool `json:"cloned"` // each output cloned right after its call (the control)
+	// Varied: the workload gave the same inputs every call, so each call's
+	// were rolled along their last dimension to make the outputs differ.
+	Varied bool `json:"varied"`
+	// Distinct: the calls' eager results all differ, so an overwritten
+	// output reads wrong; otherwise an overwrite cannot show.
+	Distinct bool `json:"distinct"`
+}
+
+// SizesInfo is what a sizes variant tried and what the target's torch
+// did: the limits it read there, the graphs compiled and recorded, the
+// calls that ran uncompiled past the recompile limit or failed on it,
+// and the warnings torch logged.
+type SizesInfo struct {
+	Tried    int  `json:"tried"` // distinct leading sizes asked for (First..Last before bucketing)
+	Ran      int  `json:"ran"`   // distinct sizes the calls ran with: fewer when bucketed
+	Bucketed bool `json:"bucketed"`
+	First    int  `json:"first"`
+	Last     int  `json:"last"`
+	// RecompileLimit is torch._dynamo.config.recompile_limit (LimitName
+	// "recompile_limit", or "cache_size_limit" on older torch); 0 unknown.
+	RecompileLimit int    `json:"recompile_limit"`
+	LimitName      string `json:"limit_name,omitempty"`
+	// WarnLimit is triton.cudagraph_dynamic_shape_warn_limit; 0 when the
+	// target's torch has none, or it is None.
+	WarnLimit int `json:"warn_limit"`
+	// Compiles is the graphs Dynamo compiled during the calls
+	// (counters["stats"]["unique_graphs"]); nil where torch keeps no count.
+	Compiles   *int     `json:"compiles"`
+	CUDAGraphs int      `json:"cudagraphs"` // CUDA graphs recorded
+	Fallbacks  int      `json:"fallbacks"`  // calls that ran uncompiled past the recompile limit
+	Failed     int      `json:"failed"`     // calls that raised FailOnRecompileLimitHit
+	LimitHit   bool     `json:"limit_hit"`  // torch logged or raised the recompile limit
+	Warnings   []string `json:"warnings,omitempty"`
+}
+
+// shown reports whether the sizes met the hazard: a call past the
+// recompile limit, or more CUDA graphs recorded than torch records
+// without warning.
+func (s *SizesInfo) shown() bool {
+	return s.Fallbacks > 0 || s.Failed > 0 || s.LimitHit || (s.WarnLimit > 0 && s.CUDAGraphs > s.WarnLimit)
 }
 
 // DeviceResult is one device's share of a per-device variant.
@@ -120,7 +171,8 @@ func parseResultLine(line string) (VariantResult, bool, error) {
 // numbers and exceptions are failures.
 func (r *VariantResult) settle() {
 	r.OK = r.OK && r.Failure == "" && r.Unsupported == "" && r.Wrong == 0 &&
-		len(r.Errors) == 0 && r.Calls == r.ExpectedCalls && r.Calls > 0
+		len(r.Errors) == 0 && r.Calls == r.ExpectedCalls && r.Calls > 0 &&
+		(r.Sizes == nil || !r.Sizes.shown())
 }
 
 // ErrorCount is the number of calls that raised.

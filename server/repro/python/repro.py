@@ -712,21 +712,39 @@ def set_dotted(obj, key, value):
     setattr(obj, parts[-1], value)
 
 
+# torch's default recompile limit and CUDA-graph re-record warning limit,
+# which the stand-in starts from.
+TORCH_RECOMPILE_LIMIT = 8
+TORCH_CUDAGRAPH_WARN_LIMIT = 8
+
+# The config keys the stand-in honours: (module, key) -> its own field.
+STAND_IN_KEYS = types.MappingProxyType({
+    ("torch._inductor.config", "triton.cudagraphs"): "triton.cudagraphs",
+    ("torch._inductor.config", "triton.cudagraph_trees"): "triton.cudagraph_trees",
+    ("torch._inductor.config", "triton.cudagraph_dynamic_shape_warn_limit"): "triton.cudagraph_dynamic_shape_warn_limit",
+    ("torch._dynamo.config", "recompile_limit"): "dynamo.recompile_limit",
+    ("torch._dynamo.config", "cache_size_limit"): "dynamo.recompile_limit",
+})
+
+
 class StandInConfig:
-    """The few torch._inductor.config flags the stand-in honours."""
+    """The few torch config flags the stand-in honours."""
 
     def __init__(self):
         self.triton = types.SimpleNamespace(
             cudagraphs=os.environ.get("TORCHINDUCTOR_CUDAGRAPHS") == "1",
-            cudagraph_trees=True)
+            cudagraph_trees=True,
+            cudagraph_dynamic_shape_warn_limit=TORCH_CUDAGRAPH_WARN_LIMIT)
+        self.dynamo = types.SimpleNamespace(recompile_limit=TORCH_RECOMPILE_LIMIT)
 
 
 def apply_config(torch, settings, stand_in_config, notes):
     for s in settings or []:
         value = literal(s["value"], "%s.%s" % (s["module"], s["key"]))
         if stand_in_config is not None:
-            if s["module"] == "torch._inductor.config" and s["key"] in ("triton.cudagraphs", "triton.cudagraph_trees"):
-                set_dotted(stand_in_config, s["key"], value)
+            field = STAND_IN_KEYS.get((s["module"], s["key"]))
+            if field:
+                set_dotted(stand_in_config, field, value)
             else:
                 notes.append("stand-in ignores %s.%s" % (s["module"], s["key"]))
             continue
@@ -749,15 +767,19 @@ def compile_kwargs(p):
 
 
 def stand_in_flags(p, cfg):
-    """Resolves cudagraphs and cudagraph_trees as torch._inductor would."""
+    """Resolves the stand-in's flags as torch would: cudagraphs and
+    cudagraph_trees from the mode, options and config, the limits from the
+    config (and the options, for the warning limit)."""
     cudagraphs = cfg.triton.cudagraphs
     trees = cfg.triton.cudagraph_trees
     if p["mode"] in CUDAGRAPH_MODES:
         cudagraphs = True
     opts = {k: literal(v, "option " + k) for k, v in (p["options"] or {}).items()}
-    cudagraphs = bool(opts.get("triton.cudagraphs", cudagraphs))
-    trees = bool(opts.get("triton.cudagraph_trees", trees))
-    return cudagraphs, trees
+    warn = opts.get("triton.cudagraph_dynamic_shape_warn_limit", cfg.triton.cudagraph_dynamic_shape_warn_limit)
+    return {"cudagraphs": bool(opts.get("triton.cudagraphs", cudagraphs)),
+            "cudagraph_trees": bool(opts.get("triton.cudagraph_trees", trees)),
+            "recompile_limit": int(cfg.dynamo.recompile_limit),
+            "warn_limit": int(warn) if warn else 0}
 
 
 def load_stand_in(src):
@@ -790,14 +812,20 @@ class Job:
         self.p = params
         self.out = out
         threads = max(2, params["devices"]) if params["per_device"] else params["threads"]
+        expected = threads * params["calls_per_thread"]
+        if params["variant"] in KEPT_VARIANTS:
+            expected = params["kept_calls"]
+        elif params["variant"] in SIZES_VARIANTS:
+            expected = 0  # known once the target's limits are read
         self.res = {"variant": params["variant"], "ok": False, "calls": 0, "right": 0, "wrong": 0,
-                    "expected_calls": threads * params["calls_per_thread"],
+                    "expected_calls": expected,
                     "errors": [], "mismatches": [], "torch_version": None, "device": None,
                     "seconds": 0.0, "workload": None, "stand_in": params["stand_in"],
                     "unsupported": None, "notes": [], "python": sys.version.split()[0]}
         self.notes = self.res["notes"]
         self.user = UserCode(params)
         self.torch = None  # torch, once imported
+        self.stand_in = None  # the stand-in module, once loaded
         # Grad mode the user's calls replay under (thread-local in torch,
         # so set in every call): as captured, off with a factory (an
         # inference replay), None to leave it alone.
@@ -908,11 +936,12 @@ def compiler(job, real_compile, stand_in_cfg):
     p, res = job.p, job.res
     if p["stand_in"]:
         stand_in_mod = load_stand_in(p["stand_in_source"])
-        cudagraphs, trees = stand_in_flags(p, stand_in_cfg)
-        res["compile"] = {"stand_in": True, "cudagraphs": cudagraphs, "cudagraph_trees": trees}
+        job.stand_in = stand_in_mod
+        flags = stand_in_flags(p, stand_in_cfg)
+        res["compile"] = dict(flags, stand_in=True, dynamic=p["dynamic"], fullgraph=p["fullgraph"])
 
         def compile_on(f, index):
-            return stand_in_mod.compile(f, cudagraphs=cudagraphs, cudagraph_trees=trees, device_index=index)
+            return stand_in_mod.compile(f, device_index=index, dynamic=p["dynamic"], fullgraph=p["fullgraph"], **flags)
         return compile_on
     kw = compile_kwargs(p)
     res["compile"] = dict(kw)
@@ -1066,6 +1095,12 @@ def run(job):
     apply_config(torch, p["config"], stand_in_cfg, job.notes)
     fn, make_input = choose_workload(job, real_compile, devices)
     compile_on = compiler(job, real_compile, stand_in_cfg)
+    if p["variant"] in KEPT_VARIANTS:
+        run_kept_outputs(job, fn, make_input, compile_on, cloned=p["variant"] == "kept-outputs-cloned")
+        return
+    if p["variant"] in SIZES_VARIANTS:
+        run_sizes(job, fn, make_input, compile_on, stand_in_cfg, bucketed=p["variant"] == "sizes-bucketed")
+        return
 
     threads, per_thread = p["threads"], p["calls_per_thread"]
     if per_device:
@@ -1083,6 +1118,357 @@ def run(job):
         res["stuck"] = True
     record(job, tally, dev_tallies, devices.labels)
     res["expected_calls"] = total
+
+
+# ---------------------------------------------------------------- hazards
+
+KEPT_VARIANTS = ("kept-outputs", "kept-outputs-cloned")
+SIZES_VARIANTS = ("sizes", "sizes-bucketed")
+# The sizes variants try this many sizes more than the largest limit,
+# and never more than MAX_SIZES.
+EXTRA_SIZES = 4
+MAX_SIZES = 64
+MAX_WARNINGS = 8
+LIMIT_HIT = re.compile(r"hit config\.(\w+) \((\d+)\)")
+RECORDING = "Recording cudagraph tree"
+# The logger torch's cudagraph trees announce each recording on (INFO).
+RECORDING_LOGGER = "torch._inductor.cudagraph_trees.__cudagraphs"
+TORCH_LOGGERS = ("torch._dynamo", "torch._inductor")
+
+
+def clone_output(torch, value):
+    """value.clone() of every tensor in an output, as TL011's fix does."""
+    if torch is not None and isinstance(value, torch.Tensor):
+        return value.clone()
+    if isinstance(value, (list, tuple)):
+        return type(value)(clone_output(torch, v) for v in value)
+    if isinstance(value, dict):
+        return {k: clone_output(torch, v) for k, v in value.items()}
+    return value
+
+
+def roll(torch, value, shift):
+    """value with every tensor (and list of numbers) rotated by shift
+    along its last dimension: the same shapes, dtypes and values, in
+    another order."""
+    if torch is not None and isinstance(value, torch.Tensor):
+        return torch.roll(value, shifts=shift, dims=-1) if value.dim() > 0 and value.shape[-1] > 1 else value
+    if isinstance(value, list) and value and isinstance(value[0], (int, float)):
+        k = shift % len(value)
+        return value[k:] + value[:k]
+    if isinstance(value, (list, tuple)):
+        return type(value)(roll(torch, v, shift) for v in value)
+    if isinstance(value, dict):
+        return {k: roll(torch, v, shift) for k, v in value.items()}
+    return value
+
+
+def distinct_inputs(job, make_input, count):
+    """count input sets that differ from one another: the workload's own,
+    or, when it gives the same every time (a captured call, a factory
+    without a seed), the first rolled by the call's index."""
+    torch = job.torch
+    inputs = [make_input(0, c) for c in range(count)]
+    if count > 1 and compare(torch, inputs[1], inputs[0], 0.0, 0.0) is None:
+        inputs = [inputs[0]] + [roll(torch, inputs[0], c) for c in range(1, count)]
+        job.notes.append("the inputs were the same in every call: call N rolls each tensor argument by N along its last dimension, so that the calls' outputs differ")
+        return inputs, True
+    return inputs, False
+
+
+def run_kept_outputs(job, fn, make_input, compile_on, cloned):
+    """TL011: calls from the main thread, every output kept (cloned right
+    after its call in the control), and compared with its own eager result
+    only after the last call."""
+    p, res, torch = job.p, job.res, job.torch
+    count = p["kept_calls"]
+    inputs, varied = distinct_inputs(job, make_input, count)
+    tally = Tally(job.out, p["variant"], count)
+    compiled = compile_on(fn, 0)
+    kept = []
+    for c, (args, kwargs) in enumerate(inputs):
+        if job.grad is not None:
+            torch.set_grad_enabled(job.grad)
+        try:
+            want = snapshot(torch, fn(*args, **kwargs))
+        except Exception as e:
+            tally.error(e, "eager")
+            continue
+        try:
+            out = compiled(*args, **kwargs)
+            if cloned:
+                out = clone_output(torch, out)
+        except Exception as e:
+            tally.error(e, "compiled")
+            continue
+        kept.append((c, out, want))
+    # Only now, after the last call, is any kept output read.
+    for c, out, want in kept:
+        try:
+            diff = compare(torch, out, want, p["rtol"], p["atol"])
+        except Exception as e:
+            tally.error(e, "compiled")
+            continue
+        if diff is None:
+            tally.ok()
+        else:
+            tally.bad(0, c, diff)
+    distinct = all(compare(torch, kept[i][2], kept[i - 1][2], p["rtol"], p["atol"]) is not None for i in range(1, len(kept)))
+    if not distinct:
+        job.notes.append("two calls gave the same eager result: an output overwritten by the next call cannot be told from a right one")
+    res["kept"] = {"cloned": cloned, "varied": varied, "distinct": distinct}
+    record(job, tally, {}, [])
+    res["expected_calls"] = count
+
+
+def is_rows(value):
+    """A list standing for a tensor (the stand-in workload without torch)."""
+    return isinstance(value, list) and bool(value) and isinstance(value[0], (int, float, list))
+
+
+def first_argument(args, kwargs):
+    if args:
+        return args[0]
+    return next(iter(kwargs.values()), None)
+
+
+def leading_size(torch, value):
+    """The size of value's leading (batch) dimension; None without one."""
+    if torch is not None and isinstance(value, torch.Tensor):
+        return int(value.shape[0]) if value.dim() > 0 else None
+    if is_rows(value):
+        return len(value)
+    return None
+
+
+def resize(torch, value, ref, size):
+    """value with the leading dimension of every tensor argument of
+    leading size ref made size: rows repeated, or cut."""
+    if torch is not None and isinstance(value, torch.Tensor):
+        if value.dim() > 0 and value.shape[0] == ref:
+            return value.index_select(0, torch.arange(size, device=value.device) % ref)
+        return value
+    if is_rows(value):
+        return [copy.deepcopy(value[i % ref]) for i in range(size)] if len(value) == ref else value
+    if isinstance(value, (list, tuple)):
+        return type(value)(resize(torch, v, ref, size) for v in value)
+    if isinstance(value, dict):
+        return {k: resize(torch, v, ref, size) for k, v in value.items()}
+    return value
+
+
+def next_power_of_two(n):
+    return 1 << max(0, n - 1).bit_length()
+
+
+def target_limits(job, stand_in_cfg):
+    """The recompile limit (and its name) and the CUDA-graph re-record
+    warning limit of the target's torch, read now; 0 where it has none."""
+    p = job.p
+    if stand_in_cfg is not None:
+        flags = stand_in_flags(p, stand_in_cfg)
+        return flags["recompile_limit"], "recompile_limit", flags["warn_limit"]
+    limit, name = 0, ""
+    try:
+        dynamo_config = importlib.import_module("torch._dynamo.config")
+    except Exception:
+        dynamo_config = None
+    for key in ("recompile_limit", "cache_size_limit"):
+        if hasattr(dynamo_config, key):
+            limit, name = int(getattr(dynamo_config, key)), key
+            break
+    warn = None
+    try:
+        triton = getattr(importlib.import_module("torch._inductor.config"), "triton", None)
+        warn = getattr(triton, "cudagraph_dynamic_shape_warn_limit", None)
+    except Exception:
+        pass
+    opts = {k: literal(v, "option " + k) for k, v in (p["options"] or {}).items()}
+    warn = opts.get("triton.cudagraph_dynamic_shape_warn_limit", warn)
+    return limit, name, int(warn) if warn else 0
+
+
+def graph_counter(job):
+    """A function giving the graphs Dynamo (or the stand-in) compiled so
+    far: torch._dynamo.utils.counters["stats"]["unique_graphs"]; None when
+    the target's torch keeps no such count."""
+    if job.stand_in is not None:
+        counters = job.stand_in.counters
+    else:
+        try:
+            counters = importlib.import_module("torch._dynamo.utils").counters
+        except Exception:
+            return None
+    if not hasattr(counters, "__getitem__"):
+        return None
+
+    def count():
+        try:
+            return int(counters["stats"]["unique_graphs"])
+        except Exception:
+            return 0
+    return count
+
+
+class TorchLogs:
+    """The records torch's Dynamo and Inductor loggers (or the stand-in,
+    which logs to the same names) emit while the calls run: WARNING and
+    above from all of them, and the INFO records of CUDA-graph
+    recordings. Everything it changes is put back by stop()."""
+
+    def __init__(self):
+        self.lock = threading.Lock()  # guards records, seen and attached
+        self.records = []  # (logger name, level, message)
+        self.seen = set()  # ids of the records taken, kept alive in held
+        self.held = []
+        self.attached = []  # loggers the handler is on
+        self.restore = None  # the recording logger's level and propagate
+        logs = self
+
+        class Grab(logging.Handler):
+            def emit(self, record):
+                logs.take(record)
+
+        self.handler = Grab(level=logging.DEBUG)
+
+    def take(self, record):
+        if not record.name.startswith(TORCH_LOGGERS):
+            return
+        try:
+            msg = record.getMessage()
+        except Exception:
+            return
+        if record.levelno < logging.WARNING and not (record.name == RECORDING_LOGGER and msg.startswith(RECORDING)):
+            return
+        with self.lock:
+            if id(record) in self.seen:
+                return
+            self.seen.add(id(record))
+            self.held.append(record)
+            self.records.append((record.name, record.levelno, msg))
+
+    def attach(self, logger):
+        with self.lock:
+            if logger in self.attached:
+                return
+            self.attached.append(logger)
+        logger.addHandler(self.handler)
+
+    def start(self):
+        rec = logging.getLogger(RECORDING_LOGGER)
+        self.restore = (rec.level, rec.propagate)
+        # INFO from this one logger only, kept out of torch's own handlers.
+        rec.setLevel(logging.INFO)
+        rec.propagate = False
+        self.attach(rec)
+        self.attach(logging.getLogger("torch"))
+        self.attach_new()
+
+    def attach_new(self):
+        """Attaches to loggers that keep their records from "torch"
+        (propagate off), including ones torch made since."""
+        for name, lg in list(logging.root.manager.loggerDict.items()):
+            if name.startswith(TORCH_LOGGERS) and isinstance(lg, logging.Logger) and not lg.propagate:
+                self.attach(lg)
+
+    def stop(self):
+        for lg in self.attached:
+            lg.removeHandler(self.handler)
+        if self.restore is not None:
+            rec = logging.getLogger(RECORDING_LOGGER)
+            rec.setLevel(self.restore[0])
+            rec.propagate = self.restore[1]
+
+    def mark(self):
+        with self.lock:
+            return len(self.records)
+
+    def since(self, mark):
+        with self.lock:
+            return self.records[mark:]
+
+    def recordings(self):
+        with self.lock:
+            return sum(1 for name, _, msg in self.records if name == RECORDING_LOGGER and msg.startswith(RECORDING))
+
+    def warnings(self):
+        """The distinct first lines of the warnings, in order."""
+        out = []
+        with self.lock:
+            for _, level, msg in self.records:
+                line = clip(msg.strip().split("\n")[0])[:300]
+                if level >= logging.WARNING and line not in out:
+                    out.append(line)
+        return out[:MAX_WARNINGS]
+
+
+def run_sizes(job, fn, make_input, compile_on, stand_in_cfg, bucketed):
+    """TL013: calls from the main thread with more distinct leading sizes
+    than the target's limits (padded up to powers of two in the control),
+    counting the graphs compiled and recorded and the calls that ran
+    uncompiled past the recompile limit or failed on it."""
+    p, res, torch = job.p, job.res, job.torch
+    args0, kwargs0 = make_input(0, 0)
+    first = first_argument(args0, kwargs0)
+    ref = leading_size(torch, first)
+    if not ref:
+        raise Unsupported("the first argument (%s) has no leading dimension to vary, so the calls cannot be made with different sizes" % describe_value(torch, first))
+    limit, limit_name, warn = target_limits(job, stand_in_cfg)
+    tried = min(MAX_SIZES, max(limit, warn) + EXTRA_SIZES)
+    if max(limit, warn) >= tried:
+        job.notes.append("the target's limits (%d) are more than the %d sizes this run tries" % (max(limit, warn), MAX_SIZES))
+    sizes = [next_power_of_two(s) if bucketed else s for s in range(1, tried + 1)]
+    tally = Tally(job.out, p["variant"], len(sizes))
+    logs = TorchLogs()
+    logs.start()
+    compiled_sizes = set()
+    fallbacks = failed = 0
+    limit_hit = False
+    try:
+        compiled = compile_on(fn, 0)
+        count = graph_counter(job)
+        first_count = count() if count else None
+        for i, size in enumerate(sizes):
+            if job.grad is not None:
+                torch.set_grad_enabled(job.grad)
+            try:
+                args, kwargs = resize(torch, args0, ref, size), resize(torch, kwargs0, ref, size)
+                want = snapshot(torch, fn(*args, **kwargs))
+            except Exception as e:
+                tally.error(e, "eager")
+                continue
+            before = count() if count else 0
+            mark = logs.mark()
+            try:
+                got = compiled(*args, **kwargs)
+                diff = compare(torch, got, want, p["rtol"], p["atol"])
+            except Exception as e:
+                if type(e).__name__ == "FailOnRecompileLimitHit":
+                    failed += 1
+                    limit_hit = True
+                tally.error(e, "compiled")
+                continue
+            finally:
+                logs.attach_new()
+            compiled_now = count is not None and count() > before
+            hit_now = any(LIMIT_HIT.search(msg) for name, _, msg in logs.since(mark) if name.startswith("torch._dynamo"))
+            if compiled_now:
+                compiled_sizes.add(size)
+            elif hit_now or (limit_hit and size not in compiled_sizes):
+                fallbacks += 1
+            limit_hit = limit_hit or hit_now
+            if diff is None:
+                tally.ok()
+            else:
+                tally.bad(0, i, diff)
+    finally:
+        logs.stop()
+    res["sizes"] = {"tried": tried, "ran": len(set(sizes)), "bucketed": bucketed, "first": sizes[0], "last": sizes[-1],
+                    "recompile_limit": limit, "limit_name": limit_name, "warn_limit": warn,
+                    "compiles": (count() - first_count) if count else None, "cudagraphs": logs.recordings(),
+                    "fallbacks": fallbacks, "failed": failed, "limit_hit": limit_hit, "warnings": logs.warnings()}
+    record(job, tally, {}, [])
+    res["expected_calls"] = len(sizes)
 
 
 # ---------------------------------------------------------------- explain

@@ -1,18 +1,37 @@
-"""Stand-in for the CUDA-graph layer of torch.compile(mode="reduce-overhead").
+"""Stand-in for the layers of torch.compile(mode="reduce-overhead") the
+repro scripts exercise.
 
-It lets machines without CUDA (or without torch.compile) run the threaded
-repro scripts for real. It fails the way torch/_inductor does:
+It lets machines without CUDA (or without torch.compile) run the repro
+scripts for real. It fails the way torch/_dynamo and torch/_inductor do:
 
+- Dynamo's cache: compiled code is cached per function, one entry per
+  input signature (tensors' dtypes and sizes, ints' values). With automatic
+  dynamic shapes (dynamic=None) a second size of the same inputs compiles
+  one entry for every size from 2 up (0 and 1 stay specialised, as torch
+  specialises them); dynamic=False compiles each size; dynamic=True is
+  dynamic from the start. A new signature past recompile_limit entries
+  runs uncompiled from then on, after the warning torch._dynamo logs
+  (torch/_dynamo/convert_frame.py), or raises FailOnRecompileLimitHit
+  with fullgraph=True. counters["stats"]["unique_graphs"] counts the
+  entries compiled, as torch._dynamo.utils.counters does.
 - cudagraph trees on: the tree-manager container lives in the thread-local
   store of the thread that imported this module, so get_obj asserts in any
-  other thread (torch/_inductor/cudagraph_trees.py, get_obj).
+  other thread (torch/_inductor/cudagraph_trees.py, get_obj). Each entry
+  records one CUDA graph per distinct concrete size; a graph's outputs live
+  in its static output buffer, which its next replay overwrites, so an
+  output kept across the next call reads the later call's values. Past
+  triton.cudagraph_dynamic_shape_warn_limit graphs of one entry it warns
+  as torch/_inductor/cudagraph_utils.py does.
 - cudagraph trees off (legacy CUDA graphs): one static input buffer and one
-  static output buffer are shared by every thread that runs the same
-  function, so concurrent calls read each other's data.
-- cudagraphs off: the function runs as it is.
+  static output buffer per graph are shared by every thread that runs the
+  same function, so concurrent calls read each other's data.
+- cudagraphs off: the entries run the function as it is.
 
 The buffers hold torch tensors when torch is importable, else Python lists.
+The log records go to the loggers torch uses, so that the repro script
+reads them the same way from the stand-in and from torch.
 """
+import logging
 import threading
 import time
 
@@ -23,6 +42,19 @@ _cpp_tls = threading.local()
 
 # Pauses inside a replay let other threads run, as a GPU replay would.
 _REPLAY_PAUSE_S = 0.0005
+
+# torch's loggers for these messages.
+_dynamo_log = logging.getLogger("torch._dynamo.convert_frame")
+_trees_log = logging.getLogger("torch._inductor.cudagraph_trees.__cudagraphs")
+_cudagraphs_log = logging.getLogger("torch._inductor.cudagraph_utils.__cudagraphs")
+
+# torch._dynamo.utils.counters, as far as the scripts read it.
+counters = {"stats": {"unique_graphs": 0}}
+_counters_lock = threading.Lock()  # guards counters
+
+
+class FailOnRecompileLimitHit(Exception):
+    """torch._dynamo.exc.FailOnRecompileLimitHit."""
 
 
 def _stash_obj_in_tls(name, obj):
@@ -66,6 +98,8 @@ class _Buffers:
             return value.detach().clone()
         if isinstance(value, list):
             return [_Buffers.fresh(v) for v in value]
+        if isinstance(value, tuple):
+            return tuple(_Buffers.fresh(v) for v in value)
         return value
 
     @staticmethod
@@ -73,29 +107,158 @@ class _Buffers:
         if hasattr(buf, "copy_"):
             buf.copy_(value)
             return buf
+        if isinstance(buf, tuple) and isinstance(value, tuple) and len(buf) == len(value):
+            return tuple(_Buffers.copy_into(b, v) for b, v in zip(buf, value))
         if isinstance(buf, list) and isinstance(value, list) and len(buf) == len(value):
             for i, v in enumerate(value):
-                if isinstance(buf[i], list):
-                    _Buffers.copy_into(buf[i], v)
+                if isinstance(buf[i], (list, tuple)) or hasattr(buf[i], "copy_"):
+                    buf[i] = _Buffers.copy_into(buf[i], v)
                 else:
                     buf[i] = v
             return buf
         return value
 
 
-class _TreeGraph:
-    """Cudagraph trees: per-thread state, reached through get_obj."""
+# ---------------------------------------------------------------- Dynamo's cache
 
-    def __init__(self, fn, device_index):
+def _list_shape(value):
+    shape = [len(value)]
+    while value and isinstance(value[0], list):
+        value = value[0]
+        shape.append(len(value))
+    return tuple(shape)
+
+
+def signature(value):
+    """What Dynamo's guards check of a value: a tensor's (or a nested
+    list's) dtype and sizes, an int's value, a container's parts."""
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        return ("tensor", str(value.dtype), tuple(int(d) for d in value.shape))
+    if isinstance(value, list) and value and isinstance(value[0], (int, float, list)):
+        return ("tensor", "list", _list_shape(value))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__,) + tuple(signature(v) for v in value)
+    if isinstance(value, dict):
+        return ("dict",) + tuple((k, signature(value[k])) for k in sorted(value, key=str))
+    if isinstance(value, bool) or isinstance(value, int):
+        return ("int", value)
+    return ("value", type(value).__name__)
+
+
+def generalize(sig, keep_small=True):
+    """sig with every tensor size from 2 up made dynamic (None); with
+    keep_small False, every size (what a size change is told by)."""
+    if isinstance(sig, tuple) and len(sig) == 3 and sig[0] == "tensor":
+        return ("tensor", sig[1], tuple(d if keep_small and d < 2 else None for d in sig[2]))
+    if isinstance(sig, tuple):
+        return tuple(generalize(s, keep_small) for s in sig)
+    return sig
+
+
+class _Entry:
+    """One compiled entry of a function's cache, and its backend."""
+
+    def __init__(self, key, dynamic, backend):
+        self.key = key
+        self.dynamic = dynamic
+        self.backend = backend
+
+    def matches(self, sig):
+        return self.key == (generalize(sig) if self.dynamic else sig)
+
+
+class _Frame:
+    """A function's cache of compiled entries, as Dynamo keeps it on the
+    code object."""
+
+    def __init__(self, fn, make_backend, dynamic, fullgraph, recompile_limit):
         self.fn = fn
-        self.device_index = device_index
+        self.make_backend = make_backend
+        self.dynamic = dynamic
+        self.fullgraph = fullgraph
+        self.limit = recompile_limit
+        self.lock = threading.Lock()  # guards entries, seen and run_only
+        self.entries = []
+        self.seen = []  # the static entries' signatures without sizes, for automatic dynamic shapes
+        self.run_only = False  # past the limit: no more compiles
 
     def __call__(self, *args, **kwargs):
-        graphs = get_container(self.device_index)
-        entry = graphs.setdefault(id(self), {})
-        outputs = self.fn(*args, **kwargs)
-        entry["last"] = outputs
-        return outputs
+        entry = self.lookup(signature((args, kwargs)))
+        if entry is None:
+            return self.fn(*args, **kwargs)
+        return entry.backend(*args, **kwargs)
+
+    def lookup(self, sig):
+        """The entry for sig, compiling one when none matches; None when
+        the call runs uncompiled."""
+        with self.lock:
+            for e in self.entries:
+                if e.matches(sig):
+                    return e
+            if self.run_only:
+                return None
+            if len(self.entries) >= self.limit:
+                _dynamo_log.warning(
+                    "torch._dynamo hit config.recompile_limit (%s)\n"
+                    "   function: %r\n"
+                    "   last reason: input signature changed (stand-in)",
+                    self.limit, getattr(self.fn, "__name__", type(self.fn).__name__))
+                if self.fullgraph:
+                    raise FailOnRecompileLimitHit("Hard failure due to fullgraph=True")
+                self.run_only = True
+                return None
+            # Automatic dynamic shapes: a size that changed since a static
+            # entry compiles a dynamic one.
+            sizeless = generalize(sig, keep_small=False)
+            dynamic = self.dynamic is True or (self.dynamic is None and sizeless in self.seen)
+            if not dynamic:
+                self.seen.append(sizeless)
+            e = _Entry(generalize(sig) if dynamic else sig, dynamic, self.make_backend())
+            self.entries.append(e)
+        with _counters_lock:
+            counters["stats"]["unique_graphs"] += 1
+        return e
+
+
+# ---------------------------------------------------------------- CUDA graphs
+
+def _record_log(key):
+    if key is None:
+        _trees_log.info("Recording cudagraph tree for graph without symints")
+    else:
+        _trees_log.info("Recording cudagraph tree for symint key %s", key)
+
+
+class _TreeGraphs:
+    """Cudagraph trees for one entry: per-thread state, reached through
+    get_obj; one graph per distinct size, each with its static outputs."""
+
+    def __init__(self, fn, device_index, warn_limit):
+        self.fn = fn
+        self.device_index = device_index
+        self.warn_limit = warn_limit
+        self.warned = False
+
+    def __call__(self, *args, **kwargs):
+        graphs = get_container(self.device_index).setdefault(id(self), {})
+        key = signature((args, kwargs))
+        if key not in graphs:
+            _record_log(key)
+            n = len(graphs) + 1
+            if self.warn_limit and n > self.warn_limit and not self.warned:
+                self.warned = True
+                _cudagraphs_log.warning(
+                    "CUDAGraph supports dynamic shapes by recording a new graph for each distinct input size. "
+                    "Recording too many CUDAGraphs may lead to extra overhead. We have observed %d distinct sizes. "
+                    "Please consider the following options for better performance: a) padding inputs to a few fixed "
+                    "number of shapes; or b) set torch._inductor.config.triton.cudagraph_skip_dynamic_graphs=True. "
+                    "Set torch._inductor.config.triton.cudagraph_dynamic_shape_warn_limit=None to silence this warning.", n)
+            graphs[key] = _Buffers.fresh(self.fn(*args, **kwargs))
+            return graphs[key]
+        # A replay writes into the graph's static outputs: whatever the
+        # caller kept of the last call now reads this call's values.
+        graphs[key] = _Buffers.copy_into(graphs[key], self.fn(*args, **kwargs))
+        return graphs[key]
 
 
 class _LegacyGraph:
@@ -121,22 +284,47 @@ class _LegacyGraph:
         return self.static_output
 
 
-# Compiled code is cached per function (dynamo caches it on the code
-# object), so separate compile calls of one function share its graph.
-_legacy_graphs = {}
-_legacy_graphs_lock = threading.Lock()
+class _LegacyGraphs:
+    """Legacy CUDA graphs for one entry: one graph per distinct size."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.lock = threading.Lock()  # guards graphs
+        self.graphs = {}
+
+    def __call__(self, *args, **kwargs):
+        key = signature((args, kwargs))
+        with self.lock:
+            graph = self.graphs.get(key)
+            if graph is None:
+                _record_log(key)
+                graph = self.graphs[key] = _LegacyGraph(self.fn)
+        return graph(*args, **kwargs)
 
 
-def compile(fn, cudagraphs, cudagraph_trees, device_index=0):
+# Compiled code is cached per function (Dynamo caches it on the code
+# object), so separate compile calls of one function share its entries
+# and their graphs.
+_frames = {}
+_frames_lock = threading.Lock()  # guards _frames
+
+
+def compile(fn, cudagraphs, cudagraph_trees, device_index=0, dynamic=None, fullgraph=False,
+            recompile_limit=8, warn_limit=8):
     """Returns fn wrapped as torch.compile would run it with these flags;
     state is kept per device index, as torch keeps it per device."""
     if not cudagraphs:
-        return fn
-    if cudagraph_trees:
-        return _TreeGraph(fn, device_index)
-    with _legacy_graphs_lock:
-        key = (id(fn), device_index)
-        graph = _legacy_graphs.get(key)
-        if graph is None:
-            graph = _legacy_graphs[key] = _LegacyGraph(fn)
-    return graph
+        def make_backend():
+            return fn
+    elif cudagraph_trees:
+        def make_backend():
+            return _TreeGraphs(fn, device_index, warn_limit)
+    else:
+        def make_backend():
+            return _LegacyGraphs(fn)
+    key = (id(fn), device_index, cudagraphs, cudagraph_trees, dynamic, fullgraph, recompile_limit, warn_limit)
+    with _frames_lock:
+        frame = _frames.get(key)
+        if frame is None:
+            frame = _frames[key] = _Frame(fn, make_backend, dynamic, fullgraph, recompile_limit)
+    return frame
