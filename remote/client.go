@@ -29,8 +29,13 @@ type Client struct {
 	starting chan struct{} // non-nil while a start is in progress
 	startErr error         // the outcome of the last failed start
 	failures int           // consecutive start failures or early deaths
-	retryAt  time.Time     // no new start before this
-	closed   bool
+	// hangs counts the helpers in a row killed as hung: each doubles the
+	// next one's ping window (ProbeTimeout, up to 8 times), since a busy
+	// target can hold a helper silent for long (importing torch holds
+	// Python's lock while its C extension loads, pings unanswered).
+	hangs   int
+	retryAt time.Time // no new start before this
+	closed  bool
 }
 
 const (
@@ -118,6 +123,11 @@ func (c *Client) get(ctx context.Context) (*Helper, error) {
 				} else {
 					c.failures = 0
 				}
+				if h.Hung() {
+					c.hangs++
+				} else if time.Since(h.started) >= helperHealthyAfter {
+					c.hangs = 0
+				}
 			default:
 				c.mu.Unlock()
 				return h, nil
@@ -137,7 +147,7 @@ func (c *Client) get(ctx context.Context) (*Helper, error) {
 				continue
 			}
 			c.starting = make(chan struct{})
-			go c.start(c.starting)
+			go c.start(c.starting, c.nextLimits())
 		}
 		starting := c.starting
 		c.mu.Unlock()
@@ -166,11 +176,19 @@ func (c *Client) get(ctx context.Context) (*Helper, error) {
 	}
 }
 
+// nextLimits are the limits of the next helper: the ping window doubled
+// for each helper in a row killed as hung. c.mu held.
+func (c *Client) nextLimits() HelperLimits {
+	l := c.limits
+	l.ProbeTimeout <<= min(c.hangs, 3)
+	return l
+}
+
 // start runs one helper start outside any caller's context, so that one
 // impatient caller does not spoil the start for the others.
-func (c *Client) start(done chan struct{}) {
+func (c *Client) start(done chan struct{}, limits HelperLimits) {
 	ctx, cancel := context.WithTimeout(c.base, helperStartTimeout)
-	h, err := StartHelperWith(ctx, c.target, c.spec, c.limits)
+	h, err := StartHelperWith(ctx, c.target, c.spec, limits)
 	cancel()
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -41,6 +41,12 @@ def m_inspect(params):
         time.sleep(600)
     if q == "fixturepkg.slow":
         time.sleep(float(params.get("seconds") or 2))
+    if q == "fixturepkg.holdslock":
+        # A C call that keeps Python's lock, as loading torch's extension
+        # does: the reader thread cannot answer pings meanwhile.
+        import ctypes
+        ctypes.PyDLL(None).usleep(int(float(params.get("seconds") or 1) * 1e6))
+        return _real_inspect({"qualname": "fixturepkg.plain"})
     return _real_inspect(params)
 METHODS["inspect"] = (m_inspect, True)
 
@@ -210,6 +216,27 @@ func TestHelperThatHangsEveryTime(t *testing.T) {
 	}
 	if err := c.Ping(ctx); err != nil {
 		t.Errorf("ping after the hangs: %v", err)
+	}
+}
+
+// A helper that holds Python's lock longer than the ping window (torch's
+// extension loading on a busy host) is killed once; the call's retry runs
+// on a helper given twice the window, and is answered.
+func TestHelperSilentPastThePingWindowIsGivenLonger(t *testing.T) {
+	t.Parallel()
+	limits := HelperLimits{ProbeAfter: 200 * time.Millisecond, ProbeTimeout: time.Second}
+	c := hostileClient(t, limits)
+	ctx := testContext(t)
+	var r Inspection
+	err := c.Call(ctx, "inspect", map[string]any{"qualname": "fixturepkg.holdslock", "seconds": 1.6}, &r)
+	if err != nil {
+		t.Fatalf("a call that holds the lock 1.6 s, with a ping window of 1 s: %v", err)
+	}
+	c.mu.Lock()
+	hangs := c.hangs
+	c.mu.Unlock()
+	if hangs != 1 {
+		t.Errorf("hangs = %d, want the first helper killed once", hangs)
 	}
 }
 
