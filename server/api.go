@@ -37,6 +37,9 @@ type Location struct {
 type Hover struct {
 	Markdown string
 	Range    *Range // the span of the name hovered, if known
+	// Missing says, in plain words, that the name hovered does not exist
+	// in the target's package (a torch too old for it); empty otherwise.
+	Missing string
 }
 
 // MessageType grades messages sent to the user, as in LSP.

@@ -39,7 +39,12 @@ func (e *Engine) Hover(ctx context.Context, doc *Snapshot, pos Position) (*Hover
 		md += e.compilerStackSection(ctx, d)
 	}
 	// The range is this request's name: a cached definition serves any.
-	return &Hover{Markdown: md, Range: refRange(ref)}, nil
+	h := &Hover{Markdown: md, Range: refRange(ref)}
+	if d.Missing {
+		info := d.Package.Info()
+		h.Missing = fmt.Sprintf("%s does not exist in %s %s on target %s", d.Qualname, info.Name, info.Version, d.Target)
+	}
+	return h, nil
 }
 
 // refRange is the span of the name hovered, or nil right after a dot.

@@ -209,6 +209,11 @@ func runDefinition(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	if len(locs) == 0 {
+		// A name the target's torch lacks (torch.compile in torch 1.13)
+		// has no definition: say so rather than nothing.
+		if h, err := eng.Hover(ctx, doc, pos); err == nil && h != nil && h.Missing != "" {
+			return fmt.Errorf("no definition: %s", termName(h.Missing))
+		}
 		return errNoAnswer
 	}
 	for _, l := range locs {
