@@ -347,7 +347,9 @@ func (h *Helper) watch() {
 		if time.Unix(0, h.lastHeard.Load()).After(sent) {
 			continue // it spoke meanwhile: busy, not hung
 		}
-		h.proc.Kill()
+		// die kills the process once the cause is set: killing it first
+		// let the reader see the exit and name it ("signal: killed"), so
+		// the call was not retried as a hang.
 		h.die(&hungCause{waited: waited + time.Since(sent), probe: h.limits.ProbeTimeout})
 		return
 	}
