@@ -2,7 +2,6 @@ package remote
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -145,15 +144,12 @@ func onDemandRoot(cacheRoot string, spec Spec, info PackageInfo) (string, error)
 
 // completeMirrorOf reports whether root holds a complete mirror of the
 // install info describes: the same package, version and location, and the
-// file count and size the target states now. Only the manifest is read;
-// the files are the mirror's, checked when it was made.
+// file count and size the target states now. The mirror is opened as
+// LookupMirror opens one (its files counted and measured against the
+// manifest), so a damaged one is never read for an answer.
 func completeMirrorOf(root string, info PackageInfo) bool {
-	data, err := os.ReadFile(filepath.Join(root, manifestName))
+	m, err := OpenMirror(root)
 	if err != nil {
-		return false
-	}
-	var m MirrorTree
-	if json.Unmarshal(data, &m.Manifest) != nil || m.Manifest.Format != MirrorFormat {
 		return false
 	}
 	have := m.Info()

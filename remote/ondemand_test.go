@@ -167,7 +167,8 @@ func TestRemovePartial(t *testing.T) {
 // Where the complete mirror of the same install stands, an on-demand tree
 // is that mirror: its answers name the mirror's paths (the same in every
 // run), and its files are read from there, not from the target. A mirror
-// whose install changed since (other counts) gets a tree of its own.
+// whose install changed since (other counts), or whose files no longer
+// match its manifest, gets a tree of its own.
 func TestOnDemandTreeReadsTheCompleteMirrorOfTheSameInstall(t *testing.T) {
 	t.Parallel()
 	info := PackageInfo{Name: "torch", Version: "2.11.0", Site: "/opt/site", Member: "torch", Location: "/opt/site/torch", IsPackage: true, FilesCount: 1, Bytes: 6}
@@ -176,10 +177,12 @@ func TestOnDemandTreeReadsTheCompleteMirrorOfTheSameInstall(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		bytes    int64 // what the target states now
+		damaged  bool  // the mirror's file truncated since it was made
 		inMirror bool
 	}{
-		{"the same install", 6, true},
-		{"files changed since", 7, false},
+		{"the same install", 6, false, true},
+		{"files changed since", 7, false, false},
+		{"the mirror damaged", 6, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -188,7 +191,11 @@ func TestOnDemandTreeReadsTheCompleteMirrorOfTheSameInstall(t *testing.T) {
 			if err := os.MkdirAll(filepath.Join(final, "site", "torch"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(filepath.Join(final, "site", "torch", "__init__.py"), []byte("x = 1\n"), 0o444); err != nil {
+			text := "x = 1\n"
+			if tc.damaged {
+				text = "x"
+			}
+			if err := os.WriteFile(filepath.Join(final, "site", "torch", "__init__.py"), []byte(text), 0o444); err != nil {
 				t.Fatal(err)
 			}
 			manifest, _ := json.Marshal(Manifest{Format: MirrorFormat, Target: "gpu", Package: "torch", Version: "2.11.0", Member: "torch",
