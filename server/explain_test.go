@@ -27,30 +27,13 @@ func startOwnEngine(t *testing.T, file string) (*Engine, *Snapshot, string) {
 	if err := os.CopyFS(ws, os.DirFS(filepath.Join("repro", "testdata", "ownws"))); err != nil {
 		t.Fatal(err)
 	}
-	dirs := config.Dirs{Config: filepath.Join(root, "config"), Cache: filepath.Join(root, "cache"), State: filepath.Join(root, "state")}
-	eng := New(Options{Dirs: dirs})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = eng.Shutdown(ctx)
-	})
-	settings, err := json.Marshal(map[string]any{"defaultTarget": "debian", "targets": map[string]any{
-		"debian": map[string]any{"python": benchPython},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := eng.Initialize(ctx, InitializeParams{WorkspaceFolders: []string{ws}, InitializationOptions: settings}); err != nil {
-		t.Fatal(err)
-	}
+	eng := initEngine(t, nil, root, ws, "debian", map[string]any{"debian": map[string]any{"python": benchPython}})
 	path := filepath.Join(ws, file)
 	text, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return eng, eng.DidOpen(ctx, source.FileURI(path), 1, string(text)), ws
+	return eng, eng.DidOpen(context.Background(), source.FileURI(path), 1, string(text)), ws
 }
 
 func lineOf(t *testing.T, text, needle string) int {

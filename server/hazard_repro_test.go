@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/torchlsp/torchlsp/server/config"
 	"github.com/torchlsp/torchlsp/server/source"
 )
 
@@ -65,26 +63,11 @@ func hazardEngine(t *testing.T, n Notifier) (*Engine, *Snapshot) {
 	if err := os.WriteFile(path, []byte(hazardsDoc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	dirs := config.Dirs{Config: filepath.Join(root, "config"), Cache: filepath.Join(root, "cache"), State: filepath.Join(root, "state")}
-	eng := New(Options{Dirs: dirs, Notifier: n})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = eng.Shutdown(ctx)
-	})
-	settings, err := json.Marshal(map[string]any{"defaultTarget": "shipped", "targets": map[string]any{
+	eng := initEngine(t, n, root, ws, "shipped", map[string]any{
 		"shipped": map[string]any{"python": benchPython, "env": map[string]string{"PYTHONPATH": site}},
 		"debian":  map[string]any{"python": benchPython},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := eng.Initialize(ctx, InitializeParams{WorkspaceFolders: []string{ws}, InitializationOptions: settings}); err != nil {
-		t.Fatal(err)
-	}
-	return eng, eng.DidOpen(ctx, source.FileURI(path), 1, hazardsDoc)
+	})
+	return eng, eng.DidOpen(context.Background(), source.FileURI(path), 1, hazardsDoc)
 }
 
 // TestHazardReproActions: on a TL011 diagnostic the code actions run the

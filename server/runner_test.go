@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/torchlsp/torchlsp/server/config"
 	"github.com/torchlsp/torchlsp/server/source"
 )
 
@@ -159,25 +157,11 @@ func runnerEngine(t *testing.T, n Notifier, extra map[string]string, targets map
 			t.Fatal(err)
 		}
 	}
-	dirs := config.Dirs{Config: filepath.Join(root, "config"), Cache: filepath.Join(root, "cache"), State: filepath.Join(root, "state")}
-	eng := New(Options{Dirs: dirs, Notifier: n})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = eng.Shutdown(ctx)
-	})
 	all := map[string]any{"debian": map[string]any{"python": benchPython}}
 	for k, v := range targets {
 		all[k] = v
 	}
-	settings, err := json.Marshal(map[string]any{"defaultTarget": "debian", "targets": all})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Initialize(context.Background(), InitializeParams{WorkspaceFolders: []string{ws}, InitializationOptions: settings}); err != nil {
-		t.Fatal(err)
-	}
-	return eng, ws
+	return initEngine(t, n, root, ws, "debian", all), ws
 }
 
 func openIn(t *testing.T, eng *Engine, ws, name string) *Snapshot {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/torchlsp/torchlsp/server/config"
 	"github.com/torchlsp/torchlsp/server/repro"
 	"github.com/torchlsp/torchlsp/server/source"
 	"github.com/torchlsp/torchlsp/server/traceback"
@@ -97,26 +95,12 @@ func traceEngine(t testing.TB, n Notifier, extra map[string]any) (*Engine, strin
 	if n == nil {
 		n = NopNotifier{}
 	}
-	eng := New(Options{Notifier: n, Dirs: config.Dirs{Config: filepath.Join(root, "config"), Cache: filepath.Join(root, "cache"), State: filepath.Join(root, "state")}})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = eng.Shutdown(ctx)
-	})
 	target := map[string]any{"python": benchPython, "workdir": debianRunDir}
 	for k, v := range extra {
 		target[k] = v
 	}
-	settings, err := json.Marshal(map[string]any{"defaultTarget": "deb", "targets": map[string]any{"deb": target}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := eng.Initialize(ctx, InitializeParams{WorkspaceFolders: []string{ws}, InitializationOptions: settings}); err != nil {
-		t.Fatal(err)
-	}
-	eng.Initialized(ctx)
+	eng := initEngine(t, n, root, ws, "deb", map[string]any{"deb": target})
+	eng.Initialized(context.Background())
 	return eng, ws
 }
 
