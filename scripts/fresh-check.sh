@@ -12,7 +12,7 @@
 #   TORCHLSP_EDITORS_CACHE              code-server and its node modules   (default /var/cache/torchlsp-editors)
 #   GOCACHE, GOMODCACHE, GOPATH         Go's build and module caches
 #   npm_config_cache                    npm's download cache
-#   HOME, XDG_*                         torchlsp's own cache, config and state, ~/.local
+#   HOME (XDG_* unset, as on CI)       torchlsp's own cache, config and state, ~/.local
 # They live under one temporary directory, removed at the end unless --keep
 # is given; the machine's own caches are neither read nor changed, so this
 # can run beside other work. What it cannot undo is a Debian package the
@@ -62,11 +62,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-mkdir -p "$top"/{home,cache/go-build,cache/gomod,cache/npm,gopath,xdg/cache,xdg/config,xdg/state,xdg/data}
+mkdir -p "$top"/{home,cache/go-build,cache/gomod,cache/npm,gopath}
 # Tools installed per user (pyenv's shims on PATH) still find their root.
 [[ -d "$HOME/.pyenv" ]] && export PYENV_ROOT="${PYENV_ROOT:-$HOME/.pyenv}"
+# A machine like CI's has no XDG_* set: torchlsp's cache, config and state
+# then live under the new home, and editors show their paths with "~".
 export HOME="$top/home"
-export XDG_CACHE_HOME="$top/xdg/cache" XDG_CONFIG_HOME="$top/xdg/config" XDG_STATE_HOME="$top/xdg/state" XDG_DATA_HOME="$top/xdg/data"
+unset XDG_CACHE_HOME XDG_CONFIG_HOME XDG_STATE_HOME XDG_DATA_HOME
 export GOCACHE="$top/cache/go-build" GOMODCACHE="$top/cache/gomod" GOPATH="$top/gopath" GOFLAGS="-modcacherw"
 export npm_config_cache="$top/cache/npm"
 export TORCHLSP_PYRIGHT_DIR="$top/cache/pyright" PYRIGHT_DIR="$top/cache/pyright"
