@@ -440,7 +440,8 @@ func (h *Helper) readLoop(r *bufio.Reader) {
 		body, err := readFrame(r, h.limits.MaxFrame)
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
-				h.proc.Kill()
+				// die records the cause before it kills the process: a
+				// kill first lets the waiter name the exit instead.
 				h.die(fmt.Errorf("read reply: %w", err))
 				return
 			}
@@ -456,7 +457,6 @@ func (h *Helper) readLoop(r *bufio.Reader) {
 		}
 		var rep reply
 		if err := json.Unmarshal(body, &rep); err != nil {
-			h.proc.Kill()
 			h.die(fmt.Errorf("decode reply: %w", err))
 			return
 		}
