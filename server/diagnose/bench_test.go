@@ -87,3 +87,42 @@ func BenchmarkParseTree(b *testing.B) {
 		}
 	}
 }
+
+// manyUnknownFlags is a buffer of n writes of flags the catalog lacks:
+// distinct misspellings when distinct, else one misspelling repeated (a
+// generated or pasted file that yields a finding on every line).
+func manyUnknownFlags(n int, distinct bool) []byte {
+	var b strings.Builder
+	b.WriteString("import torch._inductor.config as config\n")
+	for i := range n {
+		if distinct {
+			fmt.Fprintf(&b, "config.triton.cudagraph_treez_%d = True\n", i)
+		} else {
+			b.WriteString("config.triton.cudagraph_treez = True\n")
+		}
+	}
+	return []byte(b.String())
+}
+
+// BenchmarkCheckUnknownFlags is Check on 10,000 lines that are each an
+// unknown flag (TL004 with its "did you mean" hint), distinct or repeated.
+func BenchmarkCheckUnknownFlags(b *testing.B) {
+	s := fixture(b)
+	for _, distinct := range []bool{false, true} {
+		name := "repeated"
+		if distinct {
+			name = "distinct"
+		}
+		b.Run(name, func(b *testing.B) {
+			buf := pybuf.Parse(manyUnknownFlags(10_000, distinct))
+			if n := len(Check(buf, s.cat, Options{SiteDir: s.dir})); n < 10_000 {
+				b.Fatalf("%d diagnostics, want one a line", n)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				Check(buf, s.cat, Options{SiteDir: s.dir})
+			}
+		})
+	}
+}
