@@ -1,10 +1,12 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -161,6 +163,7 @@ func (e *Engine) publishDiagnostics(doc *Snapshot) {
 	e.prefetchValues(ctx, doc)
 	diags := append(append([]Diagnostic(nil), c.diags...), e.reproNotesFor(doc.URI())...)
 	diags = append(diags, e.traces.notesFor(doc)...)
+	diags = boundPublished(diags, MaxPublishedDiagnostics, doc.Path())
 	if err := e.notify.PublishDiagnostics(ctx, doc, diags); err != nil && !e.bg.Done() {
 		e.notify.LogMessage(ctx, MessageWarning, err.Error())
 	}
@@ -253,4 +256,41 @@ func overlaps(a, b Range) bool {
 
 func before(p, q Position) bool {
 	return p.Line < q.Line || (p.Line == q.Line && p.Column < q.Column)
+}
+
+// MaxPublishedDiagnostics is the most diagnostics published for one
+// document version. A generated or pasted file can hold a finding on every
+// line: 150,000 of them made one 37.6 MB publishDiagnostics, sent again on
+// every edit. torchlsp check lists them all.
+const MaxPublishedDiagnostics = 1000
+
+// boundPublished keeps at most limit diagnostics, the most severe first
+// and then in document order, and adds a note at the top of the document
+// that says how many were left out and where to see them all.
+func boundPublished(diags []Diagnostic, limit int, path string) []Diagnostic {
+	if len(diags) <= limit {
+		return diags
+	}
+	kept := slices.Clone(diags)
+	slices.SortStableFunc(kept, func(a, b Diagnostic) int {
+		if c := cmp.Compare(a.Severity, b.Severity); c != 0 {
+			return c // SeverityError is the smallest
+		}
+		if c := cmp.Compare(a.Range.Start.Line, b.Range.Start.Line); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Range.Start.Column, b.Range.Start.Column)
+	})
+	kept = kept[:limit]
+	name := "FILE"
+	if path != "" {
+		name = filepath.Base(path)
+	}
+	note := Diagnostic{
+		Severity: SeverityInfo,
+		Source:   "torchlsp",
+		Message: fmt.Sprintf("%d more findings in this file are not shown: at most %d are published for a file, the most severe first; `torchlsp check %s` lists them all",
+			len(diags)-len(kept), limit, name),
+	}
+	return append(kept, note)
 }
