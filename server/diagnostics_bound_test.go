@@ -2,15 +2,12 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/torchlsp/torchlsp/server/config"
 )
 
 func TestBoundPublished(t *testing.T) {
@@ -95,22 +92,13 @@ func TestPublishedDiagnosticsAreBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := t.TempDir()
 	n := &countNotes{pubs: make(chan []Diagnostic, 16)}
-	eng := New(Options{Notifier: n, Dirs: config.Dirs{Config: filepath.Join(root, "c"), Cache: filepath.Join(root, "k"), State: filepath.Join(root, "s")}})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = eng.Shutdown(ctx)
-	})
-	settings, _ := json.Marshal(map[string]any{"defaultTarget": "fx", "targets": map[string]any{
+	root := t.TempDir()
+	eng := initEngine(t, n, root, root, "fx", map[string]any{
 		"fx": map[string]any{"python": benchPython, "env": map[string]string{"PYTHONPATH": site}},
-	}})
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if err := eng.Initialize(ctx, InitializeParams{InitializationOptions: settings}); err != nil {
-		t.Fatal(err)
-	}
 	eng.Initialized(ctx)
 	var src strings.Builder
 	src.WriteString("import torch._inductor.config as config\n")
