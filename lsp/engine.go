@@ -31,8 +31,9 @@ type Engine interface {
 	// when the client sent none, which keeps the last settings but asks
 	// the engine to read its configuration files again.
 	DidChangeConfiguration(ctx context.Context, settings json.RawMessage)
-	// DidOpen records a document and returns its first snapshot.
-	DidOpen(ctx context.Context, uri string, version int32, text string) *server.Snapshot
+	// DidOpen records a document and returns its first snapshot; language
+	// is the client's languageId.
+	DidOpen(ctx context.Context, uri, language string, version int32, text string) *server.Snapshot
 	// DidChange applies a didChange's edits and returns the new
 	// snapshot; an error means the edits do not fit the text.
 	DidChange(ctx context.Context, uri string, version int32, changes []source.Change) (*server.Snapshot, error)

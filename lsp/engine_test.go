@@ -68,8 +68,8 @@ func (e *testEngine) DidChangeConfiguration(_ context.Context, settings json.Raw
 	e.configured <- string(settings)
 }
 
-func (e *testEngine) DidOpen(_ context.Context, uri string, version int32, text string) *server.Snapshot {
-	doc, _ := e.docs.Open(uri, version, text)
+func (e *testEngine) DidOpen(_ context.Context, uri, language string, version int32, text string) *server.Snapshot {
+	doc, _ := e.docs.Open(uri, language, version, text)
 	return doc
 }
 

@@ -31,16 +31,17 @@ type didChangeParams struct {
 func (s *lspServer) didOpen(ctx context.Context, raw json.RawMessage) error {
 	var p struct {
 		TextDocument struct {
-			URI     string `json:"uri"`
-			Version int32  `json:"version"`
-			Text    string `json:"text"`
+			URI        string `json:"uri"`
+			LanguageID string `json:"languageId"`
+			Version    int32  `json:"version"`
+			Text       string `json:"text"`
 		} `json:"textDocument"`
 	}
 	if err := decodeParams(raw, &p); err != nil {
 		return err
 	}
 	td := p.TextDocument
-	s.engine.DidOpen(ctx, td.URI, td.Version, td.Text)
+	s.engine.DidOpen(ctx, td.URI, td.LanguageID, td.Version, td.Text)
 	return nil
 }
 

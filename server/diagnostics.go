@@ -50,7 +50,14 @@ func (e *Engine) check(ctx context.Context, doc *Snapshot) (*checked, error) {
 	if doc == nil {
 		return nil, nil
 	}
-	if doc.TooLarge() || !isPythonDoc(doc) || !usesTorch(doc.Buffer()) {
+	if doc.TooLarge() || !doc.IsPython() {
+		return &checked{}, nil
+	}
+	buf, err := e.parseDoc(ctx, doc)
+	if err != nil {
+		return nil, err
+	}
+	if !usesTorch(buf) {
 		return &checked{}, nil
 	}
 	s, err := e.session("")
@@ -95,16 +102,14 @@ func checkWith(doc *Snapshot, cat *gates.Catalog, m *remote.MirrorTree, spec rem
 	return c
 }
 
-// isPythonDoc reports whether a document is Python source: a .py, .pyi or
-// .pyw file, a file with no extension (a script), or a buffer that is no
-// file. Logs, reports and other text files are never parsed as Python;
-// they get links (links.go) and the traceback action.
-func isPythonDoc(doc *Snapshot) bool {
-	switch filepath.Ext(doc.Path()) {
-	case "", ".py", ".pyi", ".pyw":
-		return true
-	}
-	return false
+// parseDoc parses a document version for its check under the budget that
+// background parsing shares, so that checks of large documents and index
+// builds never hold more trees at once than it allows; the parse stops
+// when ctx is done (a newer version cancels its check).
+func (e *Engine) parseDoc(ctx context.Context, doc *Snapshot) (*pybuf.Buffer, error) {
+	release := e.bg.parses.Take(len(doc.Text()))
+	defer release()
+	return doc.BufferContext(ctx)
 }
 
 // usesTorch reports whether a buffer imports torch at all; others get no
@@ -132,11 +137,13 @@ func severityOf(s diagnose.Severity) Severity {
 
 // scheduleDiagnostics checks a snapshot shortly after it was made and
 // publishes the result, if the front end shows diagnostics and the
-// snapshot is still the document's latest by then.
+// snapshot is still the document's latest by then. The check of an older
+// version still running stops at once: its answer could only be dropped.
 func (e *Engine) scheduleDiagnostics(doc *Snapshot) {
 	if doc == nil || !e.notify.Capabilities().Diagnostics {
 		return
 	}
+	e.checks.supersede(doc.URI())
 	time.AfterFunc(diagnosticsDelay, func() {
 		if !e.docs.IsCurrent(doc) {
 			return // a newer version has its own run
@@ -146,13 +153,19 @@ func (e *Engine) scheduleDiagnostics(doc *Snapshot) {
 }
 
 // publishDiagnostics checks a snapshot and publishes the result, unless a
-// newer version arrived meanwhile.
+// newer version arrived meanwhile. It is the document's one check: the
+// check it replaces is cancelled and has stopped before this one starts.
 func (e *Engine) publishDiagnostics(doc *Snapshot) {
-	ctx, cancel := context.WithTimeout(e.bg.ctx, 5*time.Minute)
+	ctx, end := e.checks.begin(e.bg.ctx, doc.URI())
+	defer end()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
+	if !e.docs.IsCurrent(doc) {
+		return // a newer version has its own check, or the document closed
+	}
 	c, err := e.check(ctx, doc)
 	if err != nil {
-		if !e.bg.Done() {
+		if ctx.Err() == nil && !e.bg.Done() {
 			e.notify.LogMessage(ctx, MessageWarning, fmt.Sprintf("diagnostics for %s: %v", doc.URI(), err))
 		}
 		return
@@ -160,7 +173,9 @@ func (e *Engine) publishDiagnostics(doc *Snapshot) {
 	if c == nil || !e.docs.IsCurrent(doc) {
 		return
 	}
-	e.prefetchValues(ctx, doc)
+	if doc.IsPython() {
+		e.prefetchValues(ctx, doc)
+	}
 	diags := append(append([]Diagnostic(nil), c.diags...), e.reproNotesFor(doc.URI())...)
 	diags = append(diags, e.traces.notesFor(doc)...)
 	diags = boundPublished(diags, MaxPublishedDiagnostics, doc.Path())
@@ -229,7 +244,7 @@ func (e *Engine) CodeActions(ctx context.Context, doc *Snapshot, rng Range, only
 			})
 		}
 	}
-	if isPythonDoc(doc) {
+	if doc.IsPython() {
 		actions = append(actions, e.reproActions(doc, rng, c, only)...)
 	}
 	actions = append(actions, e.tracebackActions(doc, rng, only)...)

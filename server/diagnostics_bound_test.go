@@ -105,7 +105,7 @@ func TestPublishedDiagnosticsAreBounded(t *testing.T) {
 	for i := range 1500 {
 		fmt.Fprintf(&src, "config.cudagraphz_%d = 1\n", i)
 	}
-	eng.DidOpen(ctx, "file:///work/generated.py", 1, src.String())
+	eng.DidOpen(ctx, "file:///work/generated.py", "", 1, src.String())
 	for {
 		select {
 		case diags := <-n.pubs:

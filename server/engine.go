@@ -78,7 +78,8 @@ type Engine struct {
 	sessions *session.Set
 	statuses *statusBoard
 	repros   reproNotes
-	runs     runTable // runs in progress (runner.go)
+	runs     runTable  // runs in progress (runner.go)
+	checks   docChecks // the diagnostics check of each document (docchecks.go)
 	// started is set by Initialized: from then on the front end hears of
 	// changes to the default target.
 	started atomic.Bool
@@ -302,8 +303,10 @@ func (e *Engine) session(name string) (*session.Session, error) {
 }
 
 // DidOpen starts tracking a document and returns its first snapshot.
-func (e *Engine) DidOpen(ctx context.Context, uri string, version int32, text string) *Snapshot {
-	snap, err := e.docs.Open(uri, version, text)
+// language is the client's languageId ("" when there is none, as on the
+// command line): only Python is ever parsed (Snapshot.IsPython).
+func (e *Engine) DidOpen(ctx context.Context, uri, language string, version int32, text string) *Snapshot {
+	snap, err := e.docs.Open(uri, language, version, text)
 	e.noteTooLarge(ctx, err)
 	if folders, _ := e.cfg.inputs(); len(folders) == 0 && snap != nil {
 		// A server with no workspace folder is placed by its first

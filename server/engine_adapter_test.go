@@ -90,7 +90,7 @@ func newEngine(t *testing.T, settings []byte, folder string) *testEngine {
 	return &testEngine{e: e, cache: dirs.Cache}
 }
 
-func openDoc(e *testEngine, uri, text string) { e.e.DidOpen(context.Background(), uri, 1, text) }
+func openDoc(e *testEngine, uri, text string) { e.e.DidOpen(context.Background(), uri, "", 1, text) }
 
 func changeDoc(e *testEngine, uri string, version int32, text string) {
 	if _, err := e.e.DidChange(context.Background(), uri, version, []source.Change{{Text: text}}); err != nil {

@@ -33,7 +33,7 @@ func startOwnEngine(t *testing.T, file string) (*Engine, *Snapshot, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return eng, eng.DidOpen(context.Background(), source.FileURI(path), 1, string(text)), ws
+	return eng, eng.DidOpen(context.Background(), source.FileURI(path), "", 1, string(text)), ws
 }
 
 func lineOf(t *testing.T, text, needle string) int {
@@ -201,7 +201,7 @@ func TestExplainHostileFileNames(t *testing.T) {
 			if err := eng.Initialize(ctx, InitializeParams{WorkspaceFolders: []string{ws}, InitializationOptions: settings}); err != nil {
 				t.Fatal(err)
 			}
-			doc := eng.DidOpen(ctx, source.FileURI(filepath.Join(ws, "step.py")), 1, src)
+			doc := eng.DidOpen(ctx, source.FileURI(filepath.Join(ws, "step.py")), "", 1, src)
 			type result struct {
 				res *ExplainResult
 				err error

@@ -67,7 +67,7 @@ func hazardEngine(t *testing.T, n Notifier) (*Engine, *Snapshot) {
 		"shipped": map[string]any{"python": benchPython, "env": map[string]string{"PYTHONPATH": site}},
 		"debian":  map[string]any{"python": benchPython},
 	})
-	return eng, eng.DidOpen(context.Background(), source.FileURI(path), 1, hazardsDoc)
+	return eng, eng.DidOpen(context.Background(), source.FileURI(path), "", 1, hazardsDoc)
 }
 
 // TestHazardReproActions: on a TL011 diagnostic the code actions run the

@@ -81,7 +81,7 @@ func newBenchEngine(b *testing.B, target map[string]any) *benchEngine {
 	}
 	eng.Initialized(ctx)
 	be := &benchEngine{eng: eng, uri: "file://" + filepath.Join(root, "train.py")}
-	be.doc = eng.DidOpen(ctx, be.uri, 1, string(script))
+	be.doc = eng.DidOpen(ctx, be.uri, "", 1, string(script))
 	text := string(script)
 	for _, q := range benchQueries {
 		at := strings.Index(text, q[0])
@@ -202,7 +202,7 @@ func benchWarmRestart(b *testing.B, target map[string]any) {
 			b.Fatal(err)
 		}
 		eng.Initialized(ctx)
-		doc := eng.DidOpen(ctx, first.uri, 1, string(script))
+		doc := eng.DidOpen(ctx, first.uri, "", 1, string(script))
 		locs, err := eng.Definition(ctx, doc, p)
 		if err != nil || len(locs) != 1 {
 			b.Fatalf("first definition after restart: %v, %v", locs, err)

@@ -57,7 +57,7 @@ func startImplEngine(t *testing.T) (*Engine, *Snapshot) {
 		t.Fatal(err)
 	}
 	uri := "file://" + filepath.Join(root, "train.py")
-	doc := eng.DidOpen(context.Background(), uri, 1, implDoc)
+	doc := eng.DidOpen(context.Background(), uri, "", 1, implDoc)
 	return eng, doc
 }
 

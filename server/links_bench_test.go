@@ -63,7 +63,7 @@ func BenchmarkDocumentLinks(b *testing.B) {
 	eng, ws := traceEngine(b, nil, nil)
 	text := benchLog(b, 10000)
 	ctx := context.Background()
-	doc := eng.DidOpen(ctx, source.FileURI(filepath.Join(ws, "train.log")), 1, text)
+	doc := eng.DidOpen(ctx, source.FileURI(filepath.Join(ws, "train.log")), "", 1, text)
 	links, err := eng.DocumentLinks(ctx, doc) // the mirror is ready from here on
 	if err != nil || len(links) == 0 {
 		b.Fatalf("%d links, %v", len(links), err)
@@ -85,7 +85,7 @@ func BenchmarkDocumentLinks100MB(b *testing.B) {
 	text := benchLog(b, 10000)
 	text = strings.Repeat(text, (100<<20)/len(text)+1)
 	ctx := context.Background()
-	doc := eng.DidOpen(ctx, source.FileURI(filepath.Join(ws, "train.log")), 1, text)
+	doc := eng.DidOpen(ctx, source.FileURI(filepath.Join(ws, "train.log")), "", 1, text)
 	links, err := eng.DocumentLinks(ctx, doc)
 	if err != nil || len(links) == 0 {
 		b.Fatalf("%d links, %v", len(links), err)

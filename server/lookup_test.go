@@ -65,7 +65,7 @@ func TestLookupCacheKeepsRangesPerReference(t *testing.T) {
 	uri := "file:///work/cache_test.py"
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	doc := eng.DidOpen(ctx, uri, 1, text)
+	doc := eng.DidOpen(ctx, uri, "", 1, text)
 	waitMirror(ctx, t, eng, "torch") // the cache checked below is the mirror's
 
 	var first string
@@ -113,7 +113,7 @@ func TestFlagRefsFollowEdits(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	doc := eng.DidOpen(ctx, uri, 1, before)
+	doc := eng.DidOpen(ctx, uri, "", 1, before)
 	isFlag := func(text string, p Position) bool {
 		h, err := eng.Hover(ctx, doc, p)
 		if err != nil {

@@ -50,7 +50,7 @@ func TestServerPlacedByItsFirstDocument(t *testing.T) {
 	ws := t.TempDir()
 	first := start(map[string]any{"defaultTarget": "fx", "targets": map[string]any{"fx": fx}}, ws)
 	text := "import torch.nn as nn\nnn.Linear(4, 4)\n"
-	doc := first.DidOpen(ctx, "file://"+filepath.Join(ws, "train.py"), 1, text)
+	doc := first.DidOpen(ctx, "file://"+filepath.Join(ws, "train.py"), "", 1, text)
 	waitMirror(ctx, t, first, "torch")
 	locs, err := first.Definition(ctx, doc, posOf(t, text, "nn.Linear", 0, 3))
 	if err != nil || len(locs) != 1 || !strings.HasSuffix(locs[0].Path, "/site/torch/nn/modules/linear.py") {
@@ -65,7 +65,7 @@ func TestServerPlacedByItsFirstDocument(t *testing.T) {
 	at := posOf(t, mirrorText, "class Linear(Module)", 0, len("class Linear("))
 	ask := func(eng *Engine) []Location {
 		t.Helper()
-		d := eng.DidOpen(ctx, "file://"+linear, 1, mirrorText)
+		d := eng.DidOpen(ctx, "file://"+linear, "", 1, mirrorText)
 		locs, err := eng.Definition(ctx, d, at)
 		if err != nil {
 			t.Fatal(err)

@@ -63,7 +63,7 @@ func newMirrorBench(b *testing.B) *mirrorBench {
 	}
 	mb.text = string(data)
 	// 16 names spread over the file, of the roles a reader asks about.
-	doc := be.eng.DidOpen(ctx, "file://"+mb.path, 1, mb.text)
+	doc := be.eng.DidOpen(ctx, "file://"+mb.path, "", 1, mb.text)
 	tab := doc.Buffer().Scopes()
 	var cands []pyscope.Occurrence
 	for _, occ := range tab.Occurrences() {
@@ -102,7 +102,7 @@ func BenchmarkDefinitionInMirrorFile(b *testing.B) {
 		for b.Loop() {
 			p := mb.positions[i%len(mb.positions)]
 			i++
-			doc := mb.eng.DidOpen(ctx, uri, int32(i), mb.text)
+			doc := mb.eng.DidOpen(ctx, uri, "", int32(i), mb.text)
 			if _, err := mb.eng.Definition(ctx, doc, p); err != nil {
 				b.Fatal(err)
 			}
@@ -112,7 +112,7 @@ func BenchmarkDefinitionInMirrorFile(b *testing.B) {
 		}
 	})
 	b.Run("warm", func(b *testing.B) {
-		doc := mb.eng.DidOpen(ctx, uri, 1, mb.text)
+		doc := mb.eng.DidOpen(ctx, uri, "", 1, mb.text)
 		defer mb.eng.DidClose(ctx, uri)
 		for _, p := range mb.positions {
 			if _, err := mb.eng.Definition(ctx, doc, p); err != nil {

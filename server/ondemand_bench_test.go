@@ -31,7 +31,7 @@ func BenchmarkOnDemandFirstAnswer(b *testing.B) {
 				b.StopTimer()
 				eng := torchEngine(b, tree.Site)
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				doc := eng.DidOpen(ctx, "file:///work/od.py", 1, benchText)
+				doc := eng.DidOpen(ctx, "file:///work/od.py", "", 1, benchText)
 				b.StartTimer()
 				locs, err := eng.Definition(ctx, doc, Position{Line: 2, Column: 3})
 				b.StopTimer()
@@ -58,7 +58,7 @@ func BenchmarkBackgroundCatchUp(b *testing.B) {
 				b.StopTimer()
 				eng := torchEngine(b, tree.Site)
 				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-				doc := eng.DidOpen(ctx, "file:///work/od.py", 1, benchText)
+				doc := eng.DidOpen(ctx, "file:///work/od.py", "", 1, benchText)
 				if _, err := eng.Definition(ctx, doc, Position{Line: 2, Column: 3}); err != nil {
 					b.Fatal(err)
 				}

@@ -47,7 +47,7 @@ func TestFirstAnswerOnDemandThenMirror(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	text := "import torch\nfrom torch import nn\nnn.Linear(4, 4)\n"
-	doc := eng.DidOpen(ctx, "file:///work/od.py", 1, text)
+	doc := eng.DidOpen(ctx, "file:///work/od.py", "", 1, text)
 	p := posOf(t, text, "nn.Linear", 0, 3)
 	locs, err := eng.Definition(ctx, doc, p)
 	if err != nil || len(locs) != 1 || !strings.HasSuffix(locs[0].Path, "torch/nn/modules/linear.py") {
@@ -65,7 +65,7 @@ func TestFirstAnswerOnDemandThenMirror(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The editor opens what it was given, and navigates in it.
-	opened := eng.DidOpen(ctx, "file://"+first.LocalPath, 1, string(want))
+	opened := eng.DidOpen(ctx, "file://"+first.LocalPath, "", 1, string(want))
 	waitMirror(ctx, t, eng, "torch")
 	locs, err = eng.Definition(ctx, doc, p)
 	if err != nil || len(locs) != 1 || !strings.HasSuffix(locs[0].Path, "torch/nn/modules/linear.py") {

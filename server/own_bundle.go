@@ -48,15 +48,78 @@ func (e *Engine) placeOf(doc *Snapshot) (runPlace, error) {
 	return runPlace{dir: filepath.Dir(p)}, nil
 }
 
-// runOptions says where the run keeps its files.
+// runOptions says where the run keeps its files: under the workspace
+// root's .torchlsp/repros when those directories are the user's
+// (runStateOwned), else under the cache, and the user is told why.
 func (e *Engine) runOptions(place runPlace) repro.RunOptions {
 	if place.rooted {
-		return repro.RunOptions{Workspace: place.dir}
+		err := runStateOwned(place.dir)
+		if err == nil {
+			return repro.RunOptions{Workspace: place.dir}
+		}
+		where := "keeps no files"
+		if e.opts.Dirs.Cache != "" {
+			where = "keeps its files under " + filepath.Join(e.opts.Dirs.Cache, "repros")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), showTimeout)
+		defer cancel()
+		e.notify.ShowMessage(ctx, MessageWarning, fmt.Sprintf("torchlsp: the run %s, not in %s: %v; torchlsp never writes into a directory another user owns or can write",
+			where, filepath.Join(place.dir, runStateDir, runReprosDir), err))
 	}
 	if e.opts.Dirs.Cache == "" {
 		return repro.RunOptions{}
 	}
 	return repro.RunOptions{StateDir: e.opts.Dirs.Cache}
+}
+
+// runStateDir and runReprosDir are where repro keeps a run's files under a
+// workspace root: <root>/.torchlsp/repros/<run>.
+const (
+	runStateDir  = ".torchlsp"
+	runReprosDir = "repros"
+)
+
+// runStateOwned checks, before a run writes, that the workspace root, its
+// .torchlsp and .torchlsp/repros (those that exist: repro creates the
+// others, 0700, as the user) are directories, no links, that the current
+// user owns and no other user can write. Another user's directory there
+// (a .torchlsp/repros of theirs, 0777) would receive the run's scripts
+// and results, and one that others can write could be swapped for theirs
+// between this check and the write.
+func runStateOwned(root string) error {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	check := func(name, shown string) (bool, error) {
+		st, err := r.Lstat(name)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && name != ".":
+			return false, nil
+		case err != nil:
+			return false, err
+		case !st.IsDir():
+			return false, fmt.Errorf("%s is %s, not a directory", shown, localfile.Kind(st.Mode()))
+		case !localfile.OwnedByMe(st):
+			uid, _ := localfile.Owner(st)
+			return false, fmt.Errorf("%s belongs to another user (uid %d)", shown, uid)
+		case st.Mode().Perm()&0o002 != 0:
+			return false, fmt.Errorf("%s is writable by every user (mode %04o)", shown, st.Mode().Perm())
+		}
+		return true, nil
+	}
+	state := filepath.Join(root, runStateDir)
+	for _, d := range []struct{ name, shown string }{
+		{".", root},
+		{runStateDir, state},
+		{path.Join(runStateDir, runReprosDir), filepath.Join(state, runReprosDir)},
+	} {
+		if there, err := check(d.name, d.shown); err != nil || !there {
+			return err
+		}
+	}
+	return nil
 }
 
 // ownBundle gathers the files a run of the user's code sends. The file
@@ -119,7 +182,7 @@ func (e *Engine) requireImported(c *repro.Collector, oc ownCode) error {
 		if err != nil {
 			return fmt.Errorf("%s cannot be sent to the target, so the run is not started: %w", n.why, err)
 		}
-		for _, rel := range importedFiles(n.rel, e.parse(data).Imports(), search, c.Lstat) {
+		for _, rel := range importedFiles(n.rel, e.parseFile(data).Imports(), search, c.Lstat) {
 			if !c.Has(rel) {
 				queue = append(queue, need{rel, "a module imported by " + n.rel})
 			}

@@ -82,7 +82,7 @@ func TestImportedFiles(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			doc, err := source.NewStore(0, nil).Open(source.FileURI("/w/"+tt.rel), 1, tt.src)
+			doc, err := source.NewStore(0, nil).Open(source.FileURI("/w/"+tt.rel), "", 1, tt.src)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -262,7 +262,7 @@ func TestPlaceOf(t *testing.T) {
 		t.Fatal(err)
 	}
 	open := func(p string) *Snapshot {
-		doc, err := source.NewStore(0, nil).Open(source.FileURI(p), 1, "import torch\n")
+		doc, err := source.NewStore(0, nil).Open(source.FileURI(p), "", 1, "import torch\n")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -110,7 +110,7 @@ func TestOwnRunWithoutRoot(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	doc := eng.DidOpen(ctx, source.FileURI(filepath.Join(dir, "step.py")), 1, ownStep)
+	doc := eng.DidOpen(ctx, source.FileURI(filepath.Join(dir, "step.py")), "", 1, ownStep)
 	res, err := eng.Explain(ctx, ExplainRequest{Doc: doc, Line: lineOf(t, ownStep, "torch.compile(step)")})
 	if err != nil {
 		t.Fatalf("explain: %v", err)
@@ -150,7 +150,7 @@ func TestOwnRunPastFileLimit(t *testing.T) {
 	eng, _ := ownRunEngine(t, ws)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	doc := eng.DidOpen(ctx, source.FileURI(filepath.Join(ws, "zz", "step.py")), 1, ownStep)
+	doc := eng.DidOpen(ctx, source.FileURI(filepath.Join(ws, "zz", "step.py")), "", 1, ownStep)
 	var st statusLines
 	res, err := eng.Explain(ctx, ExplainRequest{Doc: doc, Line: lineOf(t, ownStep, "torch.compile(step)"), Sink: st.sink})
 	if err != nil {
@@ -181,7 +181,7 @@ func TestRunRefusesNonFiles(t *testing.T) {
 	src := "import torch\nc = torch.compile(lambda x: x)\n"
 	for _, name := range []string{"zero.py", "null.py", "pipe.py"} {
 		p := filepath.Join(dir, name)
-		doc := eng.DidOpen(context.Background(), source.FileURI(p), 1, src)
+		doc := eng.DidOpen(context.Background(), source.FileURI(p), "", 1, src)
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 		_, err := eng.Repro(ctx, ReproRequest{Doc: doc, Line: 1})
 		cancel()

@@ -29,7 +29,7 @@ def f(x):
 g = torch.compile(f, mode="reduce-overhead", backend="inductor", fullgraph=True, dynamic=False,
                   options={"triton.cudagraphs": False})
 `)
-	doc, _ := source.NewStore(0, nil).Open("file:///w/t.py", 1, string(src))
+	doc, _ := source.NewStore(0, nil).Open("file:///w/t.py", "", 1, string(src))
 	call, ok := compileCallNear(doc.Buffer(), 11)
 	if !ok {
 		t.Fatal("no compile call found")

@@ -34,7 +34,7 @@ func TestOwnCodeOf(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			path := "/w/" + tt.rel
-			doc, err := source.NewStore(0, nil).Open(source.FileURI(path), 1, tt.src)
+			doc, err := source.NewStore(0, nil).Open(source.FileURI(path), "", 1, tt.src)
 			if err != nil {
 				t.Fatal(err)
 			}

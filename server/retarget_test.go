@@ -63,7 +63,7 @@ func TestSelectTargetRepublishes(t *testing.T) {
 		t.Fatal(err)
 	}
 	eng.Initialized(ctx)
-	eng.DidOpen(ctx, "file:///work/retarget.py", 1, string(src))
+	eng.DidOpen(ctx, "file:///work/retarget.py", "", 1, string(src))
 	await := func(what string, ok func(codes string) bool) {
 		t.Helper()
 		for {

@@ -171,7 +171,7 @@ func openIn(t *testing.T, eng *Engine, ws, name string) *Snapshot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return eng.DidOpen(context.Background(), source.FileURI(path), 1, string(text))
+	return eng.DidOpen(context.Background(), source.FileURI(path), "", 1, string(text))
 }
 
 // TestRunTableBound: MaxRuns runs at once, one more refused naming them;

@@ -550,7 +550,7 @@ func (e *Engine) scanFolder(ctx context.Context, root string, prev, next map[str
 			if err != nil {
 				return nil
 			}
-			next[p] = scanEntry{mod: info.ModTime(), size: info.Size(), names: topImports(e.parse(src).Imports())}
+			next[p] = scanEntry{mod: info.ModTime(), size: info.Size(), names: topImports(e.parseFile(src).Imports())}
 		}
 		for _, n := range next[p].names {
 			names[n] = true
@@ -798,7 +798,7 @@ func (e *Engine) siteSavedRead(path string) {
 		return
 	}
 	fresh := false
-	for _, n := range topImports(e.parse(src).Imports()) {
+	for _, n := range topImports(e.parseFile(src).Imports()) {
 		if !last.considered[n] {
 			fresh = true
 		}

@@ -116,7 +116,7 @@ func TestWorkspaceImports(t *testing.T) {
 	}
 	e := New(Options{Dirs: config.Dirs{Cache: t.TempDir()}})
 	e.cfg.setFolders([]string{ws})
-	e.DidOpen(context.Background(), "untitled:Untitled-1", 1, "import opened\n")
+	e.DidOpen(context.Background(), "untitled:Untitled-1", "", 1, "import opened\n")
 
 	got, err := e.workspaceImports(context.Background())
 	if err != nil {
@@ -416,7 +416,7 @@ func TestSiteAnnouncedAndHover(t *testing.T) {
 			uri := "file://" + filepath.Join(ws, "train.py")
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			doc := eng.DidOpen(ctx, uri, 1, src)
+			doc := eng.DidOpen(ctx, uri, "", 1, src)
 			pos := posOf(t, src, "Linear", 0, 1)
 			before, err := eng.Hover(ctx, doc, pos)
 			if err != nil || before == nil || !strings.Contains(before.Markdown, "```python") {

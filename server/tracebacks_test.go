@@ -117,7 +117,7 @@ func linksOf(t *testing.T, eng *Engine, ws, name, text string) ([]Link, *Snapsho
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	doc := eng.DidOpen(ctx, source.FileURI(filepath.Join(ws, name)), 1, text)
+	doc := eng.DidOpen(ctx, source.FileURI(filepath.Join(ws, name)), "", 1, text)
 	links, err := eng.DocumentLinks(ctx, doc)
 	if err != nil {
 		t.Fatal(err)
@@ -359,7 +359,7 @@ func TestLinksLearnedFromReproRuns(t *testing.T) {
 	}
 	text := strings.ReplaceAll(capture(t, "torch113/threads.txt"), debianRunDir, "/tmp/torchlsp-ws-k2j4")
 	ctx := context.Background()
-	doc := eng.DidOpen(ctx, source.FileURI(filepath.Join(run, "threads.stderr")), 1, text)
+	doc := eng.DidOpen(ctx, source.FileURI(filepath.Join(run, "threads.stderr")), "", 1, text)
 	links, err := eng.DocumentLinks(ctx, doc)
 	if err != nil {
 		t.Fatal(err)
@@ -407,7 +407,7 @@ func TestTracebackCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	userURI := source.FileURI(userPath)
-	eng.DidOpen(ctx, userURI, 1, string(userText))
+	eng.DidOpen(ctx, userURI, "", 1, string(userText))
 	out, err := eng.TracebackCommand(ctx, TracebackArgs{Text: capture(t, "torch113/dataloader.txt")})
 	if err != nil {
 		t.Fatal(err)
@@ -465,7 +465,7 @@ func TestTracebackCommand(t *testing.T) {
 func TestTracebackAction(t *testing.T) {
 	eng, ws := traceEngine(t, nil, nil)
 	text := "epoch 1\n" + capture(t, "torch113/threads.txt")
-	doc := eng.DidOpen(context.Background(), source.FileURI(filepath.Join(ws, "run.log")), 1, text)
+	doc := eng.DidOpen(context.Background(), source.FileURI(filepath.Join(ws, "run.log")), "", 1, text)
 	at := func(line int) []CodeAction {
 		as, err := eng.CodeActions(context.Background(), doc, Range{Start: Position{Line: line}, End: Position{Line: line}}, nil)
 		if err != nil {
@@ -492,9 +492,9 @@ func TestLogsAreNotPython(t *testing.T) {
 	eng, ws := traceEngine(t, nil, nil)
 	src := "import torch\nimport threading\nf = torch.compile(lambda x: x, mode=\"reduce-overhead\")\nthreading.Thread(target=f).start()\n"
 	for name, want := range map[string]bool{"train.py": true, "train.log": false} {
-		doc := eng.DidOpen(context.Background(), source.FileURI(filepath.Join(ws, name)), 1, src)
-		if got := isPythonDoc(doc); got != want {
-			t.Errorf("%s: isPythonDoc %v", name, got)
+		doc := eng.DidOpen(context.Background(), source.FileURI(filepath.Join(ws, name)), "", 1, src)
+		if got := doc.IsPython(); got != want {
+			t.Errorf("%s: IsPython %v", name, got)
 		}
 		if want {
 			continue

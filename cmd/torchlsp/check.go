@@ -65,7 +65,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		abs, _ := filepath.Abs(path)
 		uri := source.FileURI(abs)
-		doc := eng.DidOpen(ctx, uri, 1, string(text))
+		doc := eng.DidOpen(ctx, uri, "", 1, string(text))
 		diags, err := eng.Diagnostics(ctx, doc)
 		eng.DidClose(ctx, uri)
 		if err != nil {

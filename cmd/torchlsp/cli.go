@@ -172,7 +172,7 @@ func openAtWith(ctx context.Context, name string, args []string, stderr io.Write
 		cancel()
 		return nil, nil, server.Position{}, nil, err
 	}
-	doc := eng.DidOpen(ctx, source.FileURI(abs), 1, string(text))
+	doc := eng.DidOpen(ctx, source.FileURI(abs), "", 1, string(text))
 	return eng, doc, pos, func() {
 		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer scancel()

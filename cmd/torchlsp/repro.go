@@ -158,7 +158,7 @@ func openRun(ctx context.Context, c commonFlags, abs string, text []byte, stderr
 		defer scancel()
 		_ = eng.Shutdown(sctx)
 	}
-	return eng, eng.DidOpen(ctx, source.FileURI(abs), 1, string(text)), done, nil
+	return eng, eng.DidOpen(ctx, source.FileURI(abs), "", 1, string(text)), done, nil
 }
 
 // printEvents prints a run's status lines, or every line when verbose.

@@ -1,9 +1,12 @@
 package source
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/torchlsp/torchlsp/server/diagnose"
@@ -21,8 +24,20 @@ const DefaultMaxBytes = 4 << 20
 var ErrTooLarge = errors.New("document too large to analyse")
 
 // ParseFunc parses a Python text into a buffer; the store's owner supplies
-// it (a pool of parsers, say).
-type ParseFunc func(src []byte) *pybuf.Buffer
+// it (a pool of parsers, say). It gives up with ctx's error when ctx is
+// done, and returns no buffer then.
+type ParseFunc func(ctx context.Context, src []byte) (*pybuf.Buffer, error)
+
+// ParseWith adapts a parse that cannot be stopped (pybuf.Parse, a test's
+// counting parse) to a ParseFunc.
+func ParseWith(parse func(src []byte) *pybuf.Buffer) ParseFunc {
+	return func(ctx context.Context, src []byte) (*pybuf.Buffer, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return parse(src), nil
+	}
+}
 
 // Snapshot is one version of one open document. It never changes: an edit
 // makes a new Snapshot. Its analyses are computed on first use, once.
@@ -31,12 +46,15 @@ type Snapshot struct {
 	uri      string
 	path     string // local path of a file: URI; "" for other schemes
 	version  int32
+	language string // the client's languageId; "" when none was given
 	mapper   *Mapper
 	tooLarge bool
 	parse    ParseFunc
 
-	parseOnce sync.Once
-	buf       *pybuf.Buffer
+	// parseMu serialises the parse of this version; a parse that was
+	// stopped leaves buf nil, and the next caller parses again.
+	parseMu sync.Mutex
+	buf     *pybuf.Buffer // guarded by parseMu until set, then read-only
 
 	memoMu sync.Mutex // guards memo
 	memo   map[any]*memoEntry
@@ -66,16 +84,59 @@ func (s *Snapshot) Mapper() *Mapper { return s.mapper }
 // document's Buffer is empty.
 func (s *Snapshot) TooLarge() bool { return s.tooLarge }
 
-// Buffer is the parsed buffer of this version, parsed on first use.
+// Language is the languageId the client gave the document ("" when none).
+func (s *Snapshot) Language() string { return s.language }
+
+// IsPython reports whether the document is Python source, the only kind
+// that is ever parsed: what the client calls "python", or, where the
+// client names no language (the command line) or names another for a
+// Python file, a .py, .pyi or .pyw file, a file with no extension (a
+// script) or a buffer that is no file. A log, a report or any other text
+// the editor opens (VS Code opens tracebacks' logs for their links) is
+// never parsed as Python: its Buffer is empty.
+func (s *Snapshot) IsPython() bool { return isPython(s.language, s.path) }
+
+func isPython(language, path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".py", ".pyi", ".pyw":
+		return true
+	case "":
+		return language == "" || strings.EqualFold(language, "python")
+	}
+	return strings.EqualFold(language, "python")
+}
+
+// Buffer is the parsed buffer of this version, parsed on first use; it is
+// empty for a document that is not Python or is too large.
 func (s *Snapshot) Buffer() *pybuf.Buffer {
-	s.parseOnce.Do(func() {
-		src := []byte(s.mapper.Text())
-		if s.tooLarge {
-			src = nil
-		}
-		s.buf = s.parse(src)
-	})
-	return s.buf
+	b, err := s.BufferContext(context.Background())
+	if err != nil {
+		// Only a done context stops a parse, and this one never is.
+		panic(fmt.Sprintf("source: uncancellable parse of %s stopped: %v", s.uri, err))
+	}
+	return b
+}
+
+// BufferContext is Buffer that gives up when ctx is done, as when a newer
+// version makes this one's analysis moot; a stopped parse is not kept, so
+// a later caller parses again. Callers of one snapshot parse one at a
+// time: the second waits for the first's parse.
+func (s *Snapshot) BufferContext(ctx context.Context) (*pybuf.Buffer, error) {
+	s.parseMu.Lock()
+	defer s.parseMu.Unlock()
+	if s.buf != nil {
+		return s.buf, nil
+	}
+	var src []byte
+	if !s.tooLarge && s.IsPython() {
+		src = []byte(s.mapper.Text())
+	}
+	b, err := s.parse(ctx, src)
+	if err != nil {
+		return nil, fmt.Errorf("parse %s version %d: %w", s.uri, s.version, err)
+	}
+	s.buf = b
+	return b, nil
 }
 
 // Memo returns the value compute makes for key, computing it at most once
@@ -124,22 +185,24 @@ type Store struct {
 }
 
 // NewStore makes an empty store. maxBytes <= 0 means DefaultMaxBytes; parse
-// nil means pybuf.Parse.
+// nil means pybuf.Parse, which cannot be stopped.
 func NewStore(maxBytes int, parse ParseFunc) *Store {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
 	}
 	if parse == nil {
-		parse = pybuf.Parse
+		parse = ParseWith(pybuf.Parse)
 	}
 	return &Store{maxBytes: maxBytes, parse: parse, byURI: map[string]*Snapshot{}, byPath: map[string]*Snapshot{}}
 }
 
-// Open records a document's text, replacing any earlier version. A text
-// over the limit is kept but marked TooLarge, and the error says so.
-func (st *Store) Open(uri string, version int32, text string) (*Snapshot, error) {
+// Open records a document's text, replacing any earlier version. language
+// is the client's languageId ("" when it gave none: the document's path
+// decides whether it is Python). A text over the limit is kept but marked
+// TooLarge, and the error says so.
+func (st *Store) Open(uri, language string, version int32, text string) (*Snapshot, error) {
 	path, _ := FilePath(uri)
-	snap := &Snapshot{uri: uri, path: path, version: version, mapper: NewMapper(text), parse: st.parse, tooLarge: len(text) > st.maxBytes}
+	snap := &Snapshot{uri: uri, path: path, version: version, language: language, mapper: NewMapper(text), parse: st.parse, tooLarge: len(text) > st.maxBytes}
 	st.mu.Lock()
 	st.byURI[uri] = snap
 	if path != "" {
@@ -163,7 +226,7 @@ func (st *Store) Change(uri string, version int32, changes []Change) (*Snapshot,
 	if err != nil {
 		return nil, fmt.Errorf("document %s version %d: %w", uri, version, err)
 	}
-	return st.Open(uri, version, text)
+	return st.Open(uri, old.language, version, text)
 }
 
 // Close forgets a document and returns its last snapshot (nil if it was

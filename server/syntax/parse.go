@@ -81,6 +81,12 @@ func init() {
 // malloc, as init set it.
 func allocatorIsLibc() bool { return bool(C.syntax_allocator_is_libc()) }
 
+// allocateThroughRuntime allocates n bytes as tree-sitter does, and frees
+// them: the test of what a failed allocation does.
+func allocateThroughRuntime(n uint64) {
+	C.free(C.syntax_alloc_checked(C.size_t(n)))
+}
+
 // grammar is the Python grammar and its symbol tables, built once at init
 // and read-only afterwards.
 type grammar struct {

@@ -1,6 +1,7 @@
 // The C half of package syntax: parse, and flatten a tree into Go memory
 // in one call. See parse.go.
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <stdbool.h>
 #include <time.h>
@@ -10,9 +11,42 @@
 #include <malloc.h>
 #endif
 
+// The runtime's allocator: libc's, checked. Tree-sitter's code uses what
+// its allocator returns without a NULL check (its own default allocator
+// aborts on failure); handing it bare malloc turned an allocation that
+// failed under an address-space limit into a NULL dereference (SIGSEGV in
+// syntax_parse). A failed allocation now ends the process with a message
+// that says what ran out; Go's own allocator does the same.
+static void syntax_out_of_memory(const char *what, size_t n) {
+	fprintf(stderr, "torchlsp: out of memory: the Python parser's %s of %zu bytes failed\n", what, n);
+	abort();
+}
+
+static void *syntax_malloc(size_t n) {
+	void *p = malloc(n);
+	if (!p && n) syntax_out_of_memory("malloc", n);
+	return p;
+}
+
+static void *syntax_calloc(size_t count, size_t size) {
+	void *p = calloc(count, size);
+	if (!p && count && size) syntax_out_of_memory("calloc", count * size);
+	return p;
+}
+
+static void *syntax_realloc(void *old, size_t n) {
+	void *p = realloc(old, n);
+	if (!p && n) syntax_out_of_memory("realloc", n);
+	return p;
+}
+
 // syntax_use_libc makes the runtime allocate with libc directly.
-void syntax_use_libc(void) { ts_set_allocator(malloc, calloc, realloc, free); }
-bool syntax_allocator_is_libc(void) { return ts_current_malloc == malloc; }
+void syntax_use_libc(void) { ts_set_allocator(syntax_malloc, syntax_calloc, syntax_realloc, free); }
+bool syntax_allocator_is_libc(void) { return ts_current_malloc == syntax_malloc; }
+
+// syntax_alloc_checked allocates n bytes through the runtime's allocator
+// (for tests: a failure must abort with the message, not return NULL).
+void *syntax_alloc_checked(size_t n) { return ts_current_malloc(n); }
 
 // syntax_release_free_memory hands the memory libc holds free back to the
 // system. glibc keeps what a thread's arena freed for that arena's next

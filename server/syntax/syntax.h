@@ -66,6 +66,7 @@ enum { SYNTAX_MISSING = 1, SYNTAX_IN_ERROR = 2 };
 
 void syntax_use_libc(void);
 bool syntax_allocator_is_libc(void);
+void *syntax_alloc_checked(size_t n);
 void syntax_release_free_memory(void);
 TSParser *syntax_parser_new(const void *lang);
 TSTree *syntax_parse(TSParser *p, const char *src, uint32_t len, const TSRange *ranges, uint32_t n,

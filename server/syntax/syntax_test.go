@@ -2,8 +2,10 @@ package syntax
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -374,5 +376,28 @@ func TestPoolConcurrent(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Error(e)
+	}
+}
+
+// A failed allocation in the C parser ends the process with a message that
+// says so; it never hands tree-sitter a NULL to dereference. The test runs
+// itself as a child that asks for more memory than any machine has.
+func TestFailedAllocationAborts(t *testing.T) {
+	if os.Getenv("TORCHLSP_SYNTAX_ALLOC_CHILD") == "1" {
+		allocateThroughRuntime(1 << 62)
+		fmt.Println("allocation returned")
+		os.Exit(0)
+	}
+	t.Parallel()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFailedAllocationAborts$")
+	cmd.Env = append(os.Environ(), "TORCHLSP_SYNTAX_ALLOC_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	// Go's runtime turns the abort into its own crash report, exit status 2.
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || !strings.Contains(string(out), "SIGABRT: abort") || strings.Contains(string(out), "SIGSEGV") {
+		t.Fatalf("child ended with %v, want an abort; output:\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "torchlsp: out of memory: the Python parser's malloc of 4611686018427387904 bytes failed") {
+		t.Errorf("no message naming the failed allocation:\n%s", out)
 	}
 }
