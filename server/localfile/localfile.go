@@ -50,15 +50,27 @@ func Read(path string, limit int64) ([]byte, error) {
 // torchlsp.toml), where a link could name /dev/zero, the server's stdin or
 // a file outside the repository.
 func ReadNoFollow(path string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(path, openFlags|syscall.O_NOFOLLOW, 0)
-	if errors.Is(err, syscall.ELOOP) {
-		return nil, fmt.Errorf("%s is %w", path, ErrLink)
-	}
+	f, _, err := OpenNoFollow(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	return ReadOpen(f, path, limit)
+}
+
+// OpenNoFollow opens path for reading as ReadNoFollow does (no link at
+// path itself, never blocking) and checks on the open descriptor that it
+// is a regular file, whose facts (its owner, its size) it returns: what
+// the caller then reads from f (ReadOpen) is the file it checked.
+func OpenNoFollow(path string) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(path, openFlags|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, nil, fmt.Errorf("%s is %w", path, ErrLink)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return checkOpen(f, path)
 }
 
 // ReadIn reads name inside root like Read: the root refuses any path or
@@ -70,6 +82,50 @@ func ReadIn(root *os.Root, name string, limit int64) ([]byte, error) {
 	}
 	defer f.Close()
 	return ReadOpen(f, name, limit)
+}
+
+// OpenIn opens name inside root for reading (the root refuses any path
+// or link that leads outside it; a named pipe never blocks) and checks on
+// the open descriptor that it is a regular file. Proving a file and
+// reading it is then one act: the caller reads f (ReadOpen), never the
+// name again, so a swap of the name for a link after the check changes
+// nothing.
+func OpenIn(root *os.Root, name string) (*os.File, fs.FileInfo, error) {
+	f, err := root.OpenFile(name, openFlags, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return checkOpen(f, name)
+}
+
+// checkOpen keeps f when it is a regular file, else closes it.
+func checkOpen(f *os.File, name string) (*os.File, fs.FileInfo, error) {
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s is %s, %w", name, Kind(st.Mode()), ErrNotRegular)
+	}
+	return f, st, nil
+}
+
+// Owner is the user id that owns the file st describes; ok is false where
+// the system does not say.
+func Owner(st fs.FileInfo) (uid int, ok bool) {
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(sys.Uid), true
+}
+
+// OwnedByMe reports whether the current user owns the file st describes.
+func OwnedByMe(st fs.FileInfo) bool {
+	uid, ok := Owner(st)
+	return ok && uid == os.Geteuid()
 }
 
 // ReadOpen checks an open file and reads it: it must be a regular file of

@@ -77,6 +77,22 @@ func readBounded(t *testing.T, read func() ([]byte, error)) ([]byte, error) {
 	return nil, nil
 }
 
+// openAndRead reads, within the test's limit, a file OpenIn or
+// OpenNoFollow proved regular, and says whether its owner is the user.
+func openAndRead(f *os.File, st os.FileInfo, err error) ([]byte, error) {
+	if err != nil {
+		if f != nil {
+			return nil, errors.New("an open file came with the error")
+		}
+		return nil, err
+	}
+	defer f.Close()
+	if !st.Mode().IsRegular() || !OwnedByMe(st) {
+		return nil, errors.New("proved a file that is not a regular file of the user's")
+	}
+	return ReadOpen(f, st.Name(), 64)
+}
+
 func TestRead(t *testing.T) {
 	t.Parallel()
 	outside := filepath.Join(t.TempDir(), "outside.py")
@@ -124,6 +140,10 @@ func TestRead(t *testing.T) {
 				{"Read", func() ([]byte, error) { return Read(path, limit) }, tt.follow},
 				{"ReadNoFollow", func() ([]byte, error) { return ReadNoFollow(path, limit) }, tt.noLink},
 				{"ReadIn", func() ([]byte, error) { return ReadIn(root, "f.py", limit) }, tt.inRoot},
+				// A file proved and then read on one handle: what the
+				// proof refuses is never opened for reading.
+				{"OpenIn", func() ([]byte, error) { return openAndRead(OpenIn(root, "f.py")) }, tt.inRoot},
+				{"OpenNoFollow", func() ([]byte, error) { return openAndRead(OpenNoFollow(path)) }, tt.noLink},
 			}
 			for _, w := range ways {
 				data, err := readBounded(t, w.read)
