@@ -284,3 +284,111 @@ func TestPlaceOf(t *testing.T) {
 		}
 	}
 }
+
+// messageNotifier records the messages shown.
+type messageNotifier struct {
+	NopNotifier
+	mu   sync.Mutex // guards msgs
+	msgs []string
+}
+
+func (n *messageNotifier) ShowMessage(_ context.Context, _ MessageType, msg string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.msgs = append(n.msgs, msg)
+}
+
+func (n *messageNotifier) shown() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]string(nil), n.msgs...)
+}
+
+// TestRunFilesStayOutOfOthersDirectories: a run under a workspace root
+// keeps its files in <root>/.torchlsp/repros only when the root and those
+// of the two that exist are directories of the user's that no other user
+// can write; otherwise they go under the cache and the user is told why.
+// (A .torchlsp/repros of another user's, 0777, received the run.)
+func TestRunFilesStayOutOfOthersDirectories(t *testing.T) {
+	t.Parallel()
+	const other = 65534
+	asRoot := func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("making a directory of another user's needs root")
+		}
+	}
+	chown := func(t *testing.T, p string, mode os.FileMode) {
+		if err := os.Chown(p, other, other); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		name  string
+		plant func(t *testing.T, ws string)
+		why   string // "" when the run's files stay in the workspace
+	}{
+		{"a root of the user's without .torchlsp", func(t *testing.T, ws string) {}, ""},
+		{"a .torchlsp/repros of the user's", func(t *testing.T, ws string) {
+			writeTree(t, ws, map[string]string{".torchlsp/repros/old/report.md": ""})
+		}, ""},
+		{"a .torchlsp/repros of another user's, 0777", func(t *testing.T, ws string) {
+			asRoot(t)
+			writeTree(t, ws, map[string]string{".torchlsp/repros/old/report.md": ""})
+			chown(t, filepath.Join(ws, ".torchlsp", "repros"), 0o777)
+		}, filepath.Join(".torchlsp", "repros") + " belongs to another user (uid 65534)"},
+		{"a .torchlsp of another user's", func(t *testing.T, ws string) {
+			asRoot(t)
+			writeTree(t, ws, map[string]string{".torchlsp/.gitignore": "*\n"})
+			chown(t, filepath.Join(ws, ".torchlsp"), 0o755)
+		}, ".torchlsp belongs to another user (uid 65534)"},
+		{"a root of another user's", func(t *testing.T, ws string) {
+			asRoot(t)
+			chown(t, ws, 0o755)
+		}, " belongs to another user (uid 65534)"},
+		{"a root every user can write", func(t *testing.T, ws string) {
+			if err := os.Chmod(ws, 0o1777); err != nil {
+				t.Fatal(err)
+			}
+		}, " is writable by every user (mode 0777)"},
+		{"a .torchlsp that is a link to a directory of the user's", func(t *testing.T, ws string) {
+			writeTree(t, ws, map[string]string{".torchlsp": "->" + t.TempDir()})
+		}, ".torchlsp is a symbolic link, not a directory"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ws, cache := t.TempDir(), t.TempDir()
+			writeTree(t, ws, map[string]string{"a.py": ""})
+			tt.plant(t, ws)
+			n := &messageNotifier{}
+			eng := New(Options{Dirs: config.Dirs{Cache: cache}, Notifier: n})
+			if err := eng.Initialize(context.Background(), InitializeParams{WorkspaceFolders: []string{ws}}); err != nil {
+				t.Fatal(err)
+			}
+			doc, err := source.NewStore(0, nil).Open(source.FileURI(filepath.Join(ws, "a.py")), "", 1, "import torch\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			place, err := eng.placeOf(doc)
+			if err != nil || !place.rooted {
+				t.Fatalf("placeOf: %+v %v", place, err)
+			}
+			opts := eng.runOptions(place)
+			if tt.why == "" {
+				if opts.Workspace != ws || len(n.shown()) != 0 {
+					t.Errorf("the run's files go to %+v (%q), want the workspace", opts, n.shown())
+				}
+				return
+			}
+			if opts.Workspace != "" || opts.StateDir != cache {
+				t.Errorf("the run's files go to %+v, want the cache", opts)
+			}
+			msgs := n.shown()
+			if len(msgs) != 1 || !strings.Contains(msgs[0], tt.why) || !strings.Contains(msgs[0], "keeps its files under "+filepath.Join(cache, "repros")) {
+				t.Errorf("messages %q, want one naming %q and the cache", msgs, tt.why)
+			}
+		})
+	}
+}

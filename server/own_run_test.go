@@ -196,3 +196,47 @@ func TestRunRefusesNonFiles(t *testing.T) {
 		t.Errorf("a .torchlsp was created beside the documents (%v)", err)
 	}
 }
+
+// TestOwnRunSkipsAnotherUsersRunDirectory: under a workspace root whose
+// .torchlsp/repros belongs to another user and is 0777, an own-code run
+// still runs, and its files go under the cache; nothing is written into
+// that directory. (The run's scripts and results went into it.)
+func TestOwnRunSkipsAnotherUsersRunDirectory(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("making a directory of another user's needs root")
+	}
+	ws := t.TempDir()
+	writeTree(t, ws, map[string]string{
+		"step.py":             ownStep,
+		"helpers/__init__.py": "",
+		"helpers/data.py":     "import torch\n\n\ndef make_x(seed):\n    return (torch.ones(4, 8),)\n",
+	})
+	theirs := filepath.Join(ws, ".torchlsp", "repros")
+	if err := os.MkdirAll(theirs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(theirs, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(theirs, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	eng, dirs := ownRunEngine(t, ws)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	doc := eng.DidOpen(ctx, source.FileURI(filepath.Join(ws, "step.py")), "", 1, ownStep)
+	res, err := eng.Explain(ctx, ExplainRequest{Doc: doc, Line: lineOf(t, ownStep, "torch.compile(step)")})
+	if err != nil {
+		t.Fatalf("explain: %v", err)
+	}
+	if !strings.HasPrefix(res.Report.Dir, filepath.Join(dirs.Cache, "repros")+string(filepath.Separator)) {
+		t.Errorf("the run's files are in %q, want under the cache", res.Report.Dir)
+	}
+	if entries, err := os.ReadDir(theirs); err != nil || len(entries) != 0 {
+		t.Errorf("the other user's directory holds %v (%v), want nothing", entries, err)
+	}
+	if n := sentNote(res.Report); !strings.HasPrefix(n, "3 workspace file(s) sent") {
+		t.Errorf("sent %q", n)
+	}
+}
