@@ -66,18 +66,33 @@ func parseFilePos(arg string) (filePos, error) {
 	return filePos{path: strings.Join(parts[:n-2], ":"), line: line, col: col}, nil
 }
 
-// workspaceOf finds the folder whose torchlsp.toml applies to path: the
-// nearest ancestor that has one, else path's own directory.
-func workspaceOf(path string) string {
+// workspaceOf finds the folder whose torchlsp.toml applies to path, by
+// the one rule of rootOf, else path's own directory. A torchlsp.toml
+// that makes no root elsewhere is said on stderr unless quiet (one in
+// path's own directory the engine reads, and speaks of, itself).
+func workspaceOf(path string, stderr io.Writer, quiet bool) string {
 	dir := filepath.Dir(path)
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, config.WorkspaceFile)); err == nil {
-			return d
-		}
-		if parent := filepath.Dir(d); parent == d {
-			return dir
-		}
+	root, st := rootOf(dir)
+	if root != "" {
+		return root
 	}
+	if msg := st.RootMessage("its targets are ignored"); msg != "" && !quiet && st.Dir != dir {
+		fmt.Fprintln(stderr, termName(msg))
+	}
+	return dir
+}
+
+// rootOf is the workspace root of a directory for every command: the
+// nearest directory at or above it holding a torchlsp.toml, when that is
+// a regular file of the user's whose content the user trusts
+// (config.RootOf); else "", and st says why.
+func rootOf(dir string) (string, config.WorkspaceStatus) {
+	dirs, err := config.DefaultDirs()
+	if err != nil {
+		// No trust records to read: nothing is trusted.
+		return "", config.WorkspaceStatus{Dir: dir, State: config.Absent}
+	}
+	return config.RootOf(dir, config.NewTrustStore(dirs))
 }
 
 // newEngine makes an engine for a command-line run rooted at folder.
@@ -116,7 +131,7 @@ func engineHere(ctx context.Context, c commonFlags, stderr io.Writer) (context.C
 		return ctx, nil, nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	eng, err := newEngine(ctx, c, workspaceOf(cwd+"/."), stderr)
+	eng, err := newEngine(ctx, c, workspaceOf(cwd+"/.", stderr, c.quiet), stderr)
 	if err != nil {
 		cancel()
 		return ctx, nil, nil, err
@@ -167,7 +182,7 @@ func openAtWith(ctx context.Context, name string, args []string, stderr io.Write
 		return nil, nil, server.Position{}, nil, fmt.Errorf("%s: %w", fs.Arg(0), err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	eng, err := newEngine(ctx, c, workspaceOf(abs), stderr)
+	eng, err := newEngine(ctx, c, workspaceOf(abs, stderr, c.quiet), stderr)
 	if err != nil {
 		cancel()
 		return nil, nil, server.Position{}, nil, err

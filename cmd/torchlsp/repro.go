@@ -7,14 +7,12 @@ import (
 	"fmt"
 	"html"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/torchlsp/torchlsp/server"
-	"github.com/torchlsp/torchlsp/server/config"
 	"github.com/torchlsp/torchlsp/server/localfile"
 	"github.com/torchlsp/torchlsp/server/repro"
 	"github.com/torchlsp/torchlsp/server/source"
@@ -133,23 +131,24 @@ func homeHint(err error) error {
 	return err
 }
 
-// runRoot is the workspace root of a run on a file: the nearest directory
-// above it that holds a torchlsp.toml, or "" when none does. Without one,
-// only the file and the modules it imports travel, and the run's files go
-// under the cache, never into a .torchlsp beside the file.
-func runRoot(path string) string {
-	dir := workspaceOf(path)
-	if _, err := os.Stat(filepath.Join(dir, config.WorkspaceFile)); err != nil {
-		return ""
+// runRoot is the workspace root of a run on a file (rootOf), or "" when
+// it has none: then only the file and the modules it imports travel, and
+// the run's files go under the cache, never into a .torchlsp beside the
+// file. A torchlsp.toml that makes no root is said on stderr, whatever
+// --quiet says: it decides what the run sends.
+func runRoot(path string, stderr io.Writer) string {
+	root, st := rootOf(filepath.Dir(path))
+	if msg := st.RootMessage("a run sends only " + filepath.Base(path) + " and the modules it imports, and keeps its files under the cache"); root == "" && msg != "" {
+		fmt.Fprintln(stderr, termName(msg))
 	}
-	return dir
+	return root
 }
 
 // openRun starts an engine for the workspace of a file and opens it, for
 // the commands that run code on the target (repro, explain); done shuts the
 // engine down.
 func openRun(ctx context.Context, c commonFlags, abs string, text []byte, stderr io.Writer) (*server.Engine, *server.Snapshot, func(), error) {
-	eng, err := newEngine(ctx, c, runRoot(abs), stderr)
+	eng, err := newEngine(ctx, c, runRoot(abs, stderr), stderr)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -97,10 +97,13 @@ func assertInert(t *testing.T, what, out string) {
 // leaves out of what it sends.
 func TestWorkspaceNamesReachTheTerminalEscaped(t *testing.T) {
 	ws := ownWorkspace(t)
-	// A torchlsp.toml makes ws the workspace root, whose other files
-	// travel: the odd names are among them and are left out by name.
+	// A trusted torchlsp.toml makes ws the workspace root, whose other
+	// files travel: the odd names are among them and are left out by name.
 	if err := os.WriteFile(filepath.Join(ws, "torchlsp.toml"), nil, 0o644); err != nil {
 		t.Fatal(err)
+	}
+	if code, out, errOut := cli(t, "trust", ws); code != 0 {
+		t.Fatalf("trust: %d %s %s", code, out, errOut)
 	}
 	train := mustRead(t, filepath.Join("..", "..", "test", "e2e", "testdata", "workspace", "train.py"))
 	for _, name := range hostileNames {

@@ -78,9 +78,10 @@ func rootStatus(dir, path string, store *TrustStore) WorkspaceStatus {
 }
 
 // RootMessage says why the torchlsp.toml st describes makes no workspace
-// root, and what a run does instead; "" when it is a root or there is
-// none.
-func (w WorkspaceStatus) RootMessage() string {
+// root, then what follows from that (then: "a run sends only the file
+// …"), and how to make it one where trust is all it lacks; "" when it is a
+// root or there is none.
+func (w WorkspaceStatus) RootMessage(then string) string {
 	why := ""
 	switch {
 	case w.State == Absent:
@@ -94,7 +95,10 @@ func (w WorkspaceStatus) RootMessage() string {
 	default:
 		return ""
 	}
-	msg := fmt.Sprintf("torchlsp: %s, so %s is not a workspace root: a run sends only the file and the modules it imports, and keeps its files under the cache", why, w.Dir)
+	msg := fmt.Sprintf("torchlsp: %s, so %s is not a workspace root", why, w.Dir)
+	if then != "" {
+		msg += ": " + then
+	}
 	if w.Err == nil {
 		msg += fmt.Sprintf(". Review it, then run `torchlsp trust %s` to make it one", w.Dir)
 	}

@@ -43,14 +43,14 @@ func TestRootOf(t *testing.T) {
 	t.Run("a trusted file of the user's is the root", func(t *testing.T) {
 		shared, src := project(t)
 		trusted(t, filepath.Join(shared, "me", "proj"))
-		if root, st := RootOf(src, store); root != filepath.Join(shared, "me", "proj") || st.State != Trusted || st.RootMessage() != "" {
+		if root, st := RootOf(src, store); root != filepath.Join(shared, "me", "proj") || st.State != Trusted || st.RootMessage("") != "" {
 			t.Errorf("RootOf = %q, %+v", root, st)
 		}
 	})
 
 	t.Run("none", func(t *testing.T) {
 		_, src := project(t)
-		if root, st := RootOf(src, store); root != "" || st.State != Absent || st.RootMessage() != "" {
+		if root, st := RootOf(src, store); root != "" || st.State != Absent || st.RootMessage("") != "" {
 			t.Errorf("RootOf = %q, %+v", root, st)
 		}
 	})
@@ -107,7 +107,7 @@ func TestRootOf(t *testing.T) {
 			if root != "" || st.Dir != filepath.Join(shared, "me") {
 				t.Errorf("RootOf = %q, %+v; want no root", root, st)
 			}
-			msg := st.RootMessage()
+			msg := st.RootMessage("a run sends only the file and the modules it imports")
 			for _, want := range []string{tt.why, filepath.Join(shared, "me") + " is not a workspace root", "sends only the file and the modules it imports"} {
 				if !strings.Contains(msg, want) {
 					t.Errorf("message lacks %q: %s", want, msg)
