@@ -317,6 +317,9 @@ func TestMalformedInput(t *testing.T) {
 		{"id of wrong type", frame(`{"jsonrpc":"2.0","id":{"a":1},"method":"textDocument/hover"}`), lsptest.CodeInvalidRequest, "null"},
 		{"wrong param types", frame(`{"jsonrpc":"2.0","id":8,"method":"textDocument/hover","params":{"position":"here"}}`), lsptest.CodeInvalidParams, "8"},
 		{"params missing", frame(`{"jsonrpc":"2.0","id":9,"method":"textDocument/definition"}`), lsptest.CodeInvalidParams, "9"},
+		{"id null", frame(`{"jsonrpc":"2.0","id":null,"method":"textDocument/hover","params":{}}`), lsptest.CodeInvalidRequest, "null"},
+		{"past the nesting limit", frame(`{"jsonrpc":"2.0","id":11,"method":"textDocument/hover","params":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`), lsptest.CodeParseError, "11"},
+		{"broken inside params", frame(`{"jsonrpc":"2.0","method":"x","id":"p","params":{"a":}}`), lsptest.CodeParseError, `"p"`},
 		{"negative position", frame(`{"jsonrpc":"2.0","id":10,"method":"textDocument/hover","params":{"textDocument":{"uri":"file:///a.py"},"position":{"line":-1,"character":0}}}`), lsptest.CodeInvalidParams, "10"},
 	}
 	for _, tt := range tests {

@@ -218,29 +218,147 @@ func lowerASCII(c byte) byte {
 
 // answerUndecodable replies to a framed body that is not a valid JSON-RPC
 // message: ParseError for bad JSON, InvalidRequest for JSON that is not a
-// request, with the request's id when one can be read. Malformed
-// responses are only logged: replying to a reply is never right.
+// request, with the request's id wherever one can be read, so that the
+// client never waits for ever on a request it sent. Malformed responses
+// are only logged: replying to a reply is never right.
 func (s *frameStream) answerUndecodable(body []byte, cause error) {
+	id, method, ok := topLevelIDAndMethod(body)
 	if !json.Valid(body) {
+		if ok && !method && len(id) > 0 && string(id) != "null" {
+			s.log.Warn("dropping malformed response", zap.Error(cause), zap.Int("bytes", len(body)))
+			return
+		}
 		s.log.Warn("dropping message that is not JSON", zap.Error(cause), zap.Int("bytes", len(body)))
-		s.writeError(json.RawMessage("null"), jsonrpc2.ParseError, "parse error: message body is not valid JSON")
+		// JSON past the decoder's nesting limit, or broken inside its
+		// params, may still say at its top which request it is.
+		replyID := json.RawMessage("null")
+		if ok && validID(id) {
+			replyID = id
+		}
+		s.writeError(replyID, jsonrpc2.ParseError, "parse error: message body is not valid JSON")
 		return
 	}
-	var probe struct {
-		ID     json.RawMessage `json:"id"`
-		Method json.RawMessage `json:"method"`
-	}
-	_ = json.Unmarshal(body, &probe)
-	if len(probe.Method) == 0 && len(probe.ID) > 0 && string(probe.ID) != "null" {
+	if !method && len(id) > 0 && string(id) != "null" {
 		s.log.Warn("dropping malformed response", zap.Error(cause))
 		return
 	}
-	id := json.RawMessage("null")
-	if validID(probe.ID) {
-		id = probe.ID
+	replyID := json.RawMessage("null")
+	if validID(id) {
+		replyID = id
 	}
 	s.log.Warn("dropping invalid request", zap.Error(cause))
-	s.writeError(id, jsonrpc2.InvalidRequest, "invalid request: "+cause.Error())
+	s.writeError(replyID, jsonrpc2.InvalidRequest, "invalid request: "+cause.Error())
+}
+
+// topLevelIDAndMethod reads the raw "id" member of a JSON object and
+// whether it has a "method" member, looking only at the object's own
+// members: nested values are skipped by their brackets, however deep, and
+// never decoded. ok is false when the body is not an object whose members
+// could be walked up to the end or to the first error after them.
+func topLevelIDAndMethod(body []byte) (id json.RawMessage, method, ok bool) {
+	i := skipSpace(body, 0)
+	if i >= len(body) || body[i] != '{' {
+		return nil, false, false
+	}
+	i++
+	for {
+		i = skipSpace(body, i)
+		if i < len(body) && body[i] == '}' {
+			return id, method, true
+		}
+		keyEnd, good := skipString(body, i)
+		if !good {
+			return id, method, id != nil
+		}
+		var key string
+		if json.Unmarshal(body[i:keyEnd], &key) != nil {
+			return id, method, id != nil
+		}
+		i = skipSpace(body, keyEnd)
+		if i >= len(body) || body[i] != ':' {
+			return id, method, id != nil
+		}
+		i = skipSpace(body, i+1)
+		valEnd, good := skipValue(body, i)
+		if !good {
+			return id, method, id != nil
+		}
+		switch key {
+		case "id":
+			id = json.RawMessage(bytes.TrimSpace(body[i:valEnd]))
+		case "method":
+			method = true
+		}
+		i = skipSpace(body, valEnd)
+		if i < len(body) && body[i] == ',' {
+			i++
+			continue
+		}
+		return id, method, i < len(body) && body[i] == '}'
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the JSON string starting at b[i].
+func skipString(b []byte, i int) (int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return i, false
+	}
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1, true
+		}
+	}
+	return i, false
+}
+
+// skipValue returns the index after the JSON value starting at b[i]:
+// strings by their quotes, arrays and objects by counting brackets
+// outside strings, scalars up to the next delimiter.
+func skipValue(b []byte, i int) (int, bool) {
+	if i >= len(b) {
+		return i, false
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				end, ok := skipString(b, i)
+				if !ok {
+					return end, false
+				}
+				i = end
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1, true
+				}
+			}
+			i++
+		}
+		return i, false
+	}
+	start := i
+	for i < len(b) && !strings.ContainsRune(",}] \t\r\n", rune(b[i])) {
+		i++
+	}
+	return i, i > start
 }
 
 // validID reports whether raw is a JSON string or integer, the id forms
@@ -340,6 +458,12 @@ func decodeMessage(body []byte) (jsonrpc2.Message, error) {
 		return nil, fmt.Errorf("%w: version %q", errInvalidMessage, m.JSONRPC)
 	}
 	var id *jsonrpc2.ID
+	if string(m.ID) == "null" && len(m.Method) > 0 && string(m.Method) != "null" {
+		// A member "id" makes a request, not a notification; LSP's ids
+		// are integers or strings. Answered (with id null) rather than
+		// run as a notification whose sender waits for a reply.
+		return nil, fmt.Errorf("%w: id null: an LSP request's id is an integer or a string", errInvalidMessage)
+	}
 	if len(m.ID) > 0 && string(m.ID) != "null" {
 		parsed, ok := parseWireID(m.ID)
 		if !ok {

@@ -184,3 +184,29 @@ func jsonEqual(a, b []byte) bool {
 	}
 	return norm(a) == norm(b)
 }
+
+// The id of a body the decoder refuses is read from the object's own
+// members, however deep its params nest.
+func TestTopLevelIDAndMethod(t *testing.T) {
+	t.Parallel()
+	deep := strings.Repeat(`{"a":[`, 20000) + strings.Repeat(`]}`, 20000)
+	for _, tt := range []struct {
+		body, id   string
+		method, ok bool
+	}{
+		{`{"jsonrpc":"2.0","id":7,"method":"x"}`, "7", true, true},
+		{`{"params":` + deep + `,"id":"s","method":"x"}`, `"s"`, true, true},
+		{`{"method":"x","params":{"s":"}{][\"","n":[1,{"id":9}]},"id":3}`, "3", true, true},
+		{`{"id":5,"result":` + deep + `}`, "5", false, true},
+		{`{"method":"x","id":4,"params":{"a":}}`, "4", true, true},
+		{`{"method":"x","params":{"a":},"id":4}`, "4", true, true}, // brackets are counted, not parsed
+		{`[1,2]`, "", false, false},
+		{`{"id": null ,"method":"x"}`, "null", true, true},
+		{``, "", false, false},
+	} {
+		id, method, ok := topLevelIDAndMethod([]byte(tt.body))
+		if string(id) != tt.id || method != tt.method || ok != tt.ok {
+			t.Errorf("%.60s: id %q method %v ok %v; want %q %v %v", tt.body, id, method, ok, tt.id, tt.method, tt.ok)
+		}
+	}
+}
