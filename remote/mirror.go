@@ -832,7 +832,12 @@ type untarObserver struct {
 
 // untarTree unpacks a mirror stream into dest, accepting only regular .py
 // and .pyi files under member (or member itself for a single module), and
-// checks the result against the stream's summary. Files over
+// checks the result against the stream's summary. An entry of any other
+// type (a symbolic or hard link, a directory, a FIFO, a device) is
+// refused whatever it names: a link on the target can reach the mirror
+// only as the bytes of a regular file, and the mirror script sends those
+// only for files its walk reached through no link (the rule on links that
+// torchlsp_mirror.py shares with the helper). Files over
 // lim.MaxFileBytes are read past, not written, and listed as skipped; more
 // files than lim.MaxFiles, or more bytes than lim.MaxBytes, fail it.
 func untarTree(r io.Reader, dest, member string, isPackage bool, lim MirrorLimits, obs untarObserver) (untarResult, error) {

@@ -421,6 +421,8 @@ func TestUntarTree(t *testing.T) {
 		{"symlink", []entry{{name: "pkg/link.py", typ: tar.TypeSymlink, link: "/etc/passwd"}}, "not a regular file"},
 		{"hard link", []entry{{name: "pkg/link.py", typ: tar.TypeLink, link: "pkg/a.py"}}, "not a regular file"},
 		{"directory", []entry{{name: "pkg/sub/", typ: tar.TypeDir}}, "not a regular file"},
+		{"named pipe", []entry{{name: "pkg/pipe.py", typ: tar.TypeFifo}}, "not a regular file"},
+		{"device", []entry{{name: "pkg/zero.py", typ: tar.TypeChar}}, "not a regular file"},
 		{"other package", []entry{{name: "other/a.py", body: "x"}}, "outside pkg"},
 		{"prefix trick", []entry{{name: "pkgevil/a.py", body: "x"}}, "outside pkg"},
 		{"not source", []entry{{name: "pkg/lib.so", body: "x"}}, "not a Python source file"},

@@ -76,6 +76,7 @@ func TestAcrossPythons(t *testing.T) {
 				t.Errorf("standard library from %s, want %s", stdlib.Source, want)
 			}
 			checkStdlib(t, stdlib)
+			checkLinkRule(t, python)
 			if v == versions[0] || v == versions[len(versions)-1] {
 				checkSiteBounds(t, python, bounds) // the oldest and the newest: a few seconds each
 			}

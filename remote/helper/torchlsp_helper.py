@@ -126,15 +126,18 @@ def m_find_spec(params):
     }
 
 
-def _static_version(directory, filenames):
-    """Reads __version__ or version from source files without importing."""
+def _static_version(site, member, filenames):
+    """Reads __version__ or version from the package's source files
+    without importing, each read by the rule on links."""
     import ast
 
     for filename in filenames:
-        path = os.path.join(directory, filename)
+        rel = member + "/" + filename
         try:
-            with open(path, "rb") as f:
-                tree = ast.parse(f.read(), path)
+            data, _ = plain_read(site, rel, READ_MAX_FILE)
+            if len(data) > READ_MAX_FILE:
+                continue
+            tree = ast.parse(data, os.path.join(site, rel))
         except (OSError, SyntaxError, ValueError):
             continue
         for node in tree.body:
@@ -156,20 +159,135 @@ def _static_version(directory, filenames):
     return None
 
 
-def source_files(site, name, is_package):
-    """Yields (relative path, absolute path) for the package's source files."""
-    if not is_package:
-        yield name, os.path.join(site, name)
+# ---- The one rule on the target's links. This block is the same, byte for
+# byte, in torchlsp_helper.py and torchlsp_mirror.py: each program is sent
+# alone, so neither can import it (TestTargetFileRuleIsShared holds them
+# equal).
+#
+# Every file torchlsp reads from the target (a package's sources, its
+# py.typed markers, a distribution's metadata, a .pth file) is named by a
+# path relative to a real directory: the one that holds the package, as
+# the interpreter's realpath found it, or a site directory. Below that
+# directory no symbolic link is ever followed, whatever it points to,
+# inside the package or out, and only a regular file is read: each
+# directory on the way is opened with O_NOFOLLOW relative to the one
+# before, the file itself with O_NOFOLLOW, O_NONBLOCK and O_NOCTTY, checked
+# with fstat, and read through a bound. A walk of a package lists the same
+# files: it enters no link and yields only regular files. So the bulk
+# mirror, the on-demand reads and the site agree on every file.
+
+
+def plain_open(base, rel):
+    """(fd, stat) of the regular file rel (slash-separated, clean) below
+    the directory base, with no link followed below base; OSError else."""
+    import errno
+    import stat
+    parts = rel.split("/")
+    if not rel or any(p in ("", ".", "..") for p in parts):
+        raise OSError(errno.EINVAL, "not a clean relative path: %r" % rel[:200])
+    cloexec = getattr(os, "O_CLOEXEC", 0)
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(base, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | cloexec)
+    try:
+        for part in parts[:-1]:
+            try:
+                sub = os.open(part, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | nofollow | cloexec, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise OSError(exc.errno, "%s is a symbolic link or not a directory: not followed" % part[:200])
+                raise
+            os.close(fd)
+            fd = sub
+        flags = os.O_RDONLY | nofollow | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | cloexec
+        try:
+            f = os.open(parts[-1], flags, dir_fd=fd)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise OSError(exc.errno, "a symbolic link: not followed")
+            raise
+    finally:
+        os.close(fd)
+    try:
+        st = os.fstat(f)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+    except BaseException:
+        os.close(f)
+        raise
+    return f, st
+
+
+def plain_read(base, rel, limit):
+    """(data, stat) of the regular file rel below base (see plain_open):
+    at most limit + 1 bytes, so that a caller sees a file over its limit."""
+    fd, st = plain_open(base, rel)
+    try:
+        chunks, total = [], 0
+        while total <= limit:
+            data = os.read(fd, min(1 << 16, limit + 1 - total))
+            if not data:
+                break
+            chunks.append(data)
+            total += len(data)
+    finally:
+        os.close(fd)
+    return b"".join(chunks), st
+
+
+def plain_dir(base, rel):
+    """Whether rel below base is a directory reached through no link."""
+    import stat
+    cur = base
+    for part in rel.split("/"):
+        cur = os.path.join(cur, part)
+        try:
+            if not stat.S_ISDIR(os.lstat(cur).st_mode):
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def source_files(site, member, is_package):
+    """Yields (relative path, path) for the package's regular .py and .pyi
+    files, relative to site and slash-separated, in a sorted walk that
+    enters no link and no __pycache__."""
+    import stat
+    root = os.path.join(site, member)
+    try:
+        mode = os.lstat(root).st_mode
+    except OSError:
         return
-    root = os.path.join(site, name)
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        for filename in sorted(filenames):
-            if not filename.endswith(SOURCE_SUFFIXES):
+    if not is_package:
+        if stat.S_ISREG(mode):
+            yield member, root
+        return
+    if not stat.S_ISDIR(mode):
+        return
+    pending = [member]
+    while pending:
+        rel = pending.pop()
+        try:
+            with os.scandir(os.path.join(site, rel)) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        dirs = []
+        for e in entries:
+            try:
+                if e.is_symlink():
+                    continue
+                if e.is_dir(follow_symlinks=False):
+                    if e.name != "__pycache__":
+                        dirs.append(rel + "/" + e.name)
+                elif e.name.endswith(SOURCE_SUFFIXES) and e.is_file(follow_symlinks=False):
+                    yield rel + "/" + e.name, os.path.join(site, rel, e.name)
+            except OSError:
                 continue
-            path = os.path.join(dirpath, filename)
-            if os.path.isfile(path):
-                yield os.path.relpath(path, site), path
+        pending.extend(reversed(dirs))
+
+
+# ---- End of the rule on links.
 
 
 def m_package_info(params):
@@ -197,13 +315,13 @@ def m_package_info(params):
     version, dist = _metadata_version(name, site)
     version_source = "metadata" if version else None
     if version is None and is_package:
-        version = _static_version(location, ("version.py", "_version.py", "__init__.py"))
+        version = _static_version(site, member, ("version.py", "_version.py", "__init__.py"))
         version_source = "source" if version else None
     files = 0
     size = 0
     for _, path in source_files(site, member, is_package):
         try:
-            size += os.stat(path).st_size
+            size += os.lstat(path).st_size
         except OSError:
             continue
         files += 1
@@ -574,21 +692,18 @@ class _OverLimit(Exception):
             self.record["file"] = file
 
 
-def _read_regular(path, limit, file):
-    """The text of a regular file of at most limit bytes; None when there is none.
+def _read_regular(base, rel, limit, file):
+    """The text of the regular file rel below base, of at most limit bytes,
+    read by the rule on links; None when there is none.
 
-    Opened without blocking and checked with fstat, so that a FIFO or a
-    device in a metadata directory neither blocks nor floods the helper.
+    So a link in a metadata directory is not followed, and a FIFO or a
+    device there neither blocks nor floods the helper.
     """
-    import stat
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        fd, st = plain_open(base, rel)
     except OSError:
         return None
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return None
         if st.st_size > limit:
             raise _OverLimit("file", st.st_size, limit, file)
         chunks, total = [], 0
@@ -654,17 +769,21 @@ class _Dist:
         self._file_tops = False
         self._top_level = False
 
+    def is_dir(self):
+        """Whether the metadata is a directory, itself no link."""
+        return plain_dir(self.site, self.dirname)
+
     def read(self, name, limit=DIST_FILE_LIMIT, what="file"):
         """A metadata file's text, None when missing; raises _OverLimit."""
         if name not in self._texts:
-            if os.path.isdir(self.path):
-                path = os.path.join(self.path, name)
+            if self.is_dir():
+                rel = self.dirname + "/" + name
             elif self.egg and name == "PKG-INFO":
-                path = self.path  # an egg-info file is the PKG-INFO itself
+                rel = self.dirname  # an egg-info file is the PKG-INFO itself
             else:
-                path = None
+                rel = None
             try:
-                self._texts[name] = _read_regular(path, limit, name) if path else None
+                self._texts[name] = _read_regular(self.site, rel, limit, name) if rel else None
             except _OverLimit as exc:
                 exc.record["what"] = what
                 self._texts[name] = exc
@@ -821,7 +940,7 @@ class _SiteDists:
                 for seen, e in enumerate(it):
                     if seen >= DIST_SCAN_LIMIT:
                         break
-                    if e.name.endswith((".dist-info", ".egg-info")) and not e.name.startswith("."):
+                    if e.name.endswith((".dist-info", ".egg-info")) and not e.name.startswith(".") and not e.is_symlink():
                         self.dists.append(_Dist(site, e.name))
         except OSError:
             pass
@@ -900,20 +1019,21 @@ def _metadata_version(name, site):
 
 def _typed_markers(location):
     """py.typed files inside a package directory, relative to its parent;
-    only where every directory on the way is an import name."""
+    only where every directory on the way is an import name. The walk
+    enters no link, and each marker is read by the rule on links."""
     out = []
     parent = os.path.dirname(location)
     for dirpath, dirnames, filenames in os.walk(location):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__" and _module_name_ok(d))
         if "py.typed" in filenames:
+            rel = os.path.relpath(os.path.join(dirpath, "py.typed"), parent).replace(os.sep, "/")
             try:
-                text = _read_regular(os.path.join(dirpath, "py.typed"), 4096, "py.typed")
+                text = _read_regular(parent, rel, 4096, "py.typed")
             except _OverLimit:
                 continue
             if text is None:
                 continue
-            out.append({"path": os.path.relpath(os.path.join(dirpath, "py.typed"), parent).replace(os.sep, "/"),
-                        "text": text})
+            out.append({"path": rel, "text": text})
             if len(out) >= TYPED_LIMIT:
                 break
     return out
@@ -967,7 +1087,7 @@ def _describe(scan, dist, entry, location):
     requirements; raises _OverLimit."""
     entry["distribution"] = dist.name()
     entry["version"] = dist.version()
-    if os.path.isdir(dist.path) and _patterns()[1].match(dist.dirname):
+    if dist.is_dir() and _patterns()[1].match(dist.dirname):
         entry["dist_dir"] = dist.dirname
         files = {}
         for fname in DIST_FILES:
@@ -1136,12 +1256,17 @@ _FROM_IMPORT = None
 
 
 def _module_files(site, module):
-    """The existing source files that define a dotted module, relative to site."""
+    """The source files that define a dotted module, relative to site:
+    those the rule on links would read."""
     base = module.replace(".", "/")
     out = []
     for rel in (base + "/__init__.py", base + "/__init__.pyi", base + ".py", base + ".pyi"):
-        if os.path.isfile(os.path.join(site, rel)):
-            out.append(rel)
+        try:
+            fd, _ = plain_open(site, rel)
+        except OSError:
+            continue
+        os.close(fd)
+        out.append(rel)
     return out
 
 
@@ -1175,10 +1300,10 @@ def _import_path(site, qualname, limit):
                 if attr is None:
                     continue
                 try:
-                    with open(os.path.join(site, rel), "r", encoding="utf-8", errors="replace") as f:
-                        text = f.read(READ_MAX_FILE)
+                    data, _ = plain_read(site, rel, READ_MAX_FILE)
                 except OSError:
                     continue
+                text = data[:READ_MAX_FILE].decode("utf-8", "replace")
                 package = module if rel.endswith(("__init__.py", "__init__.pyi")) else module.rpartition(".")[0]
                 for dots, source, names in _FROM_IMPORT.findall(text):
                     names = re.sub(r"#[^\n]*", "", names).strip().strip("()").replace("\\\n", " ")
@@ -1227,25 +1352,33 @@ def m_read_files(params):
         if os.path.isabs(rel) or norm != rel.replace("/", os.sep) or top != member:
             skipped.append({"path": rel[:200], "reason": "outside the package"})
             continue
-        path = os.path.join(site, norm)
-        real = os.path.realpath(path)
-        if real != location and not real.startswith(location + os.sep):
-            skipped.append({"path": rel, "reason": "outside the package"})
+        # Read by the rule on links: no link below the site is followed,
+        # in the package or out, and only a regular file is read.
+        try:
+            fd, st = plain_open(site, rel)
+        except OSError as exc:
+            skipped.append({"path": rel, "reason": "unreadable: %s" % exc})
             continue
         try:
-            st = os.lstat(path)
-            if not os.path.isfile(path) or os.path.islink(path):
-                raise OSError("not a regular file")
             if st.st_size > READ_MAX_FILE:
                 skipped.append({"path": rel, "reason": "too large"})
                 continue
             if st.st_size > budget:
                 skipped.append({"path": rel, "reason": "over the reply's budget"})
                 continue
-            with open(path, "rb") as f:
-                data = f.read(READ_MAX_FILE + 1)
+            data = os.read(fd, READ_MAX_FILE + 1)
+            while len(data) <= READ_MAX_FILE:
+                more = os.read(fd, READ_MAX_FILE + 1 - len(data))
+                if not more:
+                    break
+                data += more
         except OSError as exc:
             skipped.append({"path": rel, "reason": "unreadable: %s" % exc})
+            continue
+        finally:
+            os.close(fd)
+        if len(data) > READ_MAX_FILE:
+            skipped.append({"path": rel, "reason": "too large"})
             continue
         if len(data) > budget:
             skipped.append({"path": rel, "reason": "over the reply's budget"})

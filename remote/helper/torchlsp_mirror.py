@@ -11,6 +11,8 @@
 # max_file_bytes are not sent: torchlsp would not keep them. They, and
 # files that cannot be read, are listed in "skipped" as
 # {"name", "size", "error"}; the header counts only the files it sends.
+# Which files it reads, and how, is the rule on links below, shared with
+# the helper: no link is followed, only regular files are sent.
 #
 # It must run on Python 3.9 and later, with only the standard library:
 # CI runs it on Debian 11's Python 3.9 behind the Docker hop (test/hops).
@@ -26,20 +28,138 @@ import time
 SOURCE_SUFFIXES = (".py", ".pyi")
 # The skip list is kept short: torchlsp reads at most 1 MiB of summary.
 MAX_SKIPPED = 1000
+DEFAULT_MAX_FILE = 4 << 20
+
+
+# ---- The one rule on the target's links. This block is the same, byte for
+# byte, in torchlsp_helper.py and torchlsp_mirror.py: each program is sent
+# alone, so neither can import it (TestTargetFileRuleIsShared holds them
+# equal).
+#
+# Every file torchlsp reads from the target (a package's sources, its
+# py.typed markers, a distribution's metadata, a .pth file) is named by a
+# path relative to a real directory: the one that holds the package, as
+# the interpreter's realpath found it, or a site directory. Below that
+# directory no symbolic link is ever followed, whatever it points to,
+# inside the package or out, and only a regular file is read: each
+# directory on the way is opened with O_NOFOLLOW relative to the one
+# before, the file itself with O_NOFOLLOW, O_NONBLOCK and O_NOCTTY, checked
+# with fstat, and read through a bound. A walk of a package lists the same
+# files: it enters no link and yields only regular files. So the bulk
+# mirror, the on-demand reads and the site agree on every file.
+
+
+def plain_open(base, rel):
+    """(fd, stat) of the regular file rel (slash-separated, clean) below
+    the directory base, with no link followed below base; OSError else."""
+    import errno
+    import stat
+    parts = rel.split("/")
+    if not rel or any(p in ("", ".", "..") for p in parts):
+        raise OSError(errno.EINVAL, "not a clean relative path: %r" % rel[:200])
+    cloexec = getattr(os, "O_CLOEXEC", 0)
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(base, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | cloexec)
+    try:
+        for part in parts[:-1]:
+            try:
+                sub = os.open(part, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | nofollow | cloexec, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise OSError(exc.errno, "%s is a symbolic link or not a directory: not followed" % part[:200])
+                raise
+            os.close(fd)
+            fd = sub
+        flags = os.O_RDONLY | nofollow | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | cloexec
+        try:
+            f = os.open(parts[-1], flags, dir_fd=fd)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise OSError(exc.errno, "a symbolic link: not followed")
+            raise
+    finally:
+        os.close(fd)
+    try:
+        st = os.fstat(f)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+    except BaseException:
+        os.close(f)
+        raise
+    return f, st
+
+
+def plain_read(base, rel, limit):
+    """(data, stat) of the regular file rel below base (see plain_open):
+    at most limit + 1 bytes, so that a caller sees a file over its limit."""
+    fd, st = plain_open(base, rel)
+    try:
+        chunks, total = [], 0
+        while total <= limit:
+            data = os.read(fd, min(1 << 16, limit + 1 - total))
+            if not data:
+                break
+            chunks.append(data)
+            total += len(data)
+    finally:
+        os.close(fd)
+    return b"".join(chunks), st
+
+
+def plain_dir(base, rel):
+    """Whether rel below base is a directory reached through no link."""
+    import stat
+    cur = base
+    for part in rel.split("/"):
+        cur = os.path.join(cur, part)
+        try:
+            if not stat.S_ISDIR(os.lstat(cur).st_mode):
+                return False
+        except OSError:
+            return False
+    return True
 
 
 def source_files(site, member, is_package):
-    if not is_package:
-        yield member, os.path.join(site, member)
-        return
+    """Yields (relative path, path) for the package's regular .py and .pyi
+    files, relative to site and slash-separated, in a sorted walk that
+    enters no link and no __pycache__."""
+    import stat
     root = os.path.join(site, member)
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        for filename in sorted(filenames):
-            if filename.endswith(SOURCE_SUFFIXES):
-                path = os.path.join(dirpath, filename)
-                if os.path.isfile(path):
-                    yield os.path.relpath(path, site).replace(os.sep, "/"), path
+    try:
+        mode = os.lstat(root).st_mode
+    except OSError:
+        return
+    if not is_package:
+        if stat.S_ISREG(mode):
+            yield member, root
+        return
+    if not stat.S_ISDIR(mode):
+        return
+    pending = [member]
+    while pending:
+        rel = pending.pop()
+        try:
+            with os.scandir(os.path.join(site, rel)) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        dirs = []
+        for e in entries:
+            try:
+                if e.is_symlink():
+                    continue
+                if e.is_dir(follow_symlinks=False):
+                    if e.name != "__pycache__":
+                        dirs.append(rel + "/" + e.name)
+                elif e.name.endswith(SOURCE_SUFFIXES) and e.is_file(follow_symlinks=False):
+                    yield rel + "/" + e.name, os.path.join(site, rel, e.name)
+            except OSError:
+                continue
+        pending.extend(reversed(dirs))
+
+
+# ---- End of the rule on links.
 
 
 def add_json(tar, name, value):
@@ -56,16 +176,17 @@ def main():
     site = params["site"]
     member = params["member"]
     is_package = bool(params.get("is_package", True))
-    max_file = params.get("max_file_bytes") or 0
+    # The per-file bound; torchlsp always states it (its default is 4 MiB).
+    max_file = int(params.get("max_file_bytes") or 0) or DEFAULT_MAX_FILE
     listing = []
     total = 0
     skipped = []
     for name, path in source_files(site, member, is_package):
         try:
-            size = os.stat(path).st_size
+            size = os.lstat(path).st_size
         except OSError:
             continue
-        if max_file and size > max_file:
+        if size > max_file:
             skipped.append({"name": name, "size": size, "error": "too large: %d bytes" % size})
             continue
         listing.append((name, path))
@@ -81,14 +202,13 @@ def main():
     sent_bytes = 0
     for name, path in listing:
         try:
-            with open(path, "rb") as f:
-                # A file that grew since the walk is cut at the limit
-                # plus one byte, so it is still refused, not read whole.
-                data = f.read(max_file + 1) if max_file else f.read()
-            if max_file and len(data) > max_file:
+            # A file that grew since the walk is cut at the limit plus
+            # one byte, so it is still refused, not read whole; one that
+            # became a link or a FIFO since is refused by the rule.
+            data, st = plain_read(site, name, max_file)
+            if len(data) > max_file:
                 skipped.append({"name": name, "size": len(data), "error": "grew past the limit while read"})
                 continue
-            st = os.stat(path)
         except OSError as exc:
             skipped.append({"name": name, "error": str(exc)})
             continue
