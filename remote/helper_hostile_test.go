@@ -294,6 +294,7 @@ func TestHelperLimitsMatchThePythonHelper(t *testing.T) {
 		{"SIGNATURE_LIMIT", l.MaxSignature / 4}, {"REPR_LIMIT", l.MaxRepr / 4},
 		{"DIST_FILE_LIMIT", maxMetadataFile}, {"DIST_REQUIRES_LIMIT", maxSiteRequires}, {"DIST_TOP_LEVEL_LIMIT", maxSiteTopLevel},
 		{"TYPED_LIMIT", maxTypedMarkers}, {"SITE_NAMES_LIMIT", maxSiteNames}, {"STDLIB_NAMES_LIMIT", maxStdlibNames},
+		{"STARTUP_NAMES_LIMIT", maxStartupNames},
 		{"SPEC_LIMIT", maxSiteSpec / 4}} {
 		if consts[c.name] != c.want {
 			t.Errorf("torchlsp_helper.py %s = %d, want %d", c.name, consts[c.name], c.want)

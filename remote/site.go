@@ -63,6 +63,10 @@ type SiteLayout struct {
 	// StdlibModules names). No package of such a name enters the site,
 	// nor one of the embedded list's (see SiteNames), whatever this holds.
 	TargetStdlib []string
+	// TargetStartup are the modules the .pth files of the target's site
+	// directories import at start-up (its StdlibModules Startup): none of
+	// them enters the site, nor any StartupModule.
+	TargetStartup []string
 }
 
 // SiteLeftOut is a package a site does not hold, and why.
@@ -103,7 +107,7 @@ func BuildSite(ctx context.Context, cacheRoot string, spec Spec, layout SiteLayo
 	if err := checkLayout(layout); err != nil {
 		return nil, fmt.Errorf("site for target %q: %w", spec.Name, err)
 	}
-	layout, left := filterLayout(layout, NewSiteNames(layout.TargetStdlib))
+	layout, left := filterLayout(layout, NewSiteNames(layout.TargetStdlib, layout.TargetStartup...))
 	key := siteKey(spec)
 	root := filepath.Join(cacheRoot, sitesDir)
 	gens := filepath.Join(root, siteGens)
@@ -283,6 +287,9 @@ func writeGeneration(gens, gen string, layout SiteLayout) error {
 			}
 		}
 	}
+	if err := checkSiteTop(tmp); err != nil {
+		return err
+	}
 	if err := readOnlyDirs(tmp); err != nil {
 		return err
 	}
@@ -293,6 +300,23 @@ func writeGeneration(gens, gen string, layout SiteLayout) error {
 		return err
 	}
 	done = true
+	return nil
+}
+
+// checkSiteTop refuses a generation whose top level holds a .pth file:
+// a tool that takes the site for a site directory (site.addsitedir) would
+// run its import lines. checkLayout lets none through; this says so
+// again where the files are.
+func checkSiteTop(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(strings.ToLower(e.Name()), ".pth") {
+			return fmt.Errorf("%s: a .pth file in a site: refused", e.Name())
+		}
+	}
 	return nil
 }
 

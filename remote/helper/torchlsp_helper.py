@@ -660,6 +660,9 @@ SPEC_LIMIT = 256                  # characters of a Requires-Dist line sent back
 TYPED_LIMIT = 64
 SITE_NAMES_LIMIT = 512
 STDLIB_NAMES_LIMIT = 4096
+STARTUP_NAMES_LIMIT = 256         # modules the site directories' .pth files import
+PTH_FILES_LIMIT = 256             # .pth files read, over all site directories
+PTH_FILE_LIMIT = 64 << 10         # bytes read of one .pth file
 
 _DIST_NAME = None
 _DIST_DIR = None
@@ -1194,10 +1197,86 @@ def _stdlib_scan():
     return names
 
 
+def _pth_site_dirs():
+    """The directories whose .pth files this interpreter's site module
+    reads at start-up: the site-packages directories, and the user's when
+    it is enabled."""
+    import site
+    dirs = []
+    try:
+        dirs += list(site.getsitepackages())
+    except AttributeError:
+        pass
+    if site.ENABLE_USER_SITE:
+        try:
+            dirs.append(site.getusersitepackages())
+        except AttributeError:
+            pass
+    return dirs
+
+
+def _pth_line_imports(line):
+    """The top-level modules a .pth line that site executes imports: its
+    import statements, and __import__ or import_module of a literal name."""
+    import ast
+    try:
+        tree = ast.parse(line)
+    except (SyntaxError, ValueError):
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            out.append(node.module)
+        elif isinstance(node, ast.Call) and node.args:
+            func, first = node.func, node.args[0]
+            called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+            if called in ("__import__", "import_module") and isinstance(first, ast.Constant) and isinstance(first.value, str):
+                out.append(first.value)
+    return [n.split(".")[0] for n in out]
+
+
+def _startup_modules():
+    """The top-level modules the .pth files of the site directories import
+    when the interpreter starts: site executes each of their lines that
+    starts with "import". Each file is read by the rule on links, within
+    PTH_FILE_LIMIT; at most PTH_FILES_LIMIT files and STARTUP_NAMES_LIMIT
+    names."""
+    names, seen, read = [], set(), 0
+    for d in _pth_site_dirs():
+        real = os.path.realpath(d)
+        if real in seen:
+            continue
+        seen.add(real)
+        try:
+            pth = sorted(n for n in os.listdir(real) if n.endswith(".pth"))
+        except OSError:
+            continue
+        for name in pth:
+            if read >= PTH_FILES_LIMIT:
+                return names
+            read += 1
+            try:
+                data, _ = plain_read(real, name, PTH_FILE_LIMIT)
+            except OSError:
+                continue
+            for line in data[:PTH_FILE_LIMIT].decode("utf-8", "replace").splitlines():
+                if not line.startswith(("import ", "import\t")):
+                    continue
+                for n in _pth_line_imports(line):
+                    if _module_name_ok(n) and n not in names:
+                        if len(names) >= STARTUP_NAMES_LIMIT:
+                            return names
+                        names.append(n)
+    return names
+
+
 def m_stdlib_modules(params):
     """The top-level module names of this interpreter's standard library:
     sys.stdlib_module_names (3.10 and later), or else what its directories
-    hold, with the built-in modules either way."""
+    hold, with the built-in modules either way; and under "startup" the
+    modules the .pth files of its site directories import at start-up."""
     names = set(sys.builtin_module_names)
     listed = getattr(sys, "stdlib_module_names", None)
     if listed is not None:
@@ -1206,7 +1285,8 @@ def m_stdlib_modules(params):
     else:
         names.update(_stdlib_scan())
         source = "scan"
-    return {"names": sorted(n for n in names if _module_name_ok(n))[:STDLIB_NAMES_LIMIT], "source": source}
+    return {"names": sorted(n for n in names if _module_name_ok(n))[:STDLIB_NAMES_LIMIT], "source": source,
+            "startup": sorted(_startup_modules())}
 
 
 # On-demand reads: a few source files of one package, bounded in count and
