@@ -324,7 +324,7 @@ func LookupMirrorIn(targetDir, pkg string) (*MirrorTree, error) {
 }
 
 func lookupMirrorIn(dir, pkg string) (*MirrorTree, error) {
-	entries, err := os.ReadDir(dir)
+	entries, err := readCacheDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -352,11 +352,15 @@ func lookupMirrorIn(dir, pkg string) (*MirrorTree, error) {
 // that the target paths it records are absolute and clean (a relative
 // site such as x/../.. would let target paths escape the mirror), and
 // that the tree holds exactly the regular files it lists, none over the
-// per-file limit it was made with.
+// per-file limit it was made with. The manifest is read as any file of
+// the cache is (readCacheFile: no link, no FIFO or device, at most
+// maxManifestBytes), and the limits it states only narrow the binary's
+// own (DefaultMirrorLimits): a manifest cannot make a larger file, or
+// more files or bytes, acceptable.
 func OpenMirror(root string) (*MirrorTree, error) {
-	data, err := os.ReadFile(filepath.Join(root, manifestName))
+	data, err := readCacheFile(filepath.Join(root, manifestName), maxManifestBytes)
 	if err != nil {
-		return nil, fmt.Errorf("open mirror %s: %w", root, err)
+		return nil, fmt.Errorf("open mirror %s: manifest: %w", root, err)
 	}
 	var m Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
@@ -377,9 +381,14 @@ func OpenMirror(root string) (*MirrorTree, error) {
 	} else if st.Mode()&fs.ModeSymlink != 0 {
 		return nil, fmt.Errorf("open mirror %s: %s is a symbolic link", root, m.Member)
 	}
-	maxFile := m.MaxFileBytes
-	if maxFile <= 0 {
-		maxFile = DefaultMirrorLimits().MaxFileBytes
+	own := DefaultMirrorLimits()
+	maxFile := own.MaxFileBytes
+	if m.MaxFileBytes > 0 && m.MaxFileBytes < maxFile {
+		maxFile = m.MaxFileBytes
+	}
+	if m.Files < 0 || m.Files > own.MaxFiles || m.Bytes < 0 || m.Bytes > own.MaxBytes {
+		return nil, fmt.Errorf("open mirror %s: the manifest states %d files of %d bytes, outside the limits of %d files and %s per package",
+			root, m.Files, m.Bytes, own.MaxFiles, byteSize(own.MaxBytes))
 	}
 	if err := checkTreeSize(site, m.Files, m.Bytes, maxFile); err != nil {
 		return nil, fmt.Errorf("open mirror %s: %w", root, err)
@@ -571,7 +580,7 @@ func sameInstall(m *MirrorTree, info PackageInfo) bool {
 
 // finishTree writes the manifest last and makes the tree read-only.
 func finishTree(tmp string, man Manifest) error {
-	data, err := json.MarshalIndent(man, "", "  ")
+	data, err := manifestJSON(man)
 	if err != nil {
 		return err
 	}
@@ -597,6 +606,24 @@ func finishTree(tmp string, man Manifest) error {
 		return err
 	}
 	return os.Chmod(tmp, 0o755)
+}
+
+// manifestJSON encodes a manifest within maxManifestBytes, which
+// OpenMirror reads at most: skipped files past the bound are counted in
+// SkippedMore instead of listed.
+func manifestJSON(man Manifest) ([]byte, error) {
+	for {
+		data, err := json.MarshalIndent(man, "", "  ")
+		if err != nil || len(data) <= maxManifestBytes {
+			return data, err
+		}
+		if len(man.Skipped) == 0 {
+			return nil, fmt.Errorf("manifest of %s, over the limit of %s", byteSize(int64(len(data))), byteSize(maxManifestBytes))
+		}
+		keep := len(man.Skipped) / 2
+		man.SkippedMore += len(man.Skipped) - keep
+		man.Skipped = man.Skipped[:keep:keep]
+	}
 }
 
 // replaceDir renames tmp to final, moving an outdated final aside first.
@@ -630,7 +657,7 @@ func randomSuffix() string {
 // cleanLeftovers removes temporary directories of attempts that can no
 // longer finish: their process is gone, or they are very old.
 func cleanLeftovers(dir string) {
-	entries, err := os.ReadDir(dir)
+	entries, err := readCacheDir(dir)
 	if err != nil {
 		return
 	}

@@ -162,7 +162,7 @@ func completeMirrorOf(root string, info PackageInfo) bool {
 // trees (a version's directory without a manifest) last changed before
 // cutoff, but keep.
 func removePartial(dir, keep string, cutoff time.Time) {
-	entries, err := os.ReadDir(dir)
+	entries, err := readCacheDir(dir)
 	if err != nil {
 		return
 	}
@@ -195,7 +195,9 @@ func (t *OnDemandTree) Read(rel string) ([]byte, error) {
 	t.fetchMu.Lock()
 	defer t.fetchMu.Unlock()
 	if t.fetched[rel] || t.mirrored() {
-		if data, err := os.ReadFile(local); err == nil {
+		// A file of the cache, read as one (readCacheFile): a FIFO or
+		// a link left in its place is read again from the target.
+		if data, err := readCacheFile(local, DefaultMirrorLimits().MaxFileBytes); err == nil {
 			return data, nil
 		}
 	}
@@ -271,7 +273,7 @@ func writeAside(p string, data []byte) error {
 // removeStaleTrees removes the trees under root last changed before
 // cutoff.
 func removeStaleTrees(root string, cutoff time.Time) {
-	entries, err := os.ReadDir(root)
+	entries, err := readCacheDir(root)
 	if err != nil {
 		return
 	}

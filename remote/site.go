@@ -342,7 +342,7 @@ func writeSitePackage(site string, p SiteEntry) error {
 		if err := os.Mkdir(dst, 0o755); err != nil {
 			return err
 		}
-		entries, err := os.ReadDir(filepath.Join(p.Mirror.SiteDir, filepath.FromSlash(rel)))
+		entries, err := readCacheDir(filepath.Join(p.Mirror.SiteDir, filepath.FromSlash(rel)))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
@@ -425,7 +425,7 @@ func readOnlyDirs(root string) error {
 // and the previous one, and temporary directories of builds that can no
 // longer finish.
 func pruneGenerations(gens, key, current, previous string) {
-	entries, err := os.ReadDir(gens)
+	entries, err := readCacheDir(gens)
 	if err != nil {
 		return
 	}
@@ -446,10 +446,19 @@ func pruneGenerations(gens, key, current, previous string) {
 	}
 }
 
-// lockFile takes an exclusive lock on path, waiting until ctx ends.
+// lockFile takes an exclusive lock on path, waiting until ctx ends. The
+// lock file is a file of the cache: opened without following a link or
+// blocking, and it must be a regular file.
 func lockFile(ctx context.Context, path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0o644)
 	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = fmt.Errorf("%s is %s, %w", path, fileKind(st.Mode()), errCacheNotRegular)
+		}
 		return nil, err
 	}
 	for {
