@@ -64,6 +64,9 @@ type runTable struct {
 type activeRun struct {
 	title  string
 	cancel context.CancelFunc
+	// cancelled is set by the first cancel: the run is stopping, and a
+	// second cancel names it as such, never as cancelled again.
+	cancelled bool
 }
 
 // add registers a run, or refuses it when MaxRuns are in progress.
@@ -89,20 +92,25 @@ func (t *runTable) remove(id string) {
 }
 
 // cancel cancels the run id, or every run when id is empty, and names
-// what it cancelled.
+// what it cancelled; a run cancelled before, still stopping, is not
+// cancelled again.
 func (t *runTable) cancel(id string) ([]string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var hit []string
 	for rid, r := range t.active {
-		if id == "" || rid == id {
+		if (id == "" || rid == id) && !r.cancelled {
 			r.cancel()
+			r.cancelled = true
 			hit = append(hit, rid+": "+r.title)
 		}
 	}
 	sort.Strings(hit)
 	if hit == nil {
 		hit = []string{}
+	}
+	if r := t.active[id]; id != "" && r != nil && len(hit) == 0 {
+		return nil, fmt.Errorf("run %s (%s) was cancelled already and is stopping", id, r.title)
 	}
 	if id != "" && len(hit) == 0 {
 		running := t.describeLocked()
@@ -117,6 +125,10 @@ func (t *runTable) cancel(id string) ([]string, error) {
 func (t *runTable) describeLocked() []string {
 	var out []string
 	for id, r := range t.active {
+		if r.cancelled {
+			out = append(out, id+": "+r.title+" (stopping)")
+			continue
+		}
 		out = append(out, id+": "+r.title)
 	}
 	sort.Strings(out)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -200,8 +201,13 @@ func TestRunTableBound(t *testing.T) {
 	if _, err := tbl.cancel("nope"); err == nil || !strings.Contains(err.Error(), ids[0]+": run 0") {
 		t.Errorf("cancel of an unknown run: %v; want the runs in progress named", err)
 	}
-	if hit, err := tbl.cancel(""); err != nil || len(hit) != MaxRuns {
-		t.Errorf("cancel all: %v %v", hit, err)
+	// A run cancelled already is stopping: a second cancel says so and
+	// never reports it cancelled again, alone or with the others.
+	if _, err := tbl.cancel(ids[1]); err == nil || !strings.Contains(err.Error(), "cancelled already") {
+		t.Errorf("second cancel of %s: %v; want it named as stopping", ids[1], err)
+	}
+	if hit, err := tbl.cancel(""); err != nil || len(hit) != MaxRuns-1 || slices.Contains(hit, ids[1]+": run 1") {
+		t.Errorf("cancel all: %v %v; want every run but the one stopping", hit, err)
 	}
 	for _, id := range ids {
 		tbl.remove(id)
