@@ -48,13 +48,14 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer done()
 
 	type finding struct {
-		File     string   `json:"file"`
-		Line     int      `json:"line"`
-		Column   int      `json:"column"`
-		Severity string   `json:"severity"`
-		Code     string   `json:"code"`
-		Message  string   `json:"message"`
-		Related  []string `json:"related,omitempty"`
+		File       string   `json:"file"`
+		FileBase64 string   `json:"file_base64,omitempty"` // the name's bytes, when they are not UTF-8
+		Line       int      `json:"line"`
+		Column     int      `json:"column"`
+		Severity   string   `json:"severity"`
+		Code       string   `json:"code"`
+		Message    string   `json:"message"`
+		Related    []string `json:"related,omitempty"`
 	}
 	var all []finding
 	serious := false
@@ -77,7 +78,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			if err != nil {
 				line, col = d.Range.Start.Line+1, d.Range.Start.Column+1
 			}
-			f := finding{File: path, Line: line, Column: col, Severity: severityName(d.Severity), Code: d.Code, Message: d.Message}
+			f := finding{File: path, FileBase64: rawBase64(path), Line: line, Column: col, Severity: severityName(d.Severity), Code: d.Code, Message: d.Message}
 			for _, r := range d.Related {
 				f.Related = append(f.Related, r.Message)
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -105,6 +106,26 @@ func TestCommands(t *testing.T) {
 		var findings []struct{ Code, Severity string }
 		if code != 1 || json.Unmarshal([]byte(out), &findings) != nil || len(findings) == 0 {
 			t.Fatalf("check --format json: %d\n%s", code, out)
+		}
+	})
+
+	t.Run("check --format json keeps a file name that is not UTF-8", func(t *testing.T) {
+		dir := t.TempDir()
+		name := filepath.Join(dir, "tr\xffain.py")
+		if err := os.WriteFile(name, []byte(mustRead(t, train)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := cli(t, "check", "--quiet", "--format", "json", "--python", debianPython, name)
+		var findings []struct {
+			File       string `json:"file"`
+			FileBase64 string `json:"file_base64"`
+		}
+		if code != 1 || json.Unmarshal([]byte(out), &findings) != nil || len(findings) == 0 {
+			t.Fatalf("check --format json: %d\n%s\n%s", code, out, errOut)
+		}
+		raw, err := base64.StdEncoding.DecodeString(findings[0].FileBase64)
+		if err != nil || string(raw) != name || !strings.Contains(findings[0].File, "\uFFFD") {
+			t.Errorf("file %q, file_base64 %q (%v); want the exact name %q beside its display form", findings[0].File, raw, err, name)
 		}
 	})
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"fmt"
 	"io"
 	"strings"
@@ -49,6 +50,17 @@ func escapeTerminal(s string, lines bool) string {
 		i += size
 	}
 	return b.String()
+}
+
+// rawBase64 is a file name's bytes in base64 when they are not UTF-8, for
+// the JSON outputs: JSON strings hold only Unicode, so such a name's
+// string field shows U+FFFD where the bytes were, and this field, beside
+// it, keeps the name exactly. It is "" (and omitted) for UTF-8 names.
+func rawBase64(name string) string {
+	if utf8.ValidString(name) {
+		return ""
+	}
+	return base64.StdEncoding.EncodeToString([]byte(name))
 }
 
 // termName escapes a name, or one line, for the terminal.

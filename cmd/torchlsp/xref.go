@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/torchlsp/torchlsp/server/localfile"
 	"io"
-	"os"
 
 	"github.com/torchlsp/torchlsp/server"
 	"github.com/torchlsp/torchlsp/server/source"
@@ -19,6 +19,7 @@ import (
 // place is a place of an answer, 1-based, columns in characters.
 type place struct {
 	Path       string `json:"path"`
+	PathBase64 string `json:"path_base64,omitempty"` // the path's bytes, when they are not UTF-8
 	Line       int    `json:"line"`
 	Col        int    `json:"col"`
 	TargetPath string `json:"target_path,omitempty"`
@@ -30,7 +31,7 @@ type places map[string]*source.Mapper
 func (ps places) of(l server.Location) place {
 	m, ok := ps[l.Path]
 	if !ok {
-		text, _ := os.ReadFile(l.Path)
+		text, _ := localfile.Read(l.Path, source.DefaultMaxBytes)
 		m = source.NewMapper(string(text))
 		ps[l.Path] = m
 	}
@@ -38,7 +39,7 @@ func (ps places) of(l server.Location) place {
 	if err != nil {
 		line, col = l.Range.Start.Line+1, l.Range.Start.Column+1
 	}
-	return place{Path: l.Path, Line: line, Col: col, TargetPath: l.TargetPath}
+	return place{Path: l.Path, PathBase64: rawBase64(l.Path), Line: line, Col: col, TargetPath: l.TargetPath}
 }
 
 func (p place) print(w io.Writer, what string) {
