@@ -220,7 +220,7 @@ func (e *Engine) buildSiteWith(ctx context.Context, s *session.Session, prog Pro
 	}
 	// The same check BuildSite makes, early: a name refused there is not
 	// worth mirroring, and its reason is listed with the others.
-	names := remote.NewSiteNames(stdlib.Names)
+	names := remote.NewTargetSiteNames(stdlib)
 
 	type chosen struct {
 		c  siteCandidate
@@ -288,7 +288,7 @@ func (e *Engine) buildSiteWith(ctx context.Context, s *session.Session, prog Pro
 	if h, err := s.Client().Hello(ctx); err == nil && h.Executable != "" {
 		res.Python = h.Executable
 	}
-	layout := remote.SiteLayout{TargetStdlib: stdlib.Names}
+	layout := remote.SiteLayout{TargetStdlib: stdlib.Names, TargetStartup: stdlib.Startup}
 	var members []string // each package's entry in the site, as res.Packages
 	dists := map[string]bool{}
 	var depBytes int64
