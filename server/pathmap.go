@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/torchlsp/torchlsp/server/localfile"
 	"github.com/torchlsp/torchlsp/server/session"
 	"github.com/torchlsp/torchlsp/server/traceback"
 )
@@ -50,6 +51,14 @@ type pathMap struct {
 	folders  []string     // workspace folders, for relative paths
 	roots    map[string]*os.Root
 	memo     map[refKey]mapped
+	// sources, when set, keeps the text of each file a path was proved to
+	// lead to, read from the very handle the proof opened (prove): the
+	// traceback command shows each frame's line. Links need the proof
+	// alone, and keep nothing.
+	sources *fileLines
+	// proved, when set, is called between a file's proof and the read of
+	// its text, with the local path: tests swap the file there.
+	proved func(local string)
 }
 
 type refKey struct {
@@ -312,43 +321,66 @@ func (m *pathMap) resolveAbs(clean string) mapped {
 	return mapped{}
 }
 
-// inMirror proves a target path lies in the mirror and names a file there.
+// inMirror proves a target path lies in the mirror and names a file there,
+// opened through the mirror's site dir (prove).
 func (m *pathMap) inMirror(src *mirrorPrefix, targetPath string) (string, bool) {
-	local, err := src.pkg.Mirror().Contain(targetPath)
+	tree := src.pkg.Mirror()
+	local, err := tree.Contain(targetPath)
 	if err != nil {
 		return "", false
 	}
-	if st, err := os.Stat(local); err != nil || !st.Mode().IsRegular() {
+	rel, err := filepath.Rel(tree.SiteDir, local)
+	if err != nil {
 		return "", false
 	}
-	return local, true
+	return m.prove(tree.SiteDir, filepath.ToSlash(rel))
 }
 
 // inWorkspace maps rel, a slash-separated path relative to a workspace
-// folder, to the folder's file, through an os.Root: no `..` and no
-// symbolic link may lead out of it, and it must be a regular file.
+// folder, to the folder's file (prove).
 func (m *pathMap) inWorkspace(folder, rel string) (string, bool) {
+	return m.prove(folder, rel)
+}
+
+// prove maps rel, a slash-separated path relative to dir, to dir's file:
+// it is opened through an os.Root of dir (no `..` and no symbolic link may
+// lead out of it; a named pipe does not block), and must be a regular
+// file on that open handle. When the map keeps sources, the file's text
+// is read from that same handle, within maxSourceFileBytes: the file
+// whose line is shown is the file proved, whatever the path names by the
+// time anyone reads it again. A file over the bound is linked, without
+// its text.
+func (m *pathMap) prove(dir, rel string) (string, bool) {
 	rel = path.Clean(rel)
 	if !fs.ValidPath(rel) || rel == "." {
 		return "", false
 	}
-	root, ok := m.roots[folder]
+	root, ok := m.roots[dir]
 	if !ok {
-		r, err := os.OpenRoot(folder)
+		r, err := os.OpenRoot(dir)
 		if err != nil {
 			r = nil
 		}
-		m.roots[folder] = r
+		m.roots[dir] = r
 		root = r
 	}
 	if root == nil {
 		return "", false
 	}
-	st, err := root.Stat(filepath.FromSlash(rel))
-	if err != nil || !st.Mode().IsRegular() {
+	f, _, err := localfile.OpenIn(root, filepath.FromSlash(rel))
+	if err != nil {
 		return "", false
 	}
-	return filepath.Join(folder, filepath.FromSlash(rel)), true
+	defer f.Close()
+	local := filepath.Join(dir, filepath.FromSlash(rel))
+	if m.sources != nil && !m.sources.has(local) {
+		if m.proved != nil {
+			m.proved(local)
+		}
+		data, err := localfile.ReadOpen(f, local, maxSourceFileBytes)
+		m.sources.put(local, string(data), err == nil)
+	}
+	return local, true
 }
 
 // runDirPrefixes reads, for a file in a repro run's folder

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -154,28 +155,40 @@ type TracebackResult struct {
 	Stack []int
 	// Truncated is set when the text held more than the references kept.
 	Truncated bool
+	// sources holds the text of each file a frame leads to, as it was
+	// read when the file was proved.
+	sources *fileLines
 }
 
 // Traceback reads a traceback or log from a target and maps each
 // reference it holds: the mirror at the line for the target's packages,
 // the workspace file for the user's code. docPath names the file it was
 // read from, if any (a repro run's output says where it put the
-// workspace).
+// workspace). Each frame's line comes from the file as it was proved
+// (pathMap.prove), read from the handle that proved it.
 func (e *Engine) Traceback(ctx context.Context, text, docPath string) (*TracebackResult, error) {
 	if len(text) > MaxTracebackBytes {
 		return nil, fmt.Errorf("traceback: %d bytes, over the limit of %d: pass the part that holds the traceback", len(text), MaxTracebackBytes)
 	}
 	parsed := traceback.Parse(text, maxTracebackRefs)
-	res := &TracebackResult{User: -1, Truncated: parsed.Truncated}
 	if len(parsed.Refs) == 0 {
-		return res, nil
+		return &TracebackResult{User: -1, Truncated: parsed.Truncated, sources: newFileLines()}, nil
 	}
 	m := e.newPathMap(ctx, docPath)
 	defer m.close()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	lines := &fileLines{files: map[string][]string{}}
+	return m.traceback(parsed), nil
+}
+
+// traceback maps every reference of a parsed text through m, with the
+// line each frame's file holds, and finds the last stack, its exception
+// and the innermost frame in the user's code.
+func (m *pathMap) traceback(parsed traceback.Result) *TracebackResult {
+	lines := newFileLines()
+	m.sources = lines
+	res := &TracebackResult{User: -1, Truncated: parsed.Truncated, sources: lines}
 	index := map[[2]int]int{} // (line, start) of a ref → its frame
 	for _, r := range parsed.Refs {
 		l, ok := m.link(r, parsed.Versions)
@@ -202,7 +215,7 @@ func (e *Engine) Traceback(ctx context.Context, text, docPath string) (*Tracebac
 			res.User = i
 		}
 	}
-	return res, nil
+	return res
 }
 
 // lastStack returns the frames of the text's last stack, innermost first,
@@ -228,22 +241,47 @@ func lastStack(p traceback.Result) ([]traceback.Ref, string) {
 	return last.Innermost(), exception
 }
 
-// fileLines reads local files' lines for the frames that land in them.
+// fileLines holds the text of the local files frames land in, each read
+// once from the handle that proved the file (pathMap.prove); nothing here
+// opens a path.
 type fileLines struct {
-	files map[string][]string
+	files map[string]fileText
 }
 
-func (fl *fileLines) line(path string, n int) string {
-	lines, ok := fl.files[path]
-	if !ok {
-		// The file was a regular file when the path was mapped; it is
-		// read as any local file torchlsp did not write, since it may
-		// have become a named pipe or grown since.
-		if data, err := localfile.Read(path, maxSourceFileBytes); err == nil {
-			lines = strings.Split(string(data), "\n")
-		}
-		fl.files[path] = lines
+// fileText is one file's text and its lines (substrings of it); ok is
+// false when it could not be read (over maxSourceFileBytes).
+type fileText struct {
+	text  string
+	lines []string
+	ok    bool
+}
+
+func newFileLines() *fileLines { return &fileLines{files: map[string]fileText{}} }
+
+func (fl *fileLines) has(path string) bool {
+	_, ok := fl.files[path]
+	return ok
+}
+
+func (fl *fileLines) put(path, text string, ok bool) {
+	ft := fileText{ok: ok}
+	if ok {
+		ft.text, ft.lines = text, strings.Split(text, "\n")
 	}
+	fl.files[path] = ft
+}
+
+// text is the whole text of a file as it was read, ok false when it was
+// not.
+func (fl *fileLines) text(path string) (string, bool) {
+	ft := fl.files[path]
+	return ft.text, ft.ok
+}
+
+// line is line n (0-based) of a file as it was read, "" when there is
+// none.
+func (fl *fileLines) line(path string, n int) string {
+	lines := fl.files[path].lines
 	if n < 0 || n >= len(lines) {
 		return ""
 	}
@@ -356,14 +394,13 @@ func (e *Engine) tracebackCommand(ctx context.Context, args TracebackArgs) (*tra
 		return nil, err
 	}
 	out := tracebackJSON(res)
-	lines := &fileLines{files: map[string][]string{}}
-	if uri, d, ok := tracebackDiagnostic(res, lines); ok {
+	if uri, d, ok := tracebackDiagnostic(res, res.sources); ok {
 		userPath := res.Frames[res.User].Path
 		current := ""
 		if doc := e.docs.ByPath(userPath); doc != nil {
 			current = doc.Text()
-		} else if data, err := readBounded(userPath, maxSourceFileBytes); err == nil {
-			current = data
+		} else if text, ok := res.sources.text(userPath); ok {
+			current = text
 		}
 		for _, u := range e.traces.note(uri, d, current) {
 			if doc := e.docs.Get(u); doc != nil {
@@ -394,13 +431,6 @@ func (e *Engine) tracebackCommand(ctx context.Context, args TracebackArgs) (*tra
 	}
 	e.notify.ShowMessage(ctx, MessageInfo, summary)
 	return &out, nil
-}
-
-// readBounded reads a regular file of at most max bytes, without
-// blocking on a named pipe (localfile).
-func readBounded(p string, max int64) (string, error) {
-	data, err := localfile.Read(p, max)
-	return string(data), err
 }
 
 // linesOf returns lines first..last (0-based, inclusive) of the text m
@@ -510,10 +540,17 @@ func tracebackSpan(m *source.Mapper, rng Range) (first, last int, ok bool) {
 	return 0, 0, false
 }
 
-// runWorkspaceDirs reads the workspace_dir of each variant result in a
-// repro run's folder.
+// readRunWorkspaceDirs reads the workspace_dir of each variant result in
+// a repro run's folder. Each is opened through an os.Root of the folder
+// and checked as a regular file on the handle it is read from, so an
+// entry swapped for a link or a pipe after the listing is not followed.
 func readRunWorkspaceDirs(run string) []string {
-	entries, err := os.ReadDir(run)
+	root, err := os.OpenRoot(run)
+	if err != nil {
+		return nil
+	}
+	defer root.Close()
+	entries, err := fs.ReadDir(root.FS(), ".")
 	if err != nil {
 		return nil
 	}
@@ -526,14 +563,14 @@ func readRunWorkspaceDirs(run string) []string {
 		if n++; n > maxRunFiles {
 			break
 		}
-		data, err := readBounded(filepath.Join(run, en.Name()), maxRunFileBytes)
+		data, err := localfile.ReadIn(root, en.Name(), maxRunFileBytes)
 		if err != nil {
 			continue
 		}
 		var v struct {
 			WorkspaceDir string `json:"workspace_dir"`
 		}
-		if json.Unmarshal([]byte(data), &v) == nil && v.WorkspaceDir != "" && !slices.Contains(dirs, v.WorkspaceDir) {
+		if json.Unmarshal(data, &v) == nil && v.WorkspaceDir != "" && !slices.Contains(dirs, v.WorkspaceDir) {
 			dirs = append(dirs, v.WorkspaceDir)
 		}
 	}
