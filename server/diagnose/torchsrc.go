@@ -3,14 +3,11 @@ package diagnose
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
-)
 
-// maxSiteFile bounds the torch files read for related lines; torch's
-// largest __init__.py is well under this.
-const maxSiteFile = 8 << 20
+	"github.com/torchlsp/torchlsp/server/internal/torchtree"
+)
 
 // siteFiles reads files of the mirrored torch tree on demand, each once
 // per check.
@@ -34,11 +31,11 @@ func (s *siteFiles) file(rel string) []string {
 		return l
 	}
 	var lines []string
-	path := filepath.Join(s.dir, filepath.FromSlash(rel))
-	if st, err := os.Stat(path); err == nil && st.Size() <= maxSiteFile {
-		if b, err := os.ReadFile(path); err == nil {
-			lines = strings.Split(string(bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))), "\n")
-		}
+	// A mirror's file, read as the cache's files are: no link at its
+	// name, never blocking, a regular file of at most the mirror's
+	// per-file limit (torchtree.MaxFileBytes).
+	if b, err := torchtree.ReadFile(filepath.Join(s.dir, filepath.FromSlash(rel))); err == nil {
+		lines = strings.Split(string(bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))), "\n")
 	}
 	s.lines[rel] = lines
 	return lines

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -15,6 +14,7 @@ import (
 	"github.com/sourcegraph/conc/pool"
 
 	"github.com/torchlsp/torchlsp/server/internal/torchtree"
+	"github.com/torchlsp/torchlsp/server/localfile"
 	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
@@ -62,16 +62,20 @@ type worker struct {
 	buf []byte
 }
 
-// read reads a file into the worker's buffer.
+// read reads a file of the mirror into the worker's buffer, as
+// torchtree.ReadFile reads one: opened without following a link at its
+// name and without blocking, checked on the open descriptor to be a
+// regular file, and read through torchtree.MaxFileBytes (one byte more
+// tells a file that grew past it).
 func (w *worker) read(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, st, err := localfile.OpenNoFollow(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
+	const limit = torchtree.MaxFileBytes
+	if st.Size() > limit {
+		return nil, fmt.Errorf("%s is %d bytes, over the %d-byte limit: %w", path, st.Size(), limit, localfile.ErrTooLarge)
 	}
 	if n := int(st.Size()) + 1; cap(w.buf) < n {
 		w.buf = make([]byte, n+n/4)
@@ -80,6 +84,9 @@ func (w *worker) read(path string) ([]byte, error) {
 	for {
 		n, err := f.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
+		if len(b) > limit {
+			return nil, fmt.Errorf("%s grew past the %d-byte limit while it was read: %w", path, limit, localfile.ErrTooLarge)
+		}
 		if err == io.EOF {
 			return b, nil
 		}
@@ -385,11 +392,11 @@ func scanPieces(p *syntax.Parser, ix *flagIndex, fs *fileSites, b []byte, keep f
 
 // readCompileInfo fills HasCompile, Modes and CompileOptions.
 func readCompileInfo(siteDir string, cat *Catalog, p *syntax.Parser) error {
-	initPy, err := os.ReadFile(filepath.Join(siteDir, "torch", "__init__.py"))
+	initPy, err := torchtree.ReadFile(filepath.Join(siteDir, "torch", "__init__.py"))
 	if err != nil {
 		return fmt.Errorf("gates: read torch/__init__.py: %w", err)
 	}
-	ind, err := os.ReadFile(filepath.Join(siteDir, "torch", "_inductor", "__init__.py"))
+	ind, err := torchtree.ReadFile(filepath.Join(siteDir, "torch", "_inductor", "__init__.py"))
 	if err != nil || !bytes.Contains(initPy, []byte("\ndef compile(")) {
 		return nil // torch without torch.compile (1.13 and older)
 	}

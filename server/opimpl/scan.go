@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -111,7 +110,7 @@ func parseAll(ctx context.Context, siteDir string, files []torchtree.File, budge
 			defer p.Close()
 			for i := range next {
 				f := files[i]
-				src, err := os.ReadFile(filepath.Join(siteDir, filepath.FromSlash(f.Rel)))
+				src, err := torchtree.ReadFile(filepath.Join(siteDir, filepath.FromSlash(f.Rel)))
 				if err != nil {
 					errs <- fmt.Errorf("opimpl: read %s: %w", f.Rel, err)
 					return

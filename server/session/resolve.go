@@ -6,12 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/torchlsp/torchlsp/remote"
+	"github.com/torchlsp/torchlsp/server/localfile"
 	"github.com/torchlsp/torchlsp/server/pyindex"
 )
 
@@ -276,9 +276,12 @@ func stubGuesses(qualname string) []string {
 }
 
 // nameColumn finds the byte column of name on a line of a file, preferring
-// the name after "def " or "class "; 0 when it cannot tell.
+// the name after "def " or "class "; 0 when it cannot tell. The file is a
+// mirror's, read as the cache's files are: opened without following a
+// link at its name and without blocking, a regular file, of at most the
+// mirror's per-file limit.
 func nameColumn(path string, line int, name string) int {
-	data, err := os.ReadFile(path)
+	data, err := localfile.ReadNoFollow(path, remote.DefaultMirrorLimits().MaxFileBytes)
 	if err != nil || name == "" {
 		return 0
 	}

@@ -1,25 +1,40 @@
 // Package gobfile reads and writes the engine's gob-encoded caches (the
 // flag catalog, the compiled-op table) beside a mirror. A write is atomic
 // (a temporary file in the same directory, then a rename), so a reader
-// never sees half a cache.
+// never sees half a cache. A read treats the file as hostile, as the
+// rest of the cache is read: see Read.
 package gobfile
 
 import (
+	"bytes"
 	"encoding/gob"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/torchlsp/torchlsp/server/localfile"
 )
 
-// Read decodes the file at path into v.
+// MaxBytes bounds a cache file that Read accepts. The caches are small:
+// the compiled-op table of Debian's torch 1.13 is 76 KB, its flag catalog
+// under 1 KB, and torch 2.11's are of the same order; 64 MiB is hundreds
+// of times that, and far below what would hurt the editor's machine. A
+// larger file is not a cache torchlsp wrote: it is refused, so rebuilt.
+const MaxBytes = 64 << 20
+
+// Read decodes the file at path into v. The file is read as the cache is
+// (whatever torchlsp wrote there may have been replaced): opened without
+// following a link at its name and without blocking, checked on the open
+// descriptor to be a regular file, and read through MaxBytes, so a named
+// pipe, a link to /dev/zero or a huge file fails at once; a Cache treats
+// that failure as a missing file and rebuilds.
 func Read(path string, v any) error {
-	f, err := os.Open(path)
+	data, err := localfile.ReadNoFollow(path, MaxBytes)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	return gob.NewDecoder(f).Decode(v)
+	return gob.NewDecoder(bytes.NewReader(data)).Decode(v)
 }
 
 // Write encodes v into the file at path, atomically.

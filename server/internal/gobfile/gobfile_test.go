@@ -3,7 +3,10 @@ package gobfile
 import (
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestRoundTripAndNoLeftovers(t *testing.T) {
@@ -66,5 +69,85 @@ func TestCache(t *testing.T) {
 	}
 	if err := c.Save(path, nil); err == nil {
 		t.Error("saved nothing")
+	}
+}
+
+// A cache file that is not one torchlsp wrote (a named pipe, a link to
+// /dev/zero or to a good cache, a directory, a huge file) is a miss: Open
+// rebuilds at once, never blocks on it or reads it into memory.
+func TestCacheForgedFile(t *testing.T) {
+	t.Parallel()
+	type val struct{ FP string }
+	c := Cache[val]{Kind: "test", Format: 1, Fingerprint: func(v *val) string { return v.FP }}
+	good := filepath.Join(t.TempDir(), "good.bin")
+	if err := c.Save(good, &val{FP: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		plant   func(t *testing.T, path string)
+		wantErr string // in Load's error
+	}{
+		{"named pipe", func(t *testing.T, path string) {
+			if err := syscall.Mkfifo(path, 0o600); err != nil {
+				t.Skipf("mkfifo: %v", err)
+			}
+		}, "is a named pipe, not a regular file"},
+		{"link to /dev/zero", func(t *testing.T, path string) {
+			if err := os.Symlink("/dev/zero", path); err != nil {
+				t.Fatal(err)
+			}
+		}, "is a symbolic link"},
+		{"link to a good cache", func(t *testing.T, path string) {
+			if err := os.Symlink(good, path); err != nil {
+				t.Fatal(err)
+			}
+		}, "is a symbolic link"},
+		{"sparse file over the bound", func(t *testing.T, path string) {
+			if err := os.WriteFile(path, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(path, MaxBytes+1); err != nil {
+				t.Fatal(err)
+			}
+		}, "over the 67108864-byte limit"},
+		{"directory", func(t *testing.T, path string) {
+			if err := os.Mkdir(path, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}, "is a directory, not a regular file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "v.bin")
+			tt.plant(t, path)
+			within(t, func() {
+				if _, err := c.Load(path); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("Load: err %v, want %q", err, tt.wantErr)
+				}
+				builds := 0
+				v, err := c.Open(path, "a", func() (*val, error) { builds++; return &val{FP: "a"}, nil })
+				if err != nil || v.FP != "a" || builds != 1 {
+					t.Errorf("Open = %+v, %v after %d builds; want one build", v, err, builds)
+				}
+			})
+		})
+	}
+}
+
+// within runs f and fails the test if it has not returned after 10s: a
+// forged cache must never block its reader.
+func within(t *testing.T, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("still reading after 10s: the read blocked")
 	}
 }

@@ -13,7 +13,26 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/torchlsp/torchlsp/server/localfile"
 )
+
+// MaxFileBytes bounds one source file of a mirror that the engine reads
+// (scans, navigation, citations): the mirror's own per-file limit
+// (remote.DefaultMirrorLimits().MaxFileBytes, which a manifest may only
+// narrow), so no file of a sound mirror is over it; torch 2.11's largest
+// is 1.36 MB. The mirror lives in the cache, which is read as hostile:
+// ReadFile opens a file without following a link at its name and without
+// blocking, checks it is a regular file and reads it through this bound,
+// so a named pipe, a link to /dev/zero or a huge file planted in a mirror
+// fails at once instead of hanging or filling memory.
+const MaxFileBytes = 4 << 20
+
+// ReadFile reads the mirror's file at path as the cache's files are read
+// (see MaxFileBytes): a regular file, not a link, of at most MaxFileBytes.
+func ReadFile(path string) ([]byte, error) {
+	return localfile.ReadNoFollow(path, MaxFileBytes)
+}
 
 // File is one .py file of the tree.
 type File struct {
@@ -68,7 +87,7 @@ func List(siteDir string, roots ...string) ([]File, error) {
 // between the name and "=") to a quoted string. Indented lines (inside an
 // if or a def) and names that only begin with __version__ do not count.
 func Version(siteDir string) string {
-	b, err := os.ReadFile(filepath.Join(siteDir, "torch", "version.py"))
+	b, err := ReadFile(filepath.Join(siteDir, "torch", "version.py"))
 	if err != nil {
 		return ""
 	}
