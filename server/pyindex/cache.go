@@ -8,6 +8,9 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"unsafe"
+
+	"github.com/torchlsp/torchlsp/server/localfile"
 )
 
 // The cache file is
@@ -183,11 +186,38 @@ func (ix *Index) saveCache() error {
 	return nil
 }
 
+// maxDecodeBytes bounds the memory that decodeCache makes for what a
+// cache file counts (string table entries, bindings, star imports,
+// __all__ names, postings): every count is charged its elements' size
+// before they are made. A count is already bounded by the bytes left, but
+// an empty string or a binding of empty fields takes a byte or a few on
+// disk and 16 or 144 bytes in memory, so a forged file of maxCacheBytes
+// that passes the checksum could otherwise ask for gigabytes. Debian's
+// torch 1.13 (37k names, a 2.9 MB file) decodes into 6.4 MB of these, so
+// an index at MaxNamesPerIndex into about 170 MB, and at most 32 MB of
+// postings.
+const maxDecodeBytes = 512 << 20
+
 type decoder struct {
 	b    []byte
 	off  int
 	err  error
 	strs []string
+	made int64 // bytes charged by make (see maxDecodeBytes)
+}
+
+// charge accounts for n elements of size bytes about to be made, and
+// fails past maxDecodeBytes.
+func (d *decoder) charge(n int, size uintptr) bool {
+	if d.err != nil {
+		return false
+	}
+	d.made += int64(n) * int64(size)
+	if d.made > maxDecodeBytes {
+		d.err = fmt.Errorf("%w: it counts more than %d bytes of data", errBadCache, int64(maxDecodeBytes))
+		return false
+	}
+	return true
 }
 
 func (d *decoder) fail() {
@@ -260,7 +290,7 @@ func (d *decoder) binding(b *binding, nesting int) {
 	b.line, b.col, b.endLine = d.i32(), d.i32(), d.i32()
 	b.docStart, b.docEnd = d.u32(), d.u32()
 	b.sig, b.value, b.attr, b.decorators, b.docSummary = d.str(), d.str(), d.str(), d.str(), d.str()
-	if n := d.count(); n > 0 && d.err == nil {
+	if n := d.count(); n > 0 && d.charge(n, unsafe.Sizeof(binding{})) {
 		b.members = make([]binding, n)
 		for i := range b.members {
 			d.binding(&b.members[i], nesting+1)
@@ -273,19 +303,19 @@ func (d *decoder) file() (string, *fileData) {
 	fd := &fileData{}
 	fd.docStart, fd.docEnd = d.u32(), d.u32()
 	fd.docSummary = d.str()
-	if n := d.count(); n > 0 && d.err == nil {
+	if n := d.count(); n > 0 && d.charge(n, unsafe.Sizeof(binding{})) {
 		fd.bindings = make([]binding, n)
 		for i := range fd.bindings {
 			d.binding(&fd.bindings[i], 0)
 		}
 	}
-	if n := d.count(); n > 0 && d.err == nil {
+	if n := d.count(); n > 0 && d.charge(n, unsafe.Sizeof(starImport{})) {
 		fd.stars = make([]starImport, n)
 		for i := range fd.stars {
 			fd.stars[i] = starImport{module: d.str(), line: d.i32(), typeChecking: d.uvarint() == 1}
 		}
 	}
-	if n := d.count(); n > 0 && d.err == nil {
+	if n := d.count(); n > 0 && d.charge(n, unsafe.Sizeof("")) {
 		fd.all = make([]string, n)
 		for i := range fd.all {
 			fd.all[i] = d.str()
@@ -306,6 +336,9 @@ func (d *decoder) hashes() []uint32 {
 	}
 	if n > uint64(len(d.b)-d.off)/4 {
 		d.fail()
+		return nil
+	}
+	if !d.charge(int(n), 4) {
 		return nil
 	}
 	out := make([]uint32, n)
@@ -349,7 +382,12 @@ func (ix *Index) decodeCache(data []byte) ([]*fileData, error) {
 	// so decoding allocates once for all the strings.
 	blob := string(payload)
 	d = &decoder{b: payload}
-	d.strs = make([]string, d.count())
+	if n := d.count(); d.charge(n, unsafe.Sizeof("")) {
+		d.strs = make([]string, n)
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
 	for i := range d.strs {
 		l := d.count()
 		if d.err != nil {
@@ -378,10 +416,23 @@ func (ix *Index) decodeCache(data []byte) ([]*fileData, error) {
 	return out, nil
 }
 
+// maxCacheBytes bounds the cache file that loadCache reads. The file
+// holds at most MaxNamesPerIndex names (about 20 bytes each), strings
+// taken from the sources (at most the mirror's 256 MiB) and at most
+// maxIdentsPerIndex hashes (32 MB): under 350 MB at the very worst, while
+// torch 2.11's is 3.1 MB and Debian's torch 1.13's 2.9 MB. A larger file
+// is not one Build wrote: it is refused, so the index reparses.
+const maxCacheBytes = 512 << 20
+
 // loadCache fills every file's data from the cache file, or changes
-// nothing and says why not.
+// nothing and says why not. The cache is read as hostile (another process
+// may have put anything at its name): the file is opened without
+// following a link at its name and without blocking, checked on the open
+// descriptor to be a regular file and read through maxCacheBytes, so a
+// named pipe, a link to /dev/zero or a huge file fails at once and the
+// index is rebuilt.
 func (ix *Index) loadCache() error {
-	data, err := os.ReadFile(ix.cacheFile)
+	data, err := localfile.ReadNoFollow(ix.cacheFile, maxCacheBytes)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/sourcegraph/conc/pool"
 
+	"github.com/torchlsp/torchlsp/server/internal/torchtree"
 	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
@@ -405,7 +405,7 @@ func (ix *Index) parse(f *fileState, budget *syntax.Budget) *fileData {
 		if src, err = ix.read(f.rel); err != nil {
 			return nil
 		}
-	} else if src, err = os.ReadFile(filepath.Join(ix.siteDir, filepath.FromSlash(f.rel))); err != nil {
+	} else if src, err = torchtree.ReadFile(ix.abs(f)); err != nil {
 		return &fileData{}
 	}
 	defer budget.Take(len(src))()

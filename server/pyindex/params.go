@@ -2,8 +2,9 @@ package pyindex
 
 import (
 	"fmt"
-	"os"
 
+	"github.com/torchlsp/torchlsp/server/internal/torchtree"
+	"github.com/torchlsp/torchlsp/server/localfile"
 	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
@@ -45,19 +46,23 @@ func (ix *Index) Parameter(path string, line int, name string) (Param, bool, err
 }
 
 // paramFile returns the parameter table of a file, parsing it unless the
-// same version is cached.
+// same version is cached. The file, a mirror's, is read as the cache's
+// files are (torchtree.ReadFile): opened without following a link at its
+// name and without blocking, a regular file by its open descriptor, whose
+// facts tell the cached version, read through torchtree.MaxFileBytes.
 func (ix *Index) paramFile(path string) (*paramFile, error) {
-	info, err := os.Stat(path)
+	f, info, err := localfile.OpenNoFollow(path)
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
 	ix.paramMu.Lock()
 	pf := ix.params[path]
 	ix.paramMu.Unlock()
 	if pf != nil && pf.size == info.Size() && pf.mtime == info.ModTime().UnixNano() {
 		return pf, nil
 	}
-	src, err := os.ReadFile(path)
+	src, err := localfile.ReadOpen(f, path, torchtree.MaxFileBytes)
 	if err != nil {
 		return nil, err
 	}

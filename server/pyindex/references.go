@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/sourcegraph/conc/pool"
 
+	"github.com/torchlsp/torchlsp/server/internal/torchtree"
 	"github.com/torchlsp/torchlsp/server/pyscope"
 	"github.com/torchlsp/torchlsp/server/syntax"
 )
@@ -233,12 +233,13 @@ func (q *refQuery) scanFile(f *fileState, names []string, collect func([]Referen
 	return nil
 }
 
-// source reads a file of the index.
+// source reads a file of the index: a mirror's file, read as the cache is
+// (torchtree.ReadFile).
 func (ix *Index) source(f *fileState) ([]byte, error) {
 	if ix.read != nil {
 		return ix.read(f.rel)
 	}
-	return os.ReadFile(ix.abs(f))
+	return torchtree.ReadFile(ix.abs(f))
 }
 
 // mentions reports whether the source holds an identifier among names.

@@ -3,11 +3,12 @@ package pyindex
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/torchlsp/torchlsp/server/internal/torchtree"
+	"github.com/torchlsp/torchlsp/server/localfile"
 	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
@@ -494,16 +495,23 @@ func (ix *Index) abs(f *fileState) string {
 }
 
 // readDoc reads a docstring back from its file; the index keeps only the
-// byte range. When the file is gone, the summary is what there is.
+// byte range. When the file is gone, the summary is what there is. The
+// file is opened as the cache's files are (torchtree.ReadFile: no link at
+// its name, never blocking, a regular file), and the range, which came
+// from the cache file, must lie inside it and within
+// torchtree.MaxFileBytes before anything is allocated for it.
 func (ix *Index) readDoc(f *fileState, start, end uint32, summary string) string {
 	if end <= start {
 		return ""
 	}
-	file, err := os.Open(ix.abs(f))
+	file, st, err := localfile.OpenNoFollow(ix.abs(f))
 	if err != nil {
 		return summary
 	}
 	defer file.Close()
+	if int64(end) > st.Size() || end-start > torchtree.MaxFileBytes {
+		return summary
+	}
 	buf := make([]byte, end-start)
 	if _, err := file.ReadAt(buf, int64(start)); err != nil {
 		return summary

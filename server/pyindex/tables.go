@@ -1,11 +1,10 @@
 package pyindex
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
+	"github.com/torchlsp/torchlsp/server/localfile"
 	"github.com/torchlsp/torchlsp/server/pyscope"
 	"github.com/torchlsp/torchlsp/server/syntax"
 )
@@ -54,7 +53,9 @@ func (ix *Index) table(f *fileState) *pyscope.Table {
 	if ix.read != nil {
 		src, err = ix.read(f.rel)
 	} else {
-		src, err = os.ReadFile(filepath.Join(ix.siteDir, filepath.FromSlash(f.rel)))
+		// A mirror's file, read as the cache is (torchtree.ReadFile),
+		// through maxTableSource: a larger one makes no table anyway.
+		src, err = localfile.ReadNoFollow(ix.abs(f), maxTableSource)
 	}
 	if err != nil || len(src) > maxTableSource {
 		return nil
