@@ -8,8 +8,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/torchlsp/torchlsp/server"
+	"github.com/torchlsp/torchlsp/server/localfile"
+	"golang.org/x/sys/unix"
 )
 
 var errNothingMapped = errors.New("no reference in the text maps to the mirror or the workspace")
@@ -31,29 +34,21 @@ func runTraceback(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if fs.NArg() > 1 {
 		return usageError{fmt.Errorf("want one FILE or -, got %d arguments", fs.NArg())}
 	}
-	name, docPath := "-", ""
+	name := "-"
 	if fs.NArg() == 1 {
 		name = fs.Arg(0)
 	}
-	in := stdin
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		in = f
-		if abs, err := filepath.Abs(name); err == nil {
-			docPath = abs
-		}
+	if msg := waitNote(name, stdin); msg != "" && !c.quiet {
+		fmt.Fprintln(stderr, termName(msg))
 	}
-	text, cut, err := readTail(in, server.MaxTracebackBytes)
+	in, err := readTraceback(ctx, name, stdin)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", name, err)
+		return err
 	}
-	if cut {
-		fmt.Fprintf(stderr, "torchlsp: %s is over %d MB: reading its last %d MB\n", name, server.MaxTracebackBytes>>20, server.MaxTracebackBytes>>20)
+	if in.note != "" {
+		fmt.Fprintf(stderr, "torchlsp: %s\n", termName(in.note))
 	}
+	text, docPath := in.text, in.path
 	ctx, eng, done, err := engineHere(ctx, c, stderr)
 	if err != nil {
 		return err
@@ -61,6 +56,9 @@ func runTraceback(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	defer done()
 	res, err := eng.Traceback(ctx, text, docPath)
 	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("stopped (%v) while mapping %s", context.Cause(ctx), termName(name))
+		}
 		return err
 	}
 	for _, f := range res.Frames {
@@ -99,28 +97,179 @@ func runTraceback(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	return nil
 }
 
-// readTail reads r whole, or its last max bytes when it is longer (a
-// run's log ends with the traceback that stopped it).
-func readTail(r io.Reader, max int) (string, bool, error) {
+// maxTracebackStreamBytes bounds what the command reads of a stream (a
+// pipe, a FIFO, a terminal, a device): of a longer one it reads this
+// much, keeps the last server.MaxTracebackBytes of it, and says so, so
+// that /dev/zero or a producer that never stops ends the read.
+const maxTracebackStreamBytes = 1 << 30
+
+// tracebackInput is what the command read: the text, the local file it
+// came from ("" for stdin) and a note on what was left out.
+type tracebackInput struct {
+	text, path, note string
+}
+
+// waitNote says, for an input that may never end or may wait for a
+// writer (a named pipe, a device, a terminal), what the command waits
+// for and how to stop it; "" for a file or a pipe.
+func waitNote(name string, stdin io.Reader) string {
+	shown := "stdin"
+	var st os.FileInfo
+	var err error
+	if name == "-" {
+		f, ok := stdin.(*os.File)
+		if !ok {
+			return ""
+		}
+		if _, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS); err == nil {
+			return "torchlsp: reading stdin until its end (Ctrl-D); Ctrl-C (SIGINT) or SIGTERM stops it"
+		}
+		st, err = f.Stat()
+	} else {
+		shown = name
+		st, err = os.Stat(name) // no open: a FIFO's open would wait
+	}
+	if err != nil {
+		return ""
+	}
+	m := st.Mode()
+	stop := "Ctrl-C (SIGINT) or SIGTERM stops it"
+	switch {
+	case m&os.ModeNamedPipe != 0 && name != "-":
+		return fmt.Sprintf("torchlsp: reading %s, a named pipe, until its writer closes it (at most %d MB); %s", shown, maxTracebackStreamBytes>>20, stop)
+	case m&os.ModeDevice != 0:
+		return fmt.Sprintf("torchlsp: reading %s, %s, until its end (at most %d MB); %s", shown, localfile.Kind(m), maxTracebackStreamBytes>>20, stop)
+	}
+	return ""
+}
+
+// readTraceback reads the input of the traceback command: FILE, or stdin
+// for "-". A regular file is read from its last server.MaxTracebackBytes
+// (a run's log ends with the traceback that stopped it); a stream through
+// the bounds of readTail. The read, and an open that waits for a FIFO's
+// writer, end when ctx does (SIGINT, SIGTERM): the file is closed to
+// unblock a read that waits on it, and the error says what stopped it.
+// A read of stdin that waits is left to end with the process.
+func readTraceback(ctx context.Context, name string, stdin io.Reader) (tracebackInput, error) {
+	type result struct {
+		in  tracebackInput
+		err error
+	}
+	shown := name
+	if name == "-" {
+		shown = "stdin"
+	}
+	done := make(chan result, 1)
+	opened := make(chan *os.File, 1)
+	go func() {
+		in, err := readInput(ctx, name, stdin, opened)
+		done <- result{in, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil && ctx.Err() == nil {
+			return r.in, fmt.Errorf("read %s: %w", termName(shown), r.err)
+		}
+		if r.err == nil {
+			return r.in, nil
+		}
+	case <-ctx.Done():
+	}
+	select {
+	case f := <-opened:
+		f.Close()
+	default:
+	}
+	return tracebackInput{}, fmt.Errorf("stopped (%v) while reading %s: nothing was mapped", context.Cause(ctx), termName(shown))
+}
+
+// readInput opens and reads the input; a file it opens is sent on opened
+// (so that readTraceback can close it) and closed here otherwise.
+func readInput(ctx context.Context, name string, stdin io.Reader, opened chan<- *os.File) (tracebackInput, error) {
+	if name == "-" {
+		text, note, err := readTail(ctx, stdin, server.MaxTracebackBytes, maxTracebackStreamBytes)
+		if note != "" {
+			note = "stdin " + note
+		}
+		return tracebackInput{text: text, note: note}, err
+	}
+	// A FIFO's open waits for its writer, as a shell's redirection does;
+	// the wait ends with ctx, in readTraceback.
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return tracebackInput{}, err
+	}
+	opened <- f
+	// Closed by readTraceback when ctx ends first (the channel holds it
+	// then), else here: Close after Close is harmless.
+	defer f.Close()
+	in := tracebackInput{}
+	if abs, err := filepath.Abs(name); err == nil {
+		in.path = abs
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return in, err
+	}
+	if st.Mode().IsRegular() {
+		in.text, in.note, err = readFileTail(f, st.Size(), server.MaxTracebackBytes)
+	} else {
+		in.text, in.note, err = readTail(ctx, f, server.MaxTracebackBytes, maxTracebackStreamBytes)
+	}
+	if in.note != "" {
+		in.note = name + " " + in.note
+	}
+	return in, err
+}
+
+// readFileTail reads the last max bytes of a regular file of size bytes
+// (at most max, should it grow meanwhile).
+func readFileTail(f *os.File, size int64, max int) (string, string, error) {
+	note := ""
+	if size > int64(max) {
+		if _, err := f.Seek(size-int64(max), io.SeekStart); err != nil {
+			return "", "", err
+		}
+		note = fmt.Sprintf("is %d MB, over %d MB: reading its last %d MB", size>>20, max>>20, max>>20)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, int64(max)))
+	return string(data), note, err
+}
+
+// readTail reads r to its end, or to limit bytes, and keeps the last max
+// bytes of what it read (a run's log ends with the traceback that stopped
+// it); it stops early when ctx ends. The note says what was left out, ""
+// when nothing was.
+func readTail(ctx context.Context, r io.Reader, max, limit int) (string, string, error) {
 	buf := make([]byte, 0, 64<<10)
-	cut := false
+	total := 0
 	chunk := make([]byte, 1<<20)
-	for {
-		n, err := r.Read(chunk)
+	for total < limit {
+		if err := ctx.Err(); err != nil {
+			return "", "", err
+		}
+		n, err := r.Read(chunk[:min(len(chunk), limit-total)])
+		total += n
 		buf = append(buf, chunk[:n]...)
 		if len(buf) > 2*max {
 			buf = append(buf[:0], buf[len(buf)-max:]...)
-			cut = true
 		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return "", false, err
+			return "", "", err
 		}
 	}
 	if len(buf) > max {
-		buf, cut = buf[len(buf)-max:], true
+		buf = buf[len(buf)-max:]
 	}
-	return string(buf), cut, nil
+	note := ""
+	switch {
+	case total >= limit:
+		note = fmt.Sprintf("did not end within %d MB: reading stopped there, and its last %d MB before that are mapped (pass the end of a longer log, e.g. tail -c %dM LOG)", limit>>20, max>>20, max>>20)
+	case total > max:
+		note = fmt.Sprintf("is %d MB, over %d MB: reading its last %d MB", total>>20, max>>20, max>>20)
+	}
+	return string(buf), note, nil
 }

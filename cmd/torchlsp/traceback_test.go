@@ -93,18 +93,19 @@ func TestTracebackCLI(t *testing.T) {
 
 func TestReadTail(t *testing.T) {
 	for _, tc := range []struct {
-		in   string
-		max  int
-		want string
-		cut  bool
+		in         string
+		max, limit int
+		want       string
+		note       string
 	}{
-		{"abc", 10, "abc", false},
-		{"abcdefghij", 4, "ghij", true},
-		{"", 4, "", false},
+		{"abc", 10, 100, "abc", ""},
+		{"abcdefghij", 4, 100, "ghij", "over"},
+		{"", 4, 100, "", ""},
+		{"abcdefghij", 4, 6, "cdef", "did not end within"},
 	} {
-		got, cut, err := readTail(strings.NewReader(tc.in), tc.max)
-		if err != nil || got != tc.want || cut != tc.cut {
-			t.Errorf("readTail(%q, %d) = %q, %v, %v", tc.in, tc.max, got, cut, err)
+		got, note, err := readTail(context.Background(), strings.NewReader(tc.in), tc.max, tc.limit)
+		if err != nil || got != tc.want || (tc.note == "") != (note == "") || !strings.Contains(note, tc.note) {
+			t.Errorf("readTail(%q, %d, %d) = %q, %q, %v", tc.in, tc.max, tc.limit, got, note, err)
 		}
 	}
 }
