@@ -2,44 +2,8 @@ package server
 
 import (
 	"context"
-	"errors"
 	"sync"
 )
-
-// NopNotifier shows nothing. Embed it in a notifier that implements only
-// some capabilities; its Capabilities says none.
-type NopNotifier struct{}
-
-var _ Notifier = NopNotifier{}
-
-func (NopNotifier) ShowMessage(context.Context, MessageType, string) {}
-func (NopNotifier) LogMessage(context.Context, MessageType, string)  {}
-func (NopNotifier) StartProgress(context.Context, string, bool) Progress {
-	return NopProgress{}
-}
-func (NopNotifier) Status(context.Context, Status) {}
-func (NopNotifier) PublishDiagnostics(context.Context, *Snapshot, []Diagnostic) error {
-	return nil
-}
-func (NopNotifier) ShowDocument(context.Context, Location, bool) (bool, error) {
-	return false, errors.New("this front end cannot show documents")
-}
-func (NopNotifier) Site(context.Context, SiteInfo) {}
-func (NopNotifier) Confirm(_ context.Context, question, _ string) (bool, error) {
-	return false, ErrCannotAsk
-}
-func (NopNotifier) Capabilities() Capabilities { return Capabilities{} }
-
-// ErrCannotAsk is Confirm's answer from a front end that cannot ask the
-// user anything: what needed the question is not done.
-var ErrCannotAsk = errors.New("this front end cannot ask a question")
-
-// NopProgress reports nowhere and is never cancelled.
-type NopProgress struct{}
-
-func (NopProgress) Report(string, int)         {}
-func (NopProgress) End(string)                 {}
-func (NopProgress) Cancelled() <-chan struct{} { return nil }
 
 // notifierBox lets the notifier be replaced (the LSP adapter sets it once
 // the connection exists) while background work uses it.

@@ -1,0 +1,81 @@
+package api
+
+// Commands the engine runs for workspace/executeCommand, each with its
+// own argument type (the front end decodes them; lsp/commands.go). Every
+// command's argument type is here, and the facade runs each command in
+// one method (server/commands.go).
+const (
+	CommandRepro        = "torchlsp.repro"        // RunArgs
+	CommandDoctor       = "torchlsp.doctor"       // TargetArgs
+	CommandSelectTarget = "torchlsp.selectTarget" // TargetArgs
+	CommandOpenMirror   = "torchlsp.openMirror"   // TargetArgs
+	CommandGates        = "torchlsp.gates"        // GatesArgs
+	CommandSite         = "torchlsp.site"         // TargetArgs
+	CommandExplain      = "torchlsp.explain"      // RunArgs
+	CommandTraceback    = "torchlsp.traceback"    // TracebackArgs
+	CommandLinks        = "torchlsp.links"        // LinksArgs
+	CommandCancelRun    = "torchlsp.cancelRun"    // CancelArgs
+)
+
+// RunArgs are the arguments of torchlsp.repro and torchlsp.explain: the
+// compile call at (or before) a line of an open document.
+type RunArgs struct {
+	URI    string `json:"uri"`
+	Line   int    `json:"line"` // 0-based
+	Target string `json:"target,omitempty"`
+	// All runs the repro on every configured target.
+	All bool `json:"all,omitempty"`
+	// Own runs the repro on the user's own code only, failing when it
+	// cannot; StandIn on the stand-in workload only. Neither: the user's
+	// code when it can be run, else the stand-in, and the report says
+	// which ran and why.
+	Own     bool `json:"own,omitempty"`
+	StandIn bool `json:"standIn,omitempty"`
+	// Hazard names the diagnostic (e.g. "TL011") whose hazard the repro
+	// shows, with its variants instead of the threading ones; torchlsp.repro
+	// only.
+	Hazard string `json:"hazard,omitempty"`
+	// Wait answers when the run has ended, with its report, and a
+	// $/cancelRequest of the command cancels the run; otherwise the
+	// command answers at once with the run's id.
+	Wait bool `json:"wait,omitempty"`
+}
+
+// TargetArgs name a target; empty is the default target.
+type TargetArgs struct {
+	Target string `json:"target,omitempty"`
+}
+
+// GatesArgs ask where torch reads a config flag.
+type GatesArgs struct {
+	Flag   string `json:"flag"`
+	Target string `json:"target,omitempty"`
+}
+
+// TracebackArgs give a traceback: its text, or lines Line..EndLine
+// (0-based, inclusive) of an open document.
+type TracebackArgs struct {
+	Text    string `json:"text,omitempty"`
+	URI     string `json:"uri,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	EndLine int    `json:"endLine,omitempty"`
+}
+
+// LinksArgs give a short text (a terminal's line) to link.
+type LinksArgs struct {
+	Text string `json:"text"`
+}
+
+// CancelArgs name the run to cancel; empty cancels every run.
+type CancelArgs struct {
+	Run string `json:"run,omitempty"`
+}
+
+// CommandResult is what a command returns to the editor: text to show,
+// and a document it opened.
+type CommandResult struct {
+	Markdown string   `json:"markdown,omitempty"`
+	Path     string   `json:"path,omitempty"`
+	Targets  []string `json:"targets,omitempty"`
+	Default  string   `json:"default,omitempty"`
+}
