@@ -294,7 +294,10 @@ func topLevelIDAndMethod(body []byte) (id json.RawMessage, method, ok bool) {
 			i++
 			continue
 		}
-		return id, method, i < len(body) && body[i] == '}'
+		if i < len(body) && body[i] == '}' {
+			return id, method, true
+		}
+		return id, method, id != nil
 	}
 }
 
@@ -434,12 +437,37 @@ func truncate(s string, n int) string {
 
 // wireMessage is any JSON-RPC message as it arrives.
 type wireMessage struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  json.RawMessage `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   *jsonrpc2.Error `json:"error"`
+	JSONRPC string
+	ID      json.RawMessage
+	Method  json.RawMessage
+	Params  json.RawMessage
+	Result  json.RawMessage
+	Error   *jsonrpc2.Error
+}
+
+// unmarshalWire decodes the members of a message by their exact names.
+// encoding/json matches a struct's fields case-insensitively, so that
+// {"id":1,"method":"m","METHOD":null} would decode as a response (and the
+// request go unanswered) and {"id":1,…,"ID":2} be answered as request 2;
+// JSON-RPC's member names are case-sensitive, and topLevelIDAndMethod,
+// which names the request of an undecodable body, reads them so.
+func unmarshalWire(body []byte, m *wireMessage) error {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(body, &members); err != nil {
+		return err
+	}
+	if v, ok := members["jsonrpc"]; ok {
+		if err := json.Unmarshal(v, &m.JSONRPC); err != nil {
+			return err
+		}
+	}
+	m.ID, m.Method, m.Params, m.Result = members["id"], members["method"], members["params"], members["result"]
+	if v, ok := members["error"]; ok {
+		if err := json.Unmarshal(v, &m.Error); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // errInvalidMessage reports JSON that is not a JSON-RPC 2.0 message.
@@ -451,7 +479,7 @@ var errInvalidMessage = errors.New("not a JSON-RPC 2.0 message")
 // per message.
 func decodeMessage(body []byte) (jsonrpc2.Message, error) {
 	var m wireMessage
-	if err := json.Unmarshal(body, &m); err != nil {
+	if err := unmarshalWire(body, &m); err != nil {
 		return nil, fmt.Errorf("%w: %w", errInvalidMessage, err)
 	}
 	if m.JSONRPC != "" && m.JSONRPC != "2.0" {

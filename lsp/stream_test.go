@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -146,7 +147,7 @@ func FuzzDecodeMessage(f *testing.F) {
 		deadline.Start(t, body)
 		got, err := decodeMessage(body)
 		want, werr := jsonrpc2.DecodeMessage(body)
-		if err != nil || werr != nil {
+		if err != nil || werr != nil || caseVariantMembers(body) {
 			return
 		}
 		switch w := want.(type) {
@@ -167,6 +168,24 @@ func FuzzDecodeMessage(f *testing.F) {
 			}
 		}
 	})
+}
+
+// caseVariantMembers reports whether body has a member whose name is one
+// of JSON-RPC's only by case ("ID", "Method"): the stock decoder takes it
+// for the member, decodeMessage does not.
+func caseVariantMembers(body []byte) bool {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(body, &members) != nil {
+		return false
+	}
+	for k := range members {
+		for _, name := range []string{"jsonrpc", "id", "method", "params", "result", "error"} {
+			if k != name && strings.EqualFold(k, name) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // jsonEqual compares JSON values, treating absent as null.
@@ -203,10 +222,49 @@ func TestTopLevelIDAndMethod(t *testing.T) {
 		{`[1,2]`, "", false, false},
 		{`{"id": null ,"method":"x"}`, "null", true, true},
 		{``, "", false, false},
+		// Brackets of the wrong kind end the walk after the id was read:
+		// the id still names the message (a response stays unanswered).
+		{`{"id":5,"result":[}]}`, "5", false, true},
+		{`{"id":6,"method":"x","params":[}]}`, "6", true, true},
 	} {
 		id, method, ok := topLevelIDAndMethod([]byte(tt.body))
 		if string(id) != tt.id || method != tt.method || ok != tt.ok {
 			t.Errorf("%.60s: id %q method %v ok %v; want %q %v %v", tt.body, id, method, ok, tt.id, tt.method, tt.ok)
+		}
+	}
+}
+
+// JSON-RPC's member names are case-sensitive: a member that differs from
+// "id" or "method" only by case is not one, so a request is never turned
+// into a response (left unanswered) or answered under another id.
+func TestDecodeMessageExactMemberNames(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		body string
+		want string // "call ID METHOD", "notification METHOD", "response ID"
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"shutdown","METHOD":null}`, "call 1 shutdown"},
+		{`{"jsonrpc":"2.0","id":1,"method":"shutdown","ID":"zz"}`, "call 1 shutdown"},
+		{`{"jsonrpc":"2.0","method":"exit","Id":3}`, "notification exit"},
+		{`{"jsonrpc":"2.0","id":4,"result":null,"Method":"x"}`, "response 4"},
+		{`{"jsonrpc":"2.0","id":5,"method":"m","Jsonrpc":"1.0"}`, "call 5 m"},
+	} {
+		msg, err := decodeMessage([]byte(tt.body))
+		if err != nil {
+			t.Errorf("%s: %v", tt.body, err)
+			continue
+		}
+		var got string
+		switch m := msg.(type) {
+		case *jsonrpc2.Call:
+			got = fmt.Sprintf("call %v %s", m.ID(), m.Method())
+		case *jsonrpc2.Notification:
+			got = "notification " + m.Method()
+		case *jsonrpc2.Response:
+			got = fmt.Sprintf("response %v", m.ID())
+		}
+		if got != tt.want {
+			t.Errorf("%s: decoded as %q, want %q", tt.body, got, tt.want)
 		}
 	}
 }
