@@ -18,15 +18,22 @@ const trimEvery = 2 << 20
 
 // Budget bounds the text being parsed at once by the parses that share
 // it: a parse of n bytes waits until n fits, and a text larger than the
-// whole budget waits until it parses alone. Every trimEvery bytes parsed,
-// the C memory freed meanwhile goes back to the system. It is safe for
-// concurrent use. Waiting takes no context: what it waits for is other
-// parses, which end on their own.
+// whole budget waits until it parses alone. Takers are served in the order
+// they came: a large text waits only for the parses already in flight,
+// never behind small ones that keep arriving (an index build's stream of
+// small files starved a large document's check for as long as the build
+// ran). Every trimEvery bytes parsed, the C memory freed meanwhile goes
+// back to the system. It is safe for concurrent use. Waiting takes no
+// context: what it waits for is other parses, which end on their own; a
+// taker must not hold a share while it takes another.
 type Budget struct {
 	limit int
-	mu    sync.Mutex // guards inUse, sinceTrim and the waits on free
-	free  *sync.Cond // signalled when bytes are given back
+	mu    sync.Mutex // guards inUse, the tickets, sinceTrim and the waits on free
+	free  *sync.Cond // signalled when bytes are given back or a turn passes
 	inUse int
+	// next is the ticket the next taker draws; serving is the ticket whose
+	// turn it is.
+	next, serving uint64
 	// sinceTrim counts the bytes parsed since the last trim.
 	sinceTrim int
 }
@@ -56,11 +63,15 @@ func (b *Budget) Take(n int) (release func()) {
 	}
 	w := min(max(n, 0), b.limit)
 	b.mu.Lock()
-	for b.inUse+w > b.limit {
+	ticket := b.next
+	b.next++
+	for ticket != b.serving || b.inUse+w > b.limit {
 		b.free.Wait()
 	}
 	b.inUse += w
+	b.serving++
 	b.mu.Unlock()
+	b.free.Broadcast() // the next in line may fit too
 	return func() {
 		b.mu.Lock()
 		b.inUse -= w

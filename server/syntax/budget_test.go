@@ -56,3 +56,38 @@ func TestBudgetBoundsWhatIsInFlight(t *testing.T) {
 	var nilBudget *Budget
 	nilBudget.Take(1 << 30)() // takes nothing, never waits
 }
+
+// A take larger than what is free is served before takers that came after
+// it: small parses arriving back to back (an index build) must not keep a
+// large document's check waiting for as long as they keep coming.
+func TestBudgetLargeTakeIsNotStarved(t *testing.T) {
+	t.Parallel()
+	b := NewBudget(DefaultBudget)
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				release := b.Take(10 << 10)
+				time.Sleep(200 * time.Microsecond)
+				release()
+			}
+		}()
+	}
+	defer func() { stop.Store(true); wg.Wait() }()
+	time.Sleep(10 * time.Millisecond)
+	done := make(chan time.Duration)
+	go func() {
+		start := time.Now()
+		b.Take(2 << 20)()
+		done <- time.Since(start)
+	}()
+	select {
+	case d := <-done:
+		t.Logf("the large take waited %v", d)
+	case <-time.After(10 * time.Second):
+		t.Fatal("a large take waited 10s behind a stream of small ones")
+	}
+}
