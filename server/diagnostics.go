@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/torchlsp/torchlsp/remote"
+	"github.com/torchlsp/torchlsp/server/api"
 	"github.com/torchlsp/torchlsp/server/diagnose"
 	"github.com/torchlsp/torchlsp/server/gates"
 	"github.com/torchlsp/torchlsp/server/pybuf"
@@ -82,7 +83,7 @@ func checkWith(doc *Snapshot, cat *gates.Catalog, m *remote.MirrorTree, spec rem
 	c := &checked{}
 	for _, fd := range found {
 		diag := Diagnostic{
-			Range:    spanRange(fd.Span),
+			Range:    api.RangeOf(fd.Span),
 			Severity: severityOf(fd.Severity),
 			Code:     fd.Code,
 			Source:   "torchlsp",
@@ -233,7 +234,7 @@ func (e *Engine) CodeActions(ctx context.Context, doc *Snapshot, rng Range, only
 		for _, fix := range c.fixes[i] {
 			edits := make([]TextEdit, 0, len(fix.Edits))
 			for _, ed := range fix.Edits {
-				edits = append(edits, TextEdit{Range: spanRange(ed.Span), NewText: ed.NewText})
+				edits = append(edits, TextEdit{Range: api.RangeOf(ed.Span), NewText: ed.NewText})
 			}
 			actions = append(actions, CodeAction{
 				Title:       fix.Title,

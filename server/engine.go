@@ -18,6 +18,7 @@ import (
 
 	"github.com/torchlsp/torchlsp/remote"
 	"github.com/torchlsp/torchlsp/server/config"
+	"github.com/torchlsp/torchlsp/server/navigation"
 	"github.com/torchlsp/torchlsp/server/session"
 	"github.com/torchlsp/torchlsp/server/source"
 )
@@ -91,6 +92,8 @@ type Engine struct {
 	// home is the part of the cache a server was started in
 	// (mirrorhome.go).
 	home homeState
+
+	nav *navigation.Navigator // hover, definition, references, symbols, calls, implementation
 }
 
 // New creates an engine. Call Initialize before queries.
@@ -121,6 +124,18 @@ func New(opts Options) *Engine {
 				e.republishDiagnostics() // its torch, or the connection, changed
 			}
 		}}
+	e.nav = navigation.New(navigation.Deps{
+		Notify:    e.notify,
+		CacheDir:  opts.Dirs.Cache,
+		ValueWait: opts.ValueWait,
+		Session:   e.session,
+		Folders:   e.cfg.workspaceFolders,
+		Documents: e.docs.All,
+		SitePath: func(target string, m *remote.MirrorTree, local string) (string, bool) {
+			return e.siteHanded(target).sitePath(m, local)
+		},
+		SiteCompact: e.siteCompact,
+	})
 	return e
 }
 
@@ -139,7 +154,7 @@ func (e *Engine) sessionOptions() session.Options {
 		ValidateCache:  e.opts.ValidateCache,
 		MirrorLimits:   e.opts.MirrorLimits,
 		HelperLimits:   e.opts.HelperLimits,
-		HoverText:      renderHover,
+		HoverText:      navigation.RenderHover,
 	}
 }
 

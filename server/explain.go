@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/torchlsp/torchlsp/server/api"
 	"github.com/torchlsp/torchlsp/server/localfile"
 	"github.com/torchlsp/torchlsp/server/repro"
 	"github.com/torchlsp/torchlsp/server/source"
@@ -100,7 +101,7 @@ func (e *Engine) Explain(ctx context.Context, req ExplainRequest) (*ExplainResul
 	res.Diagnostics = e.explainDiagnostics(doc, workspace, ex)
 	summary := fmt.Sprintf("Explain compile on %s: %d graph break(s), %d recompile(s), from %s", s.Spec().Name, len(ex.GraphBreaks), len(ex.Recompiles), ex.Method)
 	res.Diagnostics[doc.URI()] = append(res.Diagnostics[doc.URI()], Diagnostic{
-		Range: spanRange(call.CalleeSpan), Severity: SeverityInfo, Code: codeExplained, Source: "torchlsp", Message: summary,
+		Range: api.RangeOf(call.CalleeSpan), Severity: SeverityInfo, Code: codeExplained, Source: "torchlsp", Message: summary,
 	})
 	e.noteExplain(res.Diagnostics)
 	return res, nil

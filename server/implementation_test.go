@@ -190,27 +190,3 @@ func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
 }
-
-func TestAttributeIn(t *testing.T) {
-	t.Parallel()
-	const text = "y = x.view(3)  # z.add\nx.  \n3.5\r\nt.mul_\r\n"
-	tests := []struct {
-		pos  Position
-		want string
-	}{
-		{Position{Line: 0, Column: 7}, "view"},
-		{Position{Line: 0, Column: 6}, "view"},
-		{Position{Line: 0, Column: 10}, "view"}, // just after the name
-		{Position{Line: 0, Column: 4}, ""},      // on the receiver
-		{Position{Line: 0, Column: 20}, ""},     // in a comment
-		{Position{Line: 1, Column: 2}, ""},      // nothing after the dot
-		{Position{Line: 2, Column: 2}, ""},      // a float
-		{Position{Line: 3, Column: 3}, "mul_"},  // CRLF line
-		{Position{Line: 9, Column: 0}, ""},
-	}
-	for _, tt := range tests {
-		if got := attributeIn([]byte(text), tt.pos); got != tt.want {
-			t.Errorf("attributeAt(%v) = %q, want %q", tt.pos, got, tt.want)
-		}
-	}
-}

@@ -53,7 +53,7 @@ func TestFirstAnswerOnDemandThenMirror(t *testing.T) {
 	if err != nil || len(locs) != 1 || !strings.HasSuffix(locs[0].Path, "torch/nn/modules/linear.py") {
 		t.Fatalf("first definition = %+v, %v", locs, err)
 	}
-	first, _, err := eng.lookup(ctx, doc, p)
+	first, _, err := eng.nav.DefinitionAt(ctx, doc, p)
 	if err != nil || first == nil || first.LocalPath != locs[0].Path {
 		t.Fatalf("first answer = %+v, %v; the definition named %s", first, err, locs[0].Path)
 	}
@@ -78,7 +78,7 @@ func TestFirstAnswerOnDemandThenMirror(t *testing.T) {
 	if err != nil || string(got) != string(want) {
 		t.Errorf("the first answer's file after the mirror: %v, same text: %v", err, string(got) == string(want))
 	}
-	lt, _, err := eng.lookup(ctx, eng.Snapshot(opened.URI()), posOf(t, string(want), "class Linear(Module)", 0, len("class Linear(")))
+	lt, _, err := eng.nav.DefinitionAt(ctx, eng.Snapshot(opened.URI()), posOf(t, string(want), "class Linear(Module)", 0, len("class Linear(")))
 	if err != nil || lt == nil || lt.Package.Partial() || !strings.HasSuffix(lt.LocalPath, "torch/nn/modules/module.py") {
 		t.Errorf("navigation in the file first answered, once mirrored: %+v, %v", lt, err)
 	}
@@ -104,14 +104,14 @@ func TestOnDemandLeavesOutWholeTreeFeatures(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	pos := implPos(t, implDoc, "torch.add(x", "add")
-	first, _, err := eng.lookup(ctx, doc, pos)
+	first, _, err := eng.nav.DefinitionAt(ctx, doc, pos)
 	if err != nil || first == nil {
 		t.Fatalf("first answer = %v, %v", first, err)
 	}
 	if !first.Package.Partial() {
 		t.Fatalf("the first answer is not from the on-demand tree: %s", first.LocalPath)
 	}
-	if md := eng.compilerStackSection(ctx, first); strings.Contains(md, "lowering") {
+	if md := eng.nav.CompilerStackSection(ctx, first); strings.Contains(md, "lowering") {
 		t.Errorf("the on-demand answer shows a compiler stack from a partial tree:\n%s", md)
 	}
 	if n := len(globAll(t, first.Package.Mirror().Root, "opimpl.bin")); n != 0 {

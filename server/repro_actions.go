@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/torchlsp/torchlsp/remote"
+	"github.com/torchlsp/torchlsp/server/api"
 	"github.com/torchlsp/torchlsp/server/diagnose"
 	"github.com/torchlsp/torchlsp/server/gates"
 	"github.com/torchlsp/torchlsp/server/pybuf"
@@ -39,7 +40,7 @@ func (e *Engine) reproActions(doc *Snapshot, rng Range, c *checked, only []strin
 	if !ok {
 		return nil
 	}
-	callRange := spanRange(call.Span)
+	callRange := api.RangeOf(call.Span)
 	var related []Diagnostic
 	var hazards []repro.Hazard
 	for _, diag := range c.diags {
@@ -391,7 +392,7 @@ func (e *Engine) noteRepro(uri string, call pybuf.Call, kind string, reports []r
 		sev = SeverityWarning
 	}
 	diag := Diagnostic{
-		Range: spanRange(call.CalleeSpan), Severity: sev, Code: "TL100 repro", Source: "torchlsp",
+		Range: api.RangeOf(call.CalleeSpan), Severity: sev, Code: "TL100 repro", Source: "torchlsp",
 		Message: strings.ToUpper(kind[:1]) + kind[1:] + ": " + strings.Join(parts, "; "),
 	}
 	e.repros.mu.Lock()

@@ -49,6 +49,13 @@ func (c *workspaceConfig) setEditorSettings(raw []byte) error {
 	return nil
 }
 
+// workspaceFolders returns the workspace folders.
+func (c *workspaceConfig) workspaceFolders() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.folders
+}
+
 // inputs returns what a configuration is resolved from.
 func (c *workspaceConfig) inputs() (folders []string, editor config.Layer) {
 	c.mu.Lock()

@@ -1,4 +1,4 @@
-package server
+package navigation
 
 import (
 	"context"
@@ -107,8 +107,8 @@ func oneLineShort(s string, max int) string {
 
 // Gates prints a config flag's definition and every place the target's
 // torch reads it (`torchlsp gates FLAG`).
-func (e *Engine) Gates(ctx context.Context, target, key string, w io.Writer) error {
-	s, err := e.session(target)
+func (n *Navigator) Gates(ctx context.Context, target, key string, w io.Writer) error {
+	s, err := n.deps.Session(target)
 	if err != nil {
 		return err
 	}

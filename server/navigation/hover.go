@@ -1,12 +1,12 @@
-package server
+package navigation
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
 
+	"github.com/torchlsp/torchlsp/server/api"
 	"github.com/torchlsp/torchlsp/server/pybuf"
 	"github.com/torchlsp/torchlsp/server/session"
 )
@@ -14,32 +14,32 @@ import (
 // Hover describes the torch object at pos: its signature, the summary of
 // its docstring, where it is defined on the target, and which torch and
 // target answered. It returns nil when torchlsp has nothing to say.
-func (e *Engine) Hover(ctx context.Context, doc *Snapshot, pos Position) (*Hover, error) {
-	ft, span, err := e.flagAt(ctx, doc, pos)
-	if err != nil && !errors.Is(err, session.ErrCatalog) {
-		return nil, err // the target is unreachable: do not try it twice
-	}
-	if ft != nil {
-		e.withValue(ctx, ft)
-		r := spanRange(span)
-		return &Hover{Markdown: renderFlagHover(ft), Range: &r}, nil
-	}
-	d, ref, err := e.lookup(ctx, doc, pos)
-	if err != nil || d == nil {
+func (n *Navigator) Hover(ctx context.Context, doc *api.Snapshot, pos api.Position) (*api.Hover, error) {
+	a, err := n.resolve(ctx, doc, pos, wantDefinition)
+	if err != nil {
 		return nil, err
+	}
+	if a.flag != nil {
+		n.withValue(ctx, a.flag)
+		r := api.RangeOf(a.flagSpan)
+		return &api.Hover{Markdown: renderFlagHover(a.flag), Range: &r}, nil
+	}
+	d, ref := a.def, a.ref
+	if d == nil {
+		return nil, nil
 	}
 	md := d.Hover
 	if md == "" {
-		md = renderHover(d)
+		md = RenderHover(d)
 	}
-	if !d.Missing && d.LocalPath != "" && e.siteCompact(d.Target) {
-		md = renderSiteHover(d, e.siteHanded(d.Target))
+	if !d.Missing && d.LocalPath != "" && n.deps.SiteCompact(d.Target) {
+		md = renderSiteHover(d, n.answerPath(d.Target, d.Package.Mirror(), d.LocalPath))
 	}
 	if d.Kind != "parameter" {
-		md += e.compilerStackSection(ctx, d)
+		md += n.CompilerStackSection(ctx, d)
 	}
 	// The range is this request's name: a cached definition serves any.
-	h := &Hover{Markdown: md, Range: refRange(ref)}
+	h := &api.Hover{Markdown: md, Range: refRange(ref)}
 	if d.Missing {
 		info := d.Package.Info()
 		h.Missing = fmt.Sprintf("%s does not exist in %s %s on target %s", d.Qualname, info.Name, info.Version, d.Target)
@@ -48,16 +48,16 @@ func (e *Engine) Hover(ctx context.Context, doc *Snapshot, pos Position) (*Hover
 }
 
 // refRange is the span of the name hovered, or nil right after a dot.
-func refRange(ref pybuf.Ref) *Range {
+func refRange(ref pybuf.Ref) *api.Range {
 	if ref.Span == (pybuf.Span{}) || ref.AfterDot {
 		return nil
 	}
-	r := spanRange(ref.Span)
+	r := api.RangeOf(ref.Span)
 	return &r
 }
 
-// renderHover writes a definition's hover Markdown.
-func renderHover(t *session.Definition) string {
+// RenderHover writes a definition's hover Markdown.
+func RenderHover(t *session.Definition) string {
 	var b strings.Builder
 	info := t.Package.Info()
 	if t.Missing {
@@ -118,16 +118,12 @@ func renderHover(t *session.Definition) string {
 // target's site: that server shows the signature and the docstring from
 // the same files, so this one says only what it alone knows — where the
 // definition is on the target, which target and which version.
-func renderSiteHover(t *session.Definition, site *SiteResult) string {
+func renderSiteHover(t *session.Definition, local string) string {
 	var b strings.Builder
 	info := t.Package.Info()
 	fmt.Fprintf(&b, "`%s:%d` on target **%s** · %s %s", t.TargetPath, t.Line+1, t.Target, info.Name, info.Version)
 	if t.Via == "helper" {
 		b.WriteString(" · answered by the target's interpreter")
-	}
-	local := t.LocalPath
-	if p, ok := site.sitePath(t.Package.Mirror(), local); ok {
-		local = p
 	}
 	u := url.URL{Scheme: "file", Path: local, Fragment: fmt.Sprintf("L%d", t.Line+1)}
 	fmt.Fprintf(&b, " ([open](%s))\n", u.String())

@@ -1,4 +1,4 @@
-package server
+package navigation
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/torchlsp/torchlsp/remote"
+	"github.com/torchlsp/torchlsp/server/api"
 	"github.com/torchlsp/torchlsp/server/pybuf"
 	"github.com/torchlsp/torchlsp/server/pyindex"
 	"github.com/torchlsp/torchlsp/server/session"
@@ -32,15 +33,15 @@ type mirrorSource struct {
 // default target (in a mirror, an on-demand tree, or the site view that
 // links to them) and, when it is, makes that package usable. done is to
 // be called once the answer is out.
-func (e *Engine) mirrorFile(ctx context.Context, doc *Snapshot) (ms *mirrorSource, done func(), err error) {
+func (n *Navigator) mirrorFile(ctx context.Context, doc *api.Snapshot) (ms *mirrorSource, done func(), err error) {
 	done = func() {}
 	if doc == nil || doc.Path() == "" {
 		return nil, done, nil
 	}
 	// Where a document lies does not change with its text, but it is
 	// asked once per version, not per request (it follows links).
-	rel := doc.Memo(mirrorRelKey{e.opts.Dirs.Cache}, func() any {
-		rel, _ := remote.SiteRel(e.opts.Dirs.Cache, doc.Path())
+	rel := doc.Memo(mirrorRelKey{n.deps.CacheDir}, func() any {
+		rel, _ := remote.SiteRel(n.deps.CacheDir, doc.Path())
 		return rel
 	}).(string)
 	if rel == "" {
@@ -48,12 +49,12 @@ func (e *Engine) mirrorFile(ctx context.Context, doc *Snapshot) (ms *mirrorSourc
 	}
 	top, _, _ := strings.Cut(rel, "/")
 	top = strings.TrimSuffix(strings.TrimSuffix(top, ".pyi"), ".py")
-	s, err := e.session("")
+	s, err := n.deps.Session("")
 	if err != nil {
 		return nil, done, err
 	}
 	ps, answered, err := s.Answering(ctx, top, top)
-	if errors.Is(err, ErrNotOnTarget) {
+	if errors.Is(err, session.ErrNotOnTarget) {
 		answered()
 		return nil, done, nil
 	}
@@ -91,7 +92,7 @@ func sameFile(a, b string) bool {
 // navigate answers for the name at pos of a mirrored file from its
 // package's index; nil when the name is a builtin or its definition cannot
 // be known without running the code.
-func (e *Engine) navigate(ms *mirrorSource, doc *Snapshot, pos Position) (*session.Definition, pybuf.Ref, error) {
+func (n *Navigator) navigate(ms *mirrorSource, doc *api.Snapshot, pos api.Position) (*session.Definition, pybuf.Ref, error) {
 	buf := doc.Buffer()
 	off, ok := buf.Lines().Offset([]byte(doc.Text()), pybuf.Pos{Line: pos.Line, Col: pos.Column})
 	if !ok {
@@ -127,11 +128,11 @@ func nameSpan(buf *pybuf.Buffer, off int) pybuf.Span {
 // keyword of a method called through an instance) when it leads into a
 // package already loaded; what it finds in the workspace itself is the
 // user's Python server's to answer.
-func (e *Engine) navigateWorkspace(ctx context.Context, doc *Snapshot, pos Position) (*session.Definition, pybuf.Ref, error) {
+func (n *Navigator) navigateWorkspace(ctx context.Context, doc *api.Snapshot, pos api.Position) (*session.Definition, pybuf.Ref, error) {
 	if doc == nil {
 		return nil, pybuf.Ref{}, nil
 	}
-	s, err := e.session("")
+	s, err := n.deps.Session("")
 	if err != nil {
 		return nil, pybuf.Ref{}, nil // the dotted-name lookup reported it
 	}
@@ -142,7 +143,7 @@ func (e *Engine) navigateWorkspace(ctx context.Context, doc *Snapshot, pos Posit
 	}
 	src := pyindex.Source{Path: doc.Path(), Table: buf.Scopes()}
 	if doc.Path() != "" {
-		folders, _ := e.cfg.inputs()
+		folders := n.deps.Folders()
 		for _, root := range folders {
 			if m, pkg := pyindex.ModuleName(root, doc.Path()); m != "" {
 				src.Module, src.Package = m, pkg

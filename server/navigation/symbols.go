@@ -1,4 +1,4 @@
-package server
+package navigation
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/torchlsp/torchlsp/remote"
+	"github.com/torchlsp/torchlsp/server/api"
 	"github.com/torchlsp/torchlsp/server/pyindex"
 	"github.com/torchlsp/torchlsp/server/pyscope"
 	"github.com/torchlsp/torchlsp/server/session"
@@ -27,7 +28,7 @@ type SymbolInfo struct {
 	// Container is the qualified name around it ("torch._inductor.
 	// cudagraph_trees" for get_obj); "" for a top-level module.
 	Container string
-	Location  Location // the symbol's name
+	Location  api.Location // the symbol's name
 }
 
 // DocumentSymbol is an item of a document's outline.
@@ -35,7 +36,7 @@ type DocumentSymbol struct {
 	Name string
 	Kind SymbolKind
 	// Range is the whole statement, SelectionRange the name.
-	Range, SelectionRange Range
+	Range, SelectionRange api.Range
 	Children              []DocumentSymbol
 }
 
@@ -45,36 +46,36 @@ type DocumentSymbol struct {
 // the open documents of the workspace: ranked exact, then prefix, then
 // substring, then fuzzy (the query's letters in order), at most
 // MaxWorkspaceSymbols.
-func (e *Engine) WorkspaceSymbols(ctx context.Context, query string) ([]SymbolInfo, error) {
+func (n *Navigator) WorkspaceSymbols(ctx context.Context, query string) ([]SymbolInfo, error) {
 	q := pyindex.NewSymbolQuery(query)
 	type hit struct {
 		pyindex.SymbolHit
-		loc Location
+		loc api.Location
 	}
 	var hits []hit
-	s, err := e.session("")
+	s, err := n.deps.Session("")
 	if err != nil {
 		return nil, err
 	}
-	for _, ps := range e.symbolPackages(ctx, s) {
+	for _, ps := range n.symbolPackages(ctx, s) {
 		found, err := ps.Index().Symbols(ctx, q, MaxWorkspaceSymbols)
 		if err != nil {
 			return nil, err
 		}
 		for _, h := range found {
-			loc := Location{
-				Path:       e.answerPath(s.Spec().Name, ps.Mirror(), h.Symbol.Path),
+			loc := api.Location{
+				Path:       n.answerPath(s.Spec().Name, ps.Mirror(), h.Symbol.Path),
 				TargetPath: ps.Mirror().TargetPath(h.Symbol.Path),
-				Range:      nameRange(h.Symbol.Line, h.Symbol.Col, h.Symbol.Name),
+				Range:      api.NameRange(h.Symbol.Line, h.Symbol.Col, h.Symbol.Name),
 			}
 			hits = append(hits, hit{h, loc})
 		}
 	}
-	for _, d := range e.docs.All() {
-		if d.Path() == "" || e.isMirrored(d) {
+	for _, d := range n.deps.Documents() {
+		if d.Path() == "" || n.isMirrored(d) {
 			continue // the mirror's files answer from their index
 		}
-		module, _ := e.workspaceModule(d.Path())
+		module, _ := n.workspaceModule(d.Path())
 		if module == "" {
 			module = strings.TrimSuffix(filepath.Base(d.Path()), filepath.Ext(d.Path()))
 		}
@@ -84,7 +85,7 @@ func (e *Engine) WorkspaceSymbols(ctx context.Context, query string) ([]SymbolIn
 				return
 			}
 			sym := pyindex.Symbol{Name: it.Name, Qualname: container + "." + it.Name, Path: d.Path(), Line: it.NameSpan.Start.Line, Kind: outlineIndexKind(it.Kind)}
-			hits = append(hits, hit{pyindex.SymbolHit{Symbol: sym, Rank: r}, Location{URI: d.URI(), Path: d.Path(), Range: spanRange(it.NameSpan)}})
+			hits = append(hits, hit{pyindex.SymbolHit{Symbol: sym, Rank: r}, api.Location{URI: d.URI(), Path: d.Path(), Range: api.RangeOf(it.NameSpan)}})
 		})
 	}
 	slices.SortFunc(hits, func(a, b hit) int { return pyindex.CompareHits(a.SymbolHit, b.SymbolHit) })
@@ -101,7 +102,7 @@ func (e *Engine) WorkspaceSymbols(ctx context.Context, query string) ([]SymbolIn
 // symbolPackages are the packages a workspace symbol query searches:
 // torch and the target's listed packages, their complete mirrors waited
 // for as long as ctx allows, and every other package already mirrored.
-func (e *Engine) symbolPackages(ctx context.Context, s *session.Session) []*session.Package {
+func (n *Navigator) symbolPackages(ctx context.Context, s *session.Session) []*session.Package {
 	var out []*session.Package
 	seen := map[string]bool{}
 	for _, name := range append([]string{"torch"}, s.Spec().Packages...) {
@@ -112,8 +113,8 @@ func (e *Engine) symbolPackages(ctx context.Context, s *session.Session) []*sess
 		ps, err := s.Package(ctx, name)
 		if err == nil && ps.Index() != nil {
 			out = append(out, ps)
-		} else if err != nil && !errors.Is(err, ErrNotOnTarget) {
-			e.notify.LogMessage(ctx, MessageWarning, "torchlsp: symbols of "+name+": "+err.Error())
+		} else if err != nil && !errors.Is(err, session.ErrNotOnTarget) {
+			n.deps.Notify.LogMessage(ctx, api.MessageWarning, "torchlsp: symbols of "+name+": "+err.Error())
 		}
 	}
 	for _, ps := range s.LoadedPackages() {
@@ -128,17 +129,17 @@ func (e *Engine) symbolPackages(ctx context.Context, s *session.Session) []*sess
 
 // isMirrored reports whether a document is a file of a mirror (or of the
 // site view that links to them).
-func (e *Engine) isMirrored(d *Snapshot) bool {
-	return d.Memo(mirrorRelKey{e.opts.Dirs.Cache}, func() any {
-		rel, _ := remote.SiteRel(e.opts.Dirs.Cache, d.Path())
+func (n *Navigator) isMirrored(d *api.Snapshot) bool {
+	return d.Memo(mirrorRelKey{n.deps.CacheDir}, func() any {
+		rel, _ := remote.SiteRel(n.deps.CacheDir, d.Path())
 		return rel
 	}).(string) != ""
 }
 
 // workspaceModule is the module a workspace file holds, from the first
 // workspace folder it is in.
-func (e *Engine) workspaceModule(path string) (string, bool) {
-	folders, _ := e.cfg.inputs()
+func (n *Navigator) workspaceModule(path string) (string, bool) {
+	folders := n.deps.Folders()
 	for _, root := range folders {
 		if m, pkg := pyindex.ModuleName(root, path); m != "" {
 			return m, pkg
@@ -151,7 +152,7 @@ func (e *Engine) workspaceModule(path string) (string, bool) {
 // and methods, nested as they are, and the variables of the module and
 // of class bodies. Any Python file has one; a mirrored file's is read
 // from its one parse, as for any other.
-func (e *Engine) DocumentSymbols(_ context.Context, doc *Snapshot) ([]DocumentSymbol, error) {
+func (n *Navigator) DocumentSymbols(_ context.Context, doc *api.Snapshot) ([]DocumentSymbol, error) {
 	if doc == nil {
 		return nil, nil
 	}
@@ -163,7 +164,7 @@ func outlineSymbols(items []pyscope.OutlineItem, inClass bool) []DocumentSymbol 
 	for _, it := range items {
 		out = append(out, DocumentSymbol{
 			Name: it.Name, Kind: outlineKind(it, inClass),
-			Range: spanRange(it.Span), SelectionRange: spanRange(it.NameSpan),
+			Range: api.RangeOf(it.Span), SelectionRange: api.RangeOf(it.NameSpan),
 			Children: outlineSymbols(it.Children, it.Kind == pyscope.BindClass),
 		})
 	}
@@ -257,9 +258,4 @@ func isConstantCase(name string) bool {
 		}
 	}
 	return letters && len(name) > 1
-}
-
-// nameRange is the range of a name at a line and byte column.
-func nameRange(line, col int, name string) Range {
-	return Range{Start: Position{Line: line, Column: col}, End: Position{Line: line, Column: col + len(name)}}
 }

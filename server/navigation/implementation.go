@@ -1,4 +1,4 @@
-package server
+package navigation
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/torchlsp/torchlsp/remote"
+	"github.com/torchlsp/torchlsp/server/api"
 	"github.com/torchlsp/torchlsp/server/opimpl"
 	"github.com/torchlsp/torchlsp/server/session"
 )
@@ -19,12 +20,12 @@ import (
 // read-only mirror. Each location is the registration's line (the
 // registering decorator, or the registering call). It returns nil for
 // names that are not torch callables with registrations.
-func (e *Engine) Implementation(ctx context.Context, doc *Snapshot, pos Position) ([]Location, error) {
-	items, err := e.Implementations(ctx, doc, pos)
+func (n *Navigator) Implementation(ctx context.Context, doc *api.Snapshot, pos api.Position) ([]api.Location, error) {
+	items, err := n.Implementations(ctx, doc, pos)
 	if err != nil || len(items) == 0 {
 		return nil, err
 	}
-	locs := make([]Location, len(items))
+	locs := make([]api.Location, len(items))
 	for i, it := range items {
 		locs[i] = it.Location
 	}
@@ -33,7 +34,7 @@ func (e *Engine) Implementation(ctx context.Context, doc *Snapshot, pos Position
 
 // ImplementationItem is one place Implementation lists, with what it is.
 type ImplementationItem struct {
-	Location
+	api.Location
 	Op     string   // the op registered: "aten.add", "aten.mm.default"
 	Labels []string // what the place is: "meta", "decomposition", "ref", "lowering", …
 	Func   string   // the registered function, when known
@@ -42,24 +43,24 @@ type ImplementationItem struct {
 
 // Implementations is Implementation with what each place is, for the
 // command line.
-func (e *Engine) Implementations(ctx context.Context, doc *Snapshot, pos Position) ([]ImplementationItem, error) {
-	ans, ps, err := e.implementations(ctx, doc, pos)
+func (n *Navigator) Implementations(ctx context.Context, doc *api.Snapshot, pos api.Position) ([]ImplementationItem, error) {
+	ans, ps, err := n.implementations(ctx, doc, pos)
 	if err != nil || ps == nil {
 		return nil, err
 	}
 	items := implItems(ps.Mirror(), ans.Impls)
-	s, err := e.session("")
+	s, err := n.deps.Session("")
 	if err != nil {
 		return nil, err
 	}
 	for i := range items {
-		items[i].Location.Path = e.answerPath(s.Spec().Name, ps.Mirror(), items[i].Location.Path)
+		items[i].Location.Path = n.answerPath(s.Spec().Name, ps.Mirror(), items[i].Location.Path)
 	}
 	return items, nil
 }
 
 // implementations resolves the callable at pos and looks it up.
-func (e *Engine) implementations(ctx context.Context, doc *Snapshot, pos Position) (opimpl.Answer, *session.Package, error) {
+func (n *Navigator) implementations(ctx context.Context, doc *api.Snapshot, pos api.Position) (opimpl.Answer, *session.Package, error) {
 	qualname, tensorMethod := "", ""
 	if ref, ok := refAt(doc, pos); ok {
 		qualname = ref.Qualname
@@ -69,12 +70,12 @@ func (e *Engine) implementations(ctx context.Context, doc *Snapshot, pos Positio
 	if qualname != "" && session.TopPackage(qualname) != "torch" {
 		return opimpl.Answer{}, nil, nil
 	}
-	s, err := e.session("")
+	s, err := n.deps.Session("")
 	if err != nil {
 		return opimpl.Answer{}, nil, err
 	}
 	ps, err := s.Package(ctx, "torch")
-	if errors.Is(err, ErrNotOnTarget) {
+	if errors.Is(err, session.ErrNotOnTarget) {
 		return opimpl.Answer{}, nil, nil
 	}
 	if err != nil {
@@ -97,7 +98,7 @@ func (e *Engine) implementations(ctx context.Context, doc *Snapshot, pos Positio
 
 // attributeAt returns the identifier at pos when it follows a dot
 // (x.view): a method whose receiver's type the buffer cannot tell.
-func attributeAt(doc *Snapshot, pos Position) string {
+func attributeAt(doc *api.Snapshot, pos api.Position) string {
 	if doc == nil || doc.TooLarge() {
 		return ""
 	}
@@ -105,7 +106,7 @@ func attributeAt(doc *Snapshot, pos Position) string {
 }
 
 // attributeIn is attributeAt on a document's text.
-func attributeIn(text []byte, pos Position) string {
+func attributeIn(text []byte, pos api.Position) string {
 	lines := strings.SplitN(string(text), "\n", pos.Line+2)
 	if pos.Line >= len(lines) {
 		return ""
@@ -150,12 +151,12 @@ func implItems(m *remote.MirrorTree, impls []opimpl.Impl) []ImplementationItem {
 		at[key] = len(out)
 		local := filepath.Join(m.SiteDir, filepath.FromSlash(im.Path))
 		out = append(out, ImplementationItem{
-			Location: Location{
+			Location: api.Location{
 				Path:       local,
 				TargetPath: m.TargetPath(local),
-				Range: Range{
-					Start: Position{Line: im.Line, Column: im.Col},
-					End:   Position{Line: im.Line, Column: max(im.EndCol, im.Col)},
+				Range: api.Range{
+					Start: api.Position{Line: im.Line, Column: im.Col},
+					End:   api.Position{Line: im.Line, Column: max(im.EndCol, im.Col)},
 				},
 			},
 			Op:     im.Op.String(),
@@ -174,12 +175,12 @@ const (
 	maxHoverPlaces = 4
 )
 
-// compilerStackSection is the hover's short list of where the target's
+// CompilerStackSection is the hover's short list of where the target's
 // torch defines the hovered callable for the compiler stack, or "" when
 // it has nothing. The first hover of an op may wait for the table's scan
 // (about a second for torch 2.11 on two loaded cores; a cached table
 // opens in milliseconds), which started when the mirror became usable.
-func (e *Engine) compilerStackSection(ctx context.Context, d *session.Definition) string {
+func (n *Navigator) CompilerStackSection(ctx context.Context, d *session.Definition) string {
 	if d == nil || d.Missing || d.Package == nil || d.Package.Name() != "torch" || d.Package.Mirror() == nil || d.Package.Partial() {
 		return "" // the table scans the whole tree: not an on-demand one
 	}

@@ -1,4 +1,4 @@
-package server
+package navigation
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/torchlsp/torchlsp/server/api"
 	"github.com/torchlsp/torchlsp/server/diagnose"
 	"github.com/torchlsp/torchlsp/server/gates"
 	"github.com/torchlsp/torchlsp/server/pybuf"
@@ -16,7 +17,7 @@ import (
 // chain, options key, patch key, env var). It consults the target's flag
 // catalog only when the position could name one, so hovering the user's
 // own names never waits for torch to be mirrored.
-func (e *Engine) flagAt(ctx context.Context, doc *Snapshot, pos Position) (*flagTarget, pybuf.Span, error) {
+func (n *Navigator) flagAt(ctx context.Context, doc *api.Snapshot, pos api.Position) (*flagTarget, pybuf.Span, error) {
 	if doc == nil {
 		return nil, pybuf.Span{}, nil
 	}
@@ -27,7 +28,7 @@ func (e *Engine) flagAt(ctx context.Context, doc *Snapshot, pos Position) (*flag
 	if !strOK && !(refOK && session.TopPackage(ref.Qualname) == "torch") {
 		return nil, pybuf.Span{}, nil
 	}
-	s, err := e.session("")
+	s, err := n.deps.Session("")
 	if err != nil {
 		return nil, pybuf.Span{}, err
 	}
@@ -37,7 +38,7 @@ func (e *Engine) flagAt(ctx context.Context, doc *Snapshot, pos Position) (*flag
 		return nil, pybuf.Span{}, nil
 	}
 	cat, ps, err := s.Catalog(ctx)
-	if errors.Is(err, ErrNotOnTarget) {
+	if errors.Is(err, session.ErrNotOnTarget) {
 		return nil, pybuf.Span{}, nil
 	}
 	if err != nil {
@@ -77,12 +78,12 @@ func midChain(fr diagnose.FlagRef, p pybuf.Pos) bool {
 // withValue asks the target for the flag's effective value, waiting at
 // most ValueWait: an editor's hover answers at once with what is known
 // (the read started when the document opened), the command line waits.
-func (e *Engine) withValue(ctx context.Context, ft *flagTarget) {
-	s, err := e.session("")
+func (n *Navigator) withValue(ctx context.Context, ft *flagTarget) {
+	s, err := n.deps.Session("")
 	if err != nil {
 		return
 	}
-	v, ok, err := s.FlagValue(ctx, ft.flag, e.opts.ValueWait)
+	v, ok, err := s.FlagValue(ctx, ft.flag, n.deps.ValueWait)
 	switch {
 	case err != nil:
 		ft.valErr = err
@@ -94,53 +95,46 @@ func (e *Engine) withValue(ctx context.Context, ft *flagTarget) {
 }
 
 // flagLocation is where a flag is defined, in the mirror.
-func (e *Engine) flagLocation(ft *flagTarget) Location {
+func (n *Navigator) flagLocation(ft *flagTarget) api.Location {
 	m := ft.pkg.Mirror()
 	local := filepath.Join(m.SiteDir, filepath.FromSlash(ft.flag.File))
 	name := ft.flag.Key[strings.LastIndexByte(ft.flag.Key, '.')+1:]
-	return Location{
-		Path:       e.answerPath(ft.target, m, local),
+	return api.Location{
+		Path:       n.answerPath(ft.target, m, local),
 		TargetPath: m.TargetPath(local),
-		Range: Range{
-			Start: Position{Line: ft.flag.Line, Column: ft.flag.Col},
-			End:   Position{Line: ft.flag.Line, Column: ft.flag.Col + len(name)},
+		Range: api.Range{
+			Start: api.Position{Line: ft.flag.Line, Column: ft.flag.Col},
+			End:   api.Position{Line: ft.flag.Line, Column: ft.flag.Col + len(name)},
 		},
 	}
 }
 
 // siteLocations are the places torch reads a flag, in the mirror.
-func (e *Engine) siteLocations(ft *flagTarget) []Location {
+func (n *Navigator) siteLocations(ft *flagTarget) []api.Location {
 	sites := ft.cat.Sites(ft.flag.FullKey())
-	out := make([]Location, 0, len(sites))
+	out := make([]api.Location, 0, len(sites))
 	m := ft.pkg.Mirror()
 	for _, st := range sites {
 		local := filepath.Join(m.SiteDir, filepath.FromSlash(st.File))
-		out = append(out, Location{
-			Path:       e.answerPath(ft.target, m, local),
+		out = append(out, api.Location{
+			Path:       n.answerPath(ft.target, m, local),
 			TargetPath: m.TargetPath(local),
-			Range:      Range{Start: Position{Line: st.Line, Column: st.Col}, End: Position{Line: st.Line, Column: st.Col}},
+			Range:      api.Range{Start: api.Position{Line: st.Line, Column: st.Col}, End: api.Position{Line: st.Line, Column: st.Col}},
 		})
 	}
 	return out
 }
 
 // workspaceUses finds a flag's uses in the open documents.
-func (e *Engine) workspaceUses(cat *gates.Catalog, f *gates.Flag) []Location {
-	var out []Location
-	for _, d := range e.docs.All() {
+func (n *Navigator) workspaceUses(cat *gates.Catalog, f *gates.Flag) []api.Location {
+	var out []api.Location
+	for _, d := range n.deps.Documents() {
 		for _, r := range d.FlagRefs(cat) {
 			if r.Flag != f {
 				continue
 			}
-			out = append(out, Location{URI: d.URI(), Path: d.Path(), Range: spanRange(r.Span)})
+			out = append(out, api.Location{URI: d.URI(), Path: d.Path(), Range: api.RangeOf(r.Span)})
 		}
 	}
 	return out
-}
-
-func spanRange(s pybuf.Span) Range {
-	return Range{
-		Start: Position{Line: s.Start.Line, Column: s.Start.Col},
-		End:   Position{Line: s.End.Line, Column: s.End.Col},
-	}
 }

@@ -1,4 +1,4 @@
-package server
+package navigation
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/torchlsp/torchlsp/remote"
+	"github.com/torchlsp/torchlsp/server/api"
 	"github.com/torchlsp/torchlsp/server/pybuf"
 	"github.com/torchlsp/torchlsp/server/pyindex"
 	"github.com/torchlsp/torchlsp/server/session"
@@ -26,18 +27,15 @@ type xrefTarget struct {
 	sym pyindex.Symbol
 }
 
-// xrefAt finds the definition of the name at pos of a document: in a file
-// of a mirrored package from the package's index, in the user's file
+// symbolAt finds the definition of the name at pos of a document as its
+// package's index names it (resolve's wantSymbol): in a file of a
+// mirrored package (ms) from the package's index, in the user's file
 // through the lookup definition uses. It waits for the package's
 // complete mirror: a query over every file needs every file. (nil, nil)
 // when the name is not torchlsp's to answer.
-func (e *Engine) xrefAt(ctx context.Context, doc *Snapshot, pos Position) (*xrefTarget, error) {
-	ms, done, err := e.mirrorFile(ctx, doc)
-	defer done()
-	if err != nil {
-		return nil, err
-	}
+func (n *Navigator) symbolAt(ctx context.Context, ms *mirrorSource, doc *api.Snapshot, pos api.Position) (*xrefTarget, error) {
 	var (
+		err error
 		s   *session.Session
 		ps  *session.Package
 		sym pyindex.Symbol
@@ -48,7 +46,8 @@ func (e *Engine) xrefAt(ctx context.Context, doc *Snapshot, pos Position) (*xref
 		if !ok {
 			return nil, nil
 		}
-		d, err := ms.ps.Index().DefinitionAt(ms.src, off)
+		var d pyindex.Definition
+		d, err = ms.ps.Index().DefinitionAt(ms.src, off)
 		if errors.Is(err, pyindex.ErrNotFound) || errors.Is(err, pyindex.ErrNoName) {
 			return nil, nil
 		}
@@ -60,11 +59,12 @@ func (e *Engine) xrefAt(ctx context.Context, doc *Snapshot, pos Position) (*xref
 			sym.File = ms.rel // the document is a copy of the mirror's file
 		}
 	} else {
-		d, _, err := e.lookup(ctx, doc, pos)
+		var d *session.Definition
+		d, _, err = n.lookup(ctx, nil, doc, pos)
 		if err != nil || d == nil || d.Missing || d.LocalPath == "" || d.DefName == "" {
 			return nil, err
 		}
-		if s, err = e.session(d.Target); err != nil {
+		if s, err = n.deps.Session(d.Target); err != nil {
 			return nil, err
 		}
 		ps = d.Package
@@ -105,15 +105,15 @@ func symbolKindOf(kind string) pyindex.Kind {
 // the user's own files; documents of other packages are left out. byRel
 // maps the package's open files to their documents' URIs, byPath the
 // user's.
-func (e *Engine) openSources(ps *session.Package) (srcs []pyindex.Source, byRel, byPath map[string]string) {
+func (n *Navigator) openSources(ps *session.Package) (srcs []pyindex.Source, byRel, byPath map[string]string) {
 	byRel, byPath = map[string]string{}, map[string]string{}
-	folders, _ := e.cfg.inputs()
-	for _, d := range e.docs.All() {
+	folders := n.deps.Folders()
+	for _, d := range n.deps.Documents() {
 		if d.Path() == "" {
 			continue
 		}
-		rel := d.Memo(mirrorRelKey{e.opts.Dirs.Cache}, func() any {
-			rel, _ := remote.SiteRel(e.opts.Dirs.Cache, d.Path())
+		rel := d.Memo(mirrorRelKey{n.deps.CacheDir}, func() any {
+			rel, _ := remote.SiteRel(n.deps.CacheDir, d.Path())
 			return rel
 		}).(string)
 		src := pyindex.Source{Path: d.Path(), Table: d.Buffer().Scopes()}
@@ -142,15 +142,15 @@ func (e *Engine) openSources(ps *session.Package) (srcs []pyindex.Source, byRel,
 // xrefLocation is a place of a query's answer as a Location: a file of the
 // package (rel set; the open document's URI when it is open) or a user's
 // open file.
-func (e *Engine) xrefLocation(x *xrefTarget, rel, path string, span syntax.Span, byRel, byPath map[string]string) Location {
-	r := spanRange(span)
+func (n *Navigator) xrefLocation(x *xrefTarget, rel, path string, span syntax.Span, byRel, byPath map[string]string) api.Location {
+	r := api.RangeOf(span)
 	if rel == "" {
-		return Location{URI: byPath[path], Path: path, Range: r}
+		return api.Location{URI: byPath[path], Path: path, Range: r}
 	}
 	m := x.ps.Mirror()
 	local := filepath.Join(m.SiteDir, filepath.FromSlash(rel))
-	return Location{
-		URI: byRel[rel], Path: e.answerPath(x.s.Spec().Name, m, local),
+	return api.Location{
+		URI: byRel[rel], Path: n.answerPath(x.s.Spec().Name, m, local),
 		TargetPath: m.TargetPath(local), Range: r,
 	}
 }
@@ -160,8 +160,8 @@ func (e *Engine) xrefLocation(x *xrefTarget, rel, path string, span syntax.Span,
 // editor's Python server reads it (both servers then name the same
 // file), else the mirror's file (which on-demand answers name too:
 // ondemand.go).
-func (e *Engine) answerPath(target string, m *remote.MirrorTree, local string) string {
-	if p, ok := e.siteHanded(target).sitePath(m, local); ok {
+func (n *Navigator) answerPath(target string, m *remote.MirrorTree, local string) string {
+	if p, ok := n.deps.SitePath(target, m, local); ok {
 		return p
 	}
 	return local

@@ -1,4 +1,4 @@
-package server
+package navigation
 
 import (
 	"context"
@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/torchlsp/torchlsp/remote"
+	"github.com/torchlsp/torchlsp/server/api"
 	"github.com/torchlsp/torchlsp/server/pyindex"
+	"github.com/torchlsp/torchlsp/server/session"
 )
 
 // CallItem is a function, method or class (or a module, as a caller) of
@@ -19,8 +21,8 @@ type CallItem struct {
 	// Location is the whole def or class statement; SelectionRange its
 	// name. An editor sends the item back to ask for its calls: the path
 	// and the name's start are what identify it.
-	Location       Location
-	SelectionRange Range
+	Location       api.Location
+	SelectionRange api.Range
 }
 
 // CallLink is an item that calls, or is called by, another, with the
@@ -28,49 +30,50 @@ type CallItem struct {
 // the file of the item asked about.
 type CallLink struct {
 	Item   CallItem
-	Ranges []Range
+	Ranges []api.Range
 }
 
 // PrepareCallHierarchy is the function, method or class at pos (its
 // definition, found as definition finds it) as a call hierarchy item; nil
 // for anything else.
-func (e *Engine) PrepareCallHierarchy(ctx context.Context, doc *Snapshot, pos Position) ([]CallItem, error) {
-	x, err := e.xrefAt(ctx, doc, pos)
+func (n *Navigator) PrepareCallHierarchy(ctx context.Context, doc *api.Snapshot, pos api.Position) ([]CallItem, error) {
+	a, err := n.resolve(ctx, doc, pos, wantSymbol)
+	x := a.sym
 	if err != nil || x == nil {
 		return nil, err
 	}
 	if x.sym.Kind != pyindex.KindFunction && x.sym.Kind != pyindex.KindClass {
 		return nil, nil
 	}
-	_, byRel, _ := e.openSources(x.ps)
-	return []CallItem{e.symbolItem(x, x.sym, byRel)}, nil
+	_, byRel, _ := n.openSources(x.ps)
+	return []CallItem{n.symbolItem(x, x.sym, byRel)}, nil
 }
 
 // IncomingCalls lists the functions (class bodies, modules) that call the
 // item, in the package and the open documents, with the calls' places.
-func (e *Engine) IncomingCalls(ctx context.Context, item CallItem) ([]CallLink, error) {
-	x, err := e.itemTarget(ctx, item)
+func (n *Navigator) IncomingCalls(ctx context.Context, item CallItem) ([]CallLink, error) {
+	x, err := n.itemTarget(ctx, item)
 	if err != nil || x == nil {
 		return nil, err
 	}
-	srcs, byRel, byPath := e.openSources(x.ps)
+	srcs, byRel, byPath := n.openSources(x.ps)
 	calls, truncated, err := x.ps.Index().Callers(ctx, x.sym, pyindex.ReferenceOptions{Sources: srcs})
 	if err != nil {
 		return nil, err
 	}
 	if truncated {
-		e.notify.LogMessage(ctx, MessageWarning, "torchlsp: callers of "+x.sym.Qualname+": the answer is cut at its limit")
+		n.deps.Notify.LogMessage(ctx, api.MessageWarning, "torchlsp: callers of "+x.sym.Qualname+": the answer is cut at its limit")
 	}
 	out := make([]CallLink, 0, len(calls))
 	for _, c := range calls {
-		from := e.xrefLocation(x, c.From.File, c.From.Path, c.From.Span, byRel, byPath)
+		from := n.xrefLocation(x, c.From.File, c.From.Path, c.From.Span, byRel, byPath)
 		it := CallItem{
 			Name: c.From.Name, Kind: callerKind(c.From), Detail: c.From.Qualname,
-			Location: from, SelectionRange: spanRange(c.From.NameSpan),
+			Location: from, SelectionRange: api.RangeOf(c.From.NameSpan),
 		}
 		link := CallLink{Item: it}
 		for _, sp := range c.Spans {
-			link.Ranges = append(link.Ranges, spanRange(sp))
+			link.Ranges = append(link.Ranges, api.RangeOf(sp))
 		}
 		out = append(out, link)
 	}
@@ -80,12 +83,12 @@ func (e *Engine) IncomingCalls(ctx context.Context, item CallItem) ([]CallLink, 
 // OutgoingCalls lists what the item's body calls (functions, methods
 // through self and instances, classes; through module aliases too), each
 // callee once, with the calls' places in the item's file.
-func (e *Engine) OutgoingCalls(ctx context.Context, item CallItem) ([]CallLink, error) {
-	x, err := e.itemTarget(ctx, item)
+func (n *Navigator) OutgoingCalls(ctx context.Context, item CallItem) ([]CallLink, error) {
+	x, err := n.itemTarget(ctx, item)
 	if err != nil || x == nil {
 		return nil, err
 	}
-	srcs, byRel, _ := e.openSources(x.ps)
+	srcs, byRel, _ := n.openSources(x.ps)
 	calls, err := x.ps.Index().Callees(ctx, x.sym, srcs)
 	if errors.Is(err, pyindex.ErrNotCallable) {
 		return nil, nil
@@ -98,9 +101,9 @@ func (e *Engine) OutgoingCalls(ctx context.Context, item CallItem) ([]CallLink, 
 		if c.To.File == "" {
 			continue // a function of a user's file: the user's Python server's
 		}
-		link := CallLink{Item: e.symbolItem(x, c.To, byRel)}
+		link := CallLink{Item: n.symbolItem(x, c.To, byRel)}
 		for _, sp := range c.Spans {
-			link.Ranges = append(link.Ranges, spanRange(sp))
+			link.Ranges = append(link.Ranges, api.RangeOf(sp))
 		}
 		out = append(out, link)
 	}
@@ -110,23 +113,23 @@ func (e *Engine) OutgoingCalls(ctx context.Context, item CallItem) ([]CallLink, 
 // itemTarget finds the definition an item the editor sent back stands
 // for: a def or class of a mirrored file, by its file and its name's
 // start. (nil, nil) for an item of the user's own files.
-func (e *Engine) itemTarget(ctx context.Context, item CallItem) (*xrefTarget, error) {
+func (n *Navigator) itemTarget(ctx context.Context, item CallItem) (*xrefTarget, error) {
 	path := item.Location.Path
 	if path == "" {
 		return nil, nil
 	}
-	rel, ok := remote.SiteRel(e.opts.Dirs.Cache, path)
+	rel, ok := remote.SiteRel(n.deps.CacheDir, path)
 	if !ok {
 		return nil, nil
 	}
 	top, _, _ := strings.Cut(rel, "/")
 	top = strings.TrimSuffix(strings.TrimSuffix(top, ".pyi"), ".py")
-	s, err := e.session("")
+	s, err := n.deps.Session("")
 	if err != nil {
 		return nil, err
 	}
 	ps, err := s.Package(ctx, top)
-	if errors.Is(err, ErrNotOnTarget) {
+	if errors.Is(err, session.ErrNotOnTarget) {
 		return nil, nil
 	}
 	if err != nil {
@@ -146,17 +149,17 @@ func (e *Engine) itemTarget(ctx context.Context, item CallItem) (*xrefTarget, er
 
 // symbolItem is a definition of the package as an item: its statement
 // from its name's line to its last line.
-func (e *Engine) symbolItem(x *xrefTarget, sym pyindex.Symbol, byRel map[string]string) CallItem {
-	sel := nameRange(sym.Line, sym.Col, sym.Name)
-	whole := Range{Start: Position{Line: sym.Line}, End: sel.End}
+func (n *Navigator) symbolItem(x *xrefTarget, sym pyindex.Symbol, byRel map[string]string) CallItem {
+	sel := api.NameRange(sym.Line, sym.Col, sym.Name)
+	whole := api.Range{Start: api.Position{Line: sym.Line}, End: sel.End}
 	if sym.EndLine > sym.Line {
-		whole.End = Position{Line: sym.EndLine}
+		whole.End = api.Position{Line: sym.EndLine}
 	}
-	loc := Location{URI: byRel[sym.File], Range: whole}
+	loc := api.Location{URI: byRel[sym.File], Range: whole}
 	if sym.File != "" {
 		m := x.ps.Mirror()
 		local := filepath.Join(m.SiteDir, filepath.FromSlash(sym.File))
-		loc.Path = e.answerPath(x.s.Spec().Name, m, local)
+		loc.Path = n.answerPath(x.s.Spec().Name, m, local)
 		loc.TargetPath = m.TargetPath(local)
 	}
 	return CallItem{Name: sym.Name, Kind: symbolKind(sym), Detail: sym.Qualname, Location: loc, SelectionRange: sel}
