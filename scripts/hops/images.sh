@@ -6,6 +6,10 @@
 #   docker  Debian 11 (bullseye) with Python 3.9 and numpy, plus the small
 #           torch-shaped package in test/hops/testdata/torch39: the image
 #           behind `docker exec -i`, an older interpreter
+#   trixie  Debian 13 (trixie) with python3-torch (a real torch 2.6 on
+#           Python 3.13), libtorch-dev and g++ so that Inductor compiles
+#           on the CPU: the container of scripts/demo.sh and of the tests
+#           that need a real torch 2.x
 # Each is built once (a few minutes on 2 cores) under
 # $TORCHLSP_HOPS_CACHE (default /var/cache/torchlsp-hops), keyed by a hash
 # of what it is made from, built in a temporary directory and renamed into
@@ -20,12 +24,14 @@ source "$(dirname "$0")/lib.sh"
 
 lxc_packages=python3,python3-torch,tini,procps
 docker_packages=python3,python3-numpy
+trixie_packages=python3,python3-torch,libtorch-dev,g++,python3-dev,tini,procps
 torch39=$HOPS_REPO/test/hops/testdata/torch39
 
 # Bump when the steps below change what an image holds; the keys also
 # cover the suites, the package lists and the torch-shaped package.
 recipe=1
 lxc_key() { hops_key -- "$recipe" bookworm "$lxc_packages"; }
+trixie_key() { hops_key -- "$recipe" trixie "$trixie_packages"; }
 bullseye_key() { hops_key -- "$recipe" bullseye "$docker_packages"; }
 docker_key() {
 	local files
@@ -34,6 +40,7 @@ docker_key() {
 }
 
 lxc_path() { echo "$HOPS_CACHE/lxc-bookworm/$(lxc_key)/rootfs"; }
+trixie_path() { echo "$HOPS_CACHE/lxc-trixie/$(trixie_key)/rootfs"; }
 bullseye_path() { echo "$HOPS_CACHE/rootfs-bullseye/$(bullseye_key)/rootfs"; }
 docker_path() { echo "$HOPS_CACHE/docker-bullseye/$(docker_key)/image.tar"; }
 
@@ -57,7 +64,7 @@ debootstrap_into() {
 	tmp=$(mktemp -d "$(dirname "$entry")/.tmp-XXXXXX")
 	# On any exit before the rename, nothing half-built stays behind.
 	trap 'unmount_under "'"$tmp"'"; rm -rf "'"$tmp"'"' EXIT
-	hops_log "debootstrap $suite with $packages (a few minutes the first time)"
+	hops_log "debootstrap $suite with $packages (1-3 minutes, once)"
 	if ! debootstrap --variant=minbase --include="$packages" --cache-dir="$HOPS_CACHE/debs" \
 		"$suite" "$tmp/rootfs" "$DEBIAN_MIRROR" >"$tmp/debootstrap.log" 2>&1; then
 		tail -n 30 "$tmp/debootstrap.log" >&2
@@ -76,6 +83,10 @@ debootstrap_into() {
 
 build_lxc() {
 	debootstrap_into bookworm "$lxc_packages" "$(lxc_path)"
+}
+
+build_trixie() {
+	debootstrap_into trixie "$trixie_packages" "$(trixie_path)"
 }
 
 build_docker() {
@@ -115,6 +126,12 @@ main() {
 		hops_locked image-lxc build_lxc
 		if [[ $cmd == ensure ]]; then lxc_path; fi
 		;;
+	ensure:trixie | build:trixie)
+		hops_need_root
+		need_tools
+		hops_locked image-trixie build_trixie
+		if [[ $cmd == ensure ]]; then trixie_path; fi
+		;;
 	ensure:docker | build:docker)
 		hops_need_root
 		need_tools
@@ -126,8 +143,9 @@ main() {
 		need_tools
 		hops_locked image-lxc build_lxc
 		hops_locked image-docker build_docker
+		hops_locked image-trixie build_trixie
 		;;
-	path:lxc | path:docker)
+	path:lxc | path:docker | path:trixie)
 		local p
 		p=$("${what}_path")
 		[[ -e "$(dirname "$p")/.complete" ]] || hops_die "$what image not built: run scripts/hops/images.sh build $what"
@@ -135,10 +153,10 @@ main() {
 		;;
 	clean:)
 		hops_need_root
-		rm -rf "$HOPS_CACHE/lxc-bookworm" "$HOPS_CACHE/rootfs-bullseye" "$HOPS_CACHE/docker-bullseye"
+		rm -rf "$HOPS_CACHE/lxc-bookworm" "$HOPS_CACHE/lxc-trixie" "$HOPS_CACHE/rootfs-bullseye" "$HOPS_CACHE/docker-bullseye"
 		;;
 	*)
-		echo "usage: $0 ensure|build|path lxc|docker; $0 build all; $0 clean" >&2
+		echo "usage: $0 ensure|build|path lxc|docker|trixie; $0 build all; $0 clean" >&2
 		exit 2
 		;;
 	esac

@@ -4,21 +4,38 @@
 # root file system an overlay on the cached image so that every run starts
 # clean. `pct` (scripts/hops/pct, on the GPU host's PATH) is the front end
 # users call: `pct exec 200 -- CMD` runs `lxc-attach -n 200 -- CMD`.
+# A run with no network of its own (no net.sh up) gets the container on
+# this host, as scripts/demo.sh and the real-torch tests use it.
 #
-#   lxc.sh up PREFIX        create and start container 200
-#   lxc.sh down PREFIX      stop and destroy it
+#   lxc.sh up PREFIX [IMAGE]  create and start container 200 of IMAGE
+#                             (images.sh: lxc, the default, or trixie);
+#                             prints LXC_PATH= and PCT_BIN= (the directory
+#                             of the run's pct)
+#   lxc.sh down PREFIX        stop and destroy it
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 vmid=200
 
+# in_ns PREFIX CMD...: runs CMD in the run's GPU host: its network
+# namespace when the run has one, else this host.
+in_ns() {
+	local prefix=$1
+	shift
+	if [[ -e "/run/netns/$prefix-gpu" ]]; then
+		hops_in_ns "$prefix-gpu" "$@"
+	else
+		"$@"
+	fi
+}
+
 up() {
-	local prefix=$1 run l rootfs i
+	local prefix=$1 image=${2:-lxc} run l rootfs i
 	hops_check_prefix "$prefix"
+	[[ "$image" == lxc || "$image" == trixie ]] || hops_die "unknown image '$image': lxc or trixie"
 	run=$HOPS_RUN/$prefix
-	[[ -f "$run/net.env" ]] || hops_die "run $prefix has no network (net.sh up first)"
-	command -v lxc-start >/dev/null || hops_die "LXC is missing: apt-get install lxc (scripts/setup.sh --test installs it)"
-	rootfs=$("$HOPS_SCRIPTS/images.sh" ensure lxc)
+	command -v lxc-start >/dev/null || hops_die "LXC is missing: apt-get install lxc (scripts/setup.sh installs it)"
+	rootfs=$("$HOPS_SCRIPTS/images.sh" ensure "$image")
 	trap 'down "'"$prefix"'" >/dev/null 2>&1 || true' EXIT
 	l=$run/lxc
 	mkdir -p "$l/$vmid/delta"
@@ -39,11 +56,11 @@ up() {
 		lxc.log.file = $l/$vmid.log
 		lxc.log.level = WARN
 	CONF
-	hops_in_ns "$prefix-gpu" lxc-start -P "$l" -n "$vmid" -d ||
+	in_ns "$prefix" lxc-start -P "$l" -n "$vmid" -d ||
 		hops_die "lxc-start failed: $(tail -n 5 "$l/$vmid.log" 2>/dev/null)"
 	# LXC's command socket is an abstract one, which belongs to the
 	# network namespace: every lxc-* command runs in the GPU host's.
-	hops_in_ns "$prefix-gpu" lxc-wait -P "$l" -n "$vmid" -s RUNNING -t 30 || hops_die "container $vmid did not start: $(tail -n 5 "$l/$vmid.log")"
+	in_ns "$prefix" lxc-wait -P "$l" -n "$vmid" -s RUNNING -t 30 || hops_die "container $vmid did not start: $(tail -n 5 "$l/$vmid.log")"
 	# The pct front end, with this run's LXC path.
 	mkdir -p "$run/bin"
 	cat >"$run/bin/pct" <<-PCT
@@ -52,11 +69,12 @@ up() {
 	PCT
 	chmod 0755 "$run/bin/pct"
 	for ((i = 0; i < 100; i++)); do
-		hops_in_ns "$prefix-gpu" "$run/bin/pct" exec "$vmid" -- /usr/bin/python3 -c 'import sys' >/dev/null 2>&1 && break
+		in_ns "$prefix" "$run/bin/pct" exec "$vmid" -- /usr/bin/python3 -c 'import sys' >/dev/null 2>&1 && break
 		sleep 0.1
 	done
 	trap - EXIT
 	echo "LXC_PATH=$l"
+	echo "PCT_BIN=$run/bin"
 }
 
 down() {
@@ -66,7 +84,9 @@ down() {
 	l=$run/lxc
 	[[ -d "$l" ]] || return 0
 	if [[ -f "$l/$vmid/config" ]]; then
-		[[ -e "/run/netns/$prefix-gpu" ]] && timeout 30 nsenter --net="/run/netns/$prefix-gpu" -- lxc-stop -P "$l" -n "$vmid" -k >/dev/null 2>&1 || true
+		local ns=()
+		[[ -e "/run/netns/$prefix-gpu" ]] && ns=(nsenter --net="/run/netns/$prefix-gpu" --)
+		timeout 30 "${ns[@]}" lxc-stop -P "$l" -n "$vmid" -k >/dev/null 2>&1 || true
 	fi
 	hops_kill_naming "$l/"
 	for ctl in /sys/fs/cgroup/*/"$prefix-lxc"; do
@@ -86,10 +106,10 @@ down() {
 
 hops_need_root
 case "${1:-}" in
-up) up "${2:?prefix}" ;;
+up) up "${2:?prefix}" "${3:-lxc}" ;;
 down) down "${2:?prefix}" ;;
 *)
-	echo "usage: $0 up PREFIX | down PREFIX" >&2
+	echo "usage: $0 up PREFIX [lxc|trixie] | down PREFIX" >&2
 	exit 2
 	;;
 esac

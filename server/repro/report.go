@@ -217,7 +217,12 @@ func (r Report) Summary() string {
 		return "No variants ran."
 	}
 	s := strings.Join(parts, "; ") + "."
-	return strings.ToUpper(s[:1]) + s[1:]
+	s = strings.ToUpper(s[:1]) + s[1:]
+	if r.Device == "cpu" && !r.StandIn {
+		// Real torch on the CPU: say first what the run cannot show.
+		s = "This target has no GPU, so CUDA graphs never run here and the CUDA-graph hazard cannot show; what threads do to torch.compile itself: " + s
+	}
+	return s
 }
 
 // Unrunnable is the one reason every variant gave for not running, when

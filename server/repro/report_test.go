@@ -87,6 +87,27 @@ func TestReportSummary(t *testing.T) {
 	}
 }
 
+// A real torch on a target with no GPU cannot show the CUDA-graph hazard:
+// the summary says so first; the stand-in, which simulates CUDA graphs on
+// the CPU, and a GPU target do not.
+func TestReportSummaryWithoutGPU(t *testing.T) {
+	const noGPU = "This target has no GPU, so CUDA graphs never run here"
+	for _, tt := range []struct {
+		device  string
+		standIn bool
+		want    bool
+	}{
+		{"cpu", false, true},
+		{"cpu", true, false},
+		{"cuda:0 (NVIDIA H200)", false, false},
+	} {
+		r := Report{Device: tt.device, StandIn: tt.standIn, Variants: []VariantResult{{Variant: "threads", OK: true, Calls: 200, ExpectedCalls: 200, Right: 200}}}
+		if got := r.Summary(); strings.HasPrefix(got, noGPU) != tt.want {
+			t.Errorf("device %s, stand-in %v: summary %q", tt.device, tt.standIn, got)
+		}
+	}
+}
+
 func TestMarkdownWithoutMapper(t *testing.T) {
 	md := goldenReport().Markdown(nil)
 	if strings.Contains(md, "file://") || !strings.Contains(md, "`torch/_inductor/cudagraph_trees.py:359`") {

@@ -50,6 +50,11 @@ class Output:
             sys.stdout.flush()
 
 
+# Variants that differ from "threads" only in CUDA-graph settings: on a
+# target with no GPU they would run the very same code.
+NO_GPU_SAME_AS_THREADS = ("cudagraphs-off", "cudagraph-trees-off")
+
+
 class Unsupported(Exception):
     """The target cannot run this repro (no torch, no torch.compile, a
     torch that is no working torch)."""
@@ -891,8 +896,6 @@ class Devices:
         else:
             res["device"] = "cpu"
             devices = ["cpu"] * max(1, ndev)
-            if torch is not None and not p["stand_in"]:
-                notes.append("no CUDA device: torch skips CUDA graphs for CPU tensors, so this run cannot show the CUDA-graph hazard")
         if per_device and ndev < 2:
             raise Unsupported("one thread per GPU needs two or more CUDA devices; none visible")
         if per_device and devices[0] == "cpu":
@@ -1090,6 +1093,8 @@ def run(job):
     devices = Devices(job, torch)
     if not stand_in and not hasattr(torch, "compile"):
         raise Unsupported("no torch.compile in torch %s" % torch.__version__)
+    if not stand_in and devices.kind == "cpu" and p["variant"] in NO_GPU_SAME_AS_THREADS:
+        raise Unsupported("no GPU here: CUDA graphs never run on the CPU, so this variant would run exactly as threads does")
     real_compile = getattr(torch, "compile", None)
     stand_in_cfg = StandInConfig() if stand_in else None
     apply_config(torch, p["config"], stand_in_cfg, job.notes)
