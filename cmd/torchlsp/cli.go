@@ -95,16 +95,21 @@ func rootOf(dir string) (string, config.WorkspaceStatus) {
 	return config.RootOf(dir, config.NewTrustStore(dirs))
 }
 
-// newEngine makes an engine for a command-line run rooted at folder.
-func newEngine(ctx context.Context, c commonFlags, folder string, stderr io.Writer) (*server.Engine, error) {
+// newEngine makes an engine for a command-line run rooted at folder, and
+// the function that ends it: finish lets the work the command started
+// (a mirror, an index) end as it would in an editor, within ctx, so that
+// its progress ends in what it did and the next command finds it done,
+// then shuts the engine down.
+func newEngine(ctx context.Context, c commonFlags, folder string, stderr io.Writer) (*server.Engine, func(context.Context), error) {
 	dirs, err := config.DefaultDirs()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	note := &cliNotifier{w: stderr, quiet: c.quiet}
 	eng := server.New(server.Options{
 		Dirs:     dirs,
 		Opener:   sshtarget.Opener{},
-		Notifier: &cliNotifier{w: stderr, quiet: c.quiet},
+		Notifier: note,
 		Target:   c.target,
 		Python:   c.python,
 
@@ -118,9 +123,15 @@ func newEngine(ctx context.Context, c commonFlags, folder string, stderr io.Writ
 		folders = []string{folder}
 	}
 	if err := eng.Initialize(ctx, server.InitializeParams{WorkspaceFolders: folders, ClientName: "torchlsp-cli"}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return eng, nil
+	finish := func(ctx context.Context) {
+		note.settle(ctx)
+		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer scancel()
+		_ = eng.Shutdown(sctx)
+	}
+	return eng, finish, nil
 }
 
 // engineHere starts an engine for the workspace of the current directory,
@@ -131,15 +142,13 @@ func engineHere(ctx context.Context, c commonFlags, stderr io.Writer) (context.C
 		return ctx, nil, nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	eng, err := newEngine(ctx, c, workspaceOf(cwd+"/.", stderr, c.quiet), stderr)
+	eng, finish, err := newEngine(ctx, c, workspaceOf(cwd+"/.", stderr, c.quiet), stderr)
 	if err != nil {
 		cancel()
 		return ctx, nil, nil, err
 	}
 	return ctx, eng, func() {
-		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer scancel()
-		_ = eng.Shutdown(sctx)
+		finish(ctx)
 		cancel()
 	}, nil
 }
@@ -182,16 +191,14 @@ func openAtWith(ctx context.Context, name string, args []string, stderr io.Write
 		return nil, nil, server.Position{}, nil, fmt.Errorf("%s: %w", fs.Arg(0), err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	eng, err := newEngine(ctx, c, workspaceOf(abs, stderr, c.quiet), stderr)
+	eng, finish, err := newEngine(ctx, c, workspaceOf(abs, stderr, c.quiet), stderr)
 	if err != nil {
 		cancel()
 		return nil, nil, server.Position{}, nil, err
 	}
 	doc := eng.DidOpen(ctx, source.FileURI(abs), "", 1, string(text))
 	return eng, doc, pos, func() {
-		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer scancel()
-		_ = eng.Shutdown(sctx)
+		finish(ctx)
 		cancel()
 	}, nil
 }
@@ -295,9 +302,11 @@ func runTrust(args []string, stdout io.Writer) error {
 // no status item, diagnostics or documents to show.
 type cliNotifier struct {
 	server.NopNotifier
-	mu    sync.Mutex // orders writes to w
+	mu    sync.Mutex // orders writes to w; guards open and idle
 	w     io.Writer
 	quiet bool
+	open  int           // progresses begun and not ended
+	idle  chan struct{} // closed when open falls to 0; nil while none is open
 }
 
 func (n *cliNotifier) ShowMessage(_ context.Context, typ server.MessageType, msg string) {
@@ -316,7 +325,40 @@ func (n *cliNotifier) LogMessage(_ context.Context, typ server.MessageType, msg 
 }
 
 func (n *cliNotifier) StartProgress(_ context.Context, title string, _ bool) server.Progress {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.open++
+	if n.idle == nil {
+		n.idle = make(chan struct{})
+	}
 	return &cliProgress{n: n, title: title, start: time.Now()}
+}
+
+// ended counts a progress as ended, once.
+func (n *cliNotifier) ended() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.open--
+	if n.open == 0 && n.idle != nil {
+		close(n.idle)
+		n.idle = nil
+	}
+}
+
+// settle waits until every progress begun has ended, or ctx is done: the
+// end of a command waits for the work it started, so that a mirror is
+// finished (and said to be) rather than cut off when the answer is out.
+func (n *cliNotifier) settle(ctx context.Context) {
+	n.mu.Lock()
+	idle := n.idle
+	n.mu.Unlock()
+	if idle == nil {
+		return
+	}
+	select {
+	case <-idle:
+	case <-ctx.Done():
+	}
 }
 
 // progressQuiet is how long work may take before the command line says
@@ -334,6 +376,7 @@ type cliProgress struct {
 	lastMsg string
 	pending string // a report held back during the quiet start
 	printed bool
+	ended   bool
 }
 
 func (p *cliProgress) Report(msg string, pct int) {
@@ -359,11 +402,16 @@ func (p *cliProgress) Report(msg string, pct int) {
 }
 
 func (p *cliProgress) End(msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ended {
+		return
+	}
+	p.ended = true
+	defer p.n.ended()
 	if p.n.quiet {
 		return
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if msg == "" || (!p.printed && time.Since(p.start) < progressQuiet && !strings.HasPrefix(msg, "failed")) {
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -253,4 +254,38 @@ func mustRead(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A command that starts a mirror lets it finish before it exits: its
+// progress ends in what was done, never "cancelled", and the next command
+// answers from the cache without mirroring again.
+func TestCommandFinishesTheMirrorItStarted(t *testing.T) {
+	ws := setup(t)
+	train := filepath.Join(ws, "train.py")
+	at := train + ":" + lineColOf(t, train, "torch.compile(", len("torch."))
+	code, out, errOut := cli(t, "hover", "--python", debianPython, at)
+	if code != 0 || !strings.Contains(out, "compile") {
+		t.Fatalf("hover: %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, " mirrored") || strings.Contains(errOut, "cancelled") {
+		t.Errorf("the first command's progress does not end in the mirror done:\n%s", errOut)
+	}
+	code, _, errOut = cli(t, "hover", "--python", debianPython, at)
+	if code != 0 || strings.Contains(errOut, "mirroring") {
+		t.Errorf("the second command mirrored again: %d\n%s", code, errOut)
+	}
+}
+
+// lineColOf is "LINE:COL" (1-based) of off bytes into the first needle in
+// a file.
+func lineColOf(t *testing.T, path, needle string, off int) string {
+	t.Helper()
+	text := mustRead(t, path)
+	i := strings.Index(text, needle)
+	if i < 0 {
+		t.Fatalf("%s has no %q", path, needle)
+	}
+	line := strings.Count(text[:i], "\n") + 1
+	col := i - strings.LastIndex(text[:i], "\n")
+	return strconv.Itoa(line) + ":" + strconv.Itoa(col+off)
 }

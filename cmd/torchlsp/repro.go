@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/torchlsp/torchlsp/server"
 	"github.com/torchlsp/torchlsp/server/localfile"
@@ -148,15 +147,11 @@ func runRoot(path string, stderr io.Writer) string {
 // the commands that run code on the target (repro, explain); done shuts the
 // engine down.
 func openRun(ctx context.Context, c commonFlags, abs string, text []byte, stderr io.Writer) (*server.Engine, *server.Snapshot, func(), error) {
-	eng, err := newEngine(ctx, c, runRoot(abs, stderr), stderr)
+	eng, finish, err := newEngine(ctx, c, runRoot(abs, stderr), stderr)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	done := func() {
-		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer scancel()
-		_ = eng.Shutdown(sctx)
-	}
+	done := func() { finish(ctx) }
 	return eng, eng.DidOpen(ctx, source.FileURI(abs), "", 1, string(text)), done, nil
 }
 
