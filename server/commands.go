@@ -7,29 +7,24 @@ import (
 	"strings"
 	"time"
 
+	"github.com/torchlsp/torchlsp/server/api"
 	"github.com/torchlsp/torchlsp/server/session"
-)
-
-// LinksResult is torchlsp.links' answer; TracebackCommandResult
-// torchlsp.traceback's.
-type (
-	LinksResult            = linksResultJSON
-	TracebackCommandResult = tracebackResultJSON
 )
 
 // ReproCommand runs torchlsp.repro: the threaded repro, through the runner.
 func (e *Engine) ReproCommand(ctx context.Context, args RunArgs) (*RunResult, error) {
-	return e.reproCommand(ctx, args)
+	return e.runs.ReproCommand(ctx, args)
 }
 
 // ExplainCommand runs torchlsp.explain, through the runner.
 func (e *Engine) ExplainCommand(ctx context.Context, args RunArgs) (*RunResult, error) {
-	return e.explainCommand(ctx, args)
+	return e.runs.ExplainCommand(ctx, args)
 }
 
-// CancelRunCommand runs torchlsp.cancelRun.
+// CancelRunCommand runs torchlsp.cancelRun: it cancels a run by its id,
+// or every run in progress when the id is empty.
 func (e *Engine) CancelRunCommand(ctx context.Context, args CancelArgs) (*CancelResult, error) {
-	return e.CancelRun(ctx, args.Run)
+	return e.runs.CancelRun(ctx, args)
 }
 
 // DoctorCommand runs torchlsp.doctor: the doctor's checks as a table.
@@ -58,17 +53,17 @@ func (e *Engine) GatesCommand(ctx context.Context, args GatesArgs) (*CommandResu
 
 // SiteCommand runs torchlsp.site.
 func (e *Engine) SiteCommand(ctx context.Context, args TargetArgs) (*SiteResult, error) {
-	return e.siteCommand(ctx, args)
+	return e.site.Command(ctx, args)
 }
 
 // TracebackCommand runs torchlsp.traceback.
 func (e *Engine) TracebackCommand(ctx context.Context, args TracebackArgs) (*TracebackCommandResult, error) {
-	return e.tracebackCommand(ctx, args)
+	return e.links.TracebackCommand(ctx, args)
 }
 
 // LinksCommand runs torchlsp.links.
 func (e *Engine) LinksCommand(ctx context.Context, args LinksArgs) (*LinksResult, error) {
-	return e.linksCommand(ctx, args)
+	return e.links.LinksCommand(ctx, args)
 }
 
 func (e *Engine) doctorCommand(ctx context.Context, args TargetArgs) (*CommandResult, error) {
@@ -131,22 +126,9 @@ func (e *Engine) openMirror(ctx context.Context, args TargetArgs) (*CommandResul
 		return nil, err
 	}
 	path := ps.Mirror().SiteDir + "/torch/__init__.py"
-	e.openResult(ctx, fmt.Sprintf("torch %s of target %s, mirrored read-only", ps.Info().Version, s.Spec().Name), path)
+	api.OpenResult(ctx, e.notify, fmt.Sprintf("torch %s of target %s, mirrored read-only", ps.Info().Version, s.Spec().Name), path)
 	return &CommandResult{
 		Path:     path,
 		Markdown: fmt.Sprintf("torch %s of target **%s** is mirrored read-only at `%s` (from `%s` on the target)", ps.Info().Version, s.Spec().Name, ps.Mirror().SiteDir, ps.Mirror().TargetDir),
 	}, nil
-}
-
-// openResult opens a file the user asked for (a run's report, the
-// mirror) in the editor; when the editor cannot open documents
-// (window/showDocument) or did not, it names the file in a message
-// instead, so that the result reaches the user either way.
-func (e *Engine) openResult(ctx context.Context, what, path string) {
-	if e.notify.Capabilities().ShowDocument {
-		if shown, err := e.notify.ShowDocument(ctx, Location{Path: path}, true); shown && err == nil {
-			return
-		}
-	}
-	e.notify.ShowMessage(ctx, MessageInfo, fmt.Sprintf("torchlsp: %s: %s", what, path))
 }

@@ -18,6 +18,13 @@ import (
 	"github.com/torchlsp/torchlsp/server/session"
 )
 
+// noteProducer is a feature that leaves diagnostics of its own on a
+// document (a run's summary, a traceback's exception); every check
+// publishes them beside the rules' findings.
+type noteProducer interface {
+	Notes(doc *Snapshot) []Diagnostic
+}
+
 // diagnosticsDelay lets a burst of keystrokes settle before checking.
 const diagnosticsDelay = 150 * time.Millisecond
 
@@ -177,8 +184,10 @@ func (e *Engine) publishDiagnostics(doc *Snapshot) {
 	if doc.IsPython() {
 		e.prefetchValues(ctx, doc)
 	}
-	diags := append(append([]Diagnostic(nil), c.diags...), e.reproNotesFor(doc.URI())...)
-	diags = append(diags, e.traces.notesFor(doc)...)
+	diags := append([]Diagnostic(nil), c.diags...)
+	for _, p := range e.notes {
+		diags = append(diags, p.Notes(doc)...)
+	}
 	diags = boundPublished(diags, MaxPublishedDiagnostics, doc.Path())
 	if err := e.notify.PublishDiagnostics(ctx, doc, diags); err != nil && !e.bg.Done() {
 		e.notify.LogMessage(ctx, MessageWarning, err.Error())
@@ -246,9 +255,9 @@ func (e *Engine) CodeActions(ctx context.Context, doc *Snapshot, rng Range, only
 		}
 	}
 	if doc.IsPython() {
-		actions = append(actions, e.reproActions(doc, rng, c, only)...)
+		actions = append(actions, e.runs.CodeActions(doc, rng, c.diags, only)...)
 	}
-	actions = append(actions, e.tracebackActions(doc, rng, only)...)
+	actions = append(actions, e.links.CodeActions(doc, rng, only)...)
 	return actions, nil
 }
 

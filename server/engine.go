@@ -18,8 +18,11 @@ import (
 
 	"github.com/torchlsp/torchlsp/remote"
 	"github.com/torchlsp/torchlsp/server/config"
+	"github.com/torchlsp/torchlsp/server/links"
 	"github.com/torchlsp/torchlsp/server/navigation"
+	"github.com/torchlsp/torchlsp/server/runs"
 	"github.com/torchlsp/torchlsp/server/session"
+	"github.com/torchlsp/torchlsp/server/site"
 	"github.com/torchlsp/torchlsp/server/source"
 )
 
@@ -78,22 +81,22 @@ type Engine struct {
 	cfg      *workspaceConfig
 	sessions *session.Set
 	statuses *statusBoard
-	repros   reproNotes
-	runs     runTable  // runs in progress (runner.go)
 	checks   docChecks // the diagnostics check of each document (docchecks.go)
 	// started is set by Initialized: from then on the front end hears of
 	// changes to the default target.
 	started atomic.Bool
-	sites   siteState // site-packages views built for targets (site.go)
+	// notes are the features whose diagnostics each check publishes
+	// beside the rules' findings: runs, tracebacks.
+	notes []noteProducer
 
-	// traces holds tracebacks' diagnostics and where repro runs put the
-	// workspace on targets (tracebacks.go).
-	traces traceState
 	// home is the part of the cache a server was started in
 	// (mirrorhome.go).
 	home homeState
 
-	nav *navigation.Navigator // hover, definition, references, symbols, calls, implementation
+	nav   *navigation.Navigator // hover, definition, references, symbols, calls, implementation
+	runs  *runs.Runs            // repro and explain runs, their cancel and their notes
+	links *links.Links          // document links, path mapping, tracebacks
+	site  *site.Sites           // the site-packages views built for targets
 }
 
 // New creates an engine. Call Initialize before queries.
@@ -124,18 +127,57 @@ func New(opts Options) *Engine {
 				e.republishDiagnostics() // its torch, or the connection, changed
 			}
 		}}
-	e.nav = navigation.New(navigation.Deps{
-		Notify:    e.notify,
-		CacheDir:  opts.Dirs.Cache,
-		ValueWait: opts.ValueWait,
-		Session:   e.session,
-		Folders:   e.cfg.workspaceFolders,
-		Documents: e.docs.All,
-		SitePath: func(target string, m *remote.MirrorTree, local string) (string, bool) {
-			return e.siteHanded(target).sitePath(m, local)
+	e.site = site.New(site.Deps{
+		Notify:         e.notify,
+		Work:           e.bg,
+		CacheDir:       opts.Dirs.Cache,
+		ConnectTimeout: opts.ConnectTimeout,
+		Spec:           e.cfg.spec,
+		Session:        e.session,
+		Settings: func() site.Settings {
+			r := e.cfg.resolvedSnapshot()
+			return site.Settings{Packages: r.SitePackages, Hover: r.SiteHover}
 		},
-		SiteCompact: e.siteCompact,
+		Folders:   e.cfg.workspaceFolders,
+		FolderOf:  e.folderOf,
+		Documents: e.docs.All,
+		Parse:     e.parseFile,
 	})
+	e.nav = navigation.New(navigation.Deps{
+		Notify:      e.notify,
+		CacheDir:    opts.Dirs.Cache,
+		ValueWait:   opts.ValueWait,
+		Session:     e.session,
+		Folders:     e.cfg.workspaceFolders,
+		Documents:   e.docs.All,
+		SitePath:    e.site.PathFor,
+		SiteCompact: e.site.Compact,
+	})
+	e.links = links.New(links.Deps{
+		Notify:         e.notify,
+		Session:        e.session,
+		Sessions:       e.sessions.All,
+		Folders:        e.cfg.workspaceFolders,
+		Workdirs:       e.cfg.workdirs,
+		Document:       e.docs.Get,
+		DocumentByPath: e.docs.ByPath,
+		NotesChanged:   e.scheduleDiagnostics,
+	})
+	e.runs = runs.New(runs.Deps{
+		Notify:        e.notify,
+		Work:          e.bg,
+		CacheDir:      opts.Dirs.Cache,
+		HomeDir:       opts.Dirs.Home,
+		Session:       e.session,
+		DefaultTarget: func() string { _, def := e.cfg.targets(); return def },
+		Configured:    e.cfg.configured,
+		FolderOf:      e.folderOf,
+		Document:      e.docs.Get,
+		Parse:         e.parseFile,
+		NotesChanged:  e.scheduleDiagnostics,
+		RanIn:         e.links.RanIn,
+	})
+	e.notes = []noteProducer{e.runs, e.links}
 	return e
 }
 
@@ -180,7 +222,7 @@ func (v sessionEnv) Status(target, version, state, msg string) {
 	v.e.statuses.report(target, version, state, msg)
 }
 
-func (v sessionEnv) PackagesChanged(target string) { v.e.sitePackagesChanged(target) }
+func (v sessionEnv) PackagesChanged(target string) { v.e.site.PackagesChanged(target) }
 
 func messageType(l session.Level) MessageType {
 	switch l {
@@ -213,7 +255,7 @@ func (e *Engine) Initialized(ctx context.Context) {
 	}
 	if s, err := e.session(""); err == nil {
 		s.Eager()
-		e.prepareSite()
+		e.site.Prepare()
 	} else {
 		e.notify.ShowMessage(ctx, MessageError, "torchlsp: "+err.Error())
 	}
@@ -286,7 +328,7 @@ func (e *Engine) defaultChanged(target string) {
 	if !e.started.Load() {
 		return // initialize has not been answered yet
 	}
-	e.withdrawSite()
+	e.site.Withdraw()
 	e.statuses.defaultChanged(target)
 	e.republishDiagnostics()
 }
@@ -365,7 +407,7 @@ func (e *Engine) DidClose(ctx context.Context, uri string) {
 // DidSave rereads the configuration when a torchlsp.toml is saved.
 func (e *Engine) DidSave(ctx context.Context, uri string) {
 	path, _ := source.FilePath(uri)
-	e.siteSaved(path)
+	e.site.Saved(path)
 	if path != "" && filepath.Base(path) == config.WorkspaceFile {
 		if err := e.Reconfigure(ctx); err == nil {
 			e.Initialized(ctx)

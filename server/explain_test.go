@@ -83,7 +83,7 @@ func TestExplainOnUserLines(t *testing.T) {
 	if d := res.Diagnostics[doc.URI()][0]; d.Range.Start.Column != 4 || !strings.Contains(d.Message, "print()") {
 		t.Errorf("first graph break %+v", d)
 	}
-	if notes := eng.reproNotesFor(doc.URI()); len(notes) != 4 {
+	if notes := eng.runs.Notes(doc); len(notes) != 4 {
 		t.Errorf("published with the document: %d diagnostics, want 4", len(notes))
 	}
 	if !strings.Contains(res.Markdown, "factory breaks:make_x") || !strings.Contains(res.Markdown, "2 graph break(s), 1 recompile(s)") {

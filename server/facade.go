@@ -4,7 +4,10 @@ import (
 	"context"
 	"io"
 
+	"github.com/torchlsp/torchlsp/server/links"
 	"github.com/torchlsp/torchlsp/server/navigation"
+	"github.com/torchlsp/torchlsp/server/runs"
+	"github.com/torchlsp/torchlsp/server/site"
 )
 
 // The engine's requests, each delegated in one line to the feature that
@@ -18,10 +21,46 @@ type (
 	CallItem           = navigation.CallItem
 	CallLink           = navigation.CallLink
 	ImplementationItem = navigation.ImplementationItem
+
+	RunResult      = runs.RunResult
+	CancelResult   = runs.CancelResult
+	ReproRequest   = runs.ReproRequest
+	ReproResult    = runs.ReproResult
+	ExplainRequest = runs.ExplainRequest
+	ExplainResult  = runs.ExplainResult
+
+	Link                   = links.Link
+	TracebackFrame         = links.TracebackFrame
+	TracebackResult        = links.TracebackResult
+	LinksResult            = links.LinksResult
+	TracebackCommandResult = links.TracebackCommandResult
+
+	SiteResult        = site.SiteResult
+	SitePackageDetail = site.SitePackageDetail
 )
 
-// MaxWorkspaceSymbols bounds a workspace symbol answer.
-const MaxWorkspaceSymbols = navigation.MaxWorkspaceSymbols
+const (
+	// MaxWorkspaceSymbols bounds a workspace symbol answer.
+	MaxWorkspaceSymbols = navigation.MaxWorkspaceSymbols
+	// MaxRuns bounds the runs in progress at once.
+	MaxRuns = runs.MaxRuns
+	// CodeGraphBreak and CodeRecompile mark explain's findings.
+	CodeGraphBreak = runs.CodeGraphBreak
+	CodeRecompile  = runs.CodeRecompile
+	// MaxTracebackBytes bounds the text one traceback command reads.
+	MaxTracebackBytes = links.MaxTracebackBytes
+	// CodeTraceback marks the diagnostic a traceback puts on the user's
+	// line.
+	CodeTraceback = links.CodeTraceback
+)
+
+// LinkURI is the file URI of a local file at a 0-based line, as editors
+// open it.
+func LinkURI(path string, line int) string { return links.LinkURI(path, line) }
+
+// ErrHomeRefused is a run's error when it would send files of the user's
+// home directory and nobody allowed it.
+var ErrHomeRefused = runs.ErrHomeRefused
 
 // Hover describes the torch object or config flag at pos; nil when
 // torchlsp has nothing to say.
@@ -82,4 +121,34 @@ func (e *Engine) Implementations(ctx context.Context, doc *Snapshot, pos Positio
 // torch reads it (`torchlsp gates FLAG`).
 func (e *Engine) Gates(ctx context.Context, target, key string, w io.Writer) error {
 	return e.nav.Gates(ctx, target, key, w)
+}
+
+// Repro runs repros of the torch.compile call at a line on each target
+// and reports what happened.
+func (e *Engine) Repro(ctx context.Context, req ReproRequest) (*ReproResult, error) {
+	return e.runs.Repro(ctx, req)
+}
+
+// Explain runs the compile call's object with Dynamo's own reporting and
+// turns each graph break and recompile into a diagnostic.
+func (e *Engine) Explain(ctx context.Context, req ExplainRequest) (*ExplainResult, error) {
+	return e.runs.Explain(ctx, req)
+}
+
+// DocumentLinks returns the target paths a document names that lead to a
+// local file.
+func (e *Engine) DocumentLinks(ctx context.Context, doc *Snapshot) ([]Link, error) {
+	return e.links.DocumentLinks(ctx, doc)
+}
+
+// Traceback reads a traceback or log from a target and maps each
+// reference it holds (`torchlsp traceback`).
+func (e *Engine) Traceback(ctx context.Context, text, docPath string) (*TracebackResult, error) {
+	return e.links.Traceback(ctx, text, docPath)
+}
+
+// Site builds (or brings up to date) the site-packages view of a target,
+// the default one when name is empty.
+func (e *Engine) Site(ctx context.Context, name string) (*SiteResult, error) {
+	return e.site.Build(ctx, name)
 }

@@ -181,7 +181,7 @@ func TestHazardReproRuns(t *testing.T) {
 		if strings.Contains(res.Markdown, "| threads |") {
 			t.Errorf("%s: the threading variants ran:\n%s", tt.hazard, res.Markdown)
 		}
-		notes := eng.reproNotesFor(doc.URI())
+		notes := eng.runs.Notes(doc)
 		if len(notes) != 1 || !strings.HasPrefix(strings.ToLower(notes[0].Message), strings.Split(tt.title, " of ")[0]+": ") || notes[0].Severity != SeverityWarning {
 			t.Errorf("%s: note %+v", tt.hazard, notes)
 		}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -175,48 +174,6 @@ func openIn(t *testing.T, eng *Engine, ws, name string) *Snapshot {
 	return eng.DidOpen(context.Background(), source.FileURI(path), "", 1, string(text))
 }
 
-// TestRunTableBound: MaxRuns runs at once, one more refused naming them;
-// a cancel by id reaches that run, one without an id every run, and an
-// unknown id says which runs there are.
-func TestRunTableBound(t *testing.T) {
-	t.Parallel()
-	var tbl runTable
-	cancelled := map[string]bool{}
-	var ids []string
-	for i := range MaxRuns {
-		title := "run " + strconv.Itoa(i)
-		id, err := tbl.add(title, func() { cancelled[title] = true })
-		if err != nil {
-			t.Fatalf("run %d refused: %v", i, err)
-		}
-		ids = append(ids, id)
-	}
-	if _, err := tbl.add("one too many", func() {}); err == nil || !strings.Contains(err.Error(), "torchlsp.cancelRun") || !strings.Contains(err.Error(), ids[0]+": run 0") {
-		t.Fatalf("run past the bound: %v; want a refusal naming the runs and the cancel command", err)
-	}
-	hit, err := tbl.cancel(ids[1])
-	if err != nil || len(hit) != 1 || hit[0] != ids[1]+": run 1" || !cancelled["run 1"] || cancelled["run 0"] {
-		t.Errorf("cancel %s: %v %v; cancelled %v", ids[1], hit, err, cancelled)
-	}
-	if _, err := tbl.cancel("nope"); err == nil || !strings.Contains(err.Error(), ids[0]+": run 0") {
-		t.Errorf("cancel of an unknown run: %v; want the runs in progress named", err)
-	}
-	// A run cancelled already is stopping: a second cancel says so and
-	// never reports it cancelled again, alone or with the others.
-	if _, err := tbl.cancel(ids[1]); err == nil || !strings.Contains(err.Error(), "cancelled already") {
-		t.Errorf("second cancel of %s: %v; want it named as stopping", ids[1], err)
-	}
-	if hit, err := tbl.cancel(""); err != nil || len(hit) != MaxRuns-1 || slices.Contains(hit, ids[1]+": run 1") {
-		t.Errorf("cancel all: %v %v; want every run but the one stopping", hit, err)
-	}
-	for _, id := range ids {
-		tbl.remove(id)
-	}
-	if _, err := tbl.cancel("1"); err == nil || !strings.Contains(err.Error(), "no run is in progress") {
-		t.Errorf("cancel with nothing running: %v", err)
-	}
-}
-
 // progressDone matches a TORCHLSP_PROGRESS line's count of calls done.
 var progressDone = regexp.MustCompile(`TORCHLSP_PROGRESS .*"done": (\d+)`)
 
@@ -307,7 +264,7 @@ func TestRunStreamsAndOpensReport(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, saved)
 		}
 	}
-	if hit, err := eng.CancelRun(context.Background(), ""); err != nil || len(hit.Cancelled) != 0 {
+	if hit, err := eng.CancelRunCommand(context.Background(), CancelArgs{}); err != nil || len(hit.Cancelled) != 0 {
 		t.Errorf("runs still in progress after the end: %v %v", hit, err)
 	}
 }
@@ -398,7 +355,7 @@ func TestRunCancel(t *testing.T) {
 			if !strings.HasPrefix(events[end].text, "done: ") {
 				t.Errorf("progress ended with %q", events[end].text)
 			}
-			if _, err := eng.CancelRun(context.Background(), run.Run); err == nil || !strings.Contains(err.Error(), "no run is in progress") {
+			if _, err := eng.CancelRunCommand(context.Background(), CancelArgs{Run: run.Run}); err == nil || !strings.Contains(err.Error(), "no run is in progress") {
 				t.Errorf("the run still listed after its end: %v", err)
 			}
 		})

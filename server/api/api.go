@@ -10,6 +10,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/torchlsp/torchlsp/server/pybuf"
@@ -254,4 +255,17 @@ func KindWanted(only []string, kind string) bool {
 		}
 	}
 	return false
+}
+
+// OpenResult opens a file the user asked for (a run's report, the
+// mirror) in the editor; when the editor cannot open documents
+// (window/showDocument) or did not, it names the file in a message
+// instead, so that the result reaches the user either way.
+func OpenResult(ctx context.Context, notify Notifier, what, path string) {
+	if notify.Capabilities().ShowDocument {
+		if shown, err := notify.ShowDocument(ctx, Location{Path: path}, true); shown && err == nil {
+			return
+		}
+	}
+	notify.ShowMessage(ctx, MessageInfo, fmt.Sprintf("torchlsp: %s: %s", what, path))
 }

@@ -1,4 +1,10 @@
-package server
+// Package site builds the site: a target's packages as a local
+// site-packages directory for the Python servers beside torchlsp, and
+// decides which site the editor is handed (torchlsp/site) and whether it
+// reads it (Handed, PathFor). It reads the targets' model
+// (server/session), and knows of the rest of the engine only the Deps it
+// was given.
+package site
 
 import (
 	"context"
@@ -14,11 +20,57 @@ import (
 	"time"
 
 	"github.com/torchlsp/torchlsp/remote"
+	"github.com/torchlsp/torchlsp/server/api"
 	"github.com/torchlsp/torchlsp/server/internal/wswalk"
 	"github.com/torchlsp/torchlsp/server/localfile"
 	"github.com/torchlsp/torchlsp/server/pybuf"
 	"github.com/torchlsp/torchlsp/server/session"
+	"github.com/torchlsp/torchlsp/server/source"
 )
+
+// Deps is what the site asks of the engine.
+type Deps struct {
+	Notify         api.Notifier
+	Work           Work
+	CacheDir       string
+	ConnectTimeout time.Duration // bounds each question to a target
+	// Spec and Session are a target's resolved spec and session, the
+	// default's for "".
+	Spec    func(name string) (remote.Spec, error)
+	Session func(name string) (*session.Session, error)
+	// Settings are the site's settings as configured now.
+	Settings func() Settings
+	// Folders are the workspace folders, FolderOf the one holding a path
+	// ("" for none), Documents the open documents' latest snapshots.
+	Folders   func() []string
+	FolderOf  func(path string) string
+	Documents func() []*source.Snapshot
+	// Parse parses a local Python file's text for its imports.
+	Parse func(src []byte) *pybuf.Buffer
+}
+
+// Settings are the configuration's site table.
+type Settings struct {
+	Packages []string // site.packages: names to add, "-name" to leave out
+	Hover    string   // site.hover: "compact", "full" or ""
+}
+
+// Work is the engine's background group: builds run under its context,
+// which ends at shutdown.
+type Work interface {
+	Go(f func()) bool
+	Context() context.Context
+}
+
+// Sites builds the site views of the targets and decides what the
+// editor is handed.
+type Sites struct {
+	deps  Deps
+	state siteState
+}
+
+// New makes the site feature over deps.
+func New(deps Deps) *Sites { return &Sites{deps: deps} }
 
 // The site: the target's packages as a local site-packages directory, for
 // the Python servers and tools that run beside torchlsp (pyright, Pylance,
@@ -78,7 +130,7 @@ type siteState struct {
 	last      map[string]*SiteResult
 	asked     map[string]bool      // targets whose site the editor asked for (torchlsp.site)
 	shown     map[string]bool      // targets whose site was announced (torchlsp/site)
-	announced *SiteInfo            // the last torchlsp/site notification
+	announced *api.SiteInfo        // the last torchlsp/site notification
 	scan      map[string]scanEntry // workspace file → its top-level imports
 	saveTimer *time.Timer          // a rebuild after saves, debounced
 
@@ -101,16 +153,16 @@ type scanEntry struct {
 	names []string
 }
 
-// Site builds (or brings up to date) the site-packages view of a target,
+// Build builds (or brings up to date) the site-packages view of a target,
 // the default one when name is empty. Concurrent calls for one target
 // share a build; the build runs under the engine's context, so a caller
 // that gives up does not spoil it for the others.
-func (e *Engine) Site(ctx context.Context, name string) (*SiteResult, error) {
-	spec, err := e.Spec(name)
+func (ss *Sites) Build(ctx context.Context, name string) (*SiteResult, error) {
+	spec, err := ss.deps.Spec(name)
 	if err != nil {
 		return nil, err
 	}
-	b := e.startSiteBuild(spec)
+	b := ss.startSiteBuild(spec)
 	select {
 	case <-b.done:
 		return b.res, b.err
@@ -119,8 +171,8 @@ func (e *Engine) Site(ctx context.Context, name string) (*SiteResult, error) {
 	}
 }
 
-func (e *Engine) startSiteBuild(spec remote.Spec) *siteBuild {
-	st := &e.sites
+func (ss *Sites) startSiteBuild(spec remote.Spec) *siteBuild {
+	st := &ss.state
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if b, ok := st.inflight[spec.Name]; ok {
@@ -134,9 +186,9 @@ func (e *Engine) startSiteBuild(spec remote.Spec) *siteBuild {
 	}
 	b := &siteBuild{done: make(chan struct{})}
 	st.inflight[spec.Name] = b
-	started := e.bg.Go(func() {
+	started := ss.deps.Work.Go(func() {
 		defer close(b.done)
-		b.res, b.err = e.buildSite(e.bg.ctx, spec)
+		b.res, b.err = ss.buildSite(ss.deps.Work.Context(), spec)
 		st.mu.Lock()
 		delete(st.inflight, spec.Name)
 		if b.err == nil {
@@ -146,7 +198,7 @@ func (e *Engine) startSiteBuild(spec remote.Spec) *siteBuild {
 	})
 	if !started {
 		delete(st.inflight, spec.Name)
-		b.err = errShutDown
+		b.err = session.ErrShutDown
 		close(b.done)
 	}
 	return b
@@ -161,14 +213,14 @@ type siteCandidate struct {
 	dep    bool
 }
 
-func (e *Engine) buildSite(ctx context.Context, spec remote.Spec) (*SiteResult, error) {
+func (ss *Sites) buildSite(ctx context.Context, spec remote.Spec) (*SiteResult, error) {
 	start := time.Now()
-	s, err := e.session(spec.Name)
+	s, err := ss.deps.Session(spec.Name)
 	if err != nil {
 		return nil, err
 	}
-	prog := e.notify.StartProgress(ctx, "torchlsp: site for "+spec.Name, false)
-	res, err := e.buildSiteWith(ctx, s, prog)
+	prog := ss.deps.Notify.StartProgress(ctx, "torchlsp: site for "+spec.Name, false)
+	res, err := ss.buildSiteWith(ctx, s, prog)
 	if err != nil {
 		prog.End("failed: " + err.Error())
 		return nil, fmt.Errorf("site for target %s: %w", spec.Name, err)
@@ -178,13 +230,13 @@ func (e *Engine) buildSite(ctx context.Context, spec remote.Spec) (*SiteResult, 
 	return res, nil
 }
 
-func (e *Engine) buildSiteWith(ctx context.Context, s *session.Session, prog Progress) (*SiteResult, error) {
+func (ss *Sites) buildSiteWith(ctx context.Context, s *session.Session, prog api.Progress) (*SiteResult, error) {
 	spec := s.Spec()
-	entries := e.cfg.resolvedSnapshot().SitePackages
+	entries := ss.deps.Settings().Packages
 	add, leave := sitePackagesConfig(entries)
 
 	prog.Report("reading the workspace's imports", -1)
-	imported, err := e.workspaceImports(ctx)
+	imported, err := ss.workspaceImports(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +266,7 @@ func (e *Engine) buildSiteWith(ctx context.Context, s *session.Session, prog Pro
 	}
 
 	prog.Report("asking "+spec.Name+" for its standard library", -1)
-	stdlib, err := e.targetStdlib(ctx, s)
+	stdlib, err := ss.targetStdlib(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +283,7 @@ func (e *Engine) buildSiteWith(ctx context.Context, s *session.Session, prog Pro
 	level := roots
 	for depth := 0; len(level) > 0; depth++ {
 		prog.Report(fmt.Sprintf("asking %s about %d packages", spec.Name, len(level)), -1)
-		answers, err := e.askSitePackages(ctx, s, level)
+		answers, err := ss.askSitePackages(ctx, s, level)
 		if err != nil {
 			return nil, err
 		}
@@ -294,12 +346,12 @@ func (e *Engine) buildSiteWith(ctx context.Context, s *session.Session, prog Pro
 	var depBytes int64
 	for i, p := range picked {
 		prog.Report(fmt.Sprintf("fetching %s (%d of %d)", p.c.name, i+1, len(picked)), i*100/len(picked))
-		m, info, err := e.siteMirror(ctx, s, p.c, &depBytes)
+		m, info, err := ss.siteMirror(ctx, s, p.c, &depBytes)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			if p.c.name == "torch" && !errors.Is(err, ErrNotOnTarget) {
+			if p.c.name == "torch" && !errors.Is(err, session.ErrNotOnTarget) {
 				return nil, err
 			}
 			left = append(left, fmt.Sprintf("%s (%v)", p.c.name, err))
@@ -320,10 +372,10 @@ func (e *Engine) buildSiteWith(ctx context.Context, s *session.Session, prog Pro
 		res.mirrors[m.Manifest.Member] = m.SiteDir
 	}
 	if len(layout.Packages) == 0 {
-		return nil, fmt.Errorf("%w: no package to put in a site (%s)", ErrNotOnTarget, strings.Join(left, "; "))
+		return nil, fmt.Errorf("%w: no package to put in a site (%s)", session.ErrNotOnTarget, strings.Join(left, "; "))
 	}
 	prog.Report("linking the site", 100)
-	site, err := remote.BuildSite(ctx, e.opts.Dirs.Cache, spec, layout)
+	site, err := remote.BuildSite(ctx, ss.deps.CacheDir, spec, layout)
 	if err != nil {
 		return nil, err
 	}
@@ -358,8 +410,8 @@ func (r *SiteResult) drop(members []string, name string) ([]string, string) {
 }
 
 // targetStdlib asks the target's interpreter for its standard library.
-func (e *Engine) targetStdlib(ctx context.Context, s *session.Session) (remote.StdlibModules, error) {
-	ctx, cancel := context.WithTimeout(ctx, e.opts.ConnectTimeout)
+func (ss *Sites) targetStdlib(ctx context.Context, s *session.Session) (remote.StdlibModules, error) {
+	ctx, cancel := context.WithTimeout(ctx, ss.deps.ConnectTimeout)
 	defer cancel()
 	got, err := s.Client().StdlibModules(ctx)
 	if err != nil {
@@ -369,8 +421,8 @@ func (e *Engine) targetStdlib(ctx context.Context, s *session.Session) (remote.S
 }
 
 // askSitePackages asks the helper about candidates, in batches it accepts.
-func (e *Engine) askSitePackages(ctx context.Context, s *session.Session, cands []siteCandidate) ([]remote.SitePackage, error) {
-	ctx, cancel := context.WithTimeout(ctx, e.opts.ConnectTimeout)
+func (ss *Sites) askSitePackages(ctx context.Context, s *session.Session, cands []siteCandidate) ([]remote.SitePackage, error) {
+	ctx, cancel := context.WithTimeout(ctx, ss.deps.ConnectTimeout)
 	defer cancel()
 	var out []remote.SitePackage
 	for start := 0; start < len(cands); start += 256 {
@@ -393,7 +445,7 @@ func (e *Engine) askSitePackages(ctx context.Context, s *session.Session, cands 
 // located and mirrored directly (a mirror already in the cache with the
 // same files is used as it is), without an index: the site needs files,
 // not answers. Requirements count against the size budget.
-func (e *Engine) siteMirror(ctx context.Context, s *session.Session, c siteCandidate, depBytes *int64) (*remote.MirrorTree, remote.PackageInfo, error) {
+func (ss *Sites) siteMirror(ctx context.Context, s *session.Session, c siteCandidate, depBytes *int64) (*remote.MirrorTree, remote.PackageInfo, error) {
 	for _, p := range s.Spec().Packages {
 		if p == c.name {
 			ps, err := s.Package(ctx, c.name)
@@ -403,11 +455,11 @@ func (e *Engine) siteMirror(ctx context.Context, s *session.Session, c siteCandi
 			return ps.Mirror(), ps.Info(), nil
 		}
 	}
-	lctx, cancel := context.WithTimeout(ctx, e.opts.ConnectTimeout)
+	lctx, cancel := context.WithTimeout(ctx, ss.deps.ConnectTimeout)
 	info, err := s.Client().PackageInfo(lctx, c.name)
 	cancel()
 	if remote.IsRemoteError(err, "ModuleNotFoundError") || (err == nil && info.Location == "") {
-		return nil, info, ErrNotOnTarget
+		return nil, info, session.ErrNotOnTarget
 	}
 	if err != nil {
 		return nil, info, fmt.Errorf("locate %s: %w", c.name, err)
@@ -418,7 +470,7 @@ func (e *Engine) siteMirror(ctx context.Context, s *session.Session, c siteCandi
 		}
 		*depBytes += info.Bytes
 	}
-	m, err := remote.Mirror(ctx, s.Target(), s.Spec(), info, e.opts.Dirs.Cache, nil)
+	m, err := remote.Mirror(ctx, s.Target(), s.Spec(), info, ss.deps.CacheDir, nil)
 	if err != nil {
 		return nil, info, err
 	}
@@ -474,13 +526,13 @@ func normDist(s string) string {
 // hidden directories skipped) and the open documents, without the
 // workspace's own top-level modules. Files are parsed again only when they
 // changed since the last scan.
-func (e *Engine) workspaceImports(ctx context.Context) ([]string, error) {
-	folders, _ := e.cfg.inputs()
-	docs := e.docs.All()
+func (ss *Sites) workspaceImports(ctx context.Context) ([]string, error) {
+	folders := ss.deps.Folders()
+	docs := ss.deps.Documents()
 
 	names := map[string]bool{}
 	own := map[string]bool{}
-	st := &e.sites
+	st := &ss.state
 	st.mu.Lock()
 	prev := st.scan
 	st.mu.Unlock()
@@ -492,7 +544,7 @@ func (e *Engine) workspaceImports(ctx context.Context) ([]string, error) {
 				own[m] = true
 			}
 		}
-		err := e.scanFolder(ctx, root, prev, next, names, &files, &total)
+		err := ss.scanFolder(ctx, root, prev, next, names, &files, &total)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("workspace %s: %w", root, err)
 		}
@@ -520,7 +572,7 @@ func (e *Engine) workspaceImports(ctx context.Context) ([]string, error) {
 // saw it, a pipe, a link out, a grown file, is skipped) and the one
 // workspace walk (wswalk: environments under any name, hidden
 // directories, caches skipped). files and total count across folders.
-func (e *Engine) scanFolder(ctx context.Context, root string, prev, next map[string]scanEntry, names map[string]bool, files *int, total *int64) error {
+func (ss *Sites) scanFolder(ctx context.Context, root string, prev, next map[string]scanEntry, names map[string]bool, files *int, total *int64) error {
 	dir, err := os.OpenRoot(root)
 	if err != nil {
 		return err
@@ -550,7 +602,7 @@ func (e *Engine) scanFolder(ctx context.Context, root string, prev, next map[str
 			if err != nil {
 				return nil
 			}
-			next[p] = scanEntry{mod: info.ModTime(), size: info.Size(), names: topImports(e.parseFile(src).Imports())}
+			next[p] = scanEntry{mod: info.ModTime(), size: info.Size(), names: topImports(ss.deps.Parse(src).Imports())}
 		}
 		for _, n := range next[p].names {
 			names[n] = true
@@ -602,39 +654,39 @@ func topImports(imports []pybuf.Import) []string {
 	return out
 }
 
-// prepareSite builds the default target's site in the background once an
+// Prepare builds the default target's site in the background once an
 // editor is connected, and tells the editor where it is. A switch to
 // another target withdraws the old site at once.
-func (e *Engine) prepareSite() {
-	if !e.notify.Capabilities().Site {
+func (ss *Sites) Prepare() {
+	if !ss.deps.Notify.Capabilities().Site {
 		return // the command line asks for a site explicitly
 	}
-	e.withdrawSite()
-	spec, err := e.Spec("")
+	ss.Withdraw()
+	spec, err := ss.deps.Spec("")
 	if err != nil {
 		return
 	}
-	e.bg.Go(func() {
-		res, err := e.Site(e.bg.ctx, spec.Name)
+	ss.deps.Work.Go(func() {
+		res, err := ss.Build(ss.deps.Work.Context(), spec.Name)
 		if err != nil {
-			if cur, cerr := e.Spec(""); cerr == nil && cur.Name == spec.Name && !e.bg.Done() {
-				e.notify.LogMessage(e.bg.ctx, MessageWarning, "torchlsp: "+err.Error())
+			if cur, cerr := ss.deps.Spec(""); cerr == nil && cur.Name == spec.Name && !(ss.deps.Work.Context().Err() != nil) {
+				ss.deps.Notify.LogMessage(ss.deps.Work.Context(), api.MessageWarning, "torchlsp: "+err.Error())
 			}
-			e.announceSite(SiteInfo{Target: spec.Name})
+			ss.announceSite(api.SiteInfo{Target: spec.Name})
 			return
 		}
-		e.announceSite(SiteInfo{Target: spec.Name, Path: res.Path})
+		ss.announceSite(api.SiteInfo{Target: spec.Name, Path: res.Path})
 	})
 }
 
 // announceSite tells the editor a target's site (torchlsp/site), if that
 // target is still the default; sendSite decides.
-func (e *Engine) announceSite(info SiteInfo) { e.sendSite(&info) }
+func (ss *Sites) announceSite(info api.SiteInfo) { ss.sendSite(&info) }
 
-// withdrawSite takes an announced site out of the editor's hands once its
+// Withdraw takes an announced site out of the editor's hands once its
 // target is no longer the default: the new default's entry, empty until
 // its own site is ready, replaces it.
-func (e *Engine) withdrawSite() { e.sendSite(nil) }
+func (ss *Sites) Withdraw() { ss.sendSite(nil) }
 
 // sendSite is the one place that decides what torchlsp/site says. It
 // decides under sendMu, which orders the notifications, against the
@@ -642,14 +694,14 @@ func (e *Engine) withdrawSite() { e.sendSite(nil) }
 // default (a build that ended after a switch, wherever it was started) is
 // dropped, and an earlier announcement for another target is withdrawn.
 // A notification that would repeat the last one is not sent.
-func (e *Engine) sendSite(info *SiteInfo) {
-	if !e.notify.Capabilities().Site {
+func (ss *Sites) sendSite(info *api.SiteInfo) {
+	if !ss.deps.Notify.Capabilities().Site {
 		return
 	}
-	st := &e.sites
+	st := &ss.state
 	st.sendMu.Lock()
 	defer st.sendMu.Unlock()
-	cur, err := e.Spec("")
+	cur, err := ss.deps.Spec("")
 	if err != nil {
 		return // no default target to hand a site of
 	}
@@ -658,12 +710,12 @@ func (e *Engine) sendSite(info *SiteInfo) {
 	st.mu.Unlock()
 	if info == nil || info.Target != cur.Name {
 		if info != nil && info.Path != "" {
-			e.notify.LogMessage(e.bg.ctx, MessageLog, fmt.Sprintf("torchlsp: the site of target %s is not handed to the editor: the default target is %s now", info.Target, cur.Name))
+			ss.deps.Notify.LogMessage(ss.deps.Work.Context(), api.MessageLog, fmt.Sprintf("torchlsp: the site of target %s is not handed to the editor: the default target is %s now", info.Target, cur.Name))
 		}
 		if last == nil || last.Target == cur.Name {
 			return // nothing of another target to withdraw
 		}
-		info = &SiteInfo{Target: cur.Name}
+		info = &api.SiteInfo{Target: cur.Name}
 	}
 	if last != nil && *last == *info {
 		return
@@ -678,28 +730,28 @@ func (e *Engine) sendSite(info *SiteInfo) {
 		st.shown[sent.Target] = true
 	}
 	st.mu.Unlock()
-	e.notify.Site(e.bg.ctx, sent)
+	ss.deps.Notify.Site(ss.deps.Work.Context(), sent)
 }
 
-// siteCommand runs torchlsp.site: the target's site, built or brought up
+// Command runs torchlsp.site: the target's site, built or brought up
 // to date. Without a target it is the default's as the answer goes out:
 // when the default changed while the site was built, the new default's is
 // built in turn.
-func (e *Engine) siteCommand(ctx context.Context, args TargetArgs) (*SiteResult, error) {
+func (ss *Sites) Command(ctx context.Context, args api.TargetArgs) (*SiteResult, error) {
 	const tries = 3
 	for try := 1; ; try++ {
-		res, err := e.Site(ctx, args.Target)
+		res, err := ss.Build(ctx, args.Target)
 		if err != nil {
 			return nil, err
 		}
-		cur, err := e.Spec("")
+		cur, err := ss.deps.Spec("")
 		if args.Target == "" && (err != nil || cur.Name != res.Target) {
 			if try < tries {
 				continue
 			}
 			return nil, fmt.Errorf("site of the default target: the default changed %d times while its site was built", tries)
 		}
-		st := &e.sites
+		st := &ss.state
 		st.mu.Lock()
 		st.asked[res.Target] = true
 		st.mu.Unlock()
@@ -707,10 +759,10 @@ func (e *Engine) siteCommand(ctx context.Context, args TargetArgs) (*SiteResult,
 	}
 }
 
-// sitePackagesChanged rebuilds a site after one of its packages was
+// PackagesChanged rebuilds a site after one of its packages was
 // mirrored again (the target's copy changed).
-func (e *Engine) sitePackagesChanged(target string) {
-	st := &e.sites
+func (ss *Sites) PackagesChanged(target string) {
+	st := &ss.state
 	st.mu.Lock()
 	_, built := st.last[target]
 	inflight := st.inflight[target]
@@ -718,34 +770,34 @@ func (e *Engine) sitePackagesChanged(target string) {
 	if !built && inflight == nil {
 		return // nobody asked for this target's site
 	}
-	e.bg.Go(func() {
+	ss.deps.Work.Go(func() {
 		if inflight != nil {
 			// A build that started before the new mirror may link the old
 			// one: let it end, then build again.
 			select {
 			case <-inflight.done:
-			case <-e.bg.ctx.Done():
+			case <-ss.deps.Work.Context().Done():
 				return
 			}
 		}
-		res, err := e.Site(e.bg.ctx, target)
+		res, err := ss.Build(ss.deps.Work.Context(), target)
 		if err != nil {
 			return
 		}
-		e.announceSite(SiteInfo{Target: target, Path: res.Path})
+		ss.announceSite(api.SiteInfo{Target: target, Path: res.Path})
 	})
 }
 
-// siteSaved rebuilds the default target's site, shortly, when a saved file
+// Saved rebuilds the default target's site, shortly, when a saved file
 // imports a top-level module the last build did not consider. It is called
 // on the LSP read loop, so the file is read in the background: a saved
 // path may be a named pipe or a link to a device, and no file on disk may
 // hold up the answers to later requests.
-func (e *Engine) siteSaved(path string) {
-	if !strings.HasSuffix(path, ".py") || e.folderOf(path) == "" {
+func (ss *Sites) Saved(path string) {
+	if !strings.HasSuffix(path, ".py") || ss.deps.FolderOf(path) == "" {
 		return
 	}
-	st := &e.sites
+	st := &ss.state
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.savedPending == nil {
@@ -753,14 +805,14 @@ func (e *Engine) siteSaved(path string) {
 	}
 	st.savedPending[path] = true
 	if !st.savedReading {
-		st.savedReading = e.bg.Go(e.readSaved)
+		st.savedReading = ss.deps.Work.Go(ss.readSaved)
 	}
 }
 
 // readSaved reads the saved files one at a time until none is pending:
 // however many saves arrive, one goroutine reads.
-func (e *Engine) readSaved() {
-	st := &e.sites
+func (ss *Sites) readSaved() {
+	st := &ss.state
 	for {
 		st.mu.Lock()
 		path := ""
@@ -775,18 +827,18 @@ func (e *Engine) readSaved() {
 		}
 		delete(st.savedPending, path)
 		st.mu.Unlock()
-		e.siteSavedRead(path)
+		ss.siteSavedRead(path)
 	}
 }
 
 // siteSavedRead reads a saved file (a bounded regular file, or nothing)
 // and schedules the rebuild when it imports something new.
-func (e *Engine) siteSavedRead(path string) {
-	spec, err := e.Spec("")
+func (ss *Sites) siteSavedRead(path string) {
+	spec, err := ss.deps.Spec("")
 	if err != nil {
 		return
 	}
-	st := &e.sites
+	st := &ss.state
 	st.mu.Lock()
 	last := st.last[spec.Name]
 	st.mu.Unlock()
@@ -798,7 +850,7 @@ func (e *Engine) siteSavedRead(path string) {
 		return
 	}
 	fresh := false
-	for _, n := range topImports(e.parseFile(src).Imports()) {
+	for _, n := range topImports(ss.deps.Parse(src).Imports()) {
 		if !last.considered[n] {
 			fresh = true
 		}
@@ -812,23 +864,23 @@ func (e *Engine) siteSavedRead(path string) {
 		st.saveTimer.Stop()
 	}
 	st.saveTimer = time.AfterFunc(siteSaveDelay, func() {
-		e.bg.Go(func() {
-			res, err := e.Site(e.bg.ctx, spec.Name)
+		ss.deps.Work.Go(func() {
+			res, err := ss.Build(ss.deps.Work.Context(), spec.Name)
 			if err == nil {
-				e.announceSite(SiteInfo{Target: spec.Name, Path: res.Path})
+				ss.announceSite(api.SiteInfo{Target: spec.Name, Path: res.Path})
 			}
 		})
 	})
 }
 
-// siteHanded returns a target's site when the editor's Python server reads
+// Handed returns a target's site when the editor's Python server reads
 // it: the editor asked for it with torchlsp.site, or site.hover is
 // "compact" and the site was announced. An editor that only receives
 // torchlsp/site may ignore it, so that alone changes nothing. Definitions
 // then point into the site, where both servers' answers coincide.
-func (e *Engine) siteHanded(target string) *SiteResult {
-	hover := e.cfg.resolvedSnapshot().SiteHover
-	st := &e.sites
+func (ss *Sites) Handed(target string) *SiteResult {
+	hover := ss.deps.Settings().Hover
+	st := &ss.state
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if !st.asked[target] && !(hover == "compact" && st.shown[target]) {
@@ -837,11 +889,18 @@ func (e *Engine) siteHanded(target string) *SiteResult {
 	return st.last[target]
 }
 
-// siteCompact reports whether hovers on a target leave signatures and
+// Compact reports whether hovers on a target leave signatures and
 // docstrings to the Python server that reads its site.
-func (e *Engine) siteCompact(target string) bool {
-	full := e.cfg.resolvedSnapshot().SiteHover == "full"
-	return !full && e.siteHanded(target) != nil
+func (ss *Sites) Compact(target string) bool {
+	full := ss.deps.Settings().Hover == "full"
+	return !full && ss.Handed(target) != nil
+}
+
+// PathFor maps a file of a mirror to the same file seen through the
+// site the editor's Python server reads for target, when it reads one:
+// both servers then name the same file.
+func (ss *Sites) PathFor(target string, m *remote.MirrorTree, local string) (string, bool) {
+	return ss.Handed(target).sitePath(m, local)
 }
 
 // sitePath maps a file in a mirror to the same file seen through a site.
