@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/torchlsp/torchlsp/remote"
+	"github.com/torchlsp/torchlsp/server/checks"
 	"github.com/torchlsp/torchlsp/server/config"
 	"github.com/torchlsp/torchlsp/server/links"
 	"github.com/torchlsp/torchlsp/server/navigation"
@@ -81,22 +82,19 @@ type Engine struct {
 	cfg      *workspaceConfig
 	sessions *session.Set
 	statuses *statusBoard
-	checks   docChecks // the diagnostics check of each document (docchecks.go)
 	// started is set by Initialized: from then on the front end hears of
 	// changes to the default target.
 	started atomic.Bool
-	// notes are the features whose diagnostics each check publishes
-	// beside the rules' findings: runs, tracebacks.
-	notes []noteProducer
 
 	// home is the part of the cache a server was started in
 	// (mirrorhome.go).
 	home homeState
 
-	nav   *navigation.Navigator // hover, definition, references, symbols, calls, implementation
-	runs  *runs.Runs            // repro and explain runs, their cancel and their notes
-	links *links.Links          // document links, path mapping, tracebacks
-	site  *site.Sites           // the site-packages views built for targets
+	nav    *navigation.Navigator // hover, definition, references, symbols, calls, implementation
+	runs   *runs.Runs            // repro and explain runs, their cancel and their notes
+	links  *links.Links          // document links, path mapping, tracebacks
+	site   *site.Sites           // the site-packages views built for targets
+	checks *checks.Checks        // each open document's diagnostics, with the notes and actions of runs and links
 }
 
 // New creates an engine. Call Initialize before queries.
@@ -124,7 +122,7 @@ func New(opts Options) *Engine {
 	e.statuses = &statusBoard{ctx: e.bg.ctx, notify: e.notify, last: map[string]Status{}, isDefault: e.cfg.isDefault,
 		becameReady: func() {
 			if e.started.Load() {
-				e.republishDiagnostics() // its torch, or the connection, changed
+				e.checks.RepublishAll() // its torch, or the connection, changed
 			}
 		}}
 	e.site = site.New(site.Deps{
@@ -161,7 +159,7 @@ func New(opts Options) *Engine {
 		Workdirs:       e.cfg.workdirs,
 		Document:       e.docs.Get,
 		DocumentByPath: e.docs.ByPath,
-		NotesChanged:   e.scheduleDiagnostics,
+		NotesChanged:   func(doc *Snapshot) { e.checks.Schedule(doc) },
 	})
 	e.runs = runs.New(runs.Deps{
 		Notify:        e.notify,
@@ -174,10 +172,17 @@ func New(opts Options) *Engine {
 		FolderOf:      e.folderOf,
 		Document:      e.docs.Get,
 		Parse:         e.parseFile,
-		NotesChanged:  e.scheduleDiagnostics,
+		NotesChanged:  func(doc *Snapshot) { e.checks.Schedule(doc) },
 		RanIn:         e.links.RanIn,
 	})
-	e.notes = []noteProducer{e.runs, e.links}
+	e.checks = checks.New(checks.Deps{
+		Notify:    e.notify,
+		Work:      e.bg,
+		Parses:    e.bg.parses,
+		Session:   e.session,
+		IsCurrent: e.docs.IsCurrent,
+		Documents: e.docs.All,
+	}, []checks.NoteProducer{e.runs, e.links}, []checks.ActionProducer{e.runs, e.links})
 	return e
 }
 
@@ -330,7 +335,7 @@ func (e *Engine) defaultChanged(target string) {
 	}
 	e.site.Withdraw()
 	e.statuses.defaultChanged(target)
-	e.republishDiagnostics()
+	e.checks.RepublishAll()
 }
 
 // Targets lists the configured targets and the default.
@@ -370,7 +375,7 @@ func (e *Engine) DidOpen(ctx context.Context, uri, language string, version int3
 		// document: in a mirror, it serves that mirror's target.
 		e.placeHome(ctx, snap.Path())
 	}
-	e.scheduleDiagnostics(snap)
+	e.checks.Schedule(snap)
 	return snap
 }
 
@@ -383,7 +388,7 @@ func (e *Engine) DidChange(ctx context.Context, uri string, version int32, chang
 		return nil, err
 	}
 	e.noteTooLarge(ctx, err)
-	e.scheduleDiagnostics(snap)
+	e.checks.Schedule(snap)
 	return snap, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 
+	"github.com/torchlsp/torchlsp/server/checks"
 	"github.com/torchlsp/torchlsp/server/links"
 	"github.com/torchlsp/torchlsp/server/navigation"
 	"github.com/torchlsp/torchlsp/server/runs"
@@ -47,6 +48,9 @@ const (
 	// CodeGraphBreak and CodeRecompile mark explain's findings.
 	CodeGraphBreak = runs.CodeGraphBreak
 	CodeRecompile  = runs.CodeRecompile
+	// MaxPublishedDiagnostics is the most diagnostics published for one
+	// document version.
+	MaxPublishedDiagnostics = checks.MaxPublishedDiagnostics
 	// MaxTracebackBytes bounds the text one traceback command reads.
 	MaxTracebackBytes = links.MaxTracebackBytes
 	// CodeTraceback marks the diagnostic a traceback puts on the user's
@@ -151,4 +155,16 @@ func (e *Engine) Traceback(ctx context.Context, text, docPath string) (*Tracebac
 // the default one when name is empty.
 func (e *Engine) Site(ctx context.Context, name string) (*SiteResult, error) {
 	return e.site.Build(ctx, name)
+}
+
+// Diagnostics checks a document against the target's torch; nil for
+// documents that do not use torch.
+func (e *Engine) Diagnostics(ctx context.Context, doc *Snapshot) ([]Diagnostic, error) {
+	return e.checks.Diagnostics(ctx, doc)
+}
+
+// CodeActions offers the quick fixes of the diagnostics at rng, the runs
+// of a compile call and the mapping of a traceback.
+func (e *Engine) CodeActions(ctx context.Context, doc *Snapshot, rng Range, only []string) ([]CodeAction, error) {
+	return e.checks.CodeActions(ctx, doc, rng, only)
 }

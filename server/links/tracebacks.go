@@ -497,7 +497,7 @@ func tracebackJSON(res *TracebackResult) TracebackCommandResult {
 
 // CodeActions offers to map the traceback a selection (or the
 // cursor's line) is in.
-func (l *Links) CodeActions(doc *api.Snapshot, rng api.Range, only []string) []api.CodeAction {
+func (l *Links) CodeActions(doc *api.Snapshot, rng api.Range, _ []api.Diagnostic, only []string) []api.CodeAction {
 	if !api.KindWanted(only, "quickfix") || doc == nil {
 		return nil
 	}

@@ -33,6 +33,9 @@ var reproCodes = map[string]bool{
 // variants (TL011, TL013), that hazard's repro of the compile call before
 // it. They resolve no diagnostic, so they carry none.
 func (rn *Runs) CodeActions(doc *api.Snapshot, rng api.Range, diags []api.Diagnostic, only []string) []api.CodeAction {
+	if !doc.IsPython() {
+		return nil
+	}
 	wantRepro, wantExplain := api.KindWanted(only, api.KindRepro), api.KindWanted(only, api.KindExplain)
 	if !wantRepro && !wantExplain {
 		return nil

@@ -1,4 +1,4 @@
-package server
+package checks
 
 import (
 	"cmp"
@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/torchlsp/torchlsp/remote"
@@ -16,13 +15,21 @@ import (
 	"github.com/torchlsp/torchlsp/server/gates"
 	"github.com/torchlsp/torchlsp/server/pybuf"
 	"github.com/torchlsp/torchlsp/server/session"
+	"github.com/torchlsp/torchlsp/server/source"
 )
 
-// noteProducer is a feature that leaves diagnostics of its own on a
+// NoteProducer is a feature that leaves diagnostics of its own on a
 // document (a run's summary, a traceback's exception); every check
 // publishes them beside the rules' findings.
-type noteProducer interface {
-	Notes(doc *Snapshot) []Diagnostic
+type NoteProducer interface {
+	Notes(doc *source.Snapshot) []api.Diagnostic
+}
+
+// ActionProducer is a feature that offers code actions of its own at a
+// range (a run of the compile call, the mapping of a traceback), given
+// the diagnostics the rules found in the document.
+type ActionProducer interface {
+	CodeActions(doc *source.Snapshot, rng api.Range, diags []api.Diagnostic, only []string) []api.CodeAction
 }
 
 // diagnosticsDelay lets a burst of keystrokes settle before checking.
@@ -31,7 +38,7 @@ const diagnosticsDelay = 150 * time.Millisecond
 // checked is a snapshot's diagnostics for one target's torch, kept on the
 // snapshot for code actions.
 type checked struct {
-	diags []Diagnostic
+	diags []api.Diagnostic
 	fixes [][]diagnose.Fix // parallel to diags
 }
 
@@ -45,8 +52,8 @@ type checkKey struct {
 // Diagnostics checks a document against the target's torch: config flags,
 // compile modes and options, and the threading hazards they create. It
 // returns nil for documents that do not use torch.
-func (e *Engine) Diagnostics(ctx context.Context, doc *Snapshot) ([]Diagnostic, error) {
-	c, err := e.check(ctx, doc)
+func (ch *Checks) Diagnostics(ctx context.Context, doc *api.Snapshot) ([]api.Diagnostic, error) {
+	c, err := ch.check(ctx, doc)
 	if err != nil || c == nil {
 		return nil, err
 	}
@@ -54,26 +61,26 @@ func (e *Engine) Diagnostics(ctx context.Context, doc *Snapshot) ([]Diagnostic, 
 }
 
 // check computes a snapshot's diagnostics, once per snapshot and target.
-func (e *Engine) check(ctx context.Context, doc *Snapshot) (*checked, error) {
+func (ch *Checks) check(ctx context.Context, doc *api.Snapshot) (*checked, error) {
 	if doc == nil {
 		return nil, nil
 	}
 	if doc.TooLarge() || !doc.IsPython() {
 		return &checked{}, nil
 	}
-	buf, err := e.parseDoc(ctx, doc)
+	buf, err := ch.parseDoc(ctx, doc)
 	if err != nil {
 		return nil, err
 	}
 	if !usesTorch(buf) {
 		return &checked{}, nil
 	}
-	s, err := e.session("")
+	s, err := ch.deps.Session("")
 	if err != nil {
 		return nil, err
 	}
 	cat, ps, err := s.Catalog(ctx)
-	if errors.Is(err, ErrNotOnTarget) {
+	if errors.Is(err, session.ErrNotOnTarget) {
 		return &checked{}, nil
 	}
 	if err != nil {
@@ -85,11 +92,11 @@ func (e *Engine) check(ctx context.Context, doc *Snapshot) (*checked, error) {
 	}).(*checked), nil
 }
 
-func checkWith(doc *Snapshot, cat *gates.Catalog, m *remote.MirrorTree, spec remote.Spec) *checked {
+func checkWith(doc *api.Snapshot, cat *gates.Catalog, m *remote.MirrorTree, spec remote.Spec) *checked {
 	found := diagnose.Check(doc.Buffer(), cat, diagnose.Options{SiteDir: m.SiteDir, Env: spec.Env})
 	c := &checked{}
 	for _, fd := range found {
-		diag := Diagnostic{
+		diag := api.Diagnostic{
 			Range:    api.RangeOf(fd.Span),
 			Severity: severityOf(fd.Severity),
 			Code:     fd.Code,
@@ -98,9 +105,9 @@ func checkWith(doc *Snapshot, cat *gates.Catalog, m *remote.MirrorTree, spec rem
 		}
 		for _, rel := range fd.Related {
 			local := filepath.Join(m.SiteDir, filepath.FromSlash(rel.File))
-			diag.Related = append(diag.Related, RelatedInfo{
-				Location: Location{Path: local, TargetPath: m.TargetPath(local),
-					Range: Range{Start: Position{Line: rel.Line}, End: Position{Line: rel.Line}}},
+			diag.Related = append(diag.Related, api.RelatedInfo{
+				Location: api.Location{Path: local, TargetPath: m.TargetPath(local),
+					Range: api.Range{Start: api.Position{Line: rel.Line}, End: api.Position{Line: rel.Line}}},
 				Message: fmt.Sprintf("%s:%d: %s", rel.File, rel.Line+1, rel.Message),
 			})
 		}
@@ -114,8 +121,8 @@ func checkWith(doc *Snapshot, cat *gates.Catalog, m *remote.MirrorTree, spec rem
 // background parsing shares, so that checks of large documents and index
 // builds never hold more trees at once than it allows; the parse stops
 // when ctx is done (a newer version cancels its check).
-func (e *Engine) parseDoc(ctx context.Context, doc *Snapshot) (*pybuf.Buffer, error) {
-	release := e.bg.parses.Take(len(doc.Text()))
+func (ch *Checks) parseDoc(ctx context.Context, doc *api.Snapshot) (*pybuf.Buffer, error) {
+	release := ch.deps.Parses.Take(len(doc.Text()))
 	defer release()
 	return doc.BufferContext(ctx)
 }
@@ -131,74 +138,74 @@ func usesTorch(buf *pybuf.Buffer) bool {
 	return false
 }
 
-func severityOf(s diagnose.Severity) Severity {
+func severityOf(s diagnose.Severity) api.Severity {
 	switch s {
 	case diagnose.SeverityError:
-		return SeverityError
+		return api.SeverityError
 	case diagnose.SeverityWarning:
-		return SeverityWarning
+		return api.SeverityWarning
 	case diagnose.SeverityInfo:
-		return SeverityInfo
+		return api.SeverityInfo
 	}
-	return SeverityHint
+	return api.SeverityHint
 }
 
-// scheduleDiagnostics checks a snapshot shortly after it was made and
+// Schedule checks a snapshot shortly after it was made and
 // publishes the result, if the front end shows diagnostics and the
 // snapshot is still the document's latest by then. The check of an older
 // version still running stops at once: its answer could only be dropped.
-func (e *Engine) scheduleDiagnostics(doc *Snapshot) {
-	if doc == nil || !e.notify.Capabilities().Diagnostics {
+func (ch *Checks) Schedule(doc *api.Snapshot) {
+	if doc == nil || !ch.deps.Notify.Capabilities().Diagnostics {
 		return
 	}
-	e.checks.supersede(doc.URI())
+	ch.running.supersede(doc.URI())
 	time.AfterFunc(diagnosticsDelay, func() {
-		if !e.docs.IsCurrent(doc) {
+		if !ch.deps.IsCurrent(doc) {
 			return // a newer version has its own run
 		}
-		e.bg.Go(func() { e.publishDiagnostics(doc) })
+		ch.deps.Work.Go(func() { ch.publishDiagnostics(doc) })
 	})
 }
 
 // publishDiagnostics checks a snapshot and publishes the result, unless a
 // newer version arrived meanwhile. It is the document's one check: the
 // check it replaces is cancelled and has stopped before this one starts.
-func (e *Engine) publishDiagnostics(doc *Snapshot) {
-	ctx, end := e.checks.begin(e.bg.ctx, doc.URI())
+func (ch *Checks) publishDiagnostics(doc *api.Snapshot) {
+	ctx, end := ch.running.begin(ch.deps.Work.Context(), doc.URI())
 	defer end()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	if !e.docs.IsCurrent(doc) {
+	if !ch.deps.IsCurrent(doc) {
 		return // a newer version has its own check, or the document closed
 	}
-	c, err := e.check(ctx, doc)
+	c, err := ch.check(ctx, doc)
 	if err != nil {
-		if ctx.Err() == nil && !e.bg.Done() {
-			e.notify.LogMessage(ctx, MessageWarning, fmt.Sprintf("diagnostics for %s: %v", doc.URI(), err))
+		if ctx.Err() == nil && !(ch.deps.Work.Context().Err() != nil) {
+			ch.deps.Notify.LogMessage(ctx, api.MessageWarning, fmt.Sprintf("diagnostics for %s: %v", doc.URI(), err))
 		}
 		return
 	}
-	if c == nil || !e.docs.IsCurrent(doc) {
+	if c == nil || !ch.deps.IsCurrent(doc) {
 		return
 	}
 	if doc.IsPython() {
-		e.prefetchValues(ctx, doc)
+		ch.prefetchValues(ctx, doc)
 	}
-	diags := append([]Diagnostic(nil), c.diags...)
-	for _, p := range e.notes {
+	diags := append([]api.Diagnostic(nil), c.diags...)
+	for _, p := range ch.notes {
 		diags = append(diags, p.Notes(doc)...)
 	}
 	diags = boundPublished(diags, MaxPublishedDiagnostics, doc.Path())
-	if err := e.notify.PublishDiagnostics(ctx, doc, diags); err != nil && !e.bg.Done() {
-		e.notify.LogMessage(ctx, MessageWarning, err.Error())
+	if err := ch.deps.Notify.PublishDiagnostics(ctx, doc, diags); err != nil && !(ch.deps.Work.Context().Err() != nil) {
+		ch.deps.Notify.LogMessage(ctx, api.MessageWarning, err.Error())
 	}
 }
 
 // prefetchValues starts reading, on the default target, the values of
 // the config modules a document's flags belong to, so that hovers on them
 // never wait for the target to import torch.
-func (e *Engine) prefetchValues(ctx context.Context, doc *Snapshot) {
-	s, err := e.session("")
+func (ch *Checks) prefetchValues(ctx context.Context, doc *api.Snapshot) {
+	s, err := ch.deps.Session("")
 	if err != nil {
 		return
 	}
@@ -216,71 +223,48 @@ func (e *Engine) prefetchValues(ctx context.Context, doc *Snapshot) {
 	}
 }
 
-// republishDiagnostics checks every open document again and publishes the
+// RepublishAll checks every open document again and publishes the
 // results: the target, its torch, trust or the connection changed.
-func (e *Engine) republishDiagnostics() {
-	if !e.notify.Capabilities().Diagnostics {
+func (ch *Checks) RepublishAll() {
+	if !ch.deps.Notify.Capabilities().Diagnostics {
 		return
 	}
-	for _, doc := range e.docs.All() {
-		e.bg.Go(func() { e.publishDiagnostics(doc) })
+	for _, doc := range ch.deps.Documents() {
+		ch.deps.Work.Go(func() { ch.publishDiagnostics(doc) })
 	}
 }
 
-// CodeActions offers the quick fixes of the diagnostics at rng, and the
-// repro commands on torch.compile calls and threading diagnostics.
-func (e *Engine) CodeActions(ctx context.Context, doc *Snapshot, rng Range, only []string) ([]CodeAction, error) {
-	c, err := e.check(ctx, doc)
+// CodeActions offers the quick fixes of the diagnostics at rng, then what
+// every registered ActionProducer offers there.
+func (ch *Checks) CodeActions(ctx context.Context, doc *api.Snapshot, rng api.Range, only []string) ([]api.CodeAction, error) {
+	c, err := ch.check(ctx, doc)
 	if err != nil || c == nil {
 		return nil, err
 	}
-	var actions []CodeAction
-	wantQuickFix := kindWanted(only, KindQuickFix)
+	var actions []api.CodeAction
+	wantQuickFix := api.KindWanted(only, api.KindQuickFix)
 	for i, diag := range c.diags {
-		if !overlaps(diag.Range, rng) || !wantQuickFix {
+		if !api.Overlaps(diag.Range, rng) || !wantQuickFix {
 			continue
 		}
 		for _, fix := range c.fixes[i] {
-			edits := make([]TextEdit, 0, len(fix.Edits))
+			edits := make([]api.TextEdit, 0, len(fix.Edits))
 			for _, ed := range fix.Edits {
-				edits = append(edits, TextEdit{Range: api.RangeOf(ed.Span), NewText: ed.NewText})
+				edits = append(edits, api.TextEdit{Range: api.RangeOf(ed.Span), NewText: ed.NewText})
 			}
-			actions = append(actions, CodeAction{
+			actions = append(actions, api.CodeAction{
 				Title:       fix.Title,
-				Kind:        KindQuickFix,
-				Diagnostics: []Diagnostic{diag},
-				Edits:       map[string][]TextEdit{doc.URI(): edits},
+				Kind:        api.KindQuickFix,
+				Diagnostics: []api.Diagnostic{diag},
+				Edits:       map[string][]api.TextEdit{doc.URI(): edits},
 				Preferred:   fix.Preferred,
 			})
 		}
 	}
-	if doc.IsPython() {
-		actions = append(actions, e.runs.CodeActions(doc, rng, c.diags, only)...)
+	for _, p := range ch.actions {
+		actions = append(actions, p.CodeActions(doc, rng, c.diags, only)...)
 	}
-	actions = append(actions, e.links.CodeActions(doc, rng, only)...)
 	return actions, nil
-}
-
-func kindWanted(only []string, kind string) bool {
-	if len(only) == 0 {
-		return true
-	}
-	for _, o := range only {
-		if o == kind || strings.HasPrefix(kind, o+".") {
-			return true
-		}
-	}
-	return false
-}
-
-// overlaps reports whether two ranges share a position (touching counts,
-// so a cursor at either end of a diagnostic gets its fixes).
-func overlaps(a, b Range) bool {
-	return !before(a.End, b.Start) && !before(b.End, a.Start)
-}
-
-func before(p, q Position) bool {
-	return p.Line < q.Line || (p.Line == q.Line && p.Column < q.Column)
 }
 
 // MaxPublishedDiagnostics is the most diagnostics published for one
@@ -292,14 +276,14 @@ const MaxPublishedDiagnostics = 1000
 // boundPublished keeps at most limit diagnostics, the most severe first
 // and then in document order, and adds a note at the top of the document
 // that says how many were left out and where to see them all.
-func boundPublished(diags []Diagnostic, limit int, path string) []Diagnostic {
+func boundPublished(diags []api.Diagnostic, limit int, path string) []api.Diagnostic {
 	if len(diags) <= limit {
 		return diags
 	}
 	kept := slices.Clone(diags)
-	slices.SortStableFunc(kept, func(a, b Diagnostic) int {
+	slices.SortStableFunc(kept, func(a, b api.Diagnostic) int {
 		if c := cmp.Compare(a.Severity, b.Severity); c != 0 {
-			return c // SeverityError is the smallest
+			return c // api.SeverityError is the smallest
 		}
 		if c := cmp.Compare(a.Range.Start.Line, b.Range.Start.Line); c != 0 {
 			return c
@@ -311,8 +295,8 @@ func boundPublished(diags []Diagnostic, limit int, path string) []Diagnostic {
 	if path != "" {
 		name = filepath.Base(path)
 	}
-	note := Diagnostic{
-		Severity: SeverityInfo,
+	note := api.Diagnostic{
+		Severity: api.SeverityInfo,
 		Source:   "torchlsp",
 		Message: fmt.Sprintf("%d more findings in this file are not shown: at most %d are published for a file, the most severe first; `torchlsp check %s` lists them all",
 			len(diags)-len(kept), limit, name),
