@@ -2,14 +2,21 @@
 # Installs what torchlsp and its tests need on Debian 12, then builds the
 # binary into bin/torchlsp. Safe to run again.
 #   scripts/setup.sh          the server's own needs (a real torch for the local target)
+#   scripts/setup.sh --demo   plus what scripts/demo.sh shows: LXC and the container's
+#                             root file system with a real torch 2.6 (images.sh trixie),
+#                             and pyright from npm
 #   scripts/setup.sh --test   plus everything the test suite starts (sshd, neovim, pylsp, tmux,
 #                             and pyright/basedpyright from npm for test/site,
 #                             the real exec hops of test/hops: LXC, Docker, Slurm)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+mode=${1:-}
 packages=(python3 python3-torch)
-if [[ "${1:-}" == "--test" ]]; then
+if [[ "$mode" == "--demo" || "$mode" == "--test" ]]; then
+	packages+=(lxc debootstrap)
+fi
+if [[ "$mode" == "--test" ]]; then
 	packages+=(openssh-server openssh-client neovim python3-pylsp tmux procps)
 	# scripts/lint-python.sh: the Python torchlsp ships, linted as the Go is.
 	packages+=(pyflakes3)
@@ -48,7 +55,7 @@ fi
 # the pyright version is the one scripts/bench.sh measures.
 PYRIGHT_VERSION=1.1.414
 BASEDPYRIGHT_VERSION=1.40.1
-if [[ "${1:-}" == "--test" ]]; then
+if [[ "$mode" == "--demo" || "$mode" == "--test" ]]; then
 	npm_dir=${TORCHLSP_PYRIGHT_DIR:-/var/cache/torchlsp-pyright}
 	have() { node -p "require('$npm_dir/node_modules/$1/package.json').version" 2>/dev/null || true; }
 	if [[ "$(have pyright)" != "$PYRIGHT_VERSION" || "$(have basedpyright)" != "$BASEDPYRIGHT_VERSION" ]]; then
@@ -66,7 +73,7 @@ if [[ "${1:-}" == "--test" ]]; then
 fi
 
 mkdir -p bin
-if [[ "${1:-}" == "--test" ]]; then
+if [[ "$mode" == "--test" ]]; then
 	# The linter the test command runs, pinned, built into bin/ from the Go
 	# module proxy (about 20 s the first time, cached by Go afterwards).
 	staticcheck_version=v0.8.2
@@ -74,12 +81,16 @@ if [[ "${1:-}" == "--test" ]]; then
 		GOBIN="$PWD/bin" go install "honnef.co/go/tools/cmd/staticcheck@${staticcheck_version}"
 	fi
 fi
-if [[ "${1:-}" == "--test" ]]; then
+if [[ "$mode" == "--test" ]]; then
 	# The hop tests' root file systems and image, from Debian's mirrors:
 	# minutes the first time, cached under /var/cache/torchlsp-hops.
 	sudo=""
 	[[ $(id -u) -eq 0 ]] || sudo="sudo"
 	$sudo scripts/hops/images.sh build all
+elif [[ "$mode" == "--demo" ]]; then
+	sudo=""
+	[[ $(id -u) -eq 0 ]] || sudo="sudo"
+	$sudo scripts/hops/images.sh build trixie
 fi
 go build -trimpath -o bin/torchlsp ./cmd/torchlsp
 echo "setup: built bin/torchlsp" >&2

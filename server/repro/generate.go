@@ -230,20 +230,24 @@ type scriptParams struct {
 	Function         string            `json:"function"`
 	Inputs           string            `json:"inputs"`
 	StandIn          bool              `json:"stand_in"`
-	StandInSource    string            `json:"stand_in_source"`
-	RTol             float64           `json:"rtol"`
-	ATol             float64           `json:"atol"`
-	DeadlineS        float64           `json:"deadline_s"`
-	Seed             int64             `json:"seed"`
-	WorkspaceFiles   bool              `json:"workspace_files"`
-	Workdir          string            `json:"workdir"`
-	Entry            string            `json:"entry"`
-	CaptureFile      string            `json:"capture_file"`
-	CaptureLines     [2]int            `json:"capture_lines"`
-	CaptureTimeoutS  float64           `json:"capture_timeout_s"`
-	Devices          int               `json:"devices"`
-	PerDevice        bool              `json:"per_device"`
-	KeptCalls        int               `json:"kept_calls"`
+	// CUDAGraphs: the call as written turns CUDA graphs on (its mode,
+	// options, backend or config): a target with no GPU cannot run what
+	// the threading variants are about, and they say so.
+	CUDAGraphs      bool    `json:"cuda_graphs"`
+	StandInSource   string  `json:"stand_in_source"`
+	RTol            float64 `json:"rtol"`
+	ATol            float64 `json:"atol"`
+	DeadlineS       float64 `json:"deadline_s"`
+	Seed            int64   `json:"seed"`
+	WorkspaceFiles  bool    `json:"workspace_files"`
+	Workdir         string  `json:"workdir"`
+	Entry           string  `json:"entry"`
+	CaptureFile     string  `json:"capture_file"`
+	CaptureLines    [2]int  `json:"capture_lines"`
+	CaptureTimeoutS float64 `json:"capture_timeout_s"`
+	Devices         int     `json:"devices"`
+	PerDevice       bool    `json:"per_device"`
+	KeptCalls       int     `json:"kept_calls"`
 }
 
 var (
@@ -317,6 +321,7 @@ func baseParams(spec Spec) (scriptParams, error) {
 		Function:         spec.Function,
 		Inputs:           spec.Inputs,
 		StandIn:          spec.StandIn,
+		CUDAGraphs:       turnsOnCUDAGraphs(spec),
 		RTol:             spec.RTol,
 		ATol:             spec.ATol,
 		DeadlineS:        spec.Deadline.Seconds(),
@@ -470,6 +475,23 @@ func variantParams(base scriptParams, name string) scriptParams {
 		p.Config = setConfig(p.Config, inductorConfig, "triton.cudagraph_trees", "False")
 	}
 	return p
+}
+
+// turnsOnCUDAGraphs reports whether a call's settings turn CUDA graphs on,
+// by the rules variantParams turns them off with: the modes that add
+// triton.cudagraphs, the cudagraphs backend, the option, the last config
+// setting of the flag.
+func turnsOnCUDAGraphs(spec Spec) bool {
+	on := spec.Mode == "reduce-overhead" || spec.Mode == "max-autotune" || spec.Backend == "cudagraphs"
+	for _, c := range spec.Config {
+		if c.Module == inductorConfig && c.Key == "triton.cudagraphs" {
+			on = c.Value == "True"
+		}
+	}
+	if v, ok := spec.Options["triton.cudagraphs"]; ok {
+		on = v == "True"
+	}
+	return on
 }
 
 // setConfig appends module.key = value, after any earlier setting of it,

@@ -306,6 +306,25 @@ func TestRealModeUnsupported(t *testing.T) {
 	}
 }
 
+// A target that can run no variant says so once: the variants after the
+// first that found it are not started, and each carries its reason.
+func TestTargetWideUnsupportedStopsTheRest(t *testing.T) {
+	python := requirePython(t, debianPython)
+	res := runScripts(t, python, nil, Spec{Mode: "reduce-overhead"})
+	started := 0
+	for name, r := range res {
+		if !r.UnsupportedTarget || !strings.Contains(r.Unsupported, "no torch.compile in torch 1.13") {
+			t.Errorf("%s: %+v; want the target-wide reason", name, r)
+		}
+		if r.ExitCode != -1 {
+			started++
+		}
+	}
+	if started == 0 || started > 2 { // at most the two running at once when the first answered
+		t.Errorf("%d of %d variants started; want only those running when the first found the target unable", started, len(res))
+	}
+}
+
 func TestUserFunction(t *testing.T) {
 	python := requirePython(t, debianPython)
 	wd, _ := os.Getwd()

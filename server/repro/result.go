@@ -67,7 +67,11 @@ type VariantResult struct {
 	StandIn       bool           `json:"stand_in"`
 	Compile       map[string]any `json:"compile,omitempty"` // the torch.compile arguments or stand-in flags used
 	Unsupported   string         `json:"unsupported,omitempty"`
-	Notes         []string       `json:"notes,omitempty"`
+	// UnsupportedTarget: Unsupported holds for every variant on the
+	// target (no torch.compile, no GPU for the CUDA graphs asked for), so
+	// the runner starts no more of them.
+	UnsupportedTarget bool     `json:"unsupported_target,omitempty"`
+	Notes             []string `json:"notes,omitempty"`
 	// Inputs says where the user's inputs came from and what they were;
 	// nil for the stand-in workload.
 	Inputs *InputsInfo `json:"inputs,omitempty"`

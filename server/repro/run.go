@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sourcegraph/conc/pool"
@@ -119,10 +120,23 @@ func run(ctx context.Context, t remote.Target, in remote.Interpreter, variants [
 	}
 
 	results := make([]VariantResult, len(variants))
+	// The first variant that finds the target unable to run any of them
+	// (no torch.compile, no GPU for the CUDA graphs asked for) speaks for
+	// those not started yet: each would start an interpreter and import
+	// torch to say the same.
+	var targetWide atomic.Pointer[string]
 	p := pool.New().WithMaxGoroutines(opts.Parallel)
 	for i, v := range variants {
 		p.Go(func() {
+			if why := targetWide.Load(); why != nil {
+				results[i] = VariantResult{Variant: v.Name, ExitCode: -1, Unsupported: *why, UnsupportedTarget: true}
+				sink(Event{Target: t.Name(), Variant: v.Name, Stream: "status", Line: "not run: the target can run no variant (above)"})
+				return
+			}
 			results[i] = runVariant(ctx, t, in, v, opts, dir, sink)
+			if r := results[i]; r.UnsupportedTarget && r.Unsupported != "" {
+				targetWide.CompareAndSwap(nil, &r.Unsupported)
+			}
 		})
 	}
 	p.Wait()
@@ -384,6 +398,8 @@ func runVariant(ctx context.Context, t remote.Target, in remote.Interpreter, v V
 	switch {
 	case res.Failure != "":
 		status("%s", firstLine(res.Failure))
+	case res.Unsupported != "":
+		status("not run: %s", firstLine(res.Unsupported))
 	case res.OK:
 		status("ok: %d/%d right", res.Right, res.Calls)
 	default:

@@ -55,9 +55,26 @@ class Output:
 NO_GPU_SAME_AS_THREADS = ("cudagraphs-off", "cudagraph-trees-off")
 
 
+# Device nodes of the GPUs torch can run CUDA graphs on (NVIDIA's, and
+# AMD's ROCm, which torch also calls cuda); a machine with none of them
+# has no torch.cuda device, whatever torch is installed.
+GPU_DEVICE_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/kfd")
+
+
+def gpu_device_nodes():
+    """The GPU device nodes present, read without importing torch."""
+    return [n for n in GPU_DEVICE_NODES if os.path.exists(n)]
+
+
 class Unsupported(Exception):
     """The target cannot run this repro (no torch, no torch.compile, a
     torch that is no working torch)."""
+
+
+class TargetUnsupported(Unsupported):
+    """Unsupported for the whole target (no torch, no torch.compile, no
+    GPU for the CUDA graphs asked for): every variant would say the same,
+    so the runner starts no more of them."""
 
 
 class SetupError(Exception):
@@ -860,13 +877,13 @@ def import_torch(job, required):
         import torch
     except ImportError as e:
         if required:
-            raise Unsupported("torch is not importable by %s: %s" % (sys.executable, e))
+            raise TargetUnsupported("torch is not importable by %s: %s" % (sys.executable, e))
         job.notes.append("torch is not importable; the stand-in runs on Python lists")
         return None
     job.res["torch_version"] = str(getattr(torch, "__version__", "?"))
     missing = torch_lacks(torch, WORKING_TORCH)
     if missing:
-        raise Unsupported("%s is not a working PyTorch: it has no %s, so no workload can run on this target" % (torch_place(torch), missing))
+        raise TargetUnsupported("%s is not a working PyTorch: it has no %s, so no workload can run on this target" % (torch_place(torch), missing))
     job.torch = torch
     return torch
 
@@ -1090,9 +1107,11 @@ def run(job):
     stand_in, per_device = p["stand_in"], p["per_device"]
     job.user.setup(res)
     torch = import_torch(job, required=not stand_in)
-    devices = Devices(job, torch)
     if not stand_in and not hasattr(torch, "compile"):
-        raise Unsupported("no torch.compile in torch %s" % torch.__version__)
+        raise TargetUnsupported("no torch.compile in torch %s" % torch.__version__)
+    if not stand_in and p["cuda_graphs"] and not gpu_device_nodes():
+        raise TargetUnsupported("this target has no GPU (no /dev/nvidiactl, /dev/nvidia0 or /dev/kfd), so the CUDA graphs this compile turns on never run here: run the repro on a target with one")
+    devices = Devices(job, torch)
     if not stand_in and devices.kind == "cpu" and p["variant"] in NO_GPU_SAME_AS_THREADS:
         raise Unsupported("no GPU here: CUDA graphs never run on the CPU, so this variant would run exactly as threads does")
     real_compile = getattr(torch, "compile", None)
@@ -1708,6 +1727,9 @@ def main(params):
                 run(job)
         finally:
             job.user.cleanup()
+    except TargetUnsupported as e:
+        res["unsupported"] = str(e)
+        res["unsupported_target"] = True
     except Unsupported as e:
         res["unsupported"] = str(e)
     except BaseException as e:
