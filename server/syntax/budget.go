@@ -1,6 +1,9 @@
 package syntax
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
 // DefaultBudget is the source a process parses at once when its parses
 // share one Budget: the C memory of a parse grows with its text (about 30
@@ -34,6 +37,8 @@ type Budget struct {
 	// next is the ticket the next taker draws; serving is the ticket whose
 	// turn it is.
 	next, serving uint64
+	// abandoned are the tickets after serving whose takers gave up.
+	abandoned map[uint64]bool
 	// sinceTrim counts the bytes parsed since the last trim.
 	sinceTrim int
 }
@@ -58,18 +63,41 @@ func (b *Budget) OrDefault() *Budget {
 // parse and everything holding its tree are done. A nil Budget takes
 // nothing.
 func (b *Budget) Take(n int) (release func()) {
+	release, _ = b.TakeContext(context.Background(), n)
+	return release
+}
+
+// TakeContext is Take that gives up when ctx is done, as when the parse
+// is no longer wanted (a newer version of the document, the document
+// closed): it returns ctx's error and takes nothing, and those behind it
+// in line go on.
+func (b *Budget) TakeContext(ctx context.Context, n int) (release func(), err error) {
 	if b == nil {
-		return func() {}
+		return func() {}, nil
 	}
 	w := min(max(n, 0), b.limit)
 	b.mu.Lock()
 	ticket := b.next
 	b.next++
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, func() {
+			b.mu.Lock()
+			defer b.mu.Unlock() // the waiter is waiting or has not yet looked
+			b.free.Broadcast()
+		})
+		defer stop()
+	}
 	for ticket != b.serving || b.inUse+w > b.limit {
+		if err := ctx.Err(); err != nil {
+			b.abandon(ticket)
+			b.mu.Unlock()
+			b.free.Broadcast()
+			return func() {}, err
+		}
 		b.free.Wait()
 	}
 	b.inUse += w
-	b.serving++
+	b.advance()
 	b.mu.Unlock()
 	b.free.Broadcast() // the next in line may fit too
 	return func() {
@@ -85,5 +113,28 @@ func (b *Budget) Take(n int) (release func()) {
 		if trim {
 			releaseFreeMemory()
 		}
+	}, nil
+}
+
+// abandon gives up ticket, a taker whose context ended while it waited:
+// its turn is passed over. b.mu is held.
+func (b *Budget) abandon(ticket uint64) {
+	if ticket == b.serving {
+		b.advance()
+		return
+	}
+	if b.abandoned == nil {
+		b.abandoned = map[uint64]bool{}
+	}
+	b.abandoned[ticket] = true
+}
+
+// advance passes the turn to the next ticket whose taker still waits.
+// b.mu is held.
+func (b *Budget) advance() {
+	b.serving++
+	for b.abandoned[b.serving] {
+		delete(b.abandoned, b.serving)
+		b.serving++
 	}
 }

@@ -1,6 +1,8 @@
 package syntax
 
 import (
+	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -89,5 +91,81 @@ func TestBudgetLargeTakeIsNotStarved(t *testing.T) {
 		t.Logf("the large take waited %v", d)
 	case <-time.After(10 * time.Second):
 		t.Fatal("a large take waited 10s behind a stream of small ones")
+	}
+}
+
+// A taker whose context ends while it waits gives up at once, takes
+// nothing, and those behind it in line are served.
+func TestBudgetTakeContextGivesUp(t *testing.T) {
+	t.Parallel()
+	b := NewBudget(100)
+	held := b.Take(100)
+	ctx, cancel := context.WithCancel(context.Background())
+	gaveUp := make(chan error, 1)
+	go func() {
+		_, err := b.TakeContext(ctx, 100)
+		gaveUp <- err
+	}()
+	waitFor(t, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return b.next == 2 })
+	behind := make(chan struct{})
+	go func() { b.Take(50)(); close(behind) }()
+	waitFor(t, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return b.next == 3 })
+	cancel()
+	select {
+	case err := <-gaveUp:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("TakeContext = %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a cancelled taker kept waiting")
+	}
+	held()
+	select {
+	case <-behind:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the taker behind a cancelled one was never served")
+	}
+	b.Take(100)() // the budget is whole again
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+	}
+}
+
+// Takers that give up at random moments among others that wait leave the
+// budget whole and never stop the line.
+func TestBudgetTakeContextUnderLoad(t *testing.T) {
+	t.Parallel()
+	b := NewBudget(1000)
+	var wg sync.WaitGroup
+	for i := range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(i%7)*100*time.Microsecond)
+			defer cancel()
+			release, err := b.TakeContext(ctx, []int{10, 400, 900, 5000}[i%4])
+			if err == nil {
+				time.Sleep(50 * time.Microsecond)
+				release()
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("takers did not finish: the budget deadlocked")
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.inUse != 0 || len(b.abandoned) != 0 || b.serving != b.next {
+		t.Errorf("after all takers: inUse %d, abandoned %v, serving %d of %d", b.inUse, b.abandoned, b.serving, b.next)
 	}
 }
