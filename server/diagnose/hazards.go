@@ -847,18 +847,18 @@ func mentions(t *tree, n int32, v string) bool {
 // recompileLimit is the target's recompile limit as the buffer leaves it:
 // a module-level write of recompile_limit (or its older name
 // cache_size_limit) to an int, else the flag's default.
-func (c *checker) recompileLimit() (limit int, cite Related, ok bool) {
+func (c *checker) recompileLimit() (limit int, key string, cite Related, ok bool) {
 	a := c.a
 	flag := a.lookupFlag(dynamoConfig, "recompile_limit")
 	if flag == nil || flag.Alias != "" {
 		flag = a.lookupFlag(dynamoConfig, "cache_size_limit")
 	}
 	if flag == nil {
-		return 0, Related{}, false
+		return 0, "", Related{}, false
 	}
 	v, err := strconv.Atoi(strings.TrimSpace(flag.Default))
 	if err != nil {
-		return 0, Related{}, false
+		return 0, "", Related{}, false
 	}
 	cite = c.flagRelated(flag, fmt.Sprintf("%s = %d", flag.Key, v))
 	for i := range a.refs {
@@ -870,7 +870,7 @@ func (c *checker) recompileLimit() (limit int, cite Related, ok bool) {
 			}
 		}
 	}
-	return v, cite, true
+	return v, flag.Key, cite, true
 }
 
 // staticShapes reports whether site s compiles every shape on its own:
@@ -894,7 +894,7 @@ func (c *checker) staticShapes(s *compileSite) (bool, string) {
 // before it gives up or warns (TL013).
 func (c *checker) recompiles() {
 	a, t := c.a, c.t
-	limit, limitCite, haveLimit := c.recompileLimit()
+	limit, limitKey, limitCite, haveLimit := c.recompileLimit()
 	seen := map[string]bool{}
 	for _, s := range a.sites {
 		for _, name := range s.targets {
@@ -938,7 +938,7 @@ func (c *checker) recompiles() {
 				}
 				switch {
 				case haveLimit && compiles > limit:
-					c.add(c.pastRecompileLimit(s, call, name, kind, vals.n, limit, limitCite, why, iter))
+					c.add(c.pastRecompileLimit(s, call, name, kind, vals.n, limit, limitKey, limitCite, why, iter))
 				case kind != "dtype" && !static:
 					if d, ok := c.cudagraphReRecords(s, call, name, vals.n, iter); ok {
 						c.add(d)
@@ -949,7 +949,9 @@ func (c *checker) recompiles() {
 	}
 }
 
-func (c *checker) pastRecompileLimit(s *compileSite, call *callInfo, name, kind string, n, limit int, cite Related, static string, iter int32) Diagnostic {
+// pastRecompileLimit's fix names the limit as the target's config does:
+// recompile_limit, or cache_size_limit on a torch older than that name.
+func (c *checker) pastRecompileLimit(s *compileSite, call *callInfo, name, kind string, n, limit int, limitKey string, cite Related, static string, iter int32) Diagnostic {
 	t := c.t
 	what := map[string]string{"size": "shape", "value": "int value", "dtype": "dtype"}[kind]
 	fate := "runs uncompiled (eager) for the inputs past the limit"
@@ -966,7 +968,7 @@ func (c *checker) pastRecompileLimit(s *compileSite, call *callInfo, name, kind 
 	if static != "" {
 		d.Message += fmt.Sprintf("; %s keeps Dynamo from compiling one graph for every size", static)
 	}
-	d.Message += "; pad or bucket the inputs to a few " + what + "s, or raise torch._dynamo.config.recompile_limit"
+	d.Message += "; pad or bucket the inputs to a few " + what + "s, or raise torch._dynamo.config." + limitKey
 	if dyn, ok := s.settings["dynamic"]; ok && dyn.kw >= 0 && kind == "size" && s.kind == siteCall && s.call != nil {
 		d.Fixes = append(d.Fixes, Fix{Title: "Remove dynamic=False (compile one graph for all sizes)", Preferred: true,
 			Edits: []Edit{c.deleteArg(s.call, dyn.kw)}})
