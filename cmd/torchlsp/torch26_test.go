@@ -95,9 +95,9 @@ print(int(hasattr(torch._dynamo.config, "recompile_limit")))
 			limitName = "recompile_limit"
 		}
 		for code, want := range map[string][]string{
-			"TL001 cudagraphs-in-threads":       {"torch/_inductor/cudagraph_trees.py:" + assertLine + ":", "torch " + version},
+			"TL001 cudagraphs-in-threads":        {"torch/_inductor/cudagraph_trees.py:" + assertLine + ":", "torch " + version},
 			"TL011 cudagraph-output-overwritten": {"torch/_inductor/cudagraph_trees.py:" + overwrittenLine + ":"},
-			"TL013 recompile-limit":             {"torch._dynamo.config." + limitName, "torch/_dynamo/config.py:" + cacheLimitLine + ":"},
+			"TL013 recompile-limit":              {"torch._dynamo.config." + limitName, "torch/_dynamo/config.py:" + cacheLimitLine + ":"},
 		} {
 			for _, w := range want {
 				if !strings.Contains(cites[code], w) {
@@ -160,4 +160,3 @@ func writeFile(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 }
-
