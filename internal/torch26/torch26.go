@@ -33,7 +33,14 @@ type Container struct {
 	// Pct is the pct front end for this container (a script that runs
 	// scripts/hops/pct with the container's LXC path).
 	Pct string
+	// RootFS is the image the container's root is an overlay on: the
+	// target's own files, as they are in the container (its torch is
+	// never written to), to read from this side.
+	RootFS string
 }
+
+// SitePackages is where the container's torch lives, inside it.
+const SitePackages = "/usr/lib/python3/dist-packages"
 
 // Exec is the target's exec prefix, as a torchlsp.toml writes it, with
 // the path of this container's pct.
@@ -77,7 +84,8 @@ func Start(t testing.TB) *Container {
 		unavailable("LXC is not installed")
 	}
 	scripts := scriptsDir()
-	if _, err := script(time.Minute, scripts, "images.sh", "path", "trixie"); err != nil {
+	rootfs, err := script(time.Minute, scripts, "images.sh", "path", "trixie")
+	if err != nil {
 		unavailable("the trixie image is not built: %v", err)
 	}
 	prefix := "tlh" + randomSuffix()
@@ -92,7 +100,7 @@ func Start(t testing.TB) *Container {
 	}
 	for _, line := range strings.Split(out, "\n") {
 		if dir, ok := strings.CutPrefix(line, "PCT_BIN="); ok {
-			return &Container{Pct: filepath.Join(dir, "pct")}
+			return &Container{Pct: filepath.Join(dir, "pct"), RootFS: strings.TrimSpace(rootfs)}
 		}
 	}
 	t.Fatalf("lxc.sh up printed no PCT_BIN:\n%s", out)

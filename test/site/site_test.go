@@ -9,6 +9,7 @@ package site
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/torchlsp/torchlsp/internal/torch26"
 	"github.com/torchlsp/torchlsp/lsp/lsptest"
 )
 
@@ -67,9 +69,11 @@ func removeAll(root string) {
 type siteTarget struct {
 	name   string
 	python string
+	exec   []string // the exec prefix of a target in a container
 	env    map[string]string
 	// site is the directory holding torch on the target, as the target's
-	// interpreter sees it (symlinks resolved).
+	// interpreter sees it (symlinks resolved), read from this side (a
+	// container's from its image).
 	site string
 }
 
@@ -80,6 +84,15 @@ func debianTarget(t testing.TB) siteTarget {
 		t.Skipf("Debian's python3-torch is not installed (%v): run scripts/setup.sh --test", err)
 	}
 	return siteTarget{name: "deb", python: debianPython, site: site}
+}
+
+// torch26Target is Debian 13's torch 2.6 in an LXC container entered with
+// pct exec, started for the test.
+func torch26Target(t testing.TB) siteTarget {
+	t.Helper()
+	ct := torch26.Start(t)
+	return siteTarget{name: "ct200", python: torch26.Python, exec: ct.Exec(),
+		site: filepath.Join(ct.RootFS, strings.TrimPrefix(torch26.SitePackages, "/"))}
 }
 
 func torch211Target(t testing.TB) siteTarget {
@@ -107,6 +120,10 @@ func newHome(t testing.TB, tgt siteTarget) home {
 	t.Cleanup(func() { removeAll(dir) }) // mirrors are read-only
 	var b strings.Builder
 	fmt.Fprintf(&b, "default = %q\n[targets.%s]\npython = %q\n", tgt.name, tgt.name, tgt.python)
+	if len(tgt.exec) > 0 {
+		words, _ := json.Marshal(tgt.exec) // a TOML array of basic strings
+		fmt.Fprintf(&b, "exec = %s\n", words)
+	}
 	if len(tgt.env) > 0 {
 		b.WriteString("env = {")
 		first := true
@@ -303,6 +320,7 @@ func TestEditorsResolveTorchThroughSite(t *testing.T) {
 		get  func(testing.TB) siteTarget
 	}{
 		{"debian-1.13", debianTarget},
+		{"torch-2.6-in-lxc", torch26Target},
 		{"torch-2.11", torch211Target},
 	}
 	for _, tc := range targets {
