@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/torchlsp/torchlsp/internal/torch26"
 )
 
 // Marker tests: data-driven tests at the engine boundary, in the manner of
@@ -130,6 +132,7 @@ type run struct {
 	byURI    map[string]*doc
 	python   string            // the default target's interpreter
 	env      map[string]string // and its environment
+	exec     []string          // and the prefix that enters its container
 	replace  []string          // placeholder expansions, for goldens: old, new
 	inspect  map[string]pyDef  // "module attr" → what the interpreter says, for defpy
 	site     string            // the archive's own site dir, $ARCHIVE_SITE
@@ -192,7 +195,7 @@ func runArchive(t *testing.T, path string) {
 		t.Fatalf("%s has no settings.json", path)
 	}
 	r.readTarget(settings)
-	if _, err := os.Stat(r.python); err != nil {
+	if _, err := os.Stat(r.python); err != nil && len(r.exec) == 0 {
 		t.Skipf("%s is missing: run scripts/setup.sh --test", r.python)
 	}
 	for _, d := range append(append([]*doc(nil), r.docs...), r.mirrored...) {
@@ -263,6 +266,11 @@ func (r *run) expand(s string) []byte {
 		s = strings.ReplaceAll(s, "$TORCH211", t211)
 		r.replace = append(r.replace, t211, "$TORCH211")
 	}
+	if strings.Contains(s, "$PCT") {
+		// The real torch 2.6 in an LXC container, entered with pct.
+		ct := torch26.Start(r.t)
+		s = strings.ReplaceAll(s, "$PCT", ct.Pct)
+	}
 	return []byte(s)
 }
 
@@ -273,6 +281,7 @@ func (r *run) readTarget(settings []byte) {
 		Targets       map[string]struct {
 			Python string            `json:"python"`
 			Env    map[string]string `json:"env"`
+			Exec   []string          `json:"exec"`
 		} `json:"targets"`
 	}
 	if err := json.Unmarshal(settings, &s); err != nil {
@@ -282,7 +291,7 @@ func (r *run) readTarget(settings []byte) {
 	if !ok || tg.Python == "" {
 		r.t.Fatalf("settings.json: no python for the default target %q", s.DefaultTarget)
 	}
-	r.python, r.env = tg.Python, tg.Env
+	r.python, r.env, r.exec = tg.Python, tg.Env, tg.Exec
 }
 
 // parseMarkers reads the #@ comments of a document.
@@ -965,7 +974,8 @@ for module, attr in json.load(sys.stdin):
 json.dump(out, sys.stdout)
 `
 	in, _ := json.Marshal(asks)
-	cmd := exec.CommandContext(r.ctx, r.python, "-c", script)
+	argv := append(append([]string(nil), r.exec...), r.python, "-c", script)
+	cmd := exec.CommandContext(r.ctx, argv[0], argv[1:]...)
 	cmd.Env = os.Environ()
 	for k, v := range r.env {
 		cmd.Env = append(cmd.Env, k+"="+v)
