@@ -14,7 +14,6 @@ func NewEngine(e *server.Engine) Engine { return engineAdapter{e} }
 type engineAdapter struct{ *server.Engine }
 
 func (a engineAdapter) Initialize(ctx context.Context, p InitializeParams) error {
-	a.SetNotifier(p.Notifier)
 	folders := p.WorkspaceFolders
 	if len(folders) == 0 && p.RootDir != "" {
 		folders = []string{p.RootDir}
@@ -23,7 +22,21 @@ func (a engineAdapter) Initialize(ctx context.Context, p InitializeParams) error
 		WorkspaceFolders:      folders,
 		InitializationOptions: p.InitializationOptions,
 		ClientName:            p.ClientName,
+		Notifier:              p.Notifier,
 	})
+}
+
+// Implementation is the engine's Implementations as the places alone.
+func (a engineAdapter) Implementation(ctx context.Context, doc *server.Snapshot, pos server.Position) ([]server.Location, error) {
+	items, err := a.Implementations(ctx, doc, pos)
+	if err != nil || len(items) == 0 {
+		return nil, err
+	}
+	locs := make([]server.Location, len(items))
+	for i, it := range items {
+		locs[i] = it.Location
+	}
+	return locs, nil
 }
 
 func (a engineAdapter) DidChangeConfiguration(ctx context.Context, settings json.RawMessage) {

@@ -228,7 +228,7 @@ func (noCommands) ExplainCommand(context.Context, server.RunArgs) (*server.RunRe
 func (noCommands) CancelRunCommand(context.Context, server.CancelArgs) (*server.CancelResult, error) {
 	return nil, errNoCommands
 }
-func (noCommands) DoctorCommand(context.Context, server.TargetArgs) (*server.CommandResult, error) {
+func (noCommands) Doctor(context.Context, server.DoctorArgs) (*server.DoctorResult, error) {
 	return nil, errNoCommands
 }
 func (noCommands) SelectTargetCommand(context.Context, server.TargetArgs) (*server.CommandResult, error) {
@@ -237,10 +237,10 @@ func (noCommands) SelectTargetCommand(context.Context, server.TargetArgs) (*serv
 func (noCommands) OpenMirrorCommand(context.Context, server.TargetArgs) (*server.CommandResult, error) {
 	return nil, errNoCommands
 }
-func (noCommands) GatesCommand(context.Context, server.GatesArgs) (*server.CommandResult, error) {
+func (noCommands) Gates(context.Context, server.GatesArgs) (*server.CommandResult, error) {
 	return nil, errNoCommands
 }
-func (noCommands) SiteCommand(context.Context, server.TargetArgs) (*server.SiteResult, error) {
+func (noCommands) Site(context.Context, server.TargetArgs) (*server.SiteResult, error) {
 	return nil, errNoCommands
 }
 func (noCommands) TracebackCommand(context.Context, server.TracebackArgs) (*server.TracebackCommandResult, error) {

@@ -82,4 +82,7 @@ type InitializeParams struct {
 	// InitializationOptions is the client's "torchlsp" settings, raw JSON.
 	InitializationOptions []byte
 	ClientName            string
+	// Notifier, when set, replaces the one the engine was made with: an
+	// editor's connection exists only from initialize on.
+	Notifier Notifier
 }

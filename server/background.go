@@ -7,12 +7,8 @@ import (
 
 	"github.com/sourcegraph/conc"
 
-	"github.com/torchlsp/torchlsp/server/session"
 	"github.com/torchlsp/torchlsp/server/syntax"
 )
-
-// errShutDown fails work asked of an engine that is shutting down.
-var errShutDown = session.ErrShutDown
 
 // background runs the engine's work that outlives a request (mirroring,
 // indexing, diagnostics) under one context that Shutdown cancels.

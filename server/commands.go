@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
-	"time"
 
-	"github.com/torchlsp/torchlsp/server/api"
 	"github.com/torchlsp/torchlsp/server/session"
 )
+
+// The commands of workspace/executeCommand (and the command line's
+// doctor and gates), one method each, delegated to the feature that runs
+// it. Their names and argument types are in server/api/commands.go;
+// lsp/commands.go decodes each argument and calls the method.
 
 // ReproCommand runs torchlsp.repro: the threaded repro, through the runner.
 func (e *Engine) ReproCommand(ctx context.Context, args RunArgs) (*RunResult, error) {
@@ -27,32 +29,28 @@ func (e *Engine) CancelRunCommand(ctx context.Context, args CancelArgs) (*Cancel
 	return e.runs.CancelRun(ctx, args)
 }
 
-// DoctorCommand runs torchlsp.doctor: the doctor's checks as a table.
-func (e *Engine) DoctorCommand(ctx context.Context, args TargetArgs) (*CommandResult, error) {
-	return e.doctorCommand(ctx, args)
+// Doctor runs torchlsp.doctor and `torchlsp doctor`: the doctor's checks
+// of a target, and the table an editor shows of them.
+func (e *Engine) Doctor(ctx context.Context, args DoctorArgs) (*DoctorResult, error) {
+	return e.doctor.Run(ctx, args)
 }
 
-// SelectTargetCommand runs torchlsp.selectTarget.
-func (e *Engine) SelectTargetCommand(ctx context.Context, args TargetArgs) (*CommandResult, error) {
-	return e.selectTarget(ctx, args)
-}
-
-// OpenMirrorCommand runs torchlsp.openMirror.
+// OpenMirrorCommand runs torchlsp.openMirror: where the target's torch is
+// mirrored, its __init__.py opened.
 func (e *Engine) OpenMirrorCommand(ctx context.Context, args TargetArgs) (*CommandResult, error) {
-	return e.openMirror(ctx, args)
+	return e.doctor.OpenMirror(ctx, args)
 }
 
-// GatesCommand runs torchlsp.gates: where torch reads a flag.
-func (e *Engine) GatesCommand(ctx context.Context, args GatesArgs) (*CommandResult, error) {
-	var b strings.Builder
-	if err := e.Gates(ctx, args.Target, args.Flag, &b); err != nil {
-		return nil, err
-	}
-	return &CommandResult{Markdown: "```\n" + b.String() + "```\n"}, nil
+// Gates runs torchlsp.gates and `torchlsp gates`: where the target's
+// torch reads a config flag.
+func (e *Engine) Gates(ctx context.Context, args GatesArgs) (*CommandResult, error) {
+	return e.nav.Gates(ctx, args)
 }
 
-// SiteCommand runs torchlsp.site.
-func (e *Engine) SiteCommand(ctx context.Context, args TargetArgs) (*SiteResult, error) {
+// Site runs torchlsp.site and `torchlsp site`: the target's site-packages
+// view, built or brought up to date (the default target's as the answer
+// goes out when none is named).
+func (e *Engine) Site(ctx context.Context, args TargetArgs) (*SiteResult, error) {
 	return e.site.Command(ctx, args)
 }
 
@@ -66,37 +64,11 @@ func (e *Engine) LinksCommand(ctx context.Context, args LinksArgs) (*LinksResult
 	return e.links.LinksCommand(ctx, args)
 }
 
-func (e *Engine) doctorCommand(ctx context.Context, args TargetArgs) (*CommandResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	steps, err := e.Doctor(ctx, args.Target, false)
-	if err != nil {
-		return nil, err
-	}
-	var b strings.Builder
-	b.WriteString("| | check | result | time |\n|---|---|---|---|\n")
-	for _, st := range steps {
-		mark := "✓"
-		if !st.OK {
-			mark = "✗"
-		}
-		detail := st.Detail
-		if st.Hint != "" && !st.OK {
-			detail += " — " + st.Hint
-		}
-		lat := ""
-		if st.Latency > 0 {
-			lat = st.Latency.Round(10 * time.Microsecond).String()
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mark, st.Name, strings.ReplaceAll(detail, "|", "\\|"), lat)
-	}
-	return &CommandResult{Markdown: b.String()}, nil
-}
-
-// selectTarget makes a configured target the default for this session; with
-// no name it lists the targets.
-func (e *Engine) selectTarget(ctx context.Context, args TargetArgs) (*CommandResult, error) {
-	names, def := e.Targets()
+// SelectTargetCommand runs torchlsp.selectTarget: it makes a configured
+// target the default for this session; with no name it lists the
+// targets.
+func (e *Engine) SelectTargetCommand(ctx context.Context, args TargetArgs) (*CommandResult, error) {
+	names, def := e.cfg.targets()
 	if args.Target == "" {
 		sort.Strings(names)
 		return &CommandResult{Targets: names, Default: def}, nil
@@ -112,23 +84,4 @@ func (e *Engine) selectTarget(ctx context.Context, args TargetArgs) (*CommandRes
 	e.Initialized(ctx)
 	e.notify.ShowMessage(ctx, MessageInfo, fmt.Sprintf("torchlsp: target %s", args.Target))
 	return &CommandResult{Targets: names, Default: args.Target}, nil
-}
-
-// openMirror shows where the target's torch is mirrored, and opens its
-// __init__.py in the editor when it can.
-func (e *Engine) openMirror(ctx context.Context, args TargetArgs) (*CommandResult, error) {
-	s, err := e.session(args.Target)
-	if err != nil {
-		return nil, err
-	}
-	ps, err := s.Package(ctx, "torch")
-	if err != nil {
-		return nil, err
-	}
-	path := ps.Mirror().SiteDir + "/torch/__init__.py"
-	api.OpenResult(ctx, e.notify, fmt.Sprintf("torch %s of target %s, mirrored read-only", ps.Info().Version, s.Spec().Name), path)
-	return &CommandResult{
-		Path:     path,
-		Markdown: fmt.Sprintf("torch %s of target **%s** is mirrored read-only at `%s` (from `%s` on the target)", ps.Info().Version, s.Spec().Name, ps.Mirror().SiteDir, ps.Mirror().TargetDir),
-	}, nil
 }

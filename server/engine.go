@@ -1,9 +1,12 @@
 // Package server is torchlsp's engine, shared by the LSP adapter (lsp/) and
-// the command line (cmd/torchlsp): open documents (as immutable snapshots,
-// server/source), targets and their sessions, the mirrored and indexed
-// packages, and the features (hover, definition, diagnostics, code actions,
-// commands) computed from them. It knows nothing of JSON-RPC, and nothing
-// of SSH: targets are opened by the remote.Opener it is given.
+// the command line (cmd/torchlsp). It is a facade: it keeps the engine's
+// lifecycle (open documents as immutable snapshots, server/source; the
+// configuration; targets and their sessions, server/session; the status
+// item; the part of the cache a server was started in) and delegates each
+// request and command in one line to the feature package that answers it
+// (server/navigation, checks, runs, links, site, doctor), which it makes
+// and wires in New. It knows nothing of JSON-RPC, and nothing of SSH:
+// targets are opened by the remote.Opener it is given.
 package server
 
 import (
@@ -12,13 +15,13 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/torchlsp/torchlsp/remote"
 	"github.com/torchlsp/torchlsp/server/checks"
 	"github.com/torchlsp/torchlsp/server/config"
+	"github.com/torchlsp/torchlsp/server/doctor"
 	"github.com/torchlsp/torchlsp/server/links"
 	"github.com/torchlsp/torchlsp/server/navigation"
 	"github.com/torchlsp/torchlsp/server/runs"
@@ -69,8 +72,8 @@ type Options struct {
 // Engine is the editor-independent core. Its methods are safe for
 // concurrent use. Its state lives in parts that each guard their own:
 // the documents (source.Store), the configuration (workspaceConfig), the
-// targets' sessions (session.Set), the status shown (statusBoard) and the
-// repro notes (reproNotes), the runs in progress (runTable).
+// targets' sessions (session.Set), the status shown (statusBoard), the
+// cache a server was started in (homeState), and each feature's own.
 type Engine struct {
 	opts   Options
 	notify *notifierBox
@@ -88,13 +91,14 @@ type Engine struct {
 
 	// home is the part of the cache a server was started in
 	// (mirrorhome.go).
-	home homeState
+	home *homeState
 
 	nav    *navigation.Navigator // hover, definition, references, symbols, calls, implementation
 	runs   *runs.Runs            // repro and explain runs, their cancel and their notes
 	links  *links.Links          // document links, path mapping, tracebacks
 	site   *site.Sites           // the site-packages views built for targets
 	checks *checks.Checks        // each open document's diagnostics, with the notes and actions of runs and links
+	doctor *doctor.Doctor        // the checks of a target, where its torch is mirrored
 }
 
 // New creates an engine. Call Initialize before queries.
@@ -125,6 +129,12 @@ func New(opts Options) *Engine {
 				e.checks.RepublishAll() // its torch, or the connection, changed
 			}
 		}}
+	e.home = &homeState{
+		cache: opts.Dirs.Cache, cfg: e.cfg, notify: e.notify, session: e.session,
+		newReadOnly: func(spec remote.Spec, dir string) *session.Session {
+			return session.NewReadOnly(sessionEnv{e}, sessionOptions(e.opts, e.bg), spec, dir)
+		},
+	}
 	e.site = site.New(site.Deps{
 		Notify:         e.notify,
 		Work:           e.bg,
@@ -137,9 +147,9 @@ func New(opts Options) *Engine {
 			return site.Settings{Packages: r.SitePackages, Hover: r.SiteHover}
 		},
 		Folders:   e.cfg.workspaceFolders,
-		FolderOf:  e.folderOf,
+		FolderOf:  e.cfg.folderOf,
 		Documents: e.docs.All,
-		Parse:     e.parseFile,
+		Parse:     parseFile(e.parse),
 	})
 	e.nav = navigation.New(navigation.Deps{
 		Notify:      e.notify,
@@ -169,12 +179,13 @@ func New(opts Options) *Engine {
 		Session:       e.session,
 		DefaultTarget: func() string { _, def := e.cfg.targets(); return def },
 		Configured:    e.cfg.configured,
-		FolderOf:      e.folderOf,
+		FolderOf:      e.cfg.folderOf,
 		Document:      e.docs.Get,
-		Parse:         e.parseFile,
+		Parse:         parseFile(e.parse),
 		NotesChanged:  func(doc *Snapshot) { e.checks.Schedule(doc) },
 		RanIn:         e.links.RanIn,
 	})
+	e.doctor = doctor.New(doctor.Deps{Notify: e.notify, CacheDir: opts.Dirs.Cache, Session: e.session, Sources: e.cfg.sources})
 	e.checks = checks.New(checks.Deps{
 		Notify:    e.notify,
 		Work:      e.bg,
@@ -186,21 +197,17 @@ func New(opts Options) *Engine {
 	return e
 }
 
-// SetNotifier changes where the engine's messages go; the LSP adapter sets
-// it once the connection exists.
-func (e *Engine) SetNotifier(n Notifier) { e.notify.set(n) }
-
 // sessionOptions are what every target's session is given.
-func (e *Engine) sessionOptions() session.Options {
+func sessionOptions(opts Options, bg *background) session.Options {
 	return session.Options{
-		Work:           e.bg,
-		Parses:         e.bg.parses,
-		CacheDir:       e.opts.Dirs.Cache,
-		ConnectTimeout: e.opts.ConnectTimeout,
-		InspectTimeout: e.opts.InspectTimeout,
-		ValidateCache:  e.opts.ValidateCache,
-		MirrorLimits:   e.opts.MirrorLimits,
-		HelperLimits:   e.opts.HelperLimits,
+		Work:           bg,
+		Parses:         bg.parses,
+		CacheDir:       opts.Dirs.Cache,
+		ConnectTimeout: opts.ConnectTimeout,
+		InspectTimeout: opts.InspectTimeout,
+		ValidateCache:  opts.ValidateCache,
+		MirrorLimits:   opts.MirrorLimits,
+		HelperLimits:   opts.HelperLimits,
 		HoverText:      navigation.RenderHover,
 	}
 }
@@ -242,6 +249,9 @@ func messageType(l session.Level) MessageType {
 // Initialize records the workspace and the editor's settings, reads the
 // configuration and starts mirroring the default target's packages.
 func (e *Engine) Initialize(ctx context.Context, p InitializeParams) error {
+	if p.Notifier != nil {
+		e.notify.set(p.Notifier) // the connection exists now
+	}
 	e.cfg.setFolders(p.WorkspaceFolders)
 	if len(p.InitializationOptions) > 0 {
 		if err := e.cfg.setEditorSettings(p.InitializationOptions); err != nil {
@@ -317,9 +327,9 @@ func (e *Engine) Reconfigure(ctx context.Context) error {
 		_ = s.Close()
 	}
 	if len(folders) > 0 {
-		e.placeHome(ctx, folders[0])
+		e.home.place(ctx, folders[0])
 	}
-	e.settleHome(ctx)
+	e.home.settle(ctx)
 	if after, afterErr := e.cfg.spec(""); afterErr == nil && (beforeErr != nil || !session.SameSpec(before, after)) {
 		e.defaultChanged(after.Name)
 	}
@@ -337,9 +347,6 @@ func (e *Engine) defaultChanged(target string) {
 	e.statuses.defaultChanged(target)
 	e.checks.RepublishAll()
 }
-
-// Targets lists the configured targets and the default.
-func (e *Engine) Targets() (names []string, def string) { return e.cfg.targets() }
 
 // Spec returns the resolved spec of a target (the default when name is
 // empty).
@@ -360,7 +367,7 @@ func (e *Engine) session(name string) (*session.Session, error) {
 		if err != nil {
 			return nil, fmt.Errorf("target %q: %w", spec.Name, err)
 		}
-		return session.New(sessionEnv{e}, e.sessionOptions(), spec, t), nil
+		return session.New(sessionEnv{e}, sessionOptions(e.opts, e.bg), spec, t), nil
 	})
 }
 
@@ -369,11 +376,11 @@ func (e *Engine) session(name string) (*session.Session, error) {
 // command line): only Python is ever parsed (Snapshot.IsPython).
 func (e *Engine) DidOpen(ctx context.Context, uri, language string, version int32, text string) *Snapshot {
 	snap, err := e.docs.Open(uri, language, version, text)
-	e.noteTooLarge(ctx, err)
+	noteTooLarge(ctx, e.notify, err)
 	if folders, _ := e.cfg.inputs(); len(folders) == 0 && snap != nil {
 		// A server with no workspace folder is placed by its first
 		// document: in a mirror, it serves that mirror's target.
-		e.placeHome(ctx, snap.Path())
+		e.home.place(ctx, snap.Path())
 	}
 	e.checks.Schedule(snap)
 	return snap
@@ -387,16 +394,16 @@ func (e *Engine) DidChange(ctx context.Context, uri string, version int32, chang
 	if snap == nil {
 		return nil, err
 	}
-	e.noteTooLarge(ctx, err)
+	noteTooLarge(ctx, e.notify, err)
 	e.checks.Schedule(snap)
 	return snap, nil
 }
 
 // noteTooLarge tells the user once per change that a document is too
 // large to analyse.
-func (e *Engine) noteTooLarge(ctx context.Context, err error) {
+func noteTooLarge(ctx context.Context, notify Notifier, err error) {
 	if errors.Is(err, source.ErrTooLarge) {
-		e.notify.LogMessage(ctx, MessageWarning, "torchlsp: "+err.Error()+"; it gets no hovers, definitions or diagnostics")
+		notify.LogMessage(ctx, MessageWarning, "torchlsp: "+err.Error()+"; it gets no hovers, definitions or diagnostics")
 	}
 }
 
@@ -434,19 +441,7 @@ func (e *Engine) Shutdown(ctx context.Context) error {
 	for _, s := range e.sessions.Drain() {
 		errs = append(errs, s.Close())
 	}
-	errs = append(errs, e.closeHome())
+	errs = append(errs, e.home.close())
 	errs = append(errs, e.bg.wait(ctx))
 	return errors.Join(errs...)
-}
-
-// folderOf returns the workspace folder holding path, if any.
-func (e *Engine) folderOf(path string) string {
-	folders, _ := e.cfg.inputs()
-	best := ""
-	for _, f := range folders {
-		if (path == f || strings.HasPrefix(path, f+string(filepath.Separator))) && len(f) > len(best) {
-			best = f
-		}
-	}
-	return best
 }

@@ -2,9 +2,10 @@ package server
 
 import (
 	"context"
-	"io"
 
+	"github.com/torchlsp/torchlsp/server/api"
 	"github.com/torchlsp/torchlsp/server/checks"
+	"github.com/torchlsp/torchlsp/server/doctor"
 	"github.com/torchlsp/torchlsp/server/links"
 	"github.com/torchlsp/torchlsp/server/navigation"
 	"github.com/torchlsp/torchlsp/server/runs"
@@ -35,6 +36,10 @@ type (
 	TracebackResult        = links.TracebackResult
 	LinksResult            = links.LinksResult
 	TracebackCommandResult = links.TracebackCommandResult
+
+	CheckStep    = doctor.CheckStep
+	DoctorResult = doctor.Result
+	DoctorArgs   = api.DoctorArgs
 
 	SiteResult        = site.SiteResult
 	SitePackageDetail = site.SitePackageDetail
@@ -109,22 +114,10 @@ func (e *Engine) OutgoingCalls(ctx context.Context, item CallItem) ([]CallLink, 
 	return e.nav.OutgoingCalls(ctx, item)
 }
 
-// Implementation lists where the target's torch defines the callable at
-// pos for the compiler stack.
-func (e *Engine) Implementation(ctx context.Context, doc *Snapshot, pos Position) ([]Location, error) {
-	return e.nav.Implementation(ctx, doc, pos)
-}
-
-// Implementations is Implementation with what each place is, for the
-// command line.
+// Implementations lists where the target's torch defines the callable
+// at pos for the compiler stack, with what each place is.
 func (e *Engine) Implementations(ctx context.Context, doc *Snapshot, pos Position) ([]ImplementationItem, error) {
 	return e.nav.Implementations(ctx, doc, pos)
-}
-
-// Gates prints a config flag's definition and every place the target's
-// torch reads it (`torchlsp gates FLAG`).
-func (e *Engine) Gates(ctx context.Context, target, key string, w io.Writer) error {
-	return e.nav.Gates(ctx, target, key, w)
 }
 
 // Repro runs repros of the torch.compile call at a line on each target
@@ -149,12 +142,6 @@ func (e *Engine) DocumentLinks(ctx context.Context, doc *Snapshot) ([]Link, erro
 // reference it holds (`torchlsp traceback`).
 func (e *Engine) Traceback(ctx context.Context, text, docPath string) (*TracebackResult, error) {
 	return e.links.Traceback(ctx, text, docPath)
-}
-
-// Site builds (or brings up to date) the site-packages view of a target,
-// the default one when name is empty.
-func (e *Engine) Site(ctx context.Context, name string) (*SiteResult, error) {
-	return e.site.Build(ctx, name)
 }
 
 // Diagnostics checks a document against the target's torch; nil for

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -9,8 +10,9 @@ import (
 // TestLayering checks the import rules of docs/ARCHITECTURE.md on the
 // packages as built: the engine (server/...) reaches neither SSH nor
 // JSON-RPC nor the LSP library, the targets' model (server/session) does
-// not reach the engine above it, and the one syntax layer, server/syntax,
-// is the only package that imports tree-sitter.
+// not reach the engine above it, the one syntax layer, server/syntax,
+// is the only package that imports tree-sitter, and the features keep
+// the facade's boundaries (features).
 func TestLayering(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("go"); err != nil {
@@ -45,6 +47,60 @@ func TestLayering(t *testing.T) {
 			if strings.HasPrefix(imp, "github.com/tree-sitter/") {
 				t.Errorf("%s imports %s: parse through server/syntax", pkg, imp)
 			}
+		}
+	}
+}
+
+// The feature packages under the facade (package server). Each imports
+// the vocabulary (server/api), the targets' model (server/session), the
+// documents (server/source) and the analysis packages below them, never
+// another feature and never the facade; the facade imports each of them.
+var features = []string{"checks", "doctor", "links", "navigation", "runs", "site"}
+
+// TestFeatureBoundaries holds those rules on the packages as built, and
+// keeps server/api below every feature: it imports only the documents and
+// the buffer's spans.
+func TestFeatureBoundaries(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	const root = "github.com/torchlsp/torchlsp/server"
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", root+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	imports := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imps, _ := strings.Cut(line, " ")
+		imports[pkg] = strings.Fields(imps)
+	}
+	isFeature := map[string]bool{}
+	for _, f := range features {
+		isFeature[root+"/"+f] = true
+		if _, ok := imports[root+"/"+f]; !ok {
+			t.Errorf("feature %s is not a package of %s", f, root)
+		}
+		if !slices.Contains(imports[root], root+"/"+f) {
+			t.Errorf("the facade does not import feature %s", f)
+		}
+	}
+	for pkg, imps := range imports {
+		if !isFeature[pkg] {
+			continue
+		}
+		for _, imp := range imps {
+			switch {
+			case imp == root:
+				t.Errorf("feature %s imports the facade %s", pkg, imp)
+			case isFeature[imp]:
+				t.Errorf("feature %s imports feature %s: features know each other only through the facade", pkg, imp)
+			}
+		}
+	}
+	for _, imp := range imports[root+"/api"] {
+		if strings.HasPrefix(imp, "github.com/torchlsp/") && imp != root+"/source" && imp != root+"/pybuf" {
+			t.Errorf("server/api imports %s: the vocabulary stays below every feature", imp)
 		}
 	}
 }

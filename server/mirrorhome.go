@@ -23,8 +23,17 @@ import (
 // server says so and answers from a read-only session over the mirrors in
 // the cache alone.
 
-// homeState is the part of the cache a server was started in.
+// homeState is the part of the cache a server was started in, and what
+// it needs to decide who serves it.
 type homeState struct {
+	cache   string // torchlsp's cache
+	cfg     *workspaceConfig
+	notify  Notifier
+	session func(name string) (*session.Session, error)
+	// readOnly makes the session of a target not configured here over its
+	// directory in the cache.
+	newReadOnly func(spec remote.Spec, dir string) *session.Session
+
 	mu       sync.Mutex // guards the fields below
 	path     string     // the root or first document that placed the server in the cache; "" when it is not there
 	target   string     // the configured target serving it; "" for none
@@ -51,31 +60,31 @@ func (h *homeState) readOnlySession(name string) *session.Session {
 	return h.readOnly
 }
 
-// placeHome records the path a server was started at (its root or, with
+// place records the path a server was started at (its root or, with
 // no workspace folder, its first document) when it lies in the cache, and
 // decides what serves it.
-func (e *Engine) placeHome(ctx context.Context, path string) {
-	if _, ok := remote.PlaceInCache(e.opts.Dirs.Cache, path); !ok {
+func (h *homeState) place(ctx context.Context, path string) {
+	if _, ok := remote.PlaceInCache(h.cache, path); !ok {
 		return
 	}
-	e.home.mu.Lock()
-	placed := e.home.path != ""
+	h.mu.Lock()
+	placed := h.path != ""
 	if !placed {
-		e.home.path = path
+		h.path = path
 	}
-	e.home.mu.Unlock()
+	h.mu.Unlock()
 	if !placed {
-		e.settleHome(ctx)
+		h.settle(ctx)
 	}
 }
 
-// settleHome decides, again after every change of configuration, which
+// settle decides, again after every change of configuration, which
 // target serves a server started in the cache.
-func (e *Engine) settleHome(ctx context.Context) {
-	e.home.mu.Lock()
-	path := e.home.path
-	e.home.mu.Unlock()
-	place, ok := remote.PlaceInCache(e.opts.Dirs.Cache, path)
+func (h *homeState) settle(ctx context.Context) {
+	h.mu.Lock()
+	path := h.path
+	h.mu.Unlock()
+	place, ok := remote.PlaceInCache(h.cache, path)
 	if path == "" || !ok {
 		return
 	}
@@ -91,52 +100,52 @@ func (e *Engine) settleHome(ctx context.Context) {
 			}
 		}
 	}
-	if name, ok := e.configuredFor(place, m); ok {
-		e.serveHome(ctx, path, what, name, m)
+	if name, ok := h.configuredFor(place, m); ok {
+		h.serve(ctx, path, what, name, m)
 		return
 	}
 	label := place.Target
 	if m != nil && m.Manifest.Target != "" {
 		label = m.Manifest.Target
 	}
-	e.home.mu.Lock()
-	old := e.home.readOnly
-	same := old != nil && e.home.target == "" && old.Spec().Name == label
-	e.home.mu.Unlock()
+	h.mu.Lock()
+	old := h.readOnly
+	same := old != nil && h.target == "" && old.Spec().Name == label
+	h.mu.Unlock()
 	if same {
 		return
 	}
-	s := session.NewReadOnly(sessionEnv{e}, e.sessionOptions(), remote.Spec{Name: label}, place.TargetDir)
+	s := h.newReadOnly(remote.Spec{Name: label}, place.TargetDir)
 	if m != nil {
 		if err := s.Pin(m); err != nil {
-			e.notify.ShowMessage(ctx, MessageError, "torchlsp: "+err.Error())
+			h.notify.ShowMessage(ctx, MessageError, "torchlsp: "+err.Error())
 		}
 	}
-	e.home.mu.Lock()
-	e.home.target, e.home.pinned, e.home.readOnly = "", nil, s
-	e.home.mu.Unlock()
-	e.cfg.setHome("")
+	h.mu.Lock()
+	h.target, h.pinned, h.readOnly = "", nil, s
+	h.mu.Unlock()
+	h.cfg.setHome("")
 	if old != nil {
 		_ = old.Close()
 	}
-	e.notify.ShowMessage(ctx, MessageWarning, fmt.Sprintf(
+	h.notify.ShowMessage(ctx, MessageWarning, fmt.Sprintf(
 		"torchlsp: %s is in %s of target %q, which is not configured here (user settings or a trusted torchlsp.toml): answers come from its mirrors in the cache alone, and nothing runs on it",
 		path, what, label))
 }
 
-// serveHome makes a configured target serve a server started in its
+// serve makes a configured target serve a server started in its
 // mirror m (nil when the place is no complete mirror).
-func (e *Engine) serveHome(ctx context.Context, path, what, name string, m *remote.MirrorTree) {
-	e.cfg.setHome(name)
-	s, err := e.session(name)
+func (h *homeState) serve(ctx context.Context, path, what, name string, m *remote.MirrorTree) {
+	h.cfg.setHome(name)
+	s, err := h.session(name)
 	if err != nil {
-		e.notify.ShowMessage(ctx, MessageError, "torchlsp: "+err.Error())
+		h.notify.ShowMessage(ctx, MessageError, "torchlsp: "+err.Error())
 		return
 	}
-	e.home.mu.Lock()
-	old, changed := e.home.readOnly, e.home.target != name || e.home.pinned != s
-	e.home.target, e.home.pinned, e.home.readOnly = name, s, nil
-	e.home.mu.Unlock()
+	h.mu.Lock()
+	old, changed := h.readOnly, h.target != name || h.pinned != s
+	h.target, h.pinned, h.readOnly = name, s, nil
+	h.mu.Unlock()
 	if old != nil {
 		_ = old.Close()
 	}
@@ -145,20 +154,20 @@ func (e *Engine) serveHome(ctx context.Context, path, what, name string, m *remo
 	}
 	if m != nil {
 		if err := s.Pin(m); err != nil {
-			e.notify.ShowMessage(ctx, MessageError, "torchlsp: "+err.Error())
+			h.notify.ShowMessage(ctx, MessageError, "torchlsp: "+err.Error())
 			return
 		}
 	}
-	e.notify.LogMessage(ctx, MessageInfo, fmt.Sprintf("torchlsp: %s is in %s of target %s: answering for that target", path, what, name))
+	h.notify.LogMessage(ctx, MessageInfo, fmt.Sprintf("torchlsp: %s is in %s of target %s: answering for that target", path, what, name))
 }
 
 // configuredFor finds the configured target whose cache directory the
 // place is, and whose name and identity the mirror's manifest, if any,
 // records.
-func (e *Engine) configuredFor(place remote.CachePlace, m *remote.MirrorTree) (string, bool) {
-	names, _ := e.cfg.targets()
+func (h *homeState) configuredFor(place remote.CachePlace, m *remote.MirrorTree) (string, bool) {
+	names, _ := h.cfg.targets()
 	for _, name := range names {
-		spec, err := e.cfg.spec(name)
+		spec, err := h.cfg.spec(name)
 		if err != nil || !place.Of(spec) {
 			continue
 		}
@@ -170,12 +179,12 @@ func (e *Engine) configuredFor(place remote.CachePlace, m *remote.MirrorTree) (s
 	return "", false
 }
 
-// closeHome ends the read-only session, if any.
-func (e *Engine) closeHome() error {
-	e.home.mu.Lock()
-	s := e.home.readOnly
-	e.home.readOnly = nil
-	e.home.mu.Unlock()
+// close ends the read-only session, if any.
+func (h *homeState) close() error {
+	h.mu.Lock()
+	s := h.readOnly
+	h.readOnly = nil
+	h.mu.Unlock()
 	if s == nil {
 		return nil
 	}

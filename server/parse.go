@@ -28,11 +28,14 @@ func newParse() source.ParseFunc {
 }
 
 // parseFile parses a local Python file's text (a workspace module a run
-// sends, a file the site's import scan reads) to the end.
-func (e *Engine) parseFile(src []byte) *pybuf.Buffer {
-	b, err := e.parse(context.Background(), src)
-	if err != nil {
-		return pybuf.Parse(src) // not reached: a background parse is never stopped
+// sends, a file the site's import scan reads) to the end, with the
+// engine's parsers.
+func parseFile(parse source.ParseFunc) func(src []byte) *pybuf.Buffer {
+	return func(src []byte) *pybuf.Buffer {
+		b, err := parse(context.Background(), src)
+		if err != nil {
+			return pybuf.Parse(src) // not reached: a background parse is never stopped
+		}
+		return b
 	}
-	return b
 }

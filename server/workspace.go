@@ -1,6 +1,8 @@
 package server
 
 import (
+	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/torchlsp/torchlsp/remote"
@@ -186,4 +188,16 @@ func (c *workspaceConfig) workdirs() map[string]string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.resolved.Workdirs
+}
+
+// folderOf returns the workspace folder holding path, if any.
+func (c *workspaceConfig) folderOf(path string) string {
+	folders := c.workspaceFolders()
+	best := ""
+	for _, f := range folders {
+		if (path == f || strings.HasPrefix(path, f+string(filepath.Separator))) && len(f) > len(best) {
+			best = f
+		}
+	}
+	return best
 }

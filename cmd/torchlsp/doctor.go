@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/torchlsp/torchlsp/server"
 )
 
 func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -21,10 +23,11 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer done()
-	steps, err := eng.Doctor(ctx, c.target, *importTorch)
+	res, err := eng.Doctor(ctx, server.DoctorArgs{Target: c.target, ImportTorch: *importTorch})
 	if err != nil {
 		return err
 	}
+	steps := res.Steps
 	failed := false
 	for _, st := range steps {
 		mark := "ok  "

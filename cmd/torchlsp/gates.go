@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+
+	"github.com/torchlsp/torchlsp/server"
 )
 
 // runGates prints a config flag's definition and every place the target's
@@ -24,5 +26,10 @@ func runGates(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer done()
-	return eng.Gates(ctx, c.target, fs.Arg(0), stdout)
+	res, err := eng.Gates(ctx, server.GatesArgs{Flag: fs.Arg(0), Target: c.target})
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(stdout, res.Text)
+	return err
 }

@@ -6,7 +6,7 @@ package api
 // one method (server/commands.go).
 const (
 	CommandRepro        = "torchlsp.repro"        // RunArgs
-	CommandDoctor       = "torchlsp.doctor"       // TargetArgs
+	CommandDoctor       = "torchlsp.doctor"       // DoctorArgs
 	CommandSelectTarget = "torchlsp.selectTarget" // TargetArgs
 	CommandOpenMirror   = "torchlsp.openMirror"   // TargetArgs
 	CommandGates        = "torchlsp.gates"        // GatesArgs
@@ -46,6 +46,13 @@ type TargetArgs struct {
 	Target string `json:"target,omitempty"`
 }
 
+// DoctorArgs ask for the doctor's checks of a target (the default for
+// ""); ImportTorch also times importing each package there.
+type DoctorArgs struct {
+	Target      string `json:"target,omitempty"`
+	ImportTorch bool   `json:"importTorch,omitempty"`
+}
+
 // GatesArgs ask where torch reads a config flag.
 type GatesArgs struct {
 	Flag   string `json:"flag"`
@@ -78,4 +85,6 @@ type CommandResult struct {
 	Path     string   `json:"path,omitempty"`
 	Targets  []string `json:"targets,omitempty"`
 	Default  string   `json:"default,omitempty"`
+	// Text is the answer as plain text, for the command line.
+	Text string `json:"-"`
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/torchlsp/torchlsp/remote"
+	"github.com/torchlsp/torchlsp/server/api"
 	"github.com/torchlsp/torchlsp/server/gates"
 	"github.com/torchlsp/torchlsp/server/session"
 )
@@ -105,9 +106,19 @@ func oneLineShort(s string, max int) string {
 	return s
 }
 
-// Gates prints a config flag's definition and every place the target's
-// torch reads it (`torchlsp gates FLAG`).
-func (n *Navigator) Gates(ctx context.Context, target, key string, w io.Writer) error {
+// Gates runs torchlsp.gates: a config flag's definition and every place
+// the target's torch reads it, as text and as Markdown.
+func (n *Navigator) Gates(ctx context.Context, args api.GatesArgs) (*api.CommandResult, error) {
+	var b strings.Builder
+	if err := n.writeGates(ctx, args.Target, args.Flag, &b); err != nil {
+		return nil, err
+	}
+	return &api.CommandResult{Markdown: "```\n" + b.String() + "```\n", Text: b.String()}, nil
+}
+
+// writeGates prints a config flag's definition and every place the
+// target's torch reads it.
+func (n *Navigator) writeGates(ctx context.Context, target, key string, w io.Writer) error {
 	s, err := n.deps.Session(target)
 	if err != nil {
 		return err

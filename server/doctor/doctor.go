@@ -1,4 +1,9 @@
-package server
+// Package doctor answers what the user asks about a target itself: the
+// doctor's checks, hop by hop (Check, as a table for an editor: Run), and
+// where its torch is mirrored (OpenMirror). It reads the targets' model
+// (server/session), and knows of the rest of the engine only the Deps it
+// was given.
+package doctor
 
 import (
 	"context"
@@ -8,7 +13,32 @@ import (
 	"time"
 
 	"github.com/torchlsp/torchlsp/remote"
+	"github.com/torchlsp/torchlsp/server/api"
+	"github.com/torchlsp/torchlsp/server/session"
 )
+
+// Deps is what the doctor asks of the engine.
+type Deps struct {
+	Notify   api.Notifier
+	CacheDir string
+	// Session is the session of a target, the default one for "".
+	Session func(name string) (*session.Session, error)
+	// Sources names the files and settings the configuration came from.
+	Sources func() []string
+}
+
+// Doctor runs the checks of a target.
+type Doctor struct{ deps Deps }
+
+// New makes the doctor over deps.
+func New(deps Deps) *Doctor { return &Doctor{deps: deps} }
+
+// Result is the doctor's answer: every step, and the table an editor
+// shows (the command's JSON holds the table alone).
+type Result struct {
+	Steps    []CheckStep `json:"-"`
+	Markdown string      `json:"markdown,omitempty"`
+}
 
 // CheckStep is one line of a doctor report.
 type CheckStep struct {
@@ -19,12 +49,12 @@ type CheckStep struct {
 	Hint    string // what to do about a failure
 }
 
-// Doctor checks a target step by step: each hop, the interpreter, the
+// Check checks a target step by step: each hop, the interpreter, the
 // helper's round trip, the packages and their mirrors. It stops at the
 // first step that fails, since later ones depend on it. Env values are not
 // shown: they may hold secrets.
-func (e *Engine) Doctor(ctx context.Context, name string, importTorch bool) ([]CheckStep, error) {
-	s, err := e.session(name)
+func (d *Doctor) Check(ctx context.Context, name string, importTorch bool) ([]CheckStep, error) {
+	s, err := d.deps.Session(name)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +62,7 @@ func (e *Engine) Doctor(ctx context.Context, name string, importTorch bool) ([]C
 	var steps []CheckStep
 	add := func(st CheckStep) bool { steps = append(steps, st); return st.OK }
 
-	sources := e.cfg.sources()
+	sources := d.deps.Sources()
 	if len(sources) == 0 {
 		sources = []string{"built-in defaults"}
 	}
@@ -94,7 +124,7 @@ func (e *Engine) Doctor(ctx context.Context, name string, importTorch bool) ([]C
 		}
 		add(CheckStep{Name: "package " + pkg, OK: true, Latency: time.Since(t0),
 			Detail: fmt.Sprintf("%s %s at %s (%d files, %.1f MB)", pkg, info.Version, info.Location, info.FilesCount, float64(info.Bytes)/1e6)})
-		m, err := remote.LookupMirror(e.opts.Dirs.Cache, spec, pkg)
+		m, err := remote.LookupMirror(d.deps.CacheDir, spec, pkg)
 		switch {
 		case err == nil && m != nil && m.Manifest.Version == info.Version:
 			add(CheckStep{Name: "mirror " + pkg, OK: true, Detail: m.Root})
@@ -150,4 +180,52 @@ func helloDetail(h remote.Hello, err error) string {
 		return err.Error()
 	}
 	return fmt.Sprintf("Python %s at %s (pid %d)", h.Python, h.Executable, h.PID)
+}
+
+// Run runs torchlsp.doctor (and `torchlsp doctor`): the checks, and the
+// table an editor shows of them.
+func (d *Doctor) Run(ctx context.Context, args api.DoctorArgs) (*Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	steps, err := d.Check(ctx, args.Target, args.ImportTorch)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	b.WriteString("| | check | result | time |\n|---|---|---|---|\n")
+	for _, st := range steps {
+		mark := "✓"
+		if !st.OK {
+			mark = "✗"
+		}
+		detail := st.Detail
+		if st.Hint != "" && !st.OK {
+			detail += " — " + st.Hint
+		}
+		lat := ""
+		if st.Latency > 0 {
+			lat = st.Latency.Round(10 * time.Microsecond).String()
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mark, st.Name, strings.ReplaceAll(detail, "|", "\\|"), lat)
+	}
+	return &Result{Steps: steps, Markdown: b.String()}, nil
+}
+
+// OpenMirror runs torchlsp.openMirror: it shows where the target's torch is mirrored, and opens its
+// __init__.py in the editor when it can.
+func (d *Doctor) OpenMirror(ctx context.Context, args api.TargetArgs) (*api.CommandResult, error) {
+	s, err := d.deps.Session(args.Target)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := s.Package(ctx, "torch")
+	if err != nil {
+		return nil, err
+	}
+	path := ps.Mirror().SiteDir + "/torch/__init__.py"
+	api.OpenResult(ctx, d.deps.Notify, fmt.Sprintf("torch %s of target %s, mirrored read-only", ps.Info().Version, s.Spec().Name), path)
+	return &api.CommandResult{
+		Path:     path,
+		Markdown: fmt.Sprintf("torch %s of target **%s** is mirrored read-only at `%s` (from `%s` on the target)", ps.Info().Version, s.Spec().Name, ps.Mirror().SiteDir, ps.Mirror().TargetDir),
+	}, nil
 }
