@@ -64,4 +64,3 @@ func TestBoundPublished(t *testing.T) {
 		})
 	}
 }
-
