@@ -65,11 +65,22 @@ debootstrap_into() {
 	# On any exit before the rename, nothing half-built stays behind.
 	trap 'unmount_under "'"$tmp"'"; rm -rf "'"$tmp"'"' EXIT
 	hops_log "debootstrap $suite with $packages (1-3 minutes, once)"
-	if ! debootstrap --variant=minbase --include="$packages" --cache-dir="$HOPS_CACHE/debs" \
-		"$suite" "$tmp/rootfs" "$DEBIAN_MIRROR" >"$tmp/debootstrap.log" 2>&1; then
+	debootstrap --variant=minbase --include="$packages" --cache-dir="$HOPS_CACHE/debs" \
+		"$suite" "$tmp/rootfs" "$DEBIAN_MIRROR" >"$tmp/debootstrap.log" 2>&1 &
+	local pid=$! started=$SECONDS last=""
+	# Progress every 10 s: the step debootstrap is at, from its own log.
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 1
+		if (((SECONDS - started) % 10 == 0)); then
+			last=$(grep '^I: ' "$tmp/debootstrap.log" 2>/dev/null | tail -n 1 | cut -c4-)
+			[[ -n "$last" ]] && hops_log "debootstrap $suite: $((SECONDS - started)) s: $last"
+		fi
+	done
+	if ! wait "$pid"; then
 		tail -n 30 "$tmp/debootstrap.log" >&2
 		hops_die "debootstrap $suite failed (log above)"
 	fi
+	hops_log "debootstrap $suite: done in $((SECONDS - started)) s"
 	unmount_under "$tmp"
 	# Nothing in the images is fetched later: drop apt's lists and caches.
 	rm -rf "$tmp/rootfs/var/lib/apt/lists/"* "$tmp/rootfs/var/cache/apt/"*.bin
