@@ -21,7 +21,7 @@ type Commands interface {
 	SelectTargetCommand(ctx context.Context, args server.TargetArgs) (*server.CommandResult, error)
 	OpenMirrorCommand(ctx context.Context, args server.TargetArgs) (*server.CommandResult, error)
 	Gates(ctx context.Context, args server.GatesArgs) (*server.CommandResult, error)
-	Site(ctx context.Context, args server.TargetArgs) (*server.SiteResult, error)
+	SiteCommand(ctx context.Context, args server.TargetArgs) (*server.SiteResult, error)
 	TracebackCommand(ctx context.Context, args server.TracebackArgs) (*server.TracebackCommandResult, error)
 	LinksCommand(ctx context.Context, args server.LinksArgs) (*server.LinksResult, error)
 }
@@ -48,7 +48,7 @@ var commands = []command{
 	row(server.CommandSelectTarget, `{target?} or "TARGET"`, targetArg, Commands.SelectTargetCommand),
 	row(server.CommandOpenMirror, `{target?} or "TARGET"`, targetArg, Commands.OpenMirrorCommand),
 	row(server.CommandGates, `{flag, target?} or "FLAG"`, func(s string) server.GatesArgs { return server.GatesArgs{Flag: s} }, Commands.Gates),
-	row(server.CommandSite, `{target?} or "TARGET"`, targetArg, Commands.Site),
+	row(server.CommandSite, `{target?} or "TARGET"`, targetArg, Commands.SiteCommand),
 	row(server.CommandTraceback, "{text} or {uri, line, endLine}", nil, Commands.TracebackCommand),
 	row(server.CommandLinks, "{text}", nil, Commands.LinksCommand),
 }

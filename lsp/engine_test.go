@@ -240,7 +240,7 @@ func (noCommands) OpenMirrorCommand(context.Context, server.TargetArgs) (*server
 func (noCommands) Gates(context.Context, server.GatesArgs) (*server.CommandResult, error) {
 	return nil, errNoCommands
 }
-func (noCommands) Site(context.Context, server.TargetArgs) (*server.SiteResult, error) {
+func (noCommands) SiteCommand(context.Context, server.TargetArgs) (*server.SiteResult, error) {
 	return nil, errNoCommands
 }
 func (noCommands) TracebackCommand(context.Context, server.TracebackArgs) (*server.TracebackCommandResult, error) {

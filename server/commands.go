@@ -47,10 +47,9 @@ func (e *Engine) Gates(ctx context.Context, args GatesArgs) (*CommandResult, err
 	return e.nav.Gates(ctx, args)
 }
 
-// Site runs torchlsp.site and `torchlsp site`: the target's site-packages
-// view, built or brought up to date (the default target's as the answer
-// goes out when none is named).
-func (e *Engine) Site(ctx context.Context, args TargetArgs) (*SiteResult, error) {
+// SiteCommand runs torchlsp.site: the site an editor asks for, which its
+// Python server then reads (hovers and definitions point into it).
+func (e *Engine) SiteCommand(ctx context.Context, args TargetArgs) (*SiteResult, error) {
 	return e.site.Command(ctx, args)
 }
 

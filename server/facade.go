@@ -155,3 +155,10 @@ func (e *Engine) Diagnostics(ctx context.Context, doc *Snapshot) ([]Diagnostic, 
 func (e *Engine) CodeActions(ctx context.Context, doc *Snapshot, rng Range, only []string) ([]CodeAction, error) {
 	return e.checks.CodeActions(ctx, doc, rng, only)
 }
+
+// Site builds (or brings up to date) the site-packages view of a target,
+// the default one when name is empty (`torchlsp site`); unlike
+// SiteCommand it hands the site to no editor.
+func (e *Engine) Site(ctx context.Context, name string) (*SiteResult, error) {
+	return e.site.Build(ctx, name)
+}

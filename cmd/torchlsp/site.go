@@ -5,8 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-
-	"github.com/torchlsp/torchlsp/server"
 )
 
 // runSite mirrors what the workspace needs from the target and prints the
@@ -27,7 +25,7 @@ func runSite(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer done()
-	res, err := eng.Site(ctx, server.TargetArgs{Target: c.target})
+	res, err := eng.Site(ctx, c.target)
 	if err != nil {
 		return err
 	}
