@@ -33,6 +33,9 @@ type Doctor struct{ deps Deps }
 // New makes the doctor over deps.
 func New(deps Deps) *Doctor { return &Doctor{deps: deps} }
 
+// editorTimeout bounds the checks an editor asked for.
+const editorTimeout = 2 * time.Minute
+
 // Result is the doctor's answer: every step, and the table an editor
 // shows (the command's JSON holds the table alone).
 type Result struct {
@@ -185,8 +188,13 @@ func helloDetail(h remote.Hello, err error) string {
 // Run runs torchlsp.doctor (and `torchlsp doctor`): the checks, and the
 // table an editor shows of them.
 func (d *Doctor) Run(ctx context.Context, args api.DoctorArgs) (*Result, error) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
+	if _, bounded := ctx.Deadline(); !bounded {
+		// An editor's request has no deadline of its own; the command
+		// line's --timeout bounds its run.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, editorTimeout)
+		defer cancel()
+	}
 	steps, err := d.Check(ctx, args.Target, args.ImportTorch)
 	if err != nil {
 		return nil, err
