@@ -27,9 +27,10 @@ func runGates(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer done()
 	res, err := eng.Gates(ctx, server.GatesArgs{Flag: fs.Arg(0), Target: c.target})
-	if err != nil {
-		return err
+	if res != nil {
+		if _, werr := io.WriteString(stdout, res.Text); err == nil {
+			err = werr
+		}
 	}
-	_, err = io.WriteString(stdout, res.Text)
 	return err
 }

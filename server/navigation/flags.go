@@ -111,7 +111,7 @@ func oneLineShort(s string, max int) string {
 func (n *Navigator) Gates(ctx context.Context, args api.GatesArgs) (*api.CommandResult, error) {
 	var b strings.Builder
 	if err := n.writeGates(ctx, args.Target, args.Flag, &b); err != nil {
-		return nil, err
+		return &api.CommandResult{Text: b.String()}, err // what was written before the error, as the command line printed it
 	}
 	return &api.CommandResult{Markdown: "```\n" + b.String() + "```\n", Text: b.String()}, nil
 }
