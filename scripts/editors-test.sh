@@ -15,6 +15,16 @@
 #   7. the Emacs end-to-end test: the real server through plain Eglot
 #      (Debian's emacs-nox and elpa-eglot), set up as the README says
 #   8. the Emacs package test: the same through editors/emacs/torchlsp.el
+#   9. a real torch 2.6 (Debian 13's python3-torch, Python 3.13) in LXC
+#      container 200, entered with `pct exec 200 --` (scripts/hops/lxc.sh
+#      up PREFIX trixie, taken down at the end): one Neovim case
+#      (editors/nvim/test/torch26.lua) and one VS Code case (the torch 2.6
+#      test of editors/e2e/vscode.test.mjs, a second workspace on target
+#      ct200): hover, definition and TL001 with its cite, each expected
+#      line read from the container here and handed over in
+#      TORCHLSP_TORCH26_*. Skipped when not root, without LXC or without
+#      the trixie image (scripts/setup.sh --test builds it); under CI=true
+#      that is a failure instead.
 # Screenshots go to docs/screenshots/ (TORCHLSP_SCREENSHOT_DIR overrides).
 #
 # Environment (all optional):
@@ -146,6 +156,89 @@ emacs_package() {
   timeout 600 emacs --batch -l "$repo/editors/emacs/test/package.el"
 }
 
+# The torch 2.6 container: why it cannot run here, or nothing (status 1)
+# when it can; what internal/torch26 asks before the Go tests start it.
+torch26_unavailable() {
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "not root: the torch 2.6 container needs root (LXC)"
+  elif ! command -v lxc-start >/dev/null; then
+    echo "LXC is not installed (scripts/setup.sh --test installs it)"
+  elif ! "$repo/scripts/hops/images.sh" path trixie >/dev/null 2>&1; then
+    echo "the trixie image is not built: scripts/hops/images.sh path trixie fails (scripts/setup.sh --test builds it)"
+  else
+    return 1
+  fi
+}
+
+torch26_prefix=""
+torch26_run=""
+torch26_tmp=""
+torch26_ready=0
+
+# Starts container 200 and exports what its torch says, for the cases to
+# expect: TORCHLSP_TORCH26_{PCT,PYTHON,VERSION,ROOT,COMPILE_LINE,ASSERT_LINE}.
+torch26_up() {
+  local out pct facts version root compile_line assert_line
+  # lxc.sh's run prefixes: "tlh" and 1-8 of [a-z0-9].
+  torch26_prefix="tlhed$(head -c3 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+  torch26_tmp="$(mktemp -d /tmp/torchlsp-editors-torch26.XXXXXX)"
+  trap torch26_down EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  # Into a file, not a pipe: nothing LXC leaves running can hold it open.
+  timeout 300 "$repo/scripts/hops/lxc.sh" up "$torch26_prefix" trixie >"$torch26_tmp/up.out" || return 1
+  out="$(cat "$torch26_tmp/up.out")"
+  pct="$(sed -n 's/^PCT_BIN=//p' <<<"$out")/pct"
+  [[ -x "$pct" ]] || { echo "lxc.sh up printed no PCT_BIN: $out" >&2; return 1; }
+  torch26_run="$(dirname "$(dirname "$pct")")"
+  facts="$(timeout 120 "$pct" exec 200 -- /usr/bin/python3 -c '
+import inspect, torch
+print(torch.__version__)
+print(torch.__path__[0])
+print(inspect.getsourcelines(torch.compile)[1])
+')" || { echo "the container's python3 could not say where torch.compile is" >&2; return 1; }
+  { read -r version && read -r root && read -r compile_line; } <<<"$facts"
+  assert_line="$(timeout 60 "$pct" exec 200 -- grep -n -m1 -F 'assert torch._C._is_key_in_tls' "$root/_inductor/cudagraph_trees.py" | cut -d: -f1)"
+  if [[ "$version" != 2.* || "$root" != /* || ! "$compile_line" =~ ^[0-9]+$ || ! "$assert_line" =~ ^[0-9]+$ ]]; then
+    echo "the container's torch said: version '$version', root '$root', torch.compile at line '$compile_line', the thread assert at line '$assert_line'" >&2
+    return 1
+  fi
+  export TORCHLSP_TORCH26_PCT="$pct" TORCHLSP_TORCH26_PYTHON=/usr/bin/python3 TORCHLSP_TORCH26_VERSION="$version" \
+    TORCHLSP_TORCH26_ROOT="$root" TORCHLSP_TORCH26_COMPILE_LINE="$compile_line" TORCHLSP_TORCH26_ASSERT_LINE="$assert_line"
+  echo "editors: torch $version in container 200 (run $torch26_prefix, $pct): torch.compile at $root/__init__.py:$compile_line, the thread assert at cudagraph_trees.py:$assert_line"
+  torch26_ready=1
+}
+
+torch26_down() {
+  if [[ -n "$torch26_prefix" ]]; then
+    "$repo/scripts/hops/lxc.sh" down "$torch26_prefix" >/dev/null 2>&1 ||
+      echo "editors: could not take down container run $torch26_prefix (scripts/hops/lxc.sh down $torch26_prefix)" >&2
+    torch26_prefix=""
+  fi
+  # lxc.sh down leaves the run's directory and its bin/, empty.
+  [[ -n "$torch26_run" ]] && rmdir "$torch26_run/bin" "$torch26_run" 2>/dev/null
+  torch26_run=""
+  [[ -n "$torch26_tmp" ]] && rm -rf "$torch26_tmp"
+  torch26_tmp=""
+  trap - EXIT INT TERM
+}
+
+torch26_missing() {
+  echo "editors: CI=true and the torch 2.6 cases cannot run: $1" >&2
+  return 1
+}
+
+nvim_torch26() {
+  timeout 300 nvim --headless -u NONE --cmd "set rtp+=$repo/editors/nvim" -c "luafile $repo/editors/nvim/test/torch26.lua"
+}
+
+# Only the torch 2.6 test of vscode.test.mjs; its torchlsp mirrors into a
+# cache of this run.
+vscode_torch26() {
+  (cd editors/e2e && XDG_CACHE_HOME="$torch26_tmp/cache" TORCHLSP_VSIX="$repo/editors/vscode/torchlsp.vsix" \
+    timeout 600 node --test --test-concurrency=1 --test-name-pattern='^torch 2\.6 in container 200' vscode.test.mjs)
+}
+
 if [[ "${EDITORS_TEST_SKIP_INSTALL:-}" == 1 ]]; then
   export CODE_SERVER="${CODE_SERVER:-$TORCHLSP_EDITORS_CACHE/code-server-$CODE_SERVER_VERSION/node_modules/.bin/code-server}"
 else
@@ -161,6 +254,20 @@ if [[ -x "${TORCHLSP_BIN:-}" ]]; then
   step "nvim: screenshots" nvim_screens
   step "emacs: end-to-end (plain eglot)" emacs_e2e
   step "emacs: torchlsp.el" emacs_package
+  if reason="$(torch26_unavailable)"; then
+    if [[ "${CI:-}" == true ]]; then
+      step "torch 2.6 in container 200" torch26_missing "$reason"
+    else
+      echo "editors: skipping the torch 2.6 cases (container 200): $reason" >&2
+    fi
+  else
+    step "torch 2.6: container 200 up" torch26_up
+    if ((torch26_ready)); then
+      step "nvim: torch 2.6 in container 200" nvim_torch26
+      step "vscode: torch 2.6 in container 200 (code-server)" vscode_torch26
+    fi
+    torch26_down
+  fi
 else
   echo "editors: no server binary; skipping the end-to-end tests" >&2
   failed=$((failed + 1))

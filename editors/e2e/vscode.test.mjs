@@ -15,6 +15,10 @@
 // workspace file into torch and inside the mirror, and the site going
 // into the Python servers' settings, with which pyright from npm resolves
 // torch.compile into it. Screenshots go to TORCHLSP_SCREENSHOT_DIR.
+// Last, given TORCHLSP_TORCH26_* (scripts/editors-test.sh's torch 2.6 step,
+// which runs it alone), a second workspace on a real torch 2.6 in LXC
+// container 200 (target ct200, `pct exec 200 --`): hover, definition and
+// TL001 at the container's own lines.
 //
 // Environment: TORCHLSP_BIN, TORCHLSP_FIXTURE_WS, TORCHLSP_PYTHON,
 // TORCHLSP_PYTHONPATH, CODE_SERVER (its executable), TORCHLSP_VSIX,
@@ -754,15 +758,15 @@ test("Map Traceback puts the exception on the script's line, with torch's frame 
   await closeAllEditors();
 });
 
-// Opens a workspace file by its path through Quick Open (which resolves a
-// path without waiting for its file search) and waits for text of it on
-// screen.
-async function openWorkspaceFile(name, shows) {
+// Opens a workspace file (of `dir`, the workspace unless told) by its
+// path through Quick Open (which resolves a path without waiting for its
+// file search) and waits for text of it on screen.
+async function openWorkspaceFile(name, shows, dir = ws) {
   await page.keyboard.press("Escape");
   await page.keyboard.press("Control+P");
   const input = page.locator(".quick-input-widget input.input");
   await input.waitFor({ state: "visible", timeout: 15000 });
-  await input.fill(path.join(ws, name));
+  await input.fill(path.join(dir, name));
   const row = page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first();
   await row.waitFor({ timeout: cfg.readyMs });
   await row.click();
@@ -1087,3 +1091,114 @@ test("a site whose build ends after a switch to another target never reaches the
     writeUserSettings(torchlspSettings());
   }
 });
+
+// A real torch 2.6: Debian 13's python3-torch in LXC container 200, entered
+// as users enter theirs (`pct exec 200 --`). scripts/editors-test.sh starts
+// the container, asks it where its torch puts things and passes the answers
+// in TORCHLSP_TORCH26_* (as for editors/nvim/test/torch26.lua); nothing of
+// that torch is written down here. Without them the test is skipped.
+const torch26 = {
+  pct: process.env.TORCHLSP_TORCH26_PCT || "",
+  python: env("TORCHLSP_TORCH26_PYTHON", "/usr/bin/python3"),
+  version: process.env.TORCHLSP_TORCH26_VERSION || "",
+  root: process.env.TORCHLSP_TORCH26_ROOT || "",
+  compileLine: Number(process.env.TORCHLSP_TORCH26_COMPILE_LINE || 0),
+  assertLine: Number(process.env.TORCHLSP_TORCH26_ASSERT_LINE || 0),
+};
+const reEscape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+test("torch 2.6 in container 200: a second workspace on ct200 hovers, goes to and diagnoses from the container's torch",
+  { skip: torch26.pct ? false : "TORCHLSP_TORCH26_PCT is not set (scripts/editors-test.sh sets it from the container)" },
+  async () => {
+    for (const k of ["version", "root", "compileLine", "assertLine"]) assert.ok(torch26[k], `TORCHLSP_TORCH26_* lacks ${k}`);
+    // The user's settings define the container's target (targets are
+    // machine-scoped); the second workspace's own settings make it the default.
+    const ws26 = path.join(tmp, "torch26");
+    fs.cpSync(path.join(repo, "editors", "testdata", "torch26"), ws26, { recursive: true });
+    // (Hovers open below the line, where the picture has room for them.)
+    writeJSON(path.join(ws26, ".vscode", "settings.json"), { "torchlsp.defaultTarget": "ct200", "editor.hover.above": false });
+    writeUserSettings(torchlspSettings({
+      "torchlsp.targets": {
+        debian: { python: cfg.python, packages: ["torch"] },
+        ct200: { exec: [torch26.pct, "exec", "200", "--"], python: torch26.python },
+      },
+    }));
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws26)}`, { waitUntil: "domcontentloaded", timeout: cfg.readyMs });
+    await page.waitForSelector(".monaco-workbench", { timeout: cfg.readyMs });
+    const file = path.join(ws26, "threaded_compile.py");
+    await openWorkspaceFile("threaded_compile.py", "torch.compile(", ws26);
+    await waitStatus(/^ct200\b/);
+
+    // Hover: the container's file and line, then its torch's version last.
+    const defined = new RegExp(`Defined at\\s*${reEscape(torch26.root)}/__init__\\.py:${torch26.compileLine}\\s+on target\\s+ct200\\b`);
+    const box = await wordBox("torch.compile(", "compile");
+    assert.ok(box, "no torch.compile( on screen");
+    const x = box.x + box.width / 2;
+    const y = box.y + box.height / 2;
+    await page.mouse.click(x, y);
+    const hover = page.locator(".monaco-hover:not(.hidden)");
+    const end = Date.now() + cfg.readyMs;
+    let text = "";
+    // The first hovers can come before the container's torch is mirrored.
+    while (Date.now() < end) {
+      await page.mouse.move(x, y + 200);
+      await page.mouse.move(x, y, { steps: 4 });
+      try {
+        await hover.filter({ hasText: defined }).first().waitFor({ timeout: 8000 });
+        text = await hover.filter({ hasText: defined }).first().innerText();
+        break;
+      } catch {
+        text = (await hover.allInnerTexts()).join("\n");
+      }
+    }
+    // The signature takes the hover's height: scroll it to its end (the
+    // source's place and the version) for the picture.
+    const shown26 = hover.filter({ hasText: defined }).first();
+    const hb = await shown26.boundingBox().catch(() => null);
+    if (hb) {
+      await page.mouse.move(hb.x + hb.width / 2, hb.y + hb.height / 2, { steps: 4 });
+      await page.mouse.wheel(0, 1000);
+      await page.waitForTimeout(400);
+    }
+    await shot("vscode-hover-torch26.png");
+    assert.match(text, defined, `hover text: ${text}`);
+    assert.ok(text.trimEnd().endsWith(`torch ${torch26.version}`), `the hover does not end with torch ${torch26.version}: ${text}`);
+
+    // Definition: the mirror's torch/__init__.py, at the container's line.
+    await page.mouse.move(5, 5);
+    await gotoIn(file, "torch.compile(", "compile");
+    await page.keyboard.press("F12");
+    await page.locator(".tabs-container .tab.active", { hasText: "__init__.py" }).first().waitFor({ timeout: 30000 });
+    await page.locator(".statusbar-item", { hasText: new RegExp(`Ln ${torch26.compileLine}, Col \\d+`) }).first().waitFor({ timeout: 15000 })
+      .catch(async (err) => {
+        await shot("vscode-torch26-definition-failed.png");
+        throw err;
+      });
+    await waitEditorText("def compile(");
+    // The breadcrumbs: the file's path, then the symbol at the cursor.
+    let crumbs = [];
+    const until = Date.now() + 15000;
+    while (Date.now() < until) {
+      crumbs = (await page.locator(".monaco-breadcrumbs").first().innerText().catch(() => "")).split("\n").map((c) => c.trim()).filter(Boolean);
+      if (crumbs.at(-1) === "compile" && crumbs.includes("__init__.py")) break;
+      await page.waitForTimeout(250);
+    }
+    const shown = crumbs.slice(0, crumbs.indexOf("__init__.py") + 1).join("/");
+    assert.match(shown, /(^|\/)torchlsp\/ct200\/[^/]+\/torch-[^/]+\/site\/torch\/__init__\.py$/, `the definition's breadcrumbs: ${crumbs.join(" > ")}`);
+    // In torchlsp's cache (a path under the home directory may show as "~").
+    const cacheRoot = path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "torchlsp") + path.sep;
+    const roots = [cacheRoot.slice(1)];
+    if (cacheRoot.startsWith(os.homedir() + path.sep)) roots.push("~" + cacheRoot.slice(os.homedir().length));
+    assert.ok(roots.some((r) => shown.startsWith(r)), `the definition's file ${shown} is not under ${roots.join(" or ")}`);
+    assert.equal(crumbs.at(-1), "compile", `the definition's breadcrumbs: ${crumbs.join(" > ")}`);
+    await closeAllEditors();
+
+    // TL001, citing the container's line of cudagraph_trees.py.
+    await openWorkspaceFile("threaded_compile.py", "torch.compile(", ws26);
+    await page.keyboard.press("Control+Shift+M");
+    const row = page.locator(".markers-panel .monaco-list-row", { hasText: /TL001/ }).first();
+    await row.waitFor({ timeout: cfg.readyMs });
+    const problem = await row.innerText();
+    assert.match(problem, new RegExp(`torch/_inductor/cudagraph_trees\\.py:${torch26.assertLine}(?!\\d)`), `problem row: ${problem}`);
+    assert.ok(problem.includes(`torch ${torch26.version}`), `problem row: ${problem}`);
+  });
