@@ -248,6 +248,41 @@ def plain_dir(base, rel):
     return True
 
 
+def plain_list(base, rel):
+    """(name, kind) of each entry of the directory rel below base, sorted
+    by name, kind "dir", "file" or "" (a link, or anything else), with no
+    link followed below base: listed through a descriptor opened one
+    directory at a time with O_NOFOLLOW, so that a directory swapped for a
+    link after its parent was listed is not entered; OSError else."""
+    cloexec = getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | cloexec
+    fd = os.open(base, flags)
+    try:
+        for part in rel.split("/"):
+            sub = os.open(part, flags | getattr(os, "O_NOFOLLOW", 0), dir_fd=fd)
+            os.close(fd)
+            fd = sub
+        out = []
+        with os.scandir(fd) as it:
+            for e in it:
+                try:
+                    if e.is_symlink():
+                        kind = ""
+                    elif e.is_dir(follow_symlinks=False):
+                        kind = "dir"
+                    elif e.is_file(follow_symlinks=False):
+                        kind = "file"
+                    else:
+                        kind = ""
+                except OSError:
+                    kind = ""
+                out.append((e.name, kind))
+        out.sort()
+        return out
+    finally:
+        os.close(fd)
+
+
 def source_files(site, member, is_package):
     """Yields (relative path, path) for the package's regular .py and .pyi
     files, relative to site and slash-separated, in a sorted walk that
@@ -268,22 +303,19 @@ def source_files(site, member, is_package):
     while pending:
         rel = pending.pop()
         try:
-            with os.scandir(os.path.join(site, rel)) as it:
-                entries = sorted(it, key=lambda e: e.name)
+            entries = plain_list(site, rel)
         except OSError:
             continue
         dirs = []
-        for e in entries:
-            try:
-                if e.is_symlink():
-                    continue
-                if e.is_dir(follow_symlinks=False):
-                    if e.name != "__pycache__":
-                        dirs.append(rel + "/" + e.name)
-                elif e.name.endswith(SOURCE_SUFFIXES) and e.is_file(follow_symlinks=False):
-                    yield rel + "/" + e.name, os.path.join(site, rel, e.name)
-            except OSError:
-                continue
+        for name, kind in entries:
+            if kind == "dir":
+                # A directory whose path is past PATH_MAX is not walked:
+                # its files could not be named by path, and its depth
+                # (each level opened anew) stays bounded.
+                if name != "__pycache__" and len(os.fsencode(os.path.join(site, rel, name))) < 4096:
+                    dirs.append(rel + "/" + name)
+            elif kind == "file" and name.endswith(SOURCE_SUFFIXES):
+                yield rel + "/" + name, os.path.join(site, rel, name)
         pending.extend(reversed(dirs))
 
 
