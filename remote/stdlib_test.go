@@ -187,6 +187,9 @@ func TestStdlibModulesStartup(t *testing.T) {
 		"modhook.py":                        "",
 		"notes.txt":                         "import nottext\n",
 		"broken.pth":                        "import (\n",
+		// Python 3.13 reads a .pth file as "utf-8-sig": this line runs.
+		"bom.pth":    "\ufeffimport bomhook\n",
+		"bomhook.py": "",
 	}
 	for rel, text := range files {
 		p := filepath.Join(userSite, filepath.FromSlash(rel))
@@ -214,7 +217,7 @@ func TestStdlibModulesStartup(t *testing.T) {
 	for _, n := range got.Startup {
 		have[n] = true
 	}
-	for _, n := range []string{"__editable___myproj_0_1_finder", "pthhook", "pthpkg", "tabhook", "fromhook", "importlib", "dunderhook", "modhook"} {
+	for _, n := range []string{"__editable___myproj_0_1_finder", "pthhook", "pthpkg", "tabhook", "fromhook", "importlib", "dunderhook", "modhook", "bomhook"} {
 		if !have[n] {
 			t.Errorf("start-up modules %q lack %s", got.Startup, n)
 		}

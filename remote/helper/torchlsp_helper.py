@@ -1293,7 +1293,9 @@ def _startup_modules():
                 data, _ = plain_read(real, name, PTH_FILE_LIMIT)
             except OSError:
                 continue
-            for line in data[:PTH_FILE_LIMIT].decode("utf-8", "replace").splitlines():
+            # Python 3.13's site drops a byte order mark before the first
+            # line ("utf-8-sig"), and then runs that line when it imports.
+            for line in data[:PTH_FILE_LIMIT].decode("utf-8-sig", "replace").splitlines():
                 if not line.startswith(("import ", "import\t")):
                     continue
                 for n in _pth_line_imports(line):
