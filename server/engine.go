@@ -410,6 +410,7 @@ func noteTooLarge(ctx context.Context, notify Notifier, err error) {
 // DidClose stops tracking a document and clears its diagnostics.
 func (e *Engine) DidClose(ctx context.Context, uri string) {
 	snap := e.docs.Close(uri)
+	e.checks.Closed(uri)
 	if snap == nil || !e.notify.Capabilities().Diagnostics {
 		return
 	}

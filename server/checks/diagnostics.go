@@ -120,9 +120,13 @@ func checkWith(doc *api.Snapshot, cat *gates.Catalog, m *remote.MirrorTree, spec
 // parseDoc parses a document version for its check under the budget that
 // background parsing shares, so that checks of large documents and index
 // builds never hold more trees at once than it allows; the parse stops
-// when ctx is done (a newer version cancels its check).
+// when ctx is done (a newer version, or the document's close, cancels its
+// check), and so does its wait for the budget.
 func (ch *Checks) parseDoc(ctx context.Context, doc *api.Snapshot) (*pybuf.Buffer, error) {
-	release := ch.deps.Parses.Take(len(doc.Text()))
+	release, err := ch.deps.Parses.TakeContext(ctx, len(doc.Text()))
+	if err != nil {
+		return nil, fmt.Errorf("parse %s: %w", doc.URI(), err)
+	}
 	defer release()
 	return doc.BufferContext(ctx)
 }
@@ -166,6 +170,10 @@ func (ch *Checks) Schedule(doc *api.Snapshot) {
 		ch.deps.Work.Go(func() { ch.publishDiagnostics(doc) })
 	})
 }
+
+// Closed stops the check of a document that was closed: its answer could
+// only be dropped, and a large document's parse would go on for nothing.
+func (ch *Checks) Closed(uri string) { ch.running.supersede(uri) }
 
 // publishDiagnostics checks a snapshot and publishes the result, unless a
 // newer version arrived meanwhile. It is the document's one check: the

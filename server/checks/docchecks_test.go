@@ -2,8 +2,13 @@ package checks
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/torchlsp/torchlsp/server/source"
+	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
 // A new version's check cancels the check of the one before and starts
@@ -71,4 +76,31 @@ func TestDocChecksChain(t *testing.T) {
 	endFirst()
 	(<-secondStarted)()
 	<-thirdStarted
+}
+
+// Closing a document stops its check, also one still waiting for the
+// parse budget behind a large parse that holds all of it.
+func TestClosedStopsTheCheck(t *testing.T) {
+	t.Parallel()
+	budget := syntax.NewBudget(1 << 10)
+	hold := budget.Take(1 << 10) // an index build's parse holds the whole budget
+	defer hold()
+	ch := &Checks{deps: Deps{Parses: budget}}
+	ctx, end := ch.running.begin(context.Background(), "file:///w/big.py")
+	defer end()
+	doc, _ := source.NewStore(0, nil).Open("file:///w/big.py", "python", 1, "import torch\n"+strings.Repeat("x = 1\n", 1000))
+	done := make(chan error, 1)
+	go func() {
+		_, err := ch.parseDoc(ctx, doc)
+		done <- err
+	}()
+	ch.Closed("file:///w/big.py")
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the closed document's parse ended with %v, want it cancelled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the closed document's check still waits for the parse budget")
+	}
 }
