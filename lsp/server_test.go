@@ -319,6 +319,7 @@ func TestMalformedInput(t *testing.T) {
 		{"params missing", frame(`{"jsonrpc":"2.0","id":9,"method":"textDocument/definition"}`), lsptest.CodeInvalidParams, "9"},
 		{"id null", frame(`{"jsonrpc":"2.0","id":null,"method":"textDocument/hover","params":{}}`), lsptest.CodeInvalidRequest, "null"},
 		{"past the nesting limit", frame(`{"jsonrpc":"2.0","id":11,"method":"textDocument/hover","params":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`), lsptest.CodeParseError, "11"},
+		{"request cut off after its method key", frame(`{"jsonrpc":"2.0","id":12,"method":`), lsptest.CodeParseError, "12"},
 		{"broken inside params", frame(`{"jsonrpc":"2.0","method":"x","id":"p","params":{"a":}}`), lsptest.CodeParseError, `"p"`},
 		{"negative position", frame(`{"jsonrpc":"2.0","id":10,"method":"textDocument/hover","params":{"textDocument":{"uri":"file:///a.py"},"position":{"line":-1,"character":0}}}`), lsptest.CodeInvalidParams, "10"},
 	}

@@ -278,16 +278,17 @@ func topLevelIDAndMethod(body []byte) (id json.RawMessage, method, ok bool) {
 		if i >= len(body) || body[i] != ':' {
 			return id, method, id != nil
 		}
+		// A "method" member makes a request whatever its value, even one
+		// cut off: the truncated {"id":99,"method": is answered, not
+		// taken for a broken response.
+		method = method || key == "method"
 		i = skipSpace(body, i+1)
 		valEnd, good := skipValue(body, i)
 		if !good {
 			return id, method, id != nil
 		}
-		switch key {
-		case "id":
+		if key == "id" {
 			id = json.RawMessage(bytes.TrimSpace(body[i:valEnd]))
-		case "method":
-			method = true
 		}
 		i = skipSpace(body, valEnd)
 		if i < len(body) && body[i] == ',' {

@@ -226,6 +226,7 @@ func TestTopLevelIDAndMethod(t *testing.T) {
 		// the id still names the message (a response stays unanswered).
 		{`{"id":5,"result":[}]}`, "5", false, true},
 		{`{"id":6,"method":"x","params":[}]}`, "6", true, true},
+		{`{"jsonrpc":"2.0","id":99,"method":`, "99", true, true}, // a request cut off after its method key
 	} {
 		id, method, ok := topLevelIDAndMethod([]byte(tt.body))
 		if string(id) != tt.id || method != tt.method || ok != tt.ok {
