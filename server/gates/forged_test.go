@@ -2,30 +2,14 @@ package gates
 
 import (
 	"context"
+	"github.com/torchlsp/torchlsp/internal/plant"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
-
-// within runs f and fails the test if it has not returned after 10s: a
-// forged file in the cache must never block its reader.
-func within(t *testing.T, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("still reading after 10s: the read blocked")
-	}
-}
 
 // What a cache holds, read as hostile: a catalog cache that is a named
 // pipe or a link to /dev/zero is a miss (the tree is scanned again and a
@@ -37,16 +21,7 @@ func TestOpenForgedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fifo := func(t *testing.T, path string) {
-		if err := syscall.Mkfifo(path, 0o600); err != nil {
-			t.Skipf("mkfifo: %v", err)
-		}
-	}
-	zero := func(t *testing.T, path string) {
-		if err := os.Symlink("/dev/zero", path); err != nil {
-			t.Fatal(err)
-		}
-	}
+	fifo, zero := plant.FIFO, plant.DevZero
 	tests := []struct {
 		name    string
 		rel     string // "" for the cache file, else a file of the tree
@@ -71,7 +46,7 @@ func TestOpenForgedFiles(t *testing.T) {
 				}
 			}
 			tt.plant(t, path)
-			within(t, func() {
+			plant.Within(t, 10*time.Second, func() {
 				cat, err := Open(ctx, site, cacheFile, Options{})
 				if tt.wantErr != "" {
 					if err == nil || !strings.Contains(err.Error(), tt.wantErr) {

@@ -2,11 +2,11 @@ package opimpl
 
 import (
 	"context"
+	"github.com/torchlsp/torchlsp/internal/plant"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -22,16 +22,7 @@ func TestOpenForgedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fifo := func(t *testing.T, path string) {
-		if err := syscall.Mkfifo(path, 0o600); err != nil {
-			t.Skipf("mkfifo: %v", err)
-		}
-	}
-	zero := func(t *testing.T, path string) {
-		if err := os.Symlink("/dev/zero", path); err != nil {
-			t.Fatal(err)
-		}
-	}
+	fifo, zero := plant.FIFO, plant.DevZero
 	tests := []struct {
 		name    string
 		rel     string // "" for the cache file, else a file of the tree

@@ -3,43 +3,19 @@ package pyindex
 import (
 	"encoding/binary"
 	"errors"
+	"github.com/torchlsp/torchlsp/internal/plant"
 	"hash/crc32"
 	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 	"unsafe"
 
 	"github.com/torchlsp/torchlsp/server/localfile"
 )
-
-// within runs f and fails the test if it has not returned after 10s: a
-// forged file in the cache must never block its reader.
-func within(t *testing.T, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("still reading after 10s: the read blocked")
-	}
-}
-
-// plantFIFO puts a named pipe at path.
-func plantFIFO(t *testing.T, path string) {
-	t.Helper()
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
-}
 
 // plantLink puts a symbolic link to target at path.
 func plantLink(target string) func(t *testing.T, path string) {
@@ -66,8 +42,8 @@ func TestCacheForgedFile(t *testing.T) {
 		wantErr  string // in loadCache's error
 		replaced bool   // Build writes its own cache over it
 	}{
-		{"named pipe", plantFIFO, "is a named pipe, not a regular file", true},
-		{"link to /dev/zero", plantLink("/dev/zero"), "is a symbolic link", true},
+		{"named pipe", plant.FIFO, "is a named pipe, not a regular file", true},
+		{"link to /dev/zero", plant.DevZero, "is a symbolic link", true},
 		{"link to a good cache", plantLink(good), "is a symbolic link", true},
 		{"directory", func(t *testing.T, path string) {
 			if err := os.Mkdir(path, 0o700); err != nil {
@@ -87,7 +63,7 @@ func TestCacheForgedFile(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cache := filepath.Join(t.TempDir(), "index.bin")
 			tt.plant(t, cache)
-			within(t, func() {
+			plant.Within(t, 10*time.Second, func() {
 				ix, err := Open(site, cache)
 				if err != nil {
 					t.Errorf("Open: %v", err)
@@ -192,8 +168,8 @@ func TestMirrorFileForged(t *testing.T) {
 		plant func(t *testing.T, path string)
 		want  error
 	}{
-		{"named pipe", plantFIFO, localfile.ErrNotRegular},
-		{"link to /dev/zero", plantLink("/dev/zero"), localfile.ErrLink},
+		{"named pipe", plant.FIFO, localfile.ErrNotRegular},
+		{"link to /dev/zero", plant.DevZero, localfile.ErrLink},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -216,7 +192,7 @@ func TestMirrorFileForged(t *testing.T) {
 				t.Fatal(err)
 			}
 			tt.plant(t, path)
-			within(t, func() {
+			plant.Within(t, 10*time.Second, func() {
 				if fd := ix.parse(f, ix.budget); fd == nil || len(fd.bindings) != 0 {
 					t.Errorf("parse = %+v, want empty data", fd)
 				}
@@ -241,7 +217,7 @@ func TestMirrorFileForged(t *testing.T) {
 			t.Fatal(err)
 		}
 		f := ix.files[0]
-		within(t, func() {
+		plant.Within(t, 10*time.Second, func() {
 			for _, end := range []uint32{uint32(f.size) + 1, 1<<32 - 1} {
 				if got := ix.readDoc(f, 0, end, "summary"); got != "summary" {
 					t.Errorf("readDoc(0, %d) = %q, want the summary", end, got)

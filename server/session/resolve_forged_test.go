@@ -1,9 +1,9 @@
 package session
 
 import (
+	"github.com/torchlsp/torchlsp/internal/plant"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -34,16 +34,8 @@ func TestNameColumnForged(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, 4},
-		{"named pipe", func(t *testing.T, path string) {
-			if err := syscall.Mkfifo(path, 0o600); err != nil {
-				t.Skipf("mkfifo: %v", err)
-			}
-		}, 0},
-		{"link to /dev/zero", func(t *testing.T, path string) {
-			if err := os.Symlink("/dev/zero", path); err != nil {
-				t.Fatal(err)
-			}
-		}, 0},
+		{"named pipe", plant.FIFO, 0},
+		{"link to /dev/zero", plant.DevZero, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,10 +1,10 @@
 package gobfile
 
 import (
+	"github.com/torchlsp/torchlsp/internal/plant"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -88,16 +88,8 @@ func TestCacheForgedFile(t *testing.T) {
 		plant   func(t *testing.T, path string)
 		wantErr string // in Load's error
 	}{
-		{"named pipe", func(t *testing.T, path string) {
-			if err := syscall.Mkfifo(path, 0o600); err != nil {
-				t.Skipf("mkfifo: %v", err)
-			}
-		}, "is a named pipe, not a regular file"},
-		{"link to /dev/zero", func(t *testing.T, path string) {
-			if err := os.Symlink("/dev/zero", path); err != nil {
-				t.Fatal(err)
-			}
-		}, "is a symbolic link"},
+		{"named pipe", plant.FIFO, "is a named pipe, not a regular file"},
+		{"link to /dev/zero", plant.DevZero, "is a symbolic link"},
 		{"link to a good cache", func(t *testing.T, path string) {
 			if err := os.Symlink(good, path); err != nil {
 				t.Fatal(err)
@@ -122,7 +114,7 @@ func TestCacheForgedFile(t *testing.T) {
 			t.Parallel()
 			path := filepath.Join(t.TempDir(), "v.bin")
 			tt.plant(t, path)
-			within(t, func() {
+			plant.Within(t, 10*time.Second, func() {
 				if _, err := c.Load(path); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Errorf("Load: err %v, want %q", err, tt.wantErr)
 				}
@@ -133,21 +125,5 @@ func TestCacheForgedFile(t *testing.T) {
 				}
 			})
 		})
-	}
-}
-
-// within runs f and fails the test if it has not returned after 10s: a
-// forged cache must never block its reader.
-func within(t *testing.T, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("still reading after 10s: the read blocked")
 	}
 }
