@@ -3,10 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -35,28 +32,4 @@ func initEngine(t testing.TB, n Notifier, root, ws, defaultTarget string, target
 		t.Fatal(err)
 	}
 	return eng
-}
-
-// writeTree writes files (path → content; a content of "->TARGET" makes
-// a symbolic link, "|fifo" a named pipe) under dir.
-func writeTree(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for rel, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		var err error
-		switch {
-		case strings.HasPrefix(content, "->"):
-			err = os.Symlink(content[2:], p)
-		case content == "|fifo":
-			err = syscall.Mkfifo(p, 0o600)
-		default:
-			err = os.WriteFile(p, []byte(content), 0o600)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 }

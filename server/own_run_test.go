@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/torchlsp/torchlsp/internal/plant"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,7 +102,7 @@ func TestOwnRunWithoutRoot(t *testing.T) {
 	t.Parallel()
 	eng, dirs := ownRunEngine(t)
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
+	plant.Tree(t, dir, map[string]string{
 		"step.py":                        ownStep,
 		"helpers/__init__.py":            "",
 		"helpers/data.py":                "import torch\n\n\ndef make_x(seed):\n    return (torch.ones(4, 8),)\n",
@@ -146,7 +147,7 @@ func TestOwnRunPastFileLimit(t *testing.T) {
 	for i := range 2100 {
 		files[fmt.Sprintf("aa/m%04d.py", i)] = "x = 1\n"
 	}
-	writeTree(t, ws, files)
+	plant.Tree(t, ws, files)
 	eng, _ := ownRunEngine(t, ws)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -177,7 +178,7 @@ func TestRunRefusesNonFiles(t *testing.T) {
 	dir := t.TempDir()
 	// Devices through links in a directory of the test's own: a
 	// regression then writes there, not into /dev.
-	writeTree(t, dir, map[string]string{"pipe.py": "|fifo", "zero.py": "->/dev/zero", "null.py": "->/dev/null"})
+	plant.Tree(t, dir, map[string]string{"pipe.py": "|fifo", "zero.py": "->/dev/zero", "null.py": "->/dev/null"})
 	src := "import torch\nc = torch.compile(lambda x: x)\n"
 	for _, name := range []string{"zero.py", "null.py", "pipe.py"} {
 		p := filepath.Join(dir, name)
@@ -207,7 +208,7 @@ func TestOwnRunSkipsAnotherUsersRunDirectory(t *testing.T) {
 		t.Skip("making a directory of another user's needs root")
 	}
 	ws := t.TempDir()
-	writeTree(t, ws, map[string]string{
+	plant.Tree(t, ws, map[string]string{
 		"step.py":             ownStep,
 		"helpers/__init__.py": "",
 		"helpers/data.py":     "import torch\n\n\ndef make_x(seed):\n    return (torch.ones(4, 8),)\n",

@@ -6,6 +6,8 @@ package plant
 
 import (
 	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -41,5 +43,30 @@ func Within(t testing.TB, d time.Duration, f func()) {
 	case <-done:
 	case <-time.After(d):
 		t.Fatalf("still reading after %v: the read blocked", d)
+	}
+}
+
+// Tree writes files under dir, path → content: a content of "->TARGET"
+// makes a symbolic link to TARGET, "|fifo" a named pipe, anything else a
+// regular file holding it.
+func Tree(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
+	for rel, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		switch {
+		case strings.HasPrefix(content, "->"):
+			err = os.Symlink(content[2:], p)
+		case content == "|fifo":
+			err = syscall.Mkfifo(p, 0o600)
+		default:
+			err = os.WriteFile(p, []byte(content), 0o600)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }

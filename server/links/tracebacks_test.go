@@ -1,11 +1,11 @@
 package links
 
 import (
+	"github.com/torchlsp/torchlsp/internal/plant"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -41,7 +41,7 @@ func TestLinesOf(t *testing.T) {
 func TestTracebackFileReadsAreBounded(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
+	plant.Tree(t, dir, map[string]string{
 		"swapped.py": "|fifo",
 		"zero.py":    "->/dev/zero",
 		"ok.py":      "x = 1\n",
@@ -124,8 +124,8 @@ func TestTracebackLineIsTheProvedFile(t *testing.T) {
 	t.Parallel()
 	ws, outside := t.TempDir(), t.TempDir()
 	secret := filepath.Join(outside, "passwd")
-	writeTree(t, outside, map[string]string{"passwd": passwdLine + "\n"})
-	writeTree(t, ws, map[string]string{"train.py": "model = build()\n"})
+	plant.Tree(t, outside, map[string]string{"passwd": passwdLine + "\n"})
+	plant.Tree(t, ws, map[string]string{"train.py": "model = build()\n"})
 	train := filepath.Join(ws, "train.py")
 	text := "Traceback (most recent call last):\n  File \"" + train + "\", line 1, in <module>\nRuntimeError: boom\n"
 	swaps := 0
@@ -164,8 +164,8 @@ func TestTracebackLineUnderSwaps(t *testing.T) {
 	t.Parallel()
 	ws, outside := t.TempDir(), t.TempDir()
 	secret := filepath.Join(outside, "passwd")
-	writeTree(t, outside, map[string]string{"passwd": passwdLine + "\n"})
-	writeTree(t, ws, map[string]string{"train.py": "model = build()\n"})
+	plant.Tree(t, outside, map[string]string{"passwd": passwdLine + "\n"})
+	plant.Tree(t, ws, map[string]string{"train.py": "model = build()\n"})
 	train := filepath.Join(ws, "train.py")
 	parsed := traceback.Parse("Traceback (most recent call last):\n  File \""+train+"\", line 1, in <module>\nRuntimeError: boom\n", 10)
 	stop := make(chan struct{})
@@ -208,28 +208,4 @@ func TestTracebackLineUnderSwaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d of %d tracebacks mapped the file", mapped, rounds)
-}
-
-// writeTree writes files (path → content; a content of "->TARGET" makes
-// a symbolic link, "|fifo" a named pipe) under dir.
-func writeTree(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for rel, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		var err error
-		switch {
-		case strings.HasPrefix(content, "->"):
-			err = os.Symlink(content[2:], p)
-		case content == "|fifo":
-			err = syscall.Mkfifo(p, 0o600)
-		default:
-			err = os.WriteFile(p, []byte(content), 0o600)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 }

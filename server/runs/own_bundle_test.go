@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"errors"
+	"github.com/torchlsp/torchlsp/internal/plant"
 	"github.com/torchlsp/torchlsp/server/api"
 	"github.com/torchlsp/torchlsp/server/pybuf"
 	"os"
@@ -10,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/torchlsp/torchlsp/server/config"
@@ -18,36 +18,12 @@ import (
 	"github.com/torchlsp/torchlsp/server/source"
 )
 
-// writeTree writes files (path → content; a content of "->TARGET" makes
-// a symbolic link, "|fifo" a named pipe) under dir.
-func writeTree(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for rel, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		var err error
-		switch {
-		case strings.HasPrefix(content, "->"):
-			err = os.Symlink(content[2:], p)
-		case content == "|fifo":
-			err = syscall.Mkfifo(p, 0o600)
-		default:
-			err = os.WriteFile(p, []byte(content), 0o600)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // TestImportedFiles finds the workspace files a module's imports load, as
 // Python would from the entry's directory and the root.
 func TestImportedFiles(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
+	plant.Tree(t, dir, map[string]string{
 		"pkg/__init__.py":      "",
 		"pkg/model.py":         "",
 		"pkg/sub/__init__.py":  "",
@@ -166,7 +142,7 @@ func TestOwnBundle(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			writeTree(t, dir, files)
+			plant.Tree(t, dir, files)
 			n := &recordingNotifier{yes: tt.yes}
 			dirs := config.Dirs{}
 			if tt.home {
@@ -215,7 +191,7 @@ func TestOwnBundle(t *testing.T) {
 func TestOwnBundleRefusesWhatItNeeds(t *testing.T) {
 	t.Parallel()
 	outside := filepath.Join(t.TempDir(), "helpers.py")
-	writeTree(t, filepath.Dir(outside), map[string]string{"helpers.py": "SECRET = 1\n"})
+	plant.Tree(t, filepath.Dir(outside), map[string]string{"helpers.py": "SECRET = 1\n"})
 	tests := []struct {
 		name  string
 		files map[string]string
@@ -236,7 +212,7 @@ func TestOwnBundleRefusesWhatItNeeds(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			writeTree(t, dir, tt.files)
+			plant.Tree(t, dir, tt.files)
 			rn := newTestRuns(config.Dirs{}, nil, nil)
 			oc := ownCode{Module: "train", Rel: "train.py", Entry: "train.py"}
 			if tt.name == "the entry point is missing" {
@@ -257,8 +233,8 @@ func TestOwnBundleRefusesWhatItNeeds(t *testing.T) {
 func TestPlaceOf(t *testing.T) {
 	t.Parallel()
 	ws, loose, cache := t.TempDir(), t.TempDir(), t.TempDir()
-	writeTree(t, ws, map[string]string{"a.py": ""})
-	writeTree(t, loose, map[string]string{"b.py": "", "fifo.py": "|fifo"})
+	plant.Tree(t, ws, map[string]string{"a.py": ""})
+	plant.Tree(t, loose, map[string]string{"b.py": "", "fifo.py": "|fifo"})
 	rn := newTestRuns(config.Dirs{Cache: cache}, nil, []string{ws})
 	open := func(p string) *source.Snapshot {
 		doc, err := source.NewStore(0, nil).Open(source.FileURI(p), "", 1, "import torch\n")
@@ -331,16 +307,16 @@ func TestRunFilesStayOutOfOthersDirectories(t *testing.T) {
 	}{
 		{"a root of the user's without .torchlsp", func(t *testing.T, ws string) {}, ""},
 		{"a .torchlsp/repros of the user's", func(t *testing.T, ws string) {
-			writeTree(t, ws, map[string]string{".torchlsp/repros/old/report.md": ""})
+			plant.Tree(t, ws, map[string]string{".torchlsp/repros/old/report.md": ""})
 		}, ""},
 		{"a .torchlsp/repros of another user's, 0777", func(t *testing.T, ws string) {
 			asRoot(t)
-			writeTree(t, ws, map[string]string{".torchlsp/repros/old/report.md": ""})
+			plant.Tree(t, ws, map[string]string{".torchlsp/repros/old/report.md": ""})
 			chown(t, filepath.Join(ws, ".torchlsp", "repros"), 0o777)
 		}, filepath.Join(".torchlsp", "repros") + " belongs to another user (uid 65534)"},
 		{"a .torchlsp of another user's", func(t *testing.T, ws string) {
 			asRoot(t)
-			writeTree(t, ws, map[string]string{".torchlsp/.gitignore": "*\n"})
+			plant.Tree(t, ws, map[string]string{".torchlsp/.gitignore": "*\n"})
 			chown(t, filepath.Join(ws, ".torchlsp"), 0o755)
 		}, ".torchlsp belongs to another user (uid 65534)"},
 		{"a root of another user's", func(t *testing.T, ws string) {
@@ -353,13 +329,13 @@ func TestRunFilesStayOutOfOthersDirectories(t *testing.T) {
 			}
 		}, " is writable by every user (mode 0777)"},
 		{"a .torchlsp that is a link to a directory of the user's", func(t *testing.T, ws string) {
-			writeTree(t, ws, map[string]string{".torchlsp": "->" + t.TempDir()})
+			plant.Tree(t, ws, map[string]string{".torchlsp": "->" + t.TempDir()})
 		}, ".torchlsp is a symbolic link, not a directory"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			ws, cache := t.TempDir(), t.TempDir()
-			writeTree(t, ws, map[string]string{"a.py": ""})
+			plant.Tree(t, ws, map[string]string{"a.py": ""})
 			tt.plant(t, ws)
 			n := &messageNotifier{}
 			rn := newTestRuns(config.Dirs{Cache: cache}, n, []string{ws})
