@@ -79,6 +79,9 @@ func hostileClient(t *testing.T, limits HelperLimits) *Client {
 // helper itself with a clear error, and the helper goes on answering.
 func TestHelperAnswersAreBounded(t *testing.T) {
 	t.Parallel()
+	if !heapAlone(t) {
+		return
+	}
 	c := hostileClient(t, HelperLimits{})
 	ctx := testContext(t)
 	var insp Inspection
@@ -120,6 +123,9 @@ func TestHelperAnswersAreBounded(t *testing.T) {
 // with a message naming the limit; the next call gets a new helper.
 func TestHelperFrameOverLimit(t *testing.T) {
 	t.Parallel()
+	if !heapAlone(t) {
+		return
+	}
 	c := hostileClient(t, HelperLimits{})
 	ctx := testContext(t)
 	first, err := c.Hello(ctx)

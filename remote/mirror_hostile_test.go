@@ -237,6 +237,9 @@ def main():
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
+			if !heapAlone(t) {
+				return
+			}
 			spec := hostileSpec(t, "torchlsp_mirror", tt.patch)
 			cache := cacheDir(t)
 			target := NewLocal(spec)
