@@ -12,7 +12,11 @@ type threadStart struct {
 	node    int32  // the call starting it, or the class for a Thread subclass
 	how     string // threading.Thread, executor.submit, asyncio.to_thread, ...
 	targets []string
-	within  int32 // for a Thread subclass, the class whose run it is; else -1
+	// exprs are the callable expressions the start runs (Thread's target,
+	// submit's first argument), for the workspace model to resolve
+	// across files; empty for a Thread subclass.
+	exprs  []int32
+	within int32 // for a Thread subclass, the class whose run it is; else -1
 	// many is set when the start runs its callable in several threads at
 	// once: started in a loop or comprehension, or mapped over a pool
 	// with more than one worker.
@@ -217,7 +221,7 @@ func (a *analysis) poolExpr(n int32) (int, bool) {
 func (a *analysis) threadCall(c *callInfo) {
 	t := a.t
 	start := func(how string, target int32, many bool) {
-		a.addStart(threadStart{node: c.node, how: how, targets: a.targetNames(target), within: -1,
+		a.addStart(threadStart{node: c.node, how: how, targets: a.targetNames(target), exprs: []int32{target}, within: -1,
 			many: many || a.inLoop(c.node), param: a.paramIndex(c.fn, target), fn: c.fn, owners: a.ownerNames(target)})
 	}
 	switch c.qual {
@@ -235,7 +239,7 @@ func (a *analysis) threadCall(c *callInfo) {
 		// Backward recomputes the checkpointed function on autograd's
 		// own threads.
 		a.backwardStarts = append(a.backwardStarts, threadStart{node: c.node, how: "autograd's backward (torch.utils.checkpoint runs it again there)",
-			targets: a.targetNames(c.args[0]), within: -1, param: -1, fn: c.fn, owners: a.ownerNames(c.args[0])})
+			targets: a.targetNames(c.args[0]), exprs: []int32{c.args[0]}, within: -1, param: -1, fn: c.fn, owners: a.ownerNames(c.args[0])})
 		return
 	}
 	if threadRunners[c.qual] {
