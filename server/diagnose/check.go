@@ -70,11 +70,14 @@ type Diagnostic struct {
 	Fixes   []Fix
 }
 
-// Related is a line of the target's torch tree.
+// Related is a line of the target's torch tree, or of a workspace file.
 type Related struct {
 	File    string // relative to the site dir, slash separated
 	Line    int    // 0-based
 	Message string
+	// Path is, for a line of the user's workspace, the file's absolute
+	// local path; File is empty then.
+	Path string
 }
 
 // Fix is a quick fix: edits to the user's buffer.
@@ -100,6 +103,24 @@ type Options struct {
 	// Env is the target's environment as far as it is known (variables
 	// set for the interpreter torchlsp runs there).
 	Env map[string]string
+	// External are the thread starts the workspace model found, in other
+	// files or through them, that reach compile sites of this buffer.
+	External []ExternalStart
+}
+
+// ExternalStart is a thread start that the workspace model
+// (server/wsmodel) found reaching a compile site of the buffer through
+// other files: a loader that returns the compiled model, imported by a
+// server that calls it in its threads.
+type ExternalStart struct {
+	// Compile is the site's span, as FactsOf gave it.
+	Compile pybuf.Span
+	// How says where the thread starts: "threading.Thread, server.py
+	// line 12".
+	How  string
+	Many bool
+	// Path leads from the thread start to the call of the compiled code.
+	Path []Related
 }
 
 const (
@@ -577,10 +598,11 @@ func (c *checker) treesOff(s *compileSite) *FlagRef {
 // threads runs the checks that need to know what runs in other threads.
 func (c *checker) threads() {
 	a := c.a
-	if len(a.starts) == 0 && len(a.backwardStarts) == 0 {
+	if len(a.starts) == 0 && len(a.backwardStarts) == 0 && len(c.opts.External) == 0 {
 		return
 	}
 	rc := a.threadReach()
+	c.externalStarts(rc)
 	field, looked := -1, false
 	var hot []*compileSite // compiled code with CUDA graphs run in threads
 	for _, s := range a.sites {
@@ -636,35 +658,85 @@ func (c *checker) threads() {
 		}
 		c.add(Diagnostic{
 			Code: CodeConfigInThread, Severity: SeverityWarning, Span: r.Span,
-			Message: fmt.Sprintf("%s.%s is process-wide: changing it here, in code run by %s (line %d), changes it for every thread, and a patch's restore races with the other threads; set it once before starting threads",
-				r.Module, r.Key, st.how, c.t.StartPos(st.node).Line+1),
+			Message: fmt.Sprintf("%s.%s is process-wide: changing it here, in code run by %s, changes it for every thread, and a patch's restore races with the other threads; set it once before starting threads",
+				r.Module, r.Key, c.runBy(st)),
 		})
+	}
+}
+
+// threadHazard says whether compiled code of site s with CUDA graphs on
+// fails or goes wrong in threads on the target. The failure this rests
+// on is cudagraph_trees' TLS lookup asserting that the calling thread has
+// the state (get_obj): a torch whose trees create that state per thread
+// has no such assert, and no hazard unless trees are off.
+func (c *checker) threadHazard(s *compileSite) bool {
+	return c.treesOff(s) != nil || len(c.index().treeGates) == 0 ||
+		c.files.findStatement(fileTrees, 0, "assert", "_is_key_in_tls") >= 0
+}
+
+// where says where a thread start is: "threading.Thread, line 12", or
+// what the workspace model said of a start in another file.
+func (c *checker) where(st threadStart) string {
+	if st.ext != nil {
+		return st.ext.How
+	}
+	return fmt.Sprintf("%s, line %d", st.how, c.t.StartPos(st.node).Line+1)
+}
+
+// runBy names a start for "the code run by ...": "threading.Thread
+// (line 12)".
+func (c *checker) runBy(st threadStart) string {
+	if st.ext != nil {
+		return st.ext.How
+	}
+	return fmt.Sprintf("%s (line %d)", st.how, c.t.StartPos(st.node).Line+1)
+}
+
+// externalStarts adds the starts the workspace model found to what the
+// buffer's own starts reach.
+func (c *checker) externalStarts(rc reach) {
+	if len(c.opts.External) == 0 {
+		return
+	}
+	bySpan := map[pybuf.Span]*compileSite{}
+	for _, s := range c.a.sites {
+		bySpan[c.siteSpan(s)] = s
+	}
+	for i := range c.opts.External {
+		ext := &c.opts.External[i]
+		s, ok := bySpan[ext.Compile]
+		if !ok {
+			continue
+		}
+		if _, ok := rc.sites[s]; !ok {
+			rc.sites[s] = threadStart{node: -1, how: ext.How, within: -1, param: -1, fn: -1, many: ext.Many, ext: ext}
+		}
+		rc.starts[s]++
 	}
 }
 
 func (c *checker) cudagraphsInThreads(s *compileSite, st threadStart, cg cudagraphState) {
 	d := Diagnostic{Code: CodeCudagraphsInThreads, Severity: SeverityError, Span: cg.span}
-	startLine := c.t.StartPos(st.node).Line + 1
 	off := c.treesOff(s)
 	treeGates := c.index().treeGates
-	const trees = "torch/_inductor/cudagraph_trees.py"
-	// The failure this rests on is cudagraph_trees' TLS lookup asserting
-	// that the calling thread has the state (get_obj). A torch whose trees
-	// create that state per thread has no such assert, and no hazard.
+	const trees = fileTrees
 	assertLine := c.files.findStatement(trees, 0, "assert", "_is_key_in_tls")
-	if off == nil && len(treeGates) > 0 && assertLine < 0 {
+	if !c.threadHazard(s) {
 		return
 	}
 	switch {
 	case off != nil:
-		d.Message = fmt.Sprintf("%s turns on CUDA graphs, and this compiled code runs in other threads (%s, line %d); with cudagraph_trees off (line %d), legacy CUDA graphs share static input and output buffers between threads: results can be wrong",
-			cg.why, st.how, startLine, off.Span.Start.Line+1)
+		d.Message = fmt.Sprintf("%s turns on CUDA graphs, and this compiled code runs in other threads (%s); with cudagraph_trees off (line %d), legacy CUDA graphs share static input and output buffers between threads: results can be wrong",
+			cg.why, c.where(st), off.Span.Start.Line+1)
 	case len(treeGates) > 0:
-		d.Message = fmt.Sprintf("%s turns on CUDA graphs, and this compiled code runs in other threads (%s, line %d); in %s, CUDA graph trees keep their state in the thread that first used them, and other threads fail with AssertionError at %s:%d",
-			cg.why, st.how, startLine, c.torchName(), trees, assertLine+1)
+		d.Message = fmt.Sprintf("%s turns on CUDA graphs, and this compiled code runs in other threads (%s); in %s, CUDA graph trees keep their state in the thread that first used them, and other threads fail with AssertionError at %s:%d",
+			cg.why, c.where(st), c.torchName(), trees, assertLine+1)
 	default:
-		d.Message = fmt.Sprintf("%s turns on CUDA graphs, and this compiled code runs in other threads (%s, line %d); CUDA graphs share static input and output buffers between threads: results can be wrong",
-			cg.why, st.how, startLine)
+		d.Message = fmt.Sprintf("%s turns on CUDA graphs, and this compiled code runs in other threads (%s); CUDA graphs share static input and output buffers between threads: results can be wrong",
+			cg.why, c.where(st))
+	}
+	if st.ext != nil {
+		d.Related = append(d.Related, st.ext.Path...)
 	}
 	d.Message += "; turn CUDA graphs off for threaded use, or make every compiled call from one thread"
 	if f := c.a.lookupFlag(inductorConfig, keyCudagraphs); f != nil {
@@ -818,8 +890,8 @@ func (c *checker) treesOffInThreads(hot []*compileSite, rc reach) {
 		st := rc.sites[hot[0]]
 		d := Diagnostic{
 			Code: CodeTreesOffInThreads, Severity: SeverityError, Span: r.Span,
-			Message: fmt.Sprintf("with cudagraph_trees off, compiled code that threads run with CUDA graphs (%s, line %d) uses legacy CUDA graphs, which share static input and output buffers between threads: results can be wrong; turn CUDA graphs off instead",
-				st.how, c.t.StartPos(st.node).Line+1),
+			Message: fmt.Sprintf("with cudagraph_trees off, compiled code that threads run with CUDA graphs (%s) uses legacy CUDA graphs, which share static input and output buffers between threads: results can be wrong; turn CUDA graphs off instead",
+				c.where(st)),
 			Related: []Related{c.flagRelated(r.Flag, "triton.cudagraph_trees is defined here")},
 		}
 		for i, g := range c.index().treeGates {

@@ -454,7 +454,7 @@ func (c *checker) returnsOneTensor(s *compileSite) bool {
 // compiled code runs on others, on a torch that keeps overrides per
 // thread (TL012).
 func (c *checker) configNotInThreads(rc reach, ctx int) {
-	a, t := c.a, c.t
+	a := c.a
 	var hot *compileSite
 	var hotStart threadStart
 	for _, s := range a.sites {
@@ -496,8 +496,8 @@ func (c *checker) configNotInThreads(rc reach, ctx int) {
 		}
 		d := Diagnostic{
 			Code: CodeConfigPerThread, Severity: SeverityWarning, Span: r.Span,
-			Message: fmt.Sprintf("%s keeps config overrides per thread (a ContextVar, %s:%d): %s set here is not seen by the compiled code run by %s (line %d), which uses the default (%s); set it in the function the thread runs, or with %s.patch there",
-				c.torchName(), fileConfigModule, ctx+1, full, hotStart.how, t.StartPos(hotStart.node).Line+1, oneLineText(deflt, 24), r.Module),
+			Message: fmt.Sprintf("%s keeps config overrides per thread (a ContextVar, %s:%d): %s set here is not seen by the compiled code run by %s, which uses the default (%s); set it in the function the thread runs, or with %s.patch there",
+				c.torchName(), fileConfigModule, ctx+1, full, c.runBy(hotStart), oneLineText(deflt, 24), r.Module),
 			Related: []Related{
 				{File: fileConfigModule, Line: ctx, Message: c.files.text(fileConfigModule, ctx)},
 				c.flagRelated(r.Flag, r.Key+" is defined here"),
@@ -570,7 +570,6 @@ func (c *checker) setInThreadFix(r *FlagRef, st threadStart) (Fix, bool) {
 // compiled in several threads at once, on a torch whose compiled graphs
 // share one callable between threads (TL014).
 func (c *checker) sharedCallableInThreads(s *compileSite, st threadStart, cg cudagraphState, rc reach, field int) {
-	t := c.t
 	_, compiledInThread := rc.funcs[s.fn]
 	compiledInThread = compiledInThread && s.fn >= 0
 	several := st.many || rc.starts[s] >= 2
@@ -584,8 +583,8 @@ func (c *checker) sharedCallableInThreads(s *compileSite, st threadStart, cg cud
 	mutation := c.files.find(fileOutputCode, 0, "current_callable = cudagraphify(")
 	d := Diagnostic{
 		Code: CodeSharedCallable, Severity: SeverityWarning, Span: c.siteSpan(s),
-		Message: fmt.Sprintf("%s turns on CUDA graphs, and %s (%s, line %d): in %s, threads that compile equal graphs share one compiled graph, whose callable (current_callable, %s:%d) CUDA-graph wrapping in one thread replaces for all; call it once on one thread before starting the others, or turn CUDA graphs off for threaded use",
-			cg.why, how, st.how, t.StartPos(st.node).Line+1, c.torchName(), fileOutputCode, field+1),
+		Message: fmt.Sprintf("%s turns on CUDA graphs, and %s (%s): in %s, threads that compile equal graphs share one compiled graph, whose callable (current_callable, %s:%d) CUDA-graph wrapping in one thread replaces for all; call it once on one thread before starting the others, or turn CUDA graphs off for threaded use",
+			cg.why, how, c.where(st), c.torchName(), fileOutputCode, field+1),
 		Related: []Related{{File: fileOutputCode, Line: field, Message: c.files.text(fileOutputCode, field)}},
 	}
 	if mutation >= 0 {

@@ -30,6 +30,9 @@ type threadStart struct {
 	// forward was replaced by a compiled one, runs compiled code whatever
 	// method of it runs (torch.compile(model) compiles only its calls).
 	owners []string
+	// ext is, for a start the workspace model found through other files,
+	// what it said of it; nil for the buffer's own starts.
+	ext *ExternalStart
 }
 
 // executorTypes are the thread pools whose submit/map run callables in

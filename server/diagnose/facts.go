@@ -1,0 +1,78 @@
+package diagnose
+
+import (
+	"github.com/torchlsp/torchlsp/server/gates"
+	"github.com/torchlsp/torchlsp/server/pybuf"
+	"github.com/torchlsp/torchlsp/server/syntax"
+)
+
+// Facts is what one buffer tells the workspace model (server/wsmodel),
+// which links the files of a workspace: where the buffer compiles, and
+// with what settings as the target's torch reads them, and where it
+// starts threads. Nodes are of the buffer's tree; the model turns them
+// into plain data.
+type Facts struct {
+	Compiles []CompileFact
+	Starts   []StartFact
+}
+
+// CompileFact is one compile site of the buffer.
+type CompileFact struct {
+	// Node is the compiling call, or a decorator's expression.
+	Node int32
+	// Span is where a diagnostic on the site stands (torch.compile as
+	// written); Options.External names sites by it.
+	Span pybuf.Span
+	// CUDAGraphs says the compiled code uses CUDA graphs (its mode,
+	// options, backend, or a config write of the file turn them on);
+	// Why says how, as TL001's message does.
+	CUDAGraphs bool
+	Why        string
+	// ThreadHazard says the target's torch fails (or computes wrong
+	// results) when this compiled code runs in several threads: CUDA
+	// graphs on, and the target's cudagraph_trees keeps its state in one
+	// thread, or trees are off so that legacy graphs share buffers.
+	ThreadHazard bool
+	// Derived is set for a call of a wrapper or partial of torch.compile
+	// that this buffer defines: the wrapper's own site is a fact too.
+	Derived bool
+	// Decorates is set when the site is a decorator: it compiles the
+	// function it decorates.
+	Decorates bool
+}
+
+// StartFact is one place the buffer runs a callable in another thread.
+type StartFact struct {
+	// Node is the call that starts it, or the class of a Thread subclass.
+	Node int32
+	How  string
+	// Exprs are the callable expressions it runs; Class is, for a Thread
+	// subclass, the class whose run it is (else -1).
+	Exprs []int32
+	Class int32
+	Many  bool
+}
+
+// FactsOf reads the facts of a buffer against cat, the target's catalog,
+// from the same analysis Check makes.
+func FactsOf(buf *pybuf.Buffer, cat *gates.Catalog, opts Options) Facts {
+	if buf == nil || cat == nil || !cat.HasCompile {
+		return Facts{}
+	}
+	a := analyze(buf, cat)
+	c := &checker{a: a, t: a.t, cat: cat, opts: opts, files: newSiteFiles(opts.SiteDir)}
+	c.confirmInPlace()
+	var f Facts
+	for _, s := range a.sites {
+		cg := c.cudagraphs(s)
+		f.Compiles = append(f.Compiles, CompileFact{
+			Node: s.node, Span: c.siteSpan(s), CUDAGraphs: cg.on, Why: cg.why,
+			ThreadHazard: cg.on && c.threadHazard(s),
+			Derived:      s.kind == siteDerived, Decorates: s.call == nil || a.t.Kind(a.t.Parent(s.node)) == syntax.KindDecorator,
+		})
+	}
+	for _, st := range a.starts {
+		f.Starts = append(f.Starts, StartFact{Node: st.node, How: st.how, Exprs: st.exprs, Class: st.within, Many: st.many})
+	}
+	return f
+}
