@@ -158,6 +158,7 @@ func New(opts Options) *Engine {
 		Session:     e.session,
 		Folders:     e.cfg.workspaceFolders,
 		Documents:   e.docs.All,
+		Workspace:   navigation.NewDiskWorkspace(e.cfg.workspaceFolders, opts.Dirs.Cache, e.bg.parses, navigation.DefaultWorkspaceLimits()),
 		SitePath:    e.site.PathFor,
 		SiteCompact: e.site.Compact,
 	})

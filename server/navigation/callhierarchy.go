@@ -50,14 +50,15 @@ func (n *Navigator) PrepareCallHierarchy(ctx context.Context, doc *api.Snapshot,
 }
 
 // IncomingCalls lists the functions (class bodies, modules) that call the
-// item, in the package and the open documents, with the calls' places.
+// item, in the package and the workspace's files (open or not), with the
+// calls' places.
 func (n *Navigator) IncomingCalls(ctx context.Context, item CallItem) ([]CallLink, error) {
 	x, err := n.itemTarget(ctx, item)
 	if err != nil || x == nil {
 		return nil, err
 	}
 	srcs, byRel, byPath := n.openSources(x.ps)
-	calls, truncated, err := x.ps.Index().Callers(ctx, x.sym, pyindex.ReferenceOptions{Sources: srcs})
+	calls, truncated, err := x.ps.Index().Callers(ctx, x.sym, pyindex.ReferenceOptions{Sources: srcs, Files: n.workspaceFiles()})
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,9 @@ type Deps struct {
 	// latest snapshots.
 	Folders   func() []string
 	Documents func() []*source.Snapshot
+	// Workspace are the workspace's files, open or not (the open
+	// documents' snapshots stand for theirs); nil for none.
+	Workspace Workspace
 	// SitePath maps a file of a mirror to the same file seen through the
 	// site the editor's Python server reads for target, when it reads one;
 	// SiteCompact says that server shows signatures and docstrings, so a

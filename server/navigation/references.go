@@ -12,9 +12,10 @@ import (
 // it (the gate scan's sites) and its uses in open documents. For any
 // other name whose definition is in a mirrored package (a function,
 // class, method, module-level name, module, parameter): every place in
-// that package and in the open documents whose name lands on the same
-// definition, through import aliases, re-exports and star imports. It
-// returns nil for names torchlsp does not answer for.
+// that package and in the workspace's files (the open documents as they
+// are, the others from disk: workspacefiles.go) whose name lands on the
+// same definition, through import aliases, re-exports and star imports.
+// It returns nil for names torchlsp does not answer for.
 func (n *Navigator) References(ctx context.Context, doc *api.Snapshot, pos api.Position, includeDecl bool) ([]api.Location, error) {
 	a, err := n.resolve(ctx, doc, pos, wantSymbol)
 	if err != nil {
@@ -33,7 +34,8 @@ func (n *Navigator) References(ctx context.Context, doc *api.Snapshot, pos api.P
 		return nil, nil
 	}
 	srcs, byRel, byPath := n.openSources(x.ps)
-	res, err := x.ps.Index().References(ctx, x.sym, pyindex.ReferenceOptions{IncludeDeclaration: includeDecl, Sources: srcs})
+	opts := pyindex.ReferenceOptions{IncludeDeclaration: includeDecl, Sources: srcs, Files: n.workspaceFiles()}
+	res, err := x.ps.Index().References(ctx, x.sym, opts)
 	if err != nil {
 		return nil, err
 	}

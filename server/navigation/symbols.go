@@ -43,7 +43,8 @@ type DocumentSymbol struct {
 // WorkspaceSymbols finds the symbols whose names match query in the
 // default target's mirrored packages (torch and the target's listed
 // packages, waiting for their mirrors; the others already loaded) and in
-// the open documents of the workspace: ranked exact, then prefix, then
+// the workspace's own files, open or not (every definition of their
+// outlines, as documentSymbol lists them): ranked exact, then prefix, then
 // substring, then fuzzy (the query's letters in order), at most
 // MaxWorkspaceSymbols.
 func (n *Navigator) WorkspaceSymbols(ctx context.Context, query string) ([]SymbolInfo, error) {
@@ -71,22 +72,36 @@ func (n *Navigator) WorkspaceSymbols(ctx context.Context, query string) ([]Symbo
 			hits = append(hits, hit{h, loc})
 		}
 	}
+	// The workspace's own files: each open document as it is, the others
+	// from disk.
+	addOutline := func(items []pyscope.OutlineItem, module, path, uri string) {
+		if module == "" {
+			module = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+		}
+		walkOutline(items, module, func(it pyscope.OutlineItem, container string, inClass bool) {
+			r, ok := q.Rank(it.Name)
+			if !ok || !q.Container(container) {
+				return
+			}
+			sym := pyindex.Symbol{Name: it.Name, Qualname: container + "." + it.Name, Path: path, Line: it.NameSpan.Start.Line, Kind: outlineIndexKind(it.Kind)}
+			hits = append(hits, hit{pyindex.SymbolHit{Symbol: sym, Rank: r}, api.Location{URI: uri, Path: path, Range: api.RangeOf(it.NameSpan)}})
+		})
+	}
 	for _, d := range n.deps.Documents() {
 		if d.Path() == "" || n.isMirrored(d) {
 			continue // the mirror's files answer from their index
 		}
 		module, _ := n.workspaceModule(d.Path())
-		if module == "" {
-			module = strings.TrimSuffix(filepath.Base(d.Path()), filepath.Ext(d.Path()))
+		addOutline(d.Buffer().Scopes().Outline(), module, d.Path(), d.URI())
+	}
+	if n.deps.Workspace != nil {
+		files, err := n.deps.Workspace.Outlines(ctx, n.openPaths())
+		if err != nil {
+			return nil, err
 		}
-		walkOutline(d.Buffer().Scopes().Outline(), module, func(it pyscope.OutlineItem, container string, inClass bool) {
-			r, ok := q.Rank(it.Name)
-			if !ok || !q.Container(container) {
-				return
-			}
-			sym := pyindex.Symbol{Name: it.Name, Qualname: container + "." + it.Name, Path: d.Path(), Line: it.NameSpan.Start.Line, Kind: outlineIndexKind(it.Kind)}
-			hits = append(hits, hit{pyindex.SymbolHit{Symbol: sym, Rank: r}, api.Location{URI: d.URI(), Path: d.Path(), Range: api.RangeOf(it.NameSpan)}})
-		})
+		for _, f := range files {
+			addOutline(f.Items, f.Module, f.Path, "")
+		}
 	}
 	slices.SortFunc(hits, func(a, b hit) int { return pyindex.CompareHits(a.SymbolHit, b.SymbolHit) })
 	hits = hits[:min(len(hits), MaxWorkspaceSymbols)]

@@ -139,6 +139,45 @@ func (n *Navigator) openSources(ps *session.Package) (srcs []pyindex.Source, byR
 	return srcs, byRel, byPath
 }
 
+// workspaceFiles are the workspace's files that no editor has open, as a
+// query's FileSource; nil when the engine gave none.
+func (n *Navigator) workspaceFiles() pyindex.FileSource {
+	if n.deps.Workspace == nil {
+		return nil
+	}
+	return wsFiles{ws: n.deps.Workspace, skip: n.openPaths()}
+}
+
+// wsFiles asks the workspace for its files but those skip names.
+type wsFiles struct {
+	ws   Workspace
+	skip func(string) bool
+}
+
+func (w wsFiles) Mentioning(ctx context.Context, names []string) ([]pyindex.File, error) {
+	return w.ws.Mentioning(ctx, names, w.skip)
+}
+
+// openPaths says whether a path is an open document's: its snapshot
+// stands for the file, as it is named and with its links followed.
+func (n *Navigator) openPaths() func(string) bool {
+	open := map[string]bool{}
+	for _, d := range n.deps.Documents() {
+		if d.Path() == "" {
+			continue
+		}
+		open[d.Path()] = true
+		if real := d.Memo(realPathKey{}, func() any { p, _ := filepath.EvalSymlinks(d.Path()); return p }).(string); real != "" {
+			open[real] = true
+		}
+	}
+	return func(p string) bool { return open[p] }
+}
+
+// realPathKey memoizes, per document version, its path with links
+// followed.
+type realPathKey struct{}
+
 // xrefLocation is a place of a query's answer as a Location: a file of the
 // package (rel set; the open document's URI when it is open) or a user's
 // open file.

@@ -76,6 +76,25 @@ type ReferenceOptions struct {
 	// documents): one whose Rel is set stands for that file of the index,
 	// the others (a user's files) are searched besides the index's.
 	Sources []Source
+	// Files are more files outside the index (a workspace's files that
+	// are not open), asked for each round's names; nil for none.
+	Files FileSource
+}
+
+// FileSource gives a reference query the files outside the index that
+// may name what it looks for (a workspace's files on disk).
+type FileSource interface {
+	// Mentioning lists the files whose text may name one of names: a
+	// file left out must name none of them.
+	Mentioning(ctx context.Context, names []string) ([]File, error)
+}
+
+// File is a file of a FileSource.
+type File interface {
+	// Visit reads and parses the file and calls f with it as a Source
+	// (Rel ""), whose table f must not keep; a file that can no longer
+	// be read is not visited, and that is no error.
+	Visit(ctx context.Context, f func(Source)) error
 }
 
 // References is the answer of a reference query.
@@ -167,6 +186,13 @@ func (q *refQuery) round(ctx context.Context, names []string) ([]string, error) 
 		}
 	}
 	open = append(open, q.outside...)
+	var more []File
+	if q.opts.Files != nil {
+		var err error
+		if more, err = q.opts.Files.Mentioning(ctx, names); err != nil {
+			return nil, err
+		}
+	}
 	p := pool.New().WithContext(ctx).WithMaxGoroutines(buildWorkers()).WithCancelOnError()
 	var found []string
 	var foundMu sync.Mutex // guards found
@@ -193,6 +219,14 @@ func (q *refQuery) round(ctx context.Context, names []string) ([]string, error) 
 		p.Go(func(ctx context.Context) error {
 			collect(q.scan(s, names)) // a user's file's aliases stay in it
 			return nil
+		})
+	}
+	for _, f := range more {
+		p.Go(func(ctx context.Context) error {
+			if q.found.Load() > MaxReferences {
+				return nil // the answer is cut anyway
+			}
+			return f.Visit(ctx, func(s Source) { collect(q.scan(s, names)) })
 		})
 	}
 	if err := p.Wait(); err != nil {

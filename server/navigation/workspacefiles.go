@@ -1,0 +1,548 @@
+package navigation
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/sourcegraph/conc/pool"
+
+	"github.com/torchlsp/torchlsp/server/internal/wswalk"
+	"github.com/torchlsp/torchlsp/server/localfile"
+	"github.com/torchlsp/torchlsp/server/pyindex"
+	"github.com/torchlsp/torchlsp/server/pyscope"
+	"github.com/torchlsp/torchlsp/server/syntax"
+)
+
+// References, incoming calls and workspace symbols search the user's
+// workspace files that no editor has open besides the open documents
+// (whose snapshots win over the files on disk). Workspace is what those
+// requests ask of them; DiskWorkspace answers from the files on disk.
+// The engine gives one through Deps, so that a model of the workspace
+// can stand in for it.
+
+// Workspace is the user's workspace files as cross-reference queries and
+// workspace symbols read them. skip names the files the caller searches
+// otherwise (the open documents): they are left out.
+type Workspace interface {
+	// Mentioning lists the Python files of the workspace whose text may
+	// name one of names; a file left out names none of them.
+	Mentioning(ctx context.Context, names []string, skip func(path string) bool) ([]pyindex.File, error)
+	// Outlines are the definitions of every Python file of the
+	// workspace.
+	Outlines(ctx context.Context, skip func(path string) bool) ([]FileOutline, error)
+}
+
+// FileOutline is a workspace file's outline.
+type FileOutline struct {
+	Path   string
+	Module string // its module under its workspace folder; "" when it has none
+	Items  []pyscope.OutlineItem
+}
+
+// WorkspaceLimits bound what DiskWorkspace reads of a workspace.
+type WorkspaceLimits struct {
+	MaxEntries   int   // directory entries one walk visits (wswalk)
+	MaxFiles     int   // Python files searched
+	MaxFileBytes int64 // a larger file is generated data, skipped
+	MaxBytes     int64 // the text of all the files searched together
+	// MaxTableBytes bounds the source whose parsed tables are kept
+	// between queries (a table takes about 20 bytes a byte of source).
+	MaxTableBytes int64
+}
+
+// DefaultWorkspaceLimits are the limits of the engine's DiskWorkspace:
+// 200,000 directory entries (as the site's import scan), 20,000 Python
+// files, 4 MiB a file (torch's largest file is 1.4 MB) and 256 MiB in
+// all, the tables of 4 MiB of source kept.
+func DefaultWorkspaceLimits() WorkspaceLimits {
+	return WorkspaceLimits{
+		MaxEntries:    200000,
+		MaxFiles:      20000,
+		MaxFileBytes:  4 << 20,
+		MaxBytes:      256 << 20,
+		MaxTableBytes: 4 << 20,
+	}
+}
+
+// DiskWorkspace reads the workspace's Python files from disk: every file
+// under each folder that the one workspace walk (wswalk) visits, so
+// environments, hidden directories and caches are skipped as the site's
+// import scan and runs skip them (and torchlsp's cache, where the
+// mirrors are, wherever it lies). Only regular files are read, through an
+// os.Root of their folder (no link is followed, none leads out) and
+// localfile (never blocking, within the limits). Each file's words are
+// kept per version (size, modification time, inode), so a query reads
+// and parses only the files whose text may name what it looks for, and a
+// later query reads only the files that changed; outlines are kept the
+// same way, and the parsed tables of the last files searched within
+// MaxTableBytes. It is safe for concurrent use.
+type DiskWorkspace struct {
+	folders  func() []string
+	cacheDir string
+	parses   *syntax.Budget
+	parsers  *syntax.Pool
+	limits   WorkspaceLimits
+
+	mu     sync.Mutex            // guards files, tables, byPath and tableBytes
+	files  map[string]*diskEntry // by path: what is known of each file's version
+	tables *list.List            // of *diskTable, most recently used first
+	byPath map[string]*list.Element
+	// tableBytes is the source of the tables kept.
+	tableBytes int64
+}
+
+// NewDiskWorkspace reads the files under folders, parsing under the
+// shared budget parses; files under cacheDir (torchlsp's mirrors) are
+// never the workspace's.
+func NewDiskWorkspace(folders func() []string, cacheDir string, parses *syntax.Budget, limits WorkspaceLimits) *DiskWorkspace {
+	return &DiskWorkspace{
+		folders: folders, cacheDir: filepath.Clean(cacheDir), parses: parses.OrDefault(),
+		parsers: syntax.NewPool(runtime.GOMAXPROCS(0)), limits: limits,
+		files: map[string]*diskEntry{}, tables: list.New(), byPath: map[string]*list.Element{},
+	}
+}
+
+// fileVersion tells one version of a file from another.
+type fileVersion struct {
+	size, mtime int64
+	dev, ino    uint64
+}
+
+func versionOf(st fs.FileInfo) fileVersion {
+	v := fileVersion{size: st.Size(), mtime: st.ModTime().UnixNano()}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		v.dev, v.ino = uint64(sys.Dev), sys.Ino
+	}
+	return v
+}
+
+// diskEntry is what is known of one version of a file; it is replaced,
+// never changed, once published.
+type diskEntry struct {
+	ver   fileVersion
+	words wordSet
+	// outline is set once the file was parsed (outlined).
+	outline  []pyscope.OutlineItem
+	outlined bool
+}
+
+// diskTable is a parsed file kept for the next query.
+type diskTable struct {
+	path string
+	ver  fileVersion
+	tab  *pyscope.Table
+	size int64
+}
+
+// wsFile is a Python file a walk found.
+type wsFile struct {
+	root string // its workspace folder
+	rel  string // its path under the folder, slash-separated
+	path string
+	ver  fileVersion
+}
+
+func (f wsFile) module() (string, bool) { return pyindex.ModuleName(f.root, f.path) }
+
+// Mentioning lists the files whose words hold one of names: a file's
+// words are read once per version.
+func (w *DiskWorkspace) Mentioning(ctx context.Context, names []string, skip func(string) bool) ([]pyindex.File, error) {
+	files, err := w.walk(ctx, skip)
+	if err != nil {
+		return nil, err
+	}
+	hs := make([]uint32, len(names))
+	for i, n := range names {
+		hs[i] = wordHash(n)
+	}
+	var out []pyindex.File
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("workspace files: %w", err)
+		}
+		e := w.entry(f)
+		if e == nil {
+			text, ver, err := w.read(f)
+			if err != nil {
+				continue // gone, or no longer a regular file of its size
+			}
+			f.ver = ver
+			e = w.store(f, &diskEntry{ver: ver, words: wordsOf(text)})
+		}
+		if e.words.mentions(hs) {
+			out = append(out, diskFile{w: w, f: f})
+		}
+	}
+	return out, nil
+}
+
+// Outlines are the outlines of the files, each parsed once per version.
+func (w *DiskWorkspace) Outlines(ctx context.Context, skip func(string) bool) ([]FileOutline, error) {
+	files, err := w.walk(ctx, skip)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]FileOutline, len(files))
+	p := pool.New().WithContext(ctx).WithMaxGoroutines(runtime.GOMAXPROCS(0)).WithCancelOnError()
+	for i, f := range files {
+		p.Go(func(ctx context.Context) error {
+			e := w.entry(f)
+			if e == nil || !e.outlined {
+				var err error
+				if e, err = w.outline(ctx, f); err != nil || e == nil {
+					return err
+				}
+			}
+			m, _ := f.module()
+			out[i] = FileOutline{Path: f.path, Module: m, Items: e.outline}
+			return nil
+		})
+	}
+	if err := p.Wait(); err != nil {
+		return nil, fmt.Errorf("workspace outlines: %w", err)
+	}
+	return slices.DeleteFunc(out, func(o FileOutline) bool { return o.Path == "" }), nil
+}
+
+// outline reads and parses f for its outline (and its words); nil when
+// it cannot be read.
+func (w *DiskWorkspace) outline(ctx context.Context, f wsFile) (*diskEntry, error) {
+	text, ver, err := w.read(f)
+	if err != nil {
+		return nil, nil
+	}
+	f.ver = ver
+	release, err := w.parses.TakeContext(ctx, len(text))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	ps, err := w.parsers.Get()
+	if err != nil {
+		return nil, err
+	}
+	defer w.parsers.Put(ps)
+	var items []pyscope.OutlineItem
+	ps.Visit(text, func(t *syntax.Tree) { items = pyscope.New(t).Outline() })
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return w.store(f, &diskEntry{ver: ver, words: wordsOf(text), outline: items, outlined: true}), nil
+}
+
+// entry is what the memo holds for f's version; nil when it holds none.
+func (w *DiskWorkspace) entry(f wsFile) *diskEntry {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if e := w.files[f.path]; e != nil && e.ver == f.ver {
+		return e
+	}
+	return nil
+}
+
+// store keeps e for f's version, with what the memo knew of that version
+// already, and returns what is kept.
+func (w *DiskWorkspace) store(f wsFile, e *diskEntry) *diskEntry {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if old := w.files[f.path]; old != nil && old.ver == e.ver && old.outlined && !e.outlined {
+		merged := *old
+		merged.words = e.words
+		e = &merged
+	}
+	w.files[f.path] = e
+	return e
+}
+
+// read reads f's text through an os.Root of its folder, as a regular
+// file within the limit, with the version it read.
+func (w *DiskWorkspace) read(f wsFile) ([]byte, fileVersion, error) {
+	root, err := os.OpenRoot(f.root)
+	if err != nil {
+		return nil, fileVersion{}, err
+	}
+	defer root.Close()
+	fh, st, err := localfile.OpenIn(root, filepath.FromSlash(f.rel))
+	if err != nil {
+		return nil, fileVersion{}, err
+	}
+	defer fh.Close()
+	text, err := localfile.ReadOpen(fh, f.path, w.limits.MaxFileBytes)
+	if err != nil {
+		return nil, fileVersion{}, err
+	}
+	return text, versionOf(st), nil
+}
+
+// table is f's parsed table: the one kept for its version, or a new
+// parse under the budget (release gives the budget back).
+func (w *DiskWorkspace) table(ctx context.Context, f wsFile) (tab *pyscope.Table, release func(), err error) {
+	release = func() {}
+	w.mu.Lock()
+	if el, ok := w.byPath[f.path]; ok {
+		if dt := el.Value.(*diskTable); dt.ver == f.ver {
+			w.tables.MoveToFront(el)
+			w.mu.Unlock()
+			return dt.tab, release, nil
+		}
+	}
+	w.mu.Unlock()
+	text, ver, err := w.read(f)
+	if err != nil {
+		return nil, release, nil
+	}
+	f.ver = ver
+	if release, err = w.parses.TakeContext(ctx, len(text)); err != nil {
+		return nil, func() {}, err
+	}
+	ps, err := w.parsers.Get()
+	if err != nil {
+		release()
+		return nil, func() {}, err
+	}
+	t, err := ps.ParseContext(ctx, text)
+	w.parsers.Put(ps)
+	if err != nil {
+		release()
+		return nil, func() {}, err
+	}
+	tab = pyscope.New(t)
+	if e := w.entry(f); e == nil || !e.outlined {
+		w.store(f, &diskEntry{ver: ver, words: wordsOf(text), outline: tab.Outline(), outlined: true})
+	}
+	w.keep(&diskTable{path: f.path, ver: ver, tab: tab, size: int64(len(text))})
+	return tab, release, nil
+}
+
+// keep keeps a parsed table, dropping the least recently used past
+// MaxTableBytes.
+func (w *DiskWorkspace) keep(dt *diskTable) {
+	if dt.size > w.limits.MaxTableBytes/4 {
+		return // one file would push out all the others
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if el, ok := w.byPath[dt.path]; ok {
+		w.tableBytes -= el.Value.(*diskTable).size
+		w.tables.Remove(el)
+	}
+	w.byPath[dt.path] = w.tables.PushFront(dt)
+	w.tableBytes += dt.size
+	for w.tableBytes > w.limits.MaxTableBytes {
+		last := w.tables.Back()
+		old := last.Value.(*diskTable)
+		w.tables.Remove(last)
+		delete(w.byPath, old.path)
+		w.tableBytes -= old.size
+	}
+}
+
+// walk lists the Python files of the workspace folders (each file once,
+// in the folders' order, then lexical order), but those skip names and
+// those under the cache, within the limits, and forgets what the memo
+// held of files no longer there. A folder that cannot be opened holds
+// none.
+func (w *DiskWorkspace) walk(ctx context.Context, skip func(string) bool) ([]wsFile, error) {
+	var out []wsFile
+	seen := map[string]bool{}
+	var total int64
+	full := true // every file of every folder was listed
+	for _, folder := range w.folders() {
+		folder = filepath.Clean(folder)
+		if !filepath.IsAbs(folder) || w.inCache(folder) {
+			continue // a server started in the cache: the index's files
+		}
+		root, err := os.OpenRoot(folder)
+		if err != nil {
+			full = false
+			continue
+		}
+		err = wswalk.Walk(ctx, root.FS(), w.limits.MaxEntries, func(rel string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil // an unreadable corner of a workspace
+			}
+			p := filepath.Join(folder, filepath.FromSlash(rel))
+			if d.IsDir() {
+				if p == w.cacheDir {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if !d.Type().IsRegular() || !(strings.HasSuffix(rel, ".py") || strings.HasSuffix(rel, ".pyi")) {
+				return nil // links (in or out), pipes, devices: never read
+			}
+			if seen[p] || skip != nil && skip(p) {
+				return nil
+			}
+			st, err := d.Info()
+			if err != nil || st.Size() > w.limits.MaxFileBytes {
+				return nil
+			}
+			if len(out) >= w.limits.MaxFiles || total+st.Size() > w.limits.MaxBytes {
+				full = false
+				return fs.SkipAll
+			}
+			seen[p] = true
+			total += st.Size()
+			out = append(out, wsFile{root: folder, rel: rel, path: p, ver: versionOf(st)})
+			return nil
+		})
+		root.Close()
+		if _, ok := errors.AsType[*wswalk.EntryLimitError](err); ok {
+			full, err = false, nil // a data directory, not code: what was found counts
+		}
+		if err != nil {
+			return nil, fmt.Errorf("workspace %s: %w", folder, err)
+		}
+	}
+	if full {
+		w.forget(seen, skip)
+	}
+	return out, nil
+}
+
+// forget drops what the memo holds of files the last complete walk did
+// not list (skipped ones kept: they are open, and will be closed).
+func (w *DiskWorkspace) forget(listed map[string]bool, skip func(string) bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for p := range w.files {
+		if !listed[p] && (skip == nil || !skip(p)) {
+			delete(w.files, p)
+		}
+	}
+	for p, el := range w.byPath {
+		if !listed[p] && (skip == nil || !skip(p)) {
+			w.tableBytes -= el.Value.(*diskTable).size
+			w.tables.Remove(el)
+			delete(w.byPath, p)
+		}
+	}
+}
+
+// inCache reports whether p is torchlsp's cache or under it.
+func (w *DiskWorkspace) inCache(p string) bool {
+	if w.cacheDir == "" || w.cacheDir == "." {
+		return false
+	}
+	return p == w.cacheDir || strings.HasPrefix(p, w.cacheDir+string(filepath.Separator))
+}
+
+// diskFile is a workspace file a query searches.
+type diskFile struct {
+	w *DiskWorkspace
+	f wsFile
+}
+
+// Visit parses the file (or takes its kept table) and calls fn with it.
+func (d diskFile) Visit(ctx context.Context, fn func(pyindex.Source)) error {
+	tab, release, err := d.w.table(ctx, d.f)
+	defer release()
+	if err != nil || tab == nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("workspace file %s: %w", d.f.path, err)
+		}
+		return nil // a file that cannot be read names nothing
+	}
+	m, pkg := d.f.module()
+	fn(pyindex.Source{Module: m, Package: pkg, Path: d.f.path, Table: tab})
+	return nil
+}
+
+// maxWordsPerFile bounds the distinct words kept for one file; a file
+// with more may name anything.
+const maxWordsPerFile = 1 << 16
+
+// wordSet is the words of a text, as sorted distinct hashes: every
+// identifier the parse can find is among them (with the words of
+// comments, strings and numbers), so a hash it lacks is a name the file
+// does not hold.
+type wordSet struct {
+	hashes []uint32
+	all    bool // too many words to keep: the file may name anything
+}
+
+func (s wordSet) mentions(hs []uint32) bool {
+	if s.all {
+		return true
+	}
+	for _, h := range hs {
+		if _, ok := slices.BinarySearch(s.hashes, h); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// wordsOf collects the words of a text: each run of identifier bytes
+// (ASCII letters, digits, underscores and any byte of a multi-byte
+// character), and within a run that starts with a digit or holds a
+// multi-byte character each run of ASCII identifier characters too,
+// where the parser may see an identifier of its own in broken text.
+func wordsOf(text []byte) wordSet {
+	var hs []uint32
+	for i := 0; i < len(text); {
+		if !isWordByte(text[i]) {
+			i++
+			continue
+		}
+		j, odd := i, isDigit(text[i])
+		for j < len(text) && isWordByte(text[j]) {
+			odd = odd || text[j] >= 0x80
+			j++
+		}
+		hs = append(hs, wordHash(text[i:j]))
+		if odd {
+			for k := i; k < j; {
+				if !isASCIIWord(text[k]) || isDigit(text[k]) {
+					k++
+					continue
+				}
+				l := k
+				for l < j && isASCIIWord(text[l]) {
+					l++
+				}
+				hs = append(hs, wordHash(text[k:l]))
+				k = l
+			}
+		}
+		i = j
+	}
+	slices.Sort(hs)
+	hs = slices.Compact(hs)
+	if len(hs) > maxWordsPerFile {
+		return wordSet{all: true}
+	}
+	if hs == nil {
+		hs = []uint32{}
+	}
+	return wordSet{hashes: slices.Clip(hs)}
+}
+
+func isWordByte(c byte) bool { return isASCIIWord(c) || c >= 0x80 }
+
+func isASCIIWord(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || isDigit(c)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// wordHash is the FNV-1a hash of a word.
+func wordHash[T string | []byte](s T) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h ^= uint32(s[i])
+		h *= 16777619
+	}
+	return h
+}
