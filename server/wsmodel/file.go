@@ -1,0 +1,503 @@
+// Package wsmodel is the model of the user's whole workspace that the
+// checks read: every Python file's definitions, imports, assignments,
+// calls, compile sites and thread starts (File, read once per version of
+// a file), linked across files by module (Model), so that a verdict can
+// follow a compiled callable from the module that makes it to the thread
+// that calls it in another. It never imports or runs the user's code:
+// everything comes from the one parse of each file.
+package wsmodel
+
+import (
+	"strings"
+
+	"github.com/torchlsp/torchlsp/server/diagnose"
+	"github.com/torchlsp/torchlsp/server/pybuf"
+	"github.com/torchlsp/torchlsp/server/syntax"
+)
+
+// ExprKind says what an expression of interest is.
+type ExprKind uint8
+
+// The expressions the model follows.
+const (
+	// ExprName is a name or a chain of names: m, self.net, engine.predict.
+	ExprName ExprKind = iota + 1
+	// ExprCall is a call; Text is its callee's chain.
+	ExprCall
+	// ExprCompiled is a compile site of the file; Compile indexes it.
+	ExprCompiled
+	// ExprSubscript is an element of a container: models[k]; Text is the
+	// container's chain.
+	ExprSubscript
+)
+
+// Expr is an expression the model can follow, as plain data.
+type Expr struct {
+	Kind    ExprKind
+	Text    string
+	Compile int
+}
+
+// Def is a function, method or class of the file.
+type Def struct {
+	// Qual is the name within the module: f, Engine, Engine.predict,
+	// outer.inner.
+	Qual string
+	// Class is, for a method, the Qual of its class; else "".
+	Class   string
+	IsClass bool
+	Line    int
+	// Bases are a class's bases as written.
+	Bases []string
+	// Compiled is the index of the compile site that decorates the
+	// function, or -1.
+	Compiled int
+}
+
+// Binding is an assignment: Target (a name, self.attr, or a container's
+// elements as name[]) takes Value in Scope ("" for the module).
+type Binding struct {
+	Scope, Target string
+	Value         Expr
+}
+
+// Return is a value a function returns.
+type Return struct {
+	Scope string
+	Value Expr
+}
+
+// Call is a call in Scope.
+type Call struct {
+	Scope  string
+	Callee Expr
+	Line   int
+	Span   pybuf.Span // the callee as written
+	Text   string     // the call, on one line, shortened
+}
+
+// Compile is a compile site: where the compiled code's settings are
+// decided.
+type Compile struct {
+	Line         int
+	Span         pybuf.Span
+	CUDAGraphs   bool
+	ThreadHazard bool
+	Why          string
+}
+
+// Start is a place that runs callables in another thread.
+type Start struct {
+	Scope string
+	How   string
+	Line  int
+	Many  bool
+	// Targets are the callables it runs; Lambda are the calls of a lambda
+	// it runs, followed as if the start made them.
+	Targets []Expr
+	Lambda  []Expr
+}
+
+// File is what one version of a Python file tells the model.
+type File struct {
+	Path   string // absolute, local
+	Module string // dotted, from the file's place under a root; "" if none
+	// Package is the module relative imports are resolved against.
+	Package  string
+	Imports  map[string]string // local name → absolute qualified name
+	Defs     []Def
+	Bindings []Binding
+	Returns  []Return
+	Calls    []Call
+	Compiles []Compile
+	Starts   []Start
+}
+
+// maxTextLen bounds the text of a call kept for messages.
+const maxTextLen = 60
+
+// Extract reads a file's facts from its parse. module is the file's
+// module name ("" when it lies under no root); facts are the diagnose
+// package's facts of the same buffer.
+func Extract(path, module string, buf *pybuf.Buffer, facts diagnose.Facts) *File {
+	f := &File{Path: path, Module: module, Package: packageOf(path, module), Imports: map[string]string{}}
+	t := buf.Tree()
+	if t == nil || t.Len() == 0 {
+		return f
+	}
+	for _, imp := range buf.Imports() {
+		if imp.Name == "*" || imp.Name == "" {
+			continue
+		}
+		q := imp.Qualname
+		if imp.Relative {
+			q = resolveRelative(f.Package, imp.Module, imp.Imported)
+		}
+		if q != "" {
+			f.Imports[imp.Name] = q
+		}
+	}
+	x := &extractor{t: t, f: f, compiles: map[int32]int{}, starts: map[int32][]int{}, decorates: map[int32]int{}}
+	for _, c := range facts.Compiles {
+		i := len(f.Compiles)
+		f.Compiles = append(f.Compiles, Compile{Line: c.Span.Start.Line, Span: c.Span, CUDAGraphs: c.CUDAGraphs, ThreadHazard: c.ThreadHazard, Why: c.Why})
+		x.compiles[c.Node] = i
+		if c.Decorates {
+			if def := decoratedDef(t, c.Node); def >= 0 {
+				x.decorates[def] = i
+			}
+		}
+	}
+	for i, s := range facts.Starts {
+		x.starts[s.Node] = append(x.starts[s.Node], i)
+	}
+	x.facts = facts
+	x.walk(t.Root(), "", "")
+	return f
+}
+
+// decoratedDef is the definition a decorator's expression decorates, or -1.
+func decoratedDef(t *syntax.Tree, n int32) int32 {
+	for p := t.Parent(n); p >= 0; p = t.Parent(p) {
+		switch t.Kind(p) {
+		case syntax.KindDecoratedDefinition:
+			return t.Child(p, syntax.FieldDefinition)
+		case syntax.KindDecorator, syntax.KindCall, syntax.KindArgumentList, syntax.KindAttribute:
+			continue
+		}
+		return -1
+	}
+	return -1
+}
+
+// packageOf is the package a file's relative imports start from: the
+// module itself for a package's __init__.py, else its parent.
+func packageOf(path, module string) string {
+	if module == "" {
+		return ""
+	}
+	if strings.HasSuffix(path, "/__init__.py") {
+		return module
+	}
+	if i := strings.LastIndexByte(module, '.'); i >= 0 {
+		return module[:i]
+	}
+	return ""
+}
+
+// resolveRelative resolves "from ..a import b" in package pkg.
+func resolveRelative(pkg, from, imported string) string {
+	dots := len(from) - len(strings.TrimLeft(from, "."))
+	rest := from[dots:]
+	base := pkg
+	for i := 1; i < dots; i++ {
+		j := strings.LastIndexByte(base, '.')
+		if j < 0 {
+			if base == "" {
+				return ""
+			}
+			base = ""
+			continue
+		}
+		base = base[:j]
+	}
+	parts := []string{}
+	for _, p := range []string{base, rest, imported} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	if len(parts) == 0 || base == "" && pkg != "" && dots > 1 && rest == "" {
+		return ""
+	}
+	return strings.Join(parts, ".")
+}
+
+type extractor struct {
+	t         *syntax.Tree
+	f         *File
+	facts     diagnose.Facts
+	compiles  map[int32]int   // compile site node → index in f.Compiles
+	starts    map[int32][]int // start node → indexes in facts.Starts
+	decorates map[int32]int   // decorated definition → its compile site
+}
+
+func join(scope, name string) string {
+	if scope == "" {
+		return name
+	}
+	return scope + "." + name
+}
+
+// walk visits n in scope (a def's Qual, "" for the module); class is the
+// Qual of the class whose body holds n directly, else "".
+func (x *extractor) walk(n int32, scope, class string) {
+	t := x.t
+	if is, ok := x.starts[n]; ok {
+		for _, i := range is {
+			x.start(x.facts.Starts[i], scope)
+		}
+	}
+	switch t.Kind(n) {
+	case syntax.KindFunctionDefinition:
+		name := t.Text(t.Child(n, syntax.FieldName))
+		if name == "" {
+			return
+		}
+		q := join(scope, name)
+		d := Def{Qual: q, Class: class, Line: t.StartPos(n).Line, Compiled: -1}
+		if i, ok := x.decorates[n]; ok {
+			d.Compiled = i
+		}
+		x.f.Defs = append(x.f.Defs, d)
+		if body := t.Child(n, syntax.FieldBody); body >= 0 {
+			x.walk(body, q, "")
+		}
+		return
+	case syntax.KindClassDefinition:
+		name := t.Text(t.Child(n, syntax.FieldName))
+		if name == "" {
+			return
+		}
+		q := join(scope, name)
+		d := Def{Qual: q, IsClass: true, Line: t.StartPos(n).Line, Compiled: -1}
+		if sup := t.Child(n, syntax.FieldSuperclasses); sup >= 0 {
+			for _, b := range t.CodeChildren(sup) {
+				if s := chainText(t, b); s != "" {
+					d.Bases = append(d.Bases, s)
+				}
+			}
+		}
+		x.f.Defs = append(x.f.Defs, d)
+		if body := t.Child(n, syntax.FieldBody); body >= 0 {
+			x.walk(body, q, q)
+		}
+		return
+	case syntax.KindAssignment:
+		x.assignment(n, scope)
+	case syntax.KindReturnStatement:
+		for _, v := range t.CodeChildren(n) {
+			if e, ok := x.expr(v); ok {
+				x.f.Returns = append(x.f.Returns, Return{Scope: scope, Value: e})
+			}
+		}
+	case syntax.KindWithItem:
+		// with Engine() as e: e takes the value.
+		if v := t.Child(n, syntax.FieldValue); v >= 0 && t.Kind(v) == syntax.KindAsPattern {
+			if al := t.Child(v, syntax.FieldAlias); al >= 0 {
+				if e, ok := x.expr(t.FirstChild(v)); ok {
+					x.bind(scope, chainText(t, t.Unwrap(t.FirstChild(al))), e)
+				}
+			}
+		}
+	case syntax.KindCall:
+		fn := t.Child(n, syntax.FieldFunction)
+		if e, ok := x.callee(fn); ok {
+			x.f.Calls = append(x.f.Calls, Call{Scope: scope, Callee: e, Line: t.StartPos(n).Line, Span: t.Span(fn), Text: oneLine(t.Text(n))})
+		}
+	}
+	for c := t.FirstChild(n); c >= 0; c = t.NextSibling(c) {
+		x.walk(c, scope, class)
+	}
+}
+
+// assignment records what a = v, self.a = v, d[k] = v and a = {k: v}
+// bind.
+func (x *extractor) assignment(n int32, scope string) {
+	t := x.t
+	left, right := t.Child(n, syntax.FieldLeft), t.Child(n, syntax.FieldRight)
+	if left < 0 || right < 0 {
+		return
+	}
+	for t.Kind(right) == syntax.KindAssignment { // a = b = v
+		right = t.Child(right, syntax.FieldRight)
+		if right < 0 {
+			return
+		}
+	}
+	right = t.Unwrap(right)
+	target := ""
+	switch left = t.Unwrap(left); t.Kind(left) {
+	case syntax.KindIdentifier, syntax.KindAttribute:
+		target = chainText(t, left)
+	case syntax.KindSubscript:
+		if s := chainText(t, t.Unwrap(t.Child(left, syntax.FieldValue))); s != "" {
+			target = s + "[]"
+		}
+	}
+	if target == "" {
+		return
+	}
+	switch t.Kind(right) {
+	case syntax.KindDictionary:
+		for _, p := range t.CodeChildren(right) {
+			if v := t.Child(p, syntax.FieldValue); t.Kind(p) == syntax.KindPair && v >= 0 {
+				if e, ok := x.expr(v); ok {
+					x.bind(scope, target+"[]", e)
+				}
+			}
+		}
+		return
+	case syntax.KindList, syntax.KindTuple, syntax.KindSet:
+		for _, v := range t.CodeChildren(right) {
+			if e, ok := x.expr(v); ok {
+				x.bind(scope, target+"[]", e)
+			}
+		}
+		return
+	case syntax.KindDictionaryComprehension, syntax.KindListComprehension:
+		if body := t.Child(right, syntax.FieldBody); body >= 0 {
+			v := body
+			if t.Kind(body) == syntax.KindPair {
+				v = t.Child(body, syntax.FieldValue)
+			}
+			if e, ok := x.expr(v); ok {
+				x.bind(scope, target+"[]", e)
+			}
+		}
+		return
+	}
+	if e, ok := x.expr(right); ok {
+		x.bind(scope, target, e)
+	}
+}
+
+func (x *extractor) bind(scope, target string, e Expr) {
+	if target == "" {
+		return
+	}
+	x.f.Bindings = append(x.f.Bindings, Binding{Scope: scope, Target: target, Value: e})
+}
+
+// expr describes a value expression the model can follow.
+func (x *extractor) expr(n int32) (Expr, bool) {
+	t := x.t
+	n = t.Unwrap(n)
+	if n < 0 {
+		return Expr{}, false
+	}
+	if t.Kind(n) == syntax.KindAwait {
+		return x.expr(t.FirstChild(n))
+	}
+	if i, ok := x.compiles[n]; ok {
+		return Expr{Kind: ExprCompiled, Compile: i}, true
+	}
+	switch t.Kind(n) {
+	case syntax.KindIdentifier, syntax.KindAttribute:
+		if s := chainText(t, n); s != "" {
+			return Expr{Kind: ExprName, Text: s}, true
+		}
+	case syntax.KindSubscript:
+		if s := chainText(t, t.Unwrap(t.Child(n, syntax.FieldValue))); s != "" {
+			return Expr{Kind: ExprSubscript, Text: s}, true
+		}
+	case syntax.KindCall:
+		fn := t.Unwrap(t.Child(n, syntax.FieldFunction))
+		s := chainText(t, fn)
+		if s == "functools.partial" || s == "partial" {
+			// partial(f, ...) runs f.
+			if args := t.Child(n, syntax.FieldArguments); args >= 0 {
+				if cs := t.CodeChildren(args); len(cs) > 0 && t.Kind(cs[0]) != syntax.KindKeywordArgument {
+					return x.expr(cs[0])
+				}
+			}
+			return Expr{}, false
+		}
+		if s != "" {
+			return Expr{Kind: ExprCall, Text: s}, true
+		}
+	}
+	return Expr{}, false
+}
+
+// callee describes what a call calls: a chain of names, or an element of
+// a container.
+func (x *extractor) callee(n int32) (Expr, bool) {
+	t := x.t
+	n = t.Unwrap(n)
+	switch t.Kind(n) {
+	case syntax.KindIdentifier, syntax.KindAttribute:
+		if s := chainText(t, n); s != "" {
+			return Expr{Kind: ExprName, Text: s}, true
+		}
+	case syntax.KindSubscript:
+		if s := chainText(t, t.Unwrap(t.Child(n, syntax.FieldValue))); s != "" {
+			return Expr{Kind: ExprSubscript, Text: s}, true
+		}
+	}
+	return Expr{}, false
+}
+
+// start records a thread start found by the diagnose package.
+func (x *extractor) start(s diagnose.StartFact, scope string) {
+	t := x.t
+	st := Start{Scope: scope, How: s.How, Line: t.StartPos(s.Node).Line, Many: s.Many}
+	if s.Class >= 0 {
+		// A Thread subclass runs its own run.
+		if name := t.Text(t.Child(s.Class, syntax.FieldName)); name != "" {
+			st.Targets = append(st.Targets, Expr{Kind: ExprName, Text: join(scope, name) + ".run"})
+		}
+	}
+	for _, e := range s.Exprs {
+		e = t.Unwrap(e)
+		if t.Kind(e) == syntax.KindLambda {
+			body := t.Child(e, syntax.FieldBody)
+			x.lambdaCalls(body, &st)
+			continue
+		}
+		if v, ok := x.expr(e); ok {
+			if v.Kind == ExprCall {
+				continue // Thread(target=make()) runs what make returns: not followed
+			}
+			st.Targets = append(st.Targets, v)
+		}
+	}
+	if len(st.Targets) > 0 || len(st.Lambda) > 0 {
+		x.f.Starts = append(x.f.Starts, st)
+	}
+}
+
+// lambdaCalls collects the callees of the calls in a lambda's body.
+func (x *extractor) lambdaCalls(n int32, st *Start) {
+	t := x.t
+	if n < 0 {
+		return
+	}
+	if t.Kind(n) == syntax.KindCall {
+		if e, ok := x.callee(t.Child(n, syntax.FieldFunction)); ok {
+			st.Lambda = append(st.Lambda, e)
+		}
+	}
+	for c := t.FirstChild(n); c >= 0; c = t.NextSibling(c) {
+		x.lambdaCalls(c, st)
+	}
+}
+
+// chainText is a chain of names as written (a.b.c), or "".
+func chainText(t *syntax.Tree, n int32) string {
+	if n < 0 {
+		return ""
+	}
+	ids := t.Chain(n)
+	if ids == nil {
+		return ""
+	}
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = t.Text(id)
+	}
+	return strings.Join(parts, ".")
+}
+
+// oneLine shortens a call's text for a message.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > maxTextLen {
+		cut := maxTextLen
+		for cut > 0 && s[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}

@@ -1,0 +1,179 @@
+package wsmodel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/torchlsp/torchlsp/server/diagnose"
+	"github.com/torchlsp/torchlsp/server/internal/wswalk"
+	"github.com/torchlsp/torchlsp/server/localfile"
+	"github.com/torchlsp/torchlsp/server/pybuf"
+)
+
+// Limits bound what a model reads of a workspace.
+type Limits struct {
+	// MaxEntries bounds the directory entries walked per root.
+	MaxEntries int
+	// MaxFiles bounds the Python files indexed; MaxFileBytes each one's
+	// size (a larger file is left out, as the editor's size limit does).
+	MaxFiles     int
+	MaxFileBytes int64
+}
+
+// DefaultLimits are the limits of a workspace model.
+func DefaultLimits() Limits {
+	return Limits{MaxEntries: 200_000, MaxFiles: 20_000, MaxFileBytes: 4 << 20}
+}
+
+// Indexer builds models of one workspace.
+type Indexer struct {
+	// Roots are the workspace folders; Paths the directories modules are
+	// named from: each root, its src/ when there is one, and what the
+	// user adds to sys.path in torchlsp.toml.
+	Roots, Paths []string
+	// Parse parses one file's text; it may refuse (a budget, a cancel).
+	Parse func(ctx context.Context, src []byte) (*pybuf.Buffer, error)
+	// Facts reads the diagnose facts of a parsed file.
+	Facts  func(*pybuf.Buffer) diagnose.Facts
+	Limits Limits
+}
+
+// ImportPaths are the directories modules are named from in a workspace
+// whose folders are roots: each root and its src/ (a src layout), then
+// extra (absolute, or relative to the first root), longest first so that
+// the innermost names a file.
+func ImportPaths(roots, extra []string) []string {
+	var out []string
+	for _, r := range roots {
+		out = append(out, r)
+		if st, err := os.Stat(filepath.Join(r, "src")); err == nil && st.IsDir() {
+			out = append(out, filepath.Join(r, "src"))
+		}
+	}
+	for _, e := range extra {
+		if !filepath.IsAbs(e) && len(roots) > 0 {
+			e = filepath.Join(roots[0], e)
+		}
+		out = append(out, filepath.Clean(e))
+	}
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+// ModuleOf names the module of a Python file from the import paths: the
+// innermost path holding it, with each directory a valid Python name;
+// "" when none does.
+func ModuleOf(paths []string, file string) string {
+	for _, p := range paths {
+		rel, err := filepath.Rel(p, file)
+		if err != nil || rel == "." || strings.HasPrefix(rel, "..") || !strings.HasSuffix(rel, ".py") {
+			continue
+		}
+		parts := strings.Split(filepath.ToSlash(strings.TrimSuffix(rel, ".py")), "/")
+		if parts[len(parts)-1] == "__init__" {
+			parts = parts[:len(parts)-1]
+		}
+		ok := len(parts) > 0
+		for _, part := range parts {
+			ok = ok && isIdentifier(part)
+		}
+		if ok {
+			return strings.Join(parts, ".")
+		}
+	}
+	return ""
+}
+
+func isIdentifier(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= 0x80 || i > 0 && r >= '0' && r <= '9' {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// FileOf reads the facts of a parsed file (an open document's version,
+// or a file read from disk).
+func (ix *Indexer) FileOf(path string, buf *pybuf.Buffer) *File {
+	return Extract(path, ModuleOf(ix.Paths, path), buf, ix.Facts(buf))
+}
+
+// Build indexes every Python file under the roots, as the one walker of
+// the workspace's own files finds them (environments, caches and hidden
+// directories skipped; no link followed), each read through its limit.
+// Files that cannot be read or parsed are left out and counted.
+func (ix *Indexer) Build(ctx context.Context) (*Model, Stats, error) {
+	var files []*File
+	var st Stats
+	for _, root := range ix.Roots {
+		r, err := os.OpenRoot(root)
+		if err != nil {
+			return nil, st, fmt.Errorf("index the workspace %s: %w", root, err)
+		}
+		var paths []string
+		err = wswalk.Walk(ctx, r.FS(), ix.Limits.MaxEntries, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return nil
+			}
+			if strings.HasSuffix(p, ".py") && d.Type().IsRegular() {
+				paths = append(paths, p)
+			}
+			return nil
+		})
+		if err != nil && !errors.As(err, new(*wswalk.EntryLimitError)) {
+			r.Close()
+			return nil, st, fmt.Errorf("index the workspace %s: %w", root, err)
+		}
+		if err != nil {
+			st.Truncated = err.Error()
+		}
+		for _, p := range paths {
+			if err := ctx.Err(); err != nil {
+				r.Close()
+				return nil, st, err
+			}
+			if len(files) >= ix.Limits.MaxFiles {
+				st.Truncated = fmt.Sprintf("past the %d files a model indexes", ix.Limits.MaxFiles)
+				break
+			}
+			text, err := localfile.ReadIn(r, p, ix.Limits.MaxFileBytes)
+			if err != nil {
+				st.Skipped++
+				continue
+			}
+			buf, err := ix.Parse(ctx, text)
+			if err != nil {
+				if ctx.Err() != nil {
+					r.Close()
+					return nil, st, ctx.Err()
+				}
+				st.Skipped++
+				continue
+			}
+			st.Bytes += int64(len(text))
+			files = append(files, ix.FileOf(filepath.Join(root, filepath.FromSlash(p)), buf))
+		}
+		r.Close()
+	}
+	st.Files = len(files)
+	return New(ix.Roots, files), st, nil
+}
+
+// Stats say what a build read.
+type Stats struct {
+	Files, Skipped int
+	Bytes          int64
+	// Truncated says which limit stopped the walk, if one did.
+	Truncated string
+}

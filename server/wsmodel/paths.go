@@ -1,0 +1,202 @@
+package wsmodel
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/torchlsp/torchlsp/server/diagnose"
+)
+
+// Verdicts are what the model decides for the checks, by file path.
+type Verdicts struct {
+	// External are, for the file of a compile site, the thread starts
+	// that reach it through other files (diagnose.Options.External).
+	External map[string][]diagnose.ExternalStart
+	// Calls are, for the file of a call of compiled code that threads
+	// reach through other files, TL001 at the call.
+	Calls map[string][]diagnose.Diagnostic
+}
+
+// maxCallDepth bounds how many functions deep a path from a thread start
+// is followed.
+const maxCallDepth = 8
+
+// maxPathsPerStart bounds the compiled calls reported for one start.
+const maxPathsPerStart = 16
+
+// Verdicts computes, once per version of the model, every path from a
+// thread start to a call of compiled code with a threading hazard that
+// crosses files.
+func (m *Model) Verdicts() *Verdicts {
+	m.link()
+	m.verdictOnce.Do(func() { m.verdict = m.computeVerdicts() })
+	return m.verdict
+}
+
+// hit is one path from a thread start to a call of compiled code.
+type hit struct {
+	start   *Start
+	from    *File
+	steps   []step // the functions on the way, in order
+	call    *Call  // nil when the start runs the compiled code itself
+	callIn  *File
+	compile value
+}
+
+// step is one function a path goes through, and the call it leaves by.
+type step struct {
+	file *File
+	call *Call
+}
+
+func (m *Model) computeVerdicts() *Verdicts {
+	v := &Verdicts{External: map[string][]diagnose.ExternalStart{}, Calls: map[string][]diagnose.Diagnostic{}}
+	r := newResolver(m)
+	paths := make([]string, 0, len(m.files))
+	for p := range m.files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	seenCall := map[string]map[pyspanKey]bool{}
+	for _, p := range paths {
+		f := m.files[p]
+		for i := range f.Starts {
+			for _, h := range r.reach(f, &f.Starts[i]) {
+				c := h.compile.file.Compiles[h.compile.compile]
+				if !c.CUDAGraphs || !c.ThreadHazard || !h.crossesFiles() {
+					continue
+				}
+				path := m.pathOf(h)
+				cf := h.compile.file.Path
+				v.External[cf] = append(v.External[cf], diagnose.ExternalStart{
+					Compile: c.Span, How: fmt.Sprintf("%s in %s, line %d", h.start.How, m.rel(h.from.Path), h.start.Line+1),
+					Many: h.start.Many, Path: path,
+				})
+				if h.call == nil {
+					continue
+				}
+				k := pyspanKey{h.call.Span.Start.Line, h.call.Span.Start.Col}
+				if seenCall[h.callIn.Path] == nil {
+					seenCall[h.callIn.Path] = map[pyspanKey]bool{}
+				}
+				if seenCall[h.callIn.Path][k] {
+					continue
+				}
+				seenCall[h.callIn.Path][k] = true
+				v.Calls[h.callIn.Path] = append(v.Calls[h.callIn.Path], diagnose.Diagnostic{
+					Code: diagnose.CodeCudagraphsInThreads, Severity: diagnose.SeverityError, Span: h.call.Span,
+					Message: fmt.Sprintf("this call runs compiled code with CUDA graphs (%s, compiled at %s:%d) in other threads (%s in %s, line %d): the target's torch fails there or shares CUDA graph buffers between threads (see the diagnostic at the compile for torch's lines and the fixes); turn CUDA graphs off for threaded use, or make every compiled call from one thread",
+						c.Why, m.rel(cf), c.Line+1, h.start.How, m.rel(h.from.Path), h.start.Line+1),
+					Related: path,
+				})
+			}
+		}
+	}
+	return v
+}
+
+type pyspanKey struct{ line, col int }
+
+// crossesFiles says the path involves more than one file: what one file
+// shows, its own check reports.
+func (h hit) crossesFiles() bool {
+	files := map[*File]bool{h.from: true, h.compile.file: true}
+	if h.callIn != nil {
+		files[h.callIn] = true
+	}
+	for _, s := range h.steps {
+		files[s.file] = true
+	}
+	return len(files) > 1
+}
+
+// pathOf lists a path as related information: the start, each call on
+// the way, the compiled call and the compile.
+func (m *Model) pathOf(h hit) []diagnose.Related {
+	var out []diagnose.Related
+	add := func(f *File, line int, msg string) {
+		out = append(out, diagnose.Related{Path: f.Path, Line: line, Message: fmt.Sprintf("%s:%d: %s", m.rel(f.Path), line+1, msg)})
+	}
+	add(h.from, h.start.Line, h.start.How+" starts a thread here")
+	for _, s := range h.steps {
+		add(s.file, s.call.Line, "then "+s.call.Text)
+	}
+	if h.call != nil {
+		add(h.callIn, h.call.Line, "calls the compiled code: "+h.call.Text)
+	}
+	c := h.compile.file.Compiles[h.compile.compile]
+	add(h.compile.file, c.Line, "compiled here ("+c.Why+")")
+	return out
+}
+
+// rel names a file for a message: relative to the root holding it.
+func (m *Model) rel(path string) string {
+	for _, root := range m.roots {
+		if r, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(r, "..") {
+			return filepath.ToSlash(r)
+		}
+	}
+	return filepath.Base(path)
+}
+
+// frame is a function to visit and how the path came to it.
+type frame struct {
+	qual  string
+	steps []step
+}
+
+// reach follows calls from a start, across files, to the calls of
+// compiled code, breadth first, each function once per start.
+func (r *resolver) reach(f *File, st *Start) []hit {
+	var hits []hit
+	var queue []frame
+	seen := map[string]bool{}
+	visit := func(vals []value, steps []step, call *Call, in *File) {
+		for _, v := range vals {
+			switch v.kind {
+			case valCompiled:
+				if len(hits) < maxPathsPerStart {
+					hits = append(hits, hit{start: st, from: f, steps: steps, call: call, callIn: in, compile: v})
+				}
+			case valFunc:
+				if !seen[v.qual] && len(steps) < maxCallDepth {
+					seen[v.qual] = true
+					queue = append(queue, frame{qual: v.qual, steps: steps})
+				}
+			}
+		}
+	}
+	for _, e := range st.Targets {
+		visit(r.eval(f, st.Scope, e, 0), nil, nil, nil)
+	}
+	for _, e := range st.Lambda {
+		visit(r.eval(f, st.Scope, e, 0), nil, nil, nil)
+	}
+	for len(queue) > 0 && r.work <= maxWork {
+		fr := queue[0]
+		queue = queue[1:]
+		d, ok := r.m.defs[fr.qual]
+		if !ok || d.def.IsClass {
+			continue
+		}
+		for _, c := range r.m.scopes[d.file].calls[d.def.Qual] {
+			vals := r.eval(d.file, d.def.Qual, c.Callee, 0)
+			var compiled, funcs []value
+			for _, v := range vals {
+				if v.kind == valCompiled {
+					compiled = append(compiled, v)
+				} else {
+					funcs = append(funcs, v)
+				}
+			}
+			visit(compiled, fr.steps, c, d.file)
+			if len(funcs) > 0 {
+				next := append(append([]step(nil), fr.steps...), step{file: d.file, call: c})
+				visit(funcs, next, nil, nil)
+			}
+		}
+	}
+	return hits
+}

@@ -1,0 +1,292 @@
+package wsmodel
+
+import (
+	"strings"
+)
+
+// valKind says what a value is.
+type valKind uint8
+
+const (
+	valCompiled valKind = iota + 1 // what a compile site made
+	valFunc                        // a function or method (bound or not)
+	valClass
+	valInstance
+	valModule
+)
+
+// value is what an expression may hold.
+type value struct {
+	kind valKind
+	// qual is a function's, class's or module's qualified name
+	// (module.Qual); for an instance, its class's.
+	qual string
+	// file and compile name a compiled value's site.
+	file    *File
+	compile int
+}
+
+// maxDepth bounds how many steps one resolution follows (names through
+// assignments, returns, attributes, bases and imports): past it a value
+// is unknown, never guessed.
+const maxDepth = 12
+
+// maxValues bounds the values one expression may hold.
+const maxValues = 16
+
+// resolver resolves expressions of a model's files; its memo lives as
+// long as one computation of the verdicts.
+type resolver struct {
+	m    *Model
+	memo map[memoKey][]value
+	busy map[memoKey]bool // resolutions under way: a cycle yields nothing
+	work int              // steps taken, bounded by maxWork
+}
+
+type memoKey struct {
+	file  *File
+	scope string
+	kind  ExprKind
+	text  string
+}
+
+// maxWork bounds the steps one computation of the verdicts takes over
+// the whole workspace: a hostile or huge workspace costs at most this,
+// and what is not reached then is not reported.
+const maxWork = 2_000_000
+
+func newResolver(m *Model) *resolver {
+	m.link()
+	return &resolver{m: m, memo: map[memoKey][]value{}, busy: map[memoKey]bool{}}
+}
+
+// eval is what e, read in scope of f, may hold.
+func (r *resolver) eval(f *File, scope string, e Expr, depth int) []value {
+	if depth > maxDepth || r.work > maxWork {
+		return nil
+	}
+	r.work++
+	if e.Kind == ExprCompiled {
+		return []value{{kind: valCompiled, file: f, compile: e.Compile}}
+	}
+	k := memoKey{f, scope, e.Kind, e.Text}
+	if v, ok := r.memo[k]; ok {
+		return v
+	}
+	if r.busy[k] {
+		return nil
+	}
+	r.busy[k] = true
+	var out []value
+	switch e.Kind {
+	case ExprName:
+		out = r.dotted(f, scope, e.Text, depth)
+	case ExprSubscript:
+		out = r.dotted(f, scope, e.Text+"[]", depth)
+	case ExprCall:
+		for _, v := range r.dotted(f, scope, e.Text, depth) {
+			out = addValues(out, r.called(v, depth+1)...)
+		}
+	}
+	delete(r.busy, k)
+	r.memo[k] = out
+	return out
+}
+
+// called is what calling v returns.
+func (r *resolver) called(v value, depth int) []value {
+	switch v.kind {
+	case valClass:
+		return []value{{kind: valInstance, qual: v.qual}}
+	case valFunc:
+		d, ok := r.m.defs[v.qual]
+		if !ok {
+			return nil
+		}
+		var out []value
+		fs := r.m.scopes[d.file]
+		for _, e := range fs.returns[d.def.Qual] {
+			out = addValues(out, r.eval(d.file, d.def.Qual, e, depth+1)...)
+		}
+		return out
+	}
+	return nil
+}
+
+// dotted resolves a chain of names read in scope of f; the last name may
+// end in [] for a container's elements.
+func (r *resolver) dotted(f *File, scope, text string, depth int) []value {
+	parts := strings.Split(text, ".")
+	vals := r.head(f, scope, parts[0], depth)
+	for _, p := range parts[1:] {
+		var next []value
+		for _, v := range vals {
+			next = addValues(next, r.member(v, p, depth+1)...)
+		}
+		vals = next
+		if len(vals) == 0 {
+			return nil
+		}
+	}
+	return vals
+}
+
+// head resolves the first name of a chain: self, a name bound in the
+// scope or one around it, a definition, or an import.
+func (r *resolver) head(f *File, scope, name string, depth int) []value {
+	fs := r.m.scopes[f]
+	if fs == nil {
+		return nil
+	}
+	if name == "self" || name == "cls" {
+		if cls := fs.classOf(scope); cls != "" {
+			q := r.qual(f, cls)
+			if name == "cls" {
+				return []value{{kind: valClass, qual: q}}
+			}
+			return []value{{kind: valInstance, qual: q}}
+		}
+	}
+	inMethod := fs.classOf(scope) != ""
+	for s := scope; ; s = parentScope(s) {
+		// A method does not see its class's names.
+		if isClass := fs.defs[s] != nil && fs.defs[s].IsClass; !(isClass && s != scope && inMethod) {
+			var out []value
+			for _, e := range fs.bindings[s][name] {
+				out = addValues(out, r.eval(f, s, e, depth+1)...)
+			}
+			if d := fs.defs[join(s, name)]; d != nil {
+				out = addValues(out, r.defValue(f, d)...)
+			}
+			if len(out) > 0 {
+				return out
+			}
+		}
+		if s == "" {
+			break
+		}
+	}
+	if q, ok := f.Imports[name]; ok {
+		return r.global(q, depth+1)
+	}
+	return nil
+}
+
+// qual is a definition's qualified name.
+func (r *resolver) qual(f *File, q string) string {
+	if f.Module == "" {
+		return ":" + f.Path + ":" + q
+	}
+	return f.Module + "." + q
+}
+
+// defValue is what a definition's name holds.
+func (r *resolver) defValue(f *File, d *Def) []value {
+	q := r.qual(f, d.Qual)
+	switch {
+	case d.IsClass:
+		return []value{{kind: valClass, qual: q}}
+	case d.Compiled >= 0:
+		return []value{{kind: valCompiled, file: f, compile: d.Compiled}}
+	}
+	return []value{{kind: valFunc, qual: q}}
+}
+
+// global resolves an absolute qualified name: a module of the workspace,
+// or a name in one.
+func (r *resolver) global(q string, depth int) []value {
+	if depth > maxDepth {
+		return nil
+	}
+	if _, ok := r.m.modules[q]; ok {
+		return []value{{kind: valModule, qual: q}}
+	}
+	i := strings.LastIndexByte(q, '.')
+	if i < 0 {
+		return nil
+	}
+	var out []value
+	for _, v := range r.global(q[:i], depth+1) {
+		out = addValues(out, r.member(v, q[i+1:], depth+1)...)
+	}
+	return out
+}
+
+// member is what v.name holds.
+func (r *resolver) member(v value, name string, depth int) []value {
+	if depth > maxDepth || r.work > maxWork {
+		return nil
+	}
+	r.work++
+	switch v.kind {
+	case valModule:
+		if f := r.m.modules[v.qual]; f != nil {
+			if out := r.head(f, "", name, depth+1); len(out) > 0 {
+				return out
+			}
+		}
+		if _, ok := r.m.modules[v.qual+"."+name]; ok {
+			return []value{{kind: valModule, qual: v.qual + "." + name}}
+		}
+	case valClass, valInstance:
+		return r.classMember(v, name, depth+1, 0)
+	}
+	return nil
+}
+
+// maxBases bounds how many classes deep a member is looked for.
+const maxBases = 4
+
+// classMember is what a class or its instance holds as name: a method,
+// an attribute set on self in a method, or a class attribute; then its
+// bases of the workspace.
+func (r *resolver) classMember(v value, name string, depth, bases int) []value {
+	d, ok := r.m.defs[v.qual]
+	if !ok || !d.def.IsClass || bases > maxBases {
+		return nil
+	}
+	f, fs := d.file, r.m.scopes[d.file]
+	var out []value
+	if md := fs.defs[join(d.def.Qual, name)]; md != nil {
+		out = addValues(out, r.defValue(f, md)...)
+	}
+	for _, e := range fs.bindings[d.def.Qual][name] {
+		out = addValues(out, r.eval(f, d.def.Qual, e, depth+1)...)
+	}
+	if v.kind == valInstance {
+		for _, s := range fs.attrs[d.def.Qual][name] {
+			out = addValues(out, r.eval(f, s.scope, s.value, depth+1)...)
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	for _, b := range d.def.Bases {
+		for _, bv := range r.dotted(f, parentScope(d.def.Qual), b, depth+1) {
+			if bv.kind == valClass {
+				out = addValues(out, r.classMember(value{kind: v.kind, qual: bv.qual}, name, depth+1, bases+1)...)
+			}
+		}
+	}
+	return out
+}
+
+// addValues adds vs to out, once each, up to maxValues.
+func addValues(out []value, vs ...value) []value {
+	for _, v := range vs {
+		if len(out) >= maxValues {
+			return out
+		}
+		dup := false
+		for _, o := range out {
+			if o == v {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, v)
+		}
+	}
+	return out
+}
