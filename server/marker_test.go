@@ -27,6 +27,7 @@ import (
 //	                      (testdata/site) and $TORCH211 are expanded
 //	-- train.py --        a document, written to the workspace and opened
 //	-- untitled:x --      a buffer that is no file
+//	-- closed/lib/m.py -- a workspace file (lib/m.py) no editor opens
 //	-- site/pkg/m.py --   a file of the target's site dir ($ARCHIVE_SITE);
 //	                      with markers, its mirrored copy is opened and asked
 //	-- @hover/name --     a golden, written by go test -run TestMarkers -update
@@ -137,6 +138,7 @@ type run struct {
 	inspect  map[string]pyDef  // "module attr" → what the interpreter says, for defpy
 	site     string            // the archive's own site dir, $ARCHIVE_SITE
 	mirrored []*doc            // site files with markers, asked in their mirror
+	closed   map[string]string // workspace files never opened: path → section name
 	goldens  map[string]string // "@kind/name" → golden, as in the archive
 	produced map[string]string // what this run rendered for each
 }
@@ -147,7 +149,7 @@ func runArchive(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	a := parseArchive(string(data))
-	r := &run{t: t, byURI: map[string]*doc{}, goldens: map[string]string{}, produced: map[string]string{}}
+	r := &run{t: t, byURI: map[string]*doc{}, goldens: map[string]string{}, produced: map[string]string{}, closed: map[string]string{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	r.ctx = ctx
@@ -173,6 +175,15 @@ func runArchive(t *testing.T, path string) {
 			if strings.Contains(f.data, "#@") {
 				r.mirrored = append(r.mirrored, &doc{name: rel, text: f.data, version: 1})
 			}
+		case strings.HasPrefix(f.name, "closed/"):
+			p := filepath.Join(ws, filepath.FromSlash(strings.TrimPrefix(f.name, "closed/")))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(f.data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r.closed[p] = f.name
 		default:
 			d := &doc{name: f.name, text: f.data, version: 1}
 			if strings.HasPrefix(f.name, "untitled:") {
@@ -484,7 +495,7 @@ func (r *run) runMarker(m marker) {
 		for _, s := range syms {
 			at := r.location(m, s.Location)
 			top, _, _ := strings.Cut(at, "/")
-			if _, err := os.Stat(filepath.Join(r.site, top)); err != nil && r.byURI[s.Location.URI] == nil {
+			if _, err := os.Stat(filepath.Join(r.site, top)); err != nil && r.byURI[s.Location.URI] == nil && r.closed[s.Location.Path] == "" {
 				continue
 			}
 			fmt.Fprintf(&b, "%s %s in %s at %s\n", s.Kind, s.Name, s.Container, at)
@@ -656,12 +667,16 @@ func (r *run) finishGoldens(path string, a archive) {
 	}
 }
 
-// location renders a place: a document by its archive name, a mirrored
-// file by its path under the mirror's site directory. Any other place is
-// an error: answers point into the mirror or at open documents.
+// location renders a place: a document or a workspace file no editor
+// opened by its archive name, a mirrored file by its path under the
+// mirror's site directory. Any other place is an error: answers point
+// into the mirror or at the workspace's files.
 func (r *run) location(m marker, l location) string {
 	if d, ok := r.byURI[l.URI]; ok && l.URI != "" {
 		return d.name + ":" + spanString(l.Range)
+	}
+	if name := r.closed[l.Path]; l.URI == "" && name != "" {
+		return name + ":" + spanString(l.Range)
 	}
 	rel, ok := r.mirroredRel(l.Path)
 	if !ok {

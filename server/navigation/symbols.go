@@ -83,7 +83,7 @@ func (n *Navigator) WorkspaceSymbols(ctx context.Context, query string) ([]Symbo
 			if !ok || !q.Container(container) {
 				return
 			}
-			sym := pyindex.Symbol{Name: it.Name, Qualname: container + "." + it.Name, Path: path, Line: it.NameSpan.Start.Line, Kind: outlineIndexKind(it.Kind)}
+			sym := pyindex.Symbol{Name: it.Name, Qualname: container + "." + it.Name, Module: module, Path: path, Line: it.NameSpan.Start.Line, Kind: outlineIndexKind(it.Kind)}
 			hits = append(hits, hit{pyindex.SymbolHit{Symbol: sym, Rank: r}, api.Location{URI: uri, Path: path, Range: api.RangeOf(it.NameSpan)}})
 		})
 	}
