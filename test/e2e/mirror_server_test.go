@@ -58,6 +58,15 @@ func TestServerInAMirror(t *testing.T) {
 	fileURI := lsptest.FileURI(linear)
 	first.OpenBuffer(fileURI, string(text))
 	want := mirrorAnswers(t, first, fileURI)
+	// The workspace's server also finds the uses in the workspace's own
+	// files, open or not (train.py, closed above); a server in the
+	// mirror has no workspace but the mirror.
+	var own []lsptest.Location
+	want.references, own = splitOff(want.references, sb.Workdir)
+	if len(own) != 1 || own[0].URI != lsptest.FileURI(filepath.Join(sb.Workdir, "train.py")) ||
+		own[0].Range.Start.Line != 14 || own[0].Range.Start.Character != 23 {
+		t.Errorf("references of Linear in the closed workspace files = %+v, want train.py's nn.Linear at 15:24", own)
+	}
 
 	// The second server, as the client starts it on the jump: rooted at
 	// the mirror's site directory, with no settings of the workspace.
@@ -137,6 +146,19 @@ func mirrorAnswers(t *testing.T, env *lsptest.Env, uri string) mirrorReplies {
 		}
 	}
 	return a
+}
+
+// splitOff separates the locations in files under dir from the others.
+func splitOff(locs []lsptest.Location, dir string) (others, under []lsptest.Location) {
+	prefix := lsptest.FileURI(dir) + "/"
+	for _, l := range locs {
+		if strings.HasPrefix(l.URI, prefix) {
+			under = append(under, l)
+		} else {
+			others = append(others, l)
+		}
+	}
+	return others, under
 }
 
 func compareLocations(a, b lsptest.Location) int {
