@@ -67,6 +67,10 @@ type Options struct {
 	// defaults (docs/RELIABILITY.md lists them).
 	MirrorLimits remote.MirrorLimits
 	HelperLimits remote.HelperLimits
+	// WaitForModel makes the first check wait for the workspace model
+	// (server/wsmodel), as the command line's check does; editors get the
+	// file's own findings at once and the workspace's when it is built.
+	WaitForModel bool
 }
 
 // Engine is the editor-independent core. Its methods are safe for
@@ -194,6 +198,9 @@ func New(opts Options) *Engine {
 		Session:   e.session,
 		IsCurrent: e.docs.IsCurrent,
 		Documents: e.docs.All,
+		Folders:   e.cfg.workspaceFolders,
+
+		WaitForModel: opts.WaitForModel,
 	}, []checks.NoteProducer{e.runs, e.links}, []checks.ActionProducer{e.runs, e.links})
 	return e
 }

@@ -41,7 +41,16 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	ctx, eng, done, err := engineHere(ctx, c, stderr)
+	// The workspace is the first path's: the model of its files decides
+	// what threads reach across them, as in an editor opened there.
+	first, err := filepath.Abs(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	if st, err := os.Stat(first); err == nil && st.IsDir() {
+		first += "/."
+	}
+	ctx, eng, done, err := engineAt(ctx, c, workspaceOf(first, stderr, c.quiet), stderr)
 	if err != nil {
 		return err
 	}

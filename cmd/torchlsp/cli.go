@@ -117,6 +117,9 @@ func newEngine(ctx context.Context, c commonFlags, folder string, stderr io.Writ
 		// A one-shot hover shows a flag's value on the target: wait for
 		// it (the --timeout bounds the whole command).
 		ValueWait: c.timeout,
+		// A one-shot check reports what the whole workspace's model
+		// decides, not what one file shows before it is built.
+		WaitForModel: true,
 	})
 	var folders []string
 	if folder != "" {
@@ -141,8 +144,14 @@ func engineHere(ctx context.Context, c commonFlags, stderr io.Writer) (context.C
 	if err != nil {
 		return ctx, nil, nil, err
 	}
+	return engineAt(ctx, c, workspaceOf(cwd+"/.", stderr, c.quiet), stderr)
+}
+
+// engineAt starts an engine for the workspace folder, bounded by the
+// --timeout flag. done shuts it down.
+func engineAt(ctx context.Context, c commonFlags, folder string, stderr io.Writer) (context.Context, *server.Engine, func(), error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	eng, finish, err := newEngine(ctx, c, workspaceOf(cwd+"/.", stderr, c.quiet), stderr)
+	eng, finish, err := newEngine(ctx, c, folder, stderr)
 	if err != nil {
 		cancel()
 		return ctx, nil, nil, err

@@ -36,6 +36,12 @@ type Deps struct {
 	// Documents are the open documents' latest snapshots.
 	IsCurrent func(doc *source.Snapshot) bool
 	Documents func() []*source.Snapshot
+	// Folders are the workspace folders the workspace model indexes.
+	Folders func() []string
+	// WaitForModel makes a check wait for the workspace model's build
+	// (the command line); editors check at once and republish when the
+	// build ends.
+	WaitForModel bool
 }
 
 // Checks holds the check in progress of each document and the features
@@ -43,6 +49,7 @@ type Deps struct {
 type Checks struct {
 	deps    Deps
 	running docChecks        // the diagnostics check of each document (docchecks.go)
+	models  models           // the workspace model (workspace.go)
 	notes   []NoteProducer   // set once, before the first check
 	actions []ActionProducer // set once, before the first request
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/torchlsp/torchlsp/server/pybuf"
 	"github.com/torchlsp/torchlsp/server/session"
 	"github.com/torchlsp/torchlsp/server/source"
+	"github.com/torchlsp/torchlsp/server/wsmodel"
 )
 
 // NoteProducer is a feature that leaves diagnostics of its own on a
@@ -47,6 +48,7 @@ type checked struct {
 type checkKey struct {
 	cat    *gates.Catalog
 	target string
+	model  *wsmodel.Model // the workspace model's version the check read
 }
 
 // Diagnostics checks a document against the target's torch: config flags,
@@ -72,7 +74,10 @@ func (ch *Checks) check(ctx context.Context, doc *api.Snapshot) (*checked, error
 	if err != nil {
 		return nil, err
 	}
-	if !usesTorch(buf) {
+	// A file that does not import torch may still call what another file
+	// compiles: the workspace model's verdicts reach the workspace's own
+	// files; others cost nothing.
+	if !usesTorch(buf) && !ch.inWorkspace(doc.Path()) {
 		return &checked{}, nil
 	}
 	s, err := ch.deps.Session("")
@@ -87,13 +92,28 @@ func (ch *Checks) check(ctx context.Context, doc *api.Snapshot) (*checked, error
 		return nil, err
 	}
 	spec := s.Spec()
-	return doc.Memo(checkKey{cat, spec.Name}, func() any {
-		return checkWith(doc, cat, ps.Mirror(), spec)
+	model := ch.modelFor(ctx, cat, ps.Mirror().SiteDir, spec.Env, ch.deps.WaitForModel)
+	var changed []*source.Snapshot
+	if model != nil {
+		model, changed = ch.withDocument(doc, buf, cat)
+	}
+	// Another open file whose path the edit changed is checked again.
+	for _, other := range changed {
+		ch.Schedule(other)
+	}
+	return doc.Memo(checkKey{cat, spec.Name, model}, func() any {
+		return checkWith(doc, cat, ps.Mirror(), spec, model)
 	}).(*checked), nil
 }
 
-func checkWith(doc *api.Snapshot, cat *gates.Catalog, m *remote.MirrorTree, spec remote.Spec) *checked {
-	found := diagnose.Check(doc.Buffer(), cat, diagnose.Options{SiteDir: m.SiteDir, Env: spec.Env})
+func checkWith(doc *api.Snapshot, cat *gates.Catalog, m *remote.MirrorTree, spec remote.Spec, model *wsmodel.Model) *checked {
+	opts := diagnose.Options{SiteDir: m.SiteDir, Env: spec.Env}
+	var calls []diagnose.Diagnostic
+	if model != nil && doc.Path() != "" {
+		v := model.Verdicts()
+		opts.External, calls = v.External[doc.Path()], v.Calls[doc.Path()]
+	}
+	found := append(diagnose.Check(doc.Buffer(), cat, opts), calls...)
 	c := &checked{}
 	for _, fd := range found {
 		diag := api.Diagnostic{
@@ -104,6 +124,14 @@ func checkWith(doc *api.Snapshot, cat *gates.Catalog, m *remote.MirrorTree, spec
 			Message:  fd.Message,
 		}
 		for _, rel := range fd.Related {
+			if rel.Path != "" {
+				// A line of the user's workspace: the message names it.
+				diag.Related = append(diag.Related, api.RelatedInfo{
+					Location: api.Location{Path: rel.Path, Range: api.Range{Start: api.Position{Line: rel.Line}, End: api.Position{Line: rel.Line}}},
+					Message:  rel.Message,
+				})
+				continue
+			}
 			local := filepath.Join(m.SiteDir, filepath.FromSlash(rel.File))
 			diag.Related = append(diag.Related, api.RelatedInfo{
 				Location: api.Location{Path: local, TargetPath: m.TargetPath(local),

@@ -1,0 +1,199 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/torchlsp/torchlsp/server/api"
+	"github.com/torchlsp/torchlsp/server/diagnose"
+	"github.com/torchlsp/torchlsp/server/gates"
+	"github.com/torchlsp/torchlsp/server/pybuf"
+	"github.com/torchlsp/torchlsp/server/source"
+	"github.com/torchlsp/torchlsp/server/wsmodel"
+)
+
+// models keeps the workspace model (server/wsmodel) of the default
+// target's torch: built once from the files on disk in the background,
+// then each open document's checked version replaces its file. A check
+// reads the version current when it starts.
+type models struct {
+	mu sync.Mutex // guards the fields below
+	// cat is the catalog the model was built against; a new one (another
+	// target, a new mirror) starts a new build.
+	cat      *gates.Catalog
+	model    *wsmodel.Model // nil until the build ends
+	building chan struct{}  // closed when the build under way ends
+	ix       *wsmodel.Indexer
+	versions map[string]int32  // path → the open version the model holds
+	prints   map[string]string // path → the verdicts its last check used
+}
+
+// modelFor returns the model for cat, starting its build when there is
+// none; nil while it builds, unless wait is set, when it waits for the
+// build within ctx.
+func (ch *Checks) modelFor(ctx context.Context, cat *gates.Catalog, siteDir string, env map[string]string, wait bool) *wsmodel.Model {
+	m := &ch.models
+	m.mu.Lock()
+	if m.cat != cat {
+		folders := ch.deps.Folders()
+		m.cat, m.model, m.versions, m.prints = cat, nil, map[string]int32{}, map[string]string{}
+		// One parser for the build, used by its goroutine alone.
+		var parser *pybuf.Parser
+		m.ix = &wsmodel.Indexer{
+			Roots: folders, Paths: wsmodel.ImportPaths(folders, nil),
+			Parse: func(ctx context.Context, src []byte) (*pybuf.Buffer, error) {
+				if parser == nil {
+					p, err := pybuf.NewParser()
+					if err != nil {
+						return nil, err
+					}
+					parser = p
+				}
+				release, err := ch.deps.Parses.TakeContext(ctx, len(src))
+				if err != nil {
+					return nil, err
+				}
+				defer release()
+				return parser.ParseContext(ctx, src)
+			},
+			Facts: func(b *pybuf.Buffer) diagnose.Facts {
+				return diagnose.FactsOf(b, cat, diagnose.Options{SiteDir: siteDir, Env: env})
+			},
+			Limits: wsmodel.DefaultLimits(),
+		}
+		done := make(chan struct{})
+		m.building = done
+		ix := m.ix
+		started := ch.deps.Work.Go(func() {
+			defer close(done)
+			ctx := ch.deps.Work.Context()
+			built, _, err := ix.Build(ctx)
+			if parser != nil {
+				parser.Close()
+			}
+			if err != nil {
+				ch.deps.Notify.LogMessage(ctx, api.MessageWarning, fmt.Sprintf("workspace model: %v", err))
+				built = wsmodel.New(folders, nil)
+			}
+			// The open documents' versions win over the disk.
+			versions := map[string]int32{}
+			for _, doc := range ch.deps.Documents() {
+				if f, ok := fileOfOpen(ctx, ix, doc); ok {
+					built = built.With(f)
+					versions[f.Path] = doc.Version()
+				}
+			}
+			m.mu.Lock()
+			if m.cat == cat {
+				m.model = built
+				for p, v := range versions {
+					m.versions[p] = v
+				}
+			}
+			m.mu.Unlock()
+			ch.RepublishAll()
+		})
+		if !started {
+			close(done)
+		}
+	}
+	model, building := m.model, m.building
+	m.mu.Unlock()
+	if model != nil || !wait {
+		return model
+	}
+	select {
+	case <-building:
+	case <-ctx.Done():
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.model
+}
+
+// fileOfOpen is the facts of an open document's version.
+func fileOfOpen(ctx context.Context, ix *wsmodel.Indexer, doc *source.Snapshot) (*wsmodel.File, bool) {
+	if doc.Path() == "" || !doc.IsPython() || doc.TooLarge() {
+		return nil, false
+	}
+	buf, err := doc.BufferContext(ctx)
+	if err != nil {
+		return nil, false
+	}
+	return ix.FileOf(doc.Path(), buf), true
+}
+
+// withDocument puts a document's version into the model and returns the
+// model that holds it, and the open documents whose verdicts that
+// changed.
+func (ch *Checks) withDocument(doc *source.Snapshot, buf *pybuf.Buffer, cat *gates.Catalog) (*wsmodel.Model, []*source.Snapshot) {
+	m := &ch.models
+	path := doc.Path()
+	m.mu.Lock()
+	ix, model, current := m.ix, m.model, m.cat == cat
+	v, seen := m.versions[path]
+	m.mu.Unlock()
+	if model == nil || !current || path == "" {
+		return model, nil
+	}
+	// The facts are read outside the lock: a large file's take time.
+	var f *wsmodel.File
+	if !seen || v != doc.Version() {
+		f = ix.FileOf(path, buf)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cat != cat || m.model == nil {
+		return m.model, nil
+	}
+	if f != nil {
+		m.versions[path] = doc.Version()
+		m.model = m.model.With(f)
+	}
+	verdicts := m.model.Verdicts()
+	m.prints[path] = printOf(verdicts, path)
+	var changed []*source.Snapshot
+	for _, other := range ch.deps.Documents() {
+		p := other.Path()
+		if p == "" || p == path {
+			continue
+		}
+		if pr, seen := m.prints[p]; seen && pr != printOf(verdicts, p) {
+			changed = append(changed, other)
+		}
+	}
+	return m.model, changed
+}
+
+// inWorkspace says whether path lies in a workspace folder.
+func (ch *Checks) inWorkspace(path string) bool {
+	if path == "" {
+		return false
+	}
+	for _, f := range ch.deps.Folders() {
+		if rel, err := filepath.Rel(f, path); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+			return true
+		}
+	}
+	return false
+}
+
+// printOf is what a file's check reads of the verdicts, as text: its
+// diagnostics change when it does.
+func printOf(v *wsmodel.Verdicts, path string) string {
+	var b strings.Builder
+	for _, e := range v.External[path] {
+		fmt.Fprintf(&b, "%v %s %v %d;", e.Compile, e.How, e.Many, len(e.Path))
+		for _, r := range e.Path {
+			b.WriteString(r.Message)
+		}
+	}
+	for _, d := range v.Calls[path] {
+		fmt.Fprintf(&b, "%v %s;", d.Span, d.Message)
+	}
+	return b.String()
+}
