@@ -62,7 +62,7 @@ type analysis struct {
 	decoratedNames map[int32]string          // decorated definition → the name it defines (decorated)
 	returns        map[int32][]int32         // function definition → the values it returns
 	classes        []int32                   // class definitions
-	threadClasses  map[int32]bool            // classes deriving from threading.Thread (threadClassSet), made on first use
+	threadClasses  map[int32]int             // classes deriving from a catalogue class → its entry (threadClassSet), made on first use
 	names          map[string][]int32        // identifiers read, by name (readsOf), made on first use
 	assigns        map[string][]int32        // assignments and for statements by the name they bind (bindsOf), made on first use
 	byCallee       map[string][]*callInfo    // calls by callee name (callsNamed), made on first use

@@ -1,22 +1,24 @@
 package diagnose
 
 import (
+	"bytes"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
 // threadStart is a place that runs a callable in another thread.
 type threadStart struct {
-	node    int32  // the call starting it, or the class for a Thread subclass
+	node    int32  // the call starting it, the decorator, or the class for a subclass
 	how     string // threading.Thread, executor.submit, asyncio.to_thread, ...
 	targets []string
 	// exprs are the callable expressions the start runs (Thread's target,
-	// submit's first argument), for the workspace model to resolve
-	// across files; empty for a Thread subclass.
+	// submit's first argument, a decorated function's name), for the
+	// workspace model to resolve across files; empty for a subclass.
 	exprs  []int32
-	within int32 // for a Thread subclass, the class whose run it is; else -1
+	within int32 // for a subclass or an instance, the class whose methods run; else -1
 	// many is set when the start runs its callable in several threads at
 	// once: started in a loop or comprehension, or mapped over a pool
 	// with more than one worker.
@@ -33,80 +35,183 @@ type threadStart struct {
 	// ext is, for a start the workspace model found through other files,
 	// what it said of it; nil for the buffer's own starts.
 	ext *ExternalStart
-}
-
-// executorTypes are the thread pools whose submit/map run callables in
-// other threads.
-var executorTypes = map[string]bool{
-	"concurrent.futures.ThreadPoolExecutor":        true,
-	"concurrent.futures.thread.ThreadPoolExecutor": true,
-	"multiprocessing.pool.ThreadPool":              true,
-	"multiprocessing.dummy.Pool":                   true,
-}
-
-// threadRunners run their first argument in a worker thread.
-var threadRunners = map[string]bool{
-	"asyncio.to_thread":                       true,
-	"_thread.start_new_thread":                true,
-	"anyio.to_thread.run_sync":                true,
-	"starlette.concurrency.run_in_threadpool": true,
-	"fastapi.concurrency.run_in_threadpool":   true,
-}
-
-// poolMethods run their first argument in a pool's threads.
-var poolMethods = map[string]bool{
-	"submit": true, "map": true, "apply_async": true, "apply": true,
-	"imap": true, "imap_unordered": true, "starmap": true, "starmap_async": true, "map_async": true,
-}
-
-// manyMethods run their first argument over several inputs at once.
-var manyMethods = map[string]bool{
-	"map": true, "imap": true, "imap_unordered": true, "starmap": true, "starmap_async": true, "map_async": true,
+	// entry is the id of the catalogue entry that made the start.
+	entry string
 }
 
 // maxStartWrappers bounds how many functions deep a callable handed to a
 // wrapper of a thread start is followed.
 const maxStartWrappers = 2
 
+// entryScan is what the catalogue's entries ask of a buffer beyond one
+// call: which names hold instances of the types they name, the buffer's
+// classes and the catalogue's classes they derive from, the handler
+// classes handed to threading servers, and the servers told to run one
+// request at a time. It is made once, in one pass over the calls.
+type entryScan struct {
+	insts   map[string][]string // a name's text → the types it holds an instance of
+	bases   map[string][]string // a class of the buffer → its bases' quals
+	classes map[string]int32    // a class of the buffer → its first definition
+	served  map[string]bool     // names of classes handed to a threading server
+	off     map[string]bool     // "app|threaded": app.run(threaded=False)
+}
+
 // threadStarts finds every place the buffer runs a callable in another
-// thread. Executors are found first, so that a pool used in the text
-// before the line that makes it is still known.
+// thread. Executors and instances are found first, so that one used in
+// the text before the line that makes it is still known.
 func (a *analysis) threadStarts() {
+	sc := &entryScan{insts: map[string][]string{}, bases: map[string][]string{}, classes: map[string]int32{},
+		served: map[string]bool{}, off: map[string]bool{}}
+	a.classBases(sc)
 	for _, c := range a.calls {
 		a.work++
 		a.executorCall(c)
+		a.scanCall(sc, c)
 	}
-	a.executorParams()
+	a.executorParams(sc)
 	for _, c := range a.calls {
 		a.work++
-		a.threadCall(c)
+		a.threadCall(sc, c)
 	}
 	for _, n := range a.classes {
 		a.work++
-		a.threadSubclass(n)
+		a.threadSubclass(sc, n)
 	}
 	a.startWrappers()
+}
+
+// classBases records the buffer's classes and the quals of their bases.
+func (a *analysis) classBases(sc *entryScan) {
+	t := a.t
+	for _, c := range a.classes {
+		a.work++
+		nm := t.Child(c, syntax.FieldName)
+		if nm < 0 {
+			continue
+		}
+		name := t.Text(nm)
+		if _, ok := sc.classes[name]; !ok {
+			sc.classes[name] = c
+		}
+		sup := t.Child(c, syntax.FieldSuperclasses)
+		if sup < 0 {
+			continue
+		}
+		for _, b := range t.CodeChildren(sup) {
+			a.work++
+			if q := a.chainQual(b); q != "" && len(sc.bases[name]) < 8 {
+				sc.bases[name] = append(sc.bases[name], q)
+			}
+		}
+	}
+}
+
+// makes returns what a call of callee makes: its qual, or the bases of
+// the buffer's class it names.
+func (a *analysis) makes(sc *entryScan, callee int32) []string {
+	t := a.t
+	callee = t.Unwrap(callee)
+	if t.Kind(callee) == syntax.KindIdentifier {
+		if bs, ok := sc.bases[t.Text(callee)]; ok {
+			return bs
+		}
+	}
+	if q := a.chainQual(callee); q != "" {
+		return []string{q}
+	}
+	return nil
+}
+
+// boundName is the text of the name a call's value is bound to: x in
+// x = f(...) or with f(...) as x; "" for none.
+func (a *analysis) boundName(c *callInfo) string {
+	t := a.t
+	p := t.Parent(c.node)
+	switch {
+	case p >= 0 && t.Kind(p) == syntax.KindAssignment && t.Field(c.node) == syntax.FieldRight:
+		if l := t.Child(p, syntax.FieldLeft); l >= 0 {
+			return t.Text(l)
+		}
+	case p >= 0 && t.Kind(p) == syntax.KindAsPattern:
+		if al := t.Child(p, syntax.FieldAlias); al >= 0 {
+			return t.Text(al)
+		}
+	}
+	return ""
+}
+
+// scanCall records what one call tells the catalogue's entries: a name
+// bound to an instance they ask about, a handler class handed to a
+// threading server, a server run with threaded=False.
+func (a *analysis) scanCall(sc *entryScan, c *callInfo) {
+	t := a.t
+	kinds := a.makes(sc, c.calleeNode)
+	for _, q := range kinds {
+		a.work++
+		if isInstanceType(q) {
+			if name := a.boundName(c); name != "" {
+				sc.insts[name] = kinds
+			}
+			break
+		}
+	}
+	if slices.ContainsFunc(kinds, isThreadingServer) {
+		for _, arg := range c.args {
+			a.work++
+			if arg = t.Unwrap(arg); t.Kind(arg) == syntax.KindIdentifier {
+				sc.served[t.Text(arg)] = true
+			}
+		}
+		if kw, ok := c.keyword("RequestHandlerClass", t); ok {
+			sc.served[t.Text(t.Unwrap(kw.value))] = true
+		}
+	}
+	if len(c.kwargs) == 0 || t.Kind(c.calleeNode) != syntax.KindAttribute {
+		return
+	}
+	for _, kw := range c.kwargs {
+		a.work++
+		if offKws[t.Text(kw.name)] && t.Kind(t.Unwrap(kw.value)) == syntax.KindFalse {
+			sc.off[t.Text(t.Child(c.calleeNode, syntax.FieldObject))+"|"+t.Text(kw.name)] = true
+		}
+	}
+}
+
+// isInstance reports whether expression n holds an instance of one of
+// types: a name bound to one, or a call making one. No types is any.
+func (a *analysis) isInstance(sc *entryScan, n int32, types []string) bool {
+	if len(types) == 0 {
+		return true
+	}
+	t := a.t
+	n = t.Unwrap(n)
+	var kinds []string
+	switch t.Kind(n) {
+	case syntax.KindIdentifier, syntax.KindAttribute:
+		if t.Chain(n) != nil {
+			kinds = sc.insts[t.Text(n)]
+		}
+	case syntax.KindCall:
+		kinds = a.makes(sc, t.Child(n, syntax.FieldFunction))
+	}
+	for _, q := range kinds {
+		a.work++
+		if isType(q, types) {
+			return true
+		}
+	}
+	return false
 }
 
 // executorCall records names bound to thread pools: ex = Pool(...), with
 // Pool() as ex, self.ex = Pool(...).
 func (a *analysis) executorCall(c *callInfo) {
-	t := a.t
 	if !executorTypes[c.qual] {
 		return
 	}
 	a.makesPools = true
-	workers := a.poolWorkers(c)
-	p := t.Parent(c.node)
-	switch {
-	case p >= 0 && t.Kind(p) == syntax.KindAssignment && t.Field(c.node) == syntax.FieldRight:
-		if l := t.Child(p, syntax.FieldLeft); l >= 0 {
-			a.execs[t.Text(l)] = workers
-		}
-	case p >= 0 && t.Kind(p) == syntax.KindAsPattern:
-		if al := t.Child(p, syntax.FieldAlias); al >= 0 {
-			a.execs[t.Text(al)] = workers
-		}
+	if name := a.boundName(c); name != "" {
+		a.execs[name] = a.poolWorkers(c)
 	}
 }
 
@@ -134,8 +239,10 @@ func (a *analysis) poolWorkers(c *callInfo) int {
 
 // executorParams records the parameters that hold a thread pool: ones
 // annotated with a pool type, and ones a call of the buffer passes a pool
-// to (def run(pool): pool.submit(f) ... run(ThreadPoolExecutor())).
-func (a *analysis) executorParams() {
+// to (def run(pool): pool.submit(f) ... run(ThreadPoolExecutor())); and
+// those annotated with a type the catalogue asks instances of
+// (background_tasks: BackgroundTasks).
+func (a *analysis) executorParams(sc *entryScan) {
 	t := a.t
 	for _, defs := range a.funcs {
 		for _, def := range defs {
@@ -161,8 +268,12 @@ func (a *analysis) executorParams() {
 						ty = cs[0]
 					}
 				}
-				if executorTypes[a.chainQual(ty)] {
+				switch q := a.chainQual(ty); {
+				case executorTypes[q]:
 					a.execs[t.Text(name)] = 0
+					sc.insts[t.Text(name)] = []string{q}
+				case isInstanceType(q):
+					sc.insts[t.Text(name)] = []string{q}
 				}
 			}
 		}
@@ -220,76 +331,300 @@ func (a *analysis) poolExpr(n int32) (int, bool) {
 	return 0, false
 }
 
+// callableArg returns the argument of c that an entry runs: by one of
+// its keywords, else at its position; -1 when c passes none.
+func (e *threadEntry) callableArg(c *callInfo, t *tree) int32 {
+	for _, k := range e.kws {
+		if kw, ok := c.keyword(k, t); ok {
+			return kw.value
+		}
+	}
+	if e.arg >= 0 && len(c.args) > e.arg {
+		return c.args[e.arg]
+	}
+	return -1
+}
+
 // threadCall records a call that runs a callable in another thread.
-func (a *analysis) threadCall(c *callInfo) {
+func (a *analysis) threadCall(sc *entryScan, c *callInfo) {
 	t := a.t
 	start := func(how string, target int32, many bool) {
 		a.addStart(threadStart{node: c.node, how: how, targets: a.targetNames(target), exprs: []int32{target}, within: -1,
 			many: many || a.inLoop(c.node), param: a.paramIndex(c.fn, target), fn: c.fn, owners: a.ownerNames(target)})
 	}
-	switch c.qual {
-	case "threading.Thread", "threading.Timer":
-		if kw, ok := c.keyword("target", t); ok {
-			start(c.qual, kw.value, false)
-		} else if c.qual == "threading.Thread" && len(c.args) >= 2 {
-			start(c.qual, c.args[1], false) // Thread(group, target)
-		} else if c.qual == "threading.Timer" && len(c.args) >= 2 {
-			start(c.qual, c.args[1], false) // Timer(interval, function)
+	if p := t.Parent(c.node); p >= 0 && t.Kind(p) == syntax.KindDecorator {
+		a.decoratorStart(sc, c, p)
+	}
+	if es := byQual[c.qual]; len(es) > 0 {
+		e := &threadCatalogue[es[0]]
+		switch e.kind {
+		case entryCall:
+			if target := e.callableArg(c, t); target >= 0 {
+				a.entryStart(sc, e, c, target)
+			}
+		case entryBackward:
+			// Backward recomputes the checkpointed function on autograd's
+			// own threads.
+			if target := e.callableArg(c, t); target >= 0 {
+				a.backwardStarts = append(a.backwardStarts, threadStart{node: c.node, how: e.how,
+					targets: a.targetNames(target), exprs: []int32{target}, within: -1, param: -1, fn: c.fn,
+					owners: a.ownerNames(target), entry: e.id})
+			}
+		case entryPool:
+			// The initializer runs in every worker thread.
+			if target := e.callableArg(c, t); target >= 0 {
+				start(c.qual+" initializer", target, a.poolWorkers(c) != 1)
+				a.starts[len(a.starts)-1].entry = e.id
+			}
 		}
 		return
 	}
-	if c.qual == "torch.utils.checkpoint.checkpoint" && len(c.args) >= 1 {
-		// Backward recomputes the checkpointed function on autograd's
-		// own threads.
-		a.backwardStarts = append(a.backwardStarts, threadStart{node: c.node, how: "autograd's backward (torch.utils.checkpoint runs it again there)",
-			targets: a.targetNames(c.args[0]), exprs: []int32{c.args[0]}, within: -1, param: -1, fn: c.fn, owners: a.ownerNames(c.args[0])})
+	if poolMethods[c.callee] && a.poolMethodCall(sc, c, start) {
 		return
 	}
-	if threadRunners[c.qual] {
-		if len(c.args) >= 1 {
-			start(c.qual, c.args[0], false)
+	for _, i := range byMethod[c.callee] {
+		e := &threadCatalogue[i]
+		switch e.kind {
+		case entryLoopExecutor:
+			if target := e.callableArg(c, t); target >= 0 { // loop.run_in_executor(executor or None, fn, ...)
+				w, _ := a.poolExpr(c.args[0])
+				start(e.how, target, false)
+				st := &a.starts[len(a.starts)-1]
+				st.entry = e.id
+				if w == 1 {
+					st.many = false
+				}
+				return
+			}
+		case entryMethod:
+			recv := t.Child(c.calleeNode, syntax.FieldObject)
+			if recv < 0 || t.Kind(c.calleeNode) != syntax.KindAttribute || !a.isInstance(sc, recv, e.on) {
+				continue
+			}
+			if e.offKw != "" && sc.off[t.Text(recv)+"|"+e.offKw] {
+				continue
+			}
+			if target := e.callableArg(c, t); target >= 0 {
+				a.entryStart(sc, e, c, target)
+				return
+			}
 		}
-		return
 	}
-	if executorTypes[c.qual] {
-		// The initializer runs in every worker thread.
-		if kw, ok := c.keyword("initializer", t); ok {
-			start(c.qual+" initializer", kw.value, a.poolWorkers(c) != 1)
-		}
-		return
+	if strings.HasPrefix(c.callee, "add_") && strings.HasSuffix(c.callee, "Servicer_to_server") {
+		a.servicerStart(sc, c)
 	}
+}
+
+// poolMethodCall records pool.submit(f), pool.map(f, xs) and the like,
+// when the receiver is a thread pool.
+func (a *analysis) poolMethodCall(sc *entryScan, c *callInfo, start func(string, int32, bool)) bool {
+	t := a.t
+	obj := t.Child(c.calleeNode, syntax.FieldObject)
+	if obj < 0 || len(c.args) == 0 {
+		return false
+	}
+	recv := t.Unwrap(obj)
+	// Only a name or a chain of names can be bound to an executor:
+	// the text of anything else (a.map(f).map(g)...) is never looked up.
+	var workers int
+	ok := false
 	switch {
-	case poolMethods[c.callee]:
-		obj := t.Child(c.calleeNode, syntax.FieldObject)
-		if obj < 0 || len(c.args) == 0 {
+	case t.Kind(recv) == syntax.KindIdentifier || t.Kind(recv) == syntax.KindAttribute && t.Chain(recv) != nil:
+		workers, ok = a.execs[t.Text(recv)]
+	case t.Kind(recv) == syntax.KindCall:
+		workers, ok = a.poolExpr(recv)
+	}
+	if !ok {
+		return false
+	}
+	start(oneLineText(t.Text(recv), 40)+"."+c.callee, c.args[0], workers != 1 && manyMethods[c.callee])
+	st := &a.starts[len(a.starts)-1]
+	if workers == 1 {
+		st.many = false
+	}
+	st.entry = a.poolEntry(sc, recv, c.callee)
+	return true
+}
+
+// poolEntry names the pool entry of a pool method's call: the one whose
+// pool the receiver is known to be, else the first whose methods include
+// the method (a pool handed in as a parameter).
+func (a *analysis) poolEntry(sc *entryScan, recv int32, method string) string {
+	id := ""
+	for i := range threadCatalogue {
+		e := &threadCatalogue[i]
+		if e.kind != entryPool || !slices.Contains(e.methods, method) {
+			continue
+		}
+		if a.isInstance(sc, recv, e.quals) {
+			return e.id
+		}
+		if id == "" {
+			id = e.id
+		}
+	}
+	return id
+}
+
+// entryStart records an entry's start of the callable expression target,
+// passed by call c: an async def where only a plain def goes to a
+// thread is not one; an instance of a class of the buffer runs the
+// methods the entry names.
+func (a *analysis) entryStart(sc *entryScan, e *threadEntry, c *callInfo, target int32) {
+	if e.syncOnly && a.isAsyncCallable(target) {
+		return
+	}
+	how := e.how
+	if how == "" {
+		how = c.qual
+	}
+	st := threadStart{node: c.node, how: how, within: -1, many: e.many || a.inLoop(c.node),
+		param: -1, fn: c.fn, entry: e.id}
+	if cls, names := a.instanceMethods(sc, target, e.instance); cls >= 0 {
+		st.within, st.targets = cls, names
+		a.addStart(st)
+		return
+	}
+	st.targets, st.exprs = a.targetNames(target), []int32{target}
+	st.param, st.owners = a.paramIndex(c.fn, target), a.ownerNames(target)
+	a.addStart(st)
+}
+
+// decoratorStart records @app.get(...) and the like on a def: the
+// decorated function runs on the framework's threads. dec is the
+// decorator whose expression is the call c.
+func (a *analysis) decoratorStart(sc *entryScan, c *callInfo, dec int32) {
+	t := a.t
+	dd := t.Parent(dec)
+	if dd < 0 || t.Kind(dd) != syntax.KindDecoratedDefinition || t.Kind(c.calleeNode) != syntax.KindAttribute {
+		return
+	}
+	def := t.Child(dd, syntax.FieldDefinition)
+	name := t.Child(def, syntax.FieldName)
+	if def < 0 || t.Kind(def) != syntax.KindFunctionDefinition || name < 0 {
+		return
+	}
+	recv := t.Child(c.calleeNode, syntax.FieldObject)
+	for _, i := range byDecorator[c.callee] {
+		a.work++
+		e := &threadCatalogue[i]
+		if !a.isInstance(sc, recv, e.on) || e.offKw != "" && sc.off[t.Text(recv)+"|"+e.offKw] {
+			continue
+		}
+		if e.syncOnly && isAsyncDef(t, def) {
 			return
 		}
-		recv := t.Unwrap(obj)
-		// Only a name or a chain of names can be bound to an executor:
-		// the text of anything else (a.map(f).map(g)...) is never looked up.
-		var workers int
-		ok := false
-		switch {
-		case t.Kind(recv) == syntax.KindIdentifier || t.Kind(recv) == syntax.KindAttribute && t.Chain(recv) != nil:
-			workers, ok = a.execs[t.Text(recv)]
-		case t.Kind(recv) == syntax.KindCall:
-			workers, ok = a.poolExpr(recv)
+		a.addStart(threadStart{node: c.node, how: e.how, targets: []string{t.Text(name)}, exprs: []int32{name},
+			within: -1, many: e.many || a.inLoop(c.node), param: -1, fn: c.fn, entry: e.id})
+		return
+	}
+}
+
+// servicerStart records a generated add_<Service>Servicer_to_server(
+// servicer, server) with a server of the catalogue (grpc.server, not
+// grpc.aio.server): the servicer's methods run in the server's pool.
+func (a *analysis) servicerStart(sc *entryScan, c *callInfo) {
+	t := a.t
+	for i := range threadCatalogue {
+		e := &threadCatalogue[i]
+		if e.kind != entryServicer {
+			continue
 		}
-		if ok {
-			start(oneLineText(t.Text(recv), 40)+"."+c.callee, c.args[0], workers != 1 && manyMethods[c.callee])
-			if workers == 1 {
-				a.starts[len(a.starts)-1].many = false
-			}
+		server := int32(-1)
+		if kw, ok := c.keyword("server", t); ok {
+			server = kw.value
+		} else if len(c.args) >= 2 {
+			server = c.args[1]
 		}
-	case c.callee == "run_in_executor":
-		if len(c.args) >= 2 { // loop.run_in_executor(executor or None, fn, ...)
-			w, _ := a.poolExpr(c.args[0])
-			start("run_in_executor", c.args[1], false)
-			if w == 1 {
-				a.starts[len(a.starts)-1].many = false
+		servicer := int32(-1)
+		if kw, ok := c.keyword("servicer", t); ok {
+			servicer = kw.value
+		} else if len(c.args) >= 1 {
+			servicer = c.args[0]
+		}
+		if server < 0 || servicer < 0 || !a.isInstance(sc, server, e.on) {
+			continue
+		}
+		if cls, names := a.instanceMethods(sc, servicer, e.instance); cls >= 0 {
+			a.addStart(threadStart{node: c.node, how: e.how, targets: names, within: cls,
+				many: e.many || a.inLoop(c.node), param: -1, fn: c.fn, entry: e.id})
+		}
+	}
+}
+
+// instanceMethods returns, when n is an instance of a class of the buffer
+// (a call of it, or a name bound once to one), the class and those of its
+// methods that methods names ("*": every one not starting with "_");
+// -1 otherwise.
+func (a *analysis) instanceMethods(sc *entryScan, n int32, methods []string) (int32, []string) {
+	if len(methods) == 0 {
+		return -1, nil
+	}
+	t := a.t
+	v := a.resolve(n)
+	if t.Kind(v) != syntax.KindCall {
+		return -1, nil
+	}
+	f := t.Unwrap(t.Child(v, syntax.FieldFunction))
+	if t.Kind(f) != syntax.KindIdentifier {
+		return -1, nil
+	}
+	cls, ok := sc.classes[t.Text(f)]
+	if !ok {
+		return -1, nil
+	}
+	if !slices.Contains(methods, "*") {
+		return cls, methods
+	}
+	var names []string
+	for _, m := range a.classMethods(cls) {
+		if !strings.HasPrefix(m, "_") {
+			names = append(names, m)
+		}
+	}
+	return cls, names
+}
+
+// classMethods names the functions a class's body defines.
+func (a *analysis) classMethods(cls int32) []string {
+	t := a.t
+	var out []string
+	for _, s := range t.CodeChildren(t.Child(cls, syntax.FieldBody)) {
+		a.work++
+		if t.Kind(s) == syntax.KindDecoratedDefinition {
+			s = t.Child(s, syntax.FieldDefinition)
+		}
+		if s >= 0 && t.Kind(s) == syntax.KindFunctionDefinition {
+			if nm := t.Child(s, syntax.FieldName); nm >= 0 {
+				out = append(out, t.Text(nm))
 			}
 		}
 	}
+	return out
+}
+
+// isAsyncDef reports whether a function definition is an async def.
+func isAsyncDef(t *tree, def int32) bool {
+	return bytes.HasPrefix(t.Bytes(def), []byte("async"))
+}
+
+// isAsyncCallable reports whether expression n names only async defs of
+// the buffer: a framework awaits those on its event loop. A lambda, or a
+// name the buffer does not define as async, is called as it is.
+func (a *analysis) isAsyncCallable(n int32) bool {
+	t := a.t
+	n = t.Unwrap(n)
+	if k := t.Kind(n); k != syntax.KindIdentifier && k != syntax.KindAttribute {
+		return false
+	}
+	defs := a.funcs[t.LastName(n)]
+	for _, d := range defs {
+		a.work++
+		if !isAsyncDef(t, d) {
+			return false
+		}
+	}
+	return len(defs) > 0
 }
 
 func (a *analysis) addStart(st threadStart) { a.starts = append(a.starts, st) }
@@ -326,19 +661,26 @@ func (a *analysis) paramIndex(def, n int32) int {
 	return -1
 }
 
-// threadSubclass records the run method of a threading.Thread subclass
-// (or of a subclass of one defined in the buffer), and a target handed
-// to Thread.__init__ in it.
-func (a *analysis) threadSubclass(n int32) {
+// threadSubclass records the methods that run on a thread of a subclass
+// of a catalogue class (threading.Thread's run, a request handler's
+// handle and do_GET, …), directly or through subclasses defined in the
+// buffer, and a target handed to the base's __init__ in it
+// (super().__init__(target=f)).
+func (a *analysis) threadSubclass(sc *entryScan, n int32) {
 	t := a.t
-	if !a.threadClassSet()[n] {
+	i, ok := a.threadClassSet()[n]
+	if !ok {
 		return
 	}
+	e := &threadCatalogue[i]
 	name := ""
 	if nm := t.Child(n, syntax.FieldName); nm >= 0 {
 		name = t.Text(nm)
 	}
-	many := false
+	if e.served && !sc.served[name] {
+		return
+	}
+	many := e.many
 	made := 0
 	if name != "" {
 		for _, c := range a.callsNamed(name) {
@@ -349,33 +691,48 @@ func (a *analysis) threadSubclass(n int32) {
 			}
 		}
 	}
-	a.addStart(threadStart{node: n, how: "threading.Thread subclass", targets: []string{"run"}, within: n,
-		many: many || made > 1, param: -1, fn: -1})
+	targets := e.methods
+	if e.prefix != "" {
+		targets = slices.Clone(targets)
+		for _, m := range a.classMethods(n) {
+			if strings.HasPrefix(m, e.prefix) {
+				targets = append(targets, m)
+			}
+		}
+	}
+	a.addStart(threadStart{node: n, how: e.how, targets: targets, within: n,
+		many: many || made > 1, param: -1, fn: -1, entry: e.id})
+	if len(e.kws) == 0 {
+		return
+	}
 	// super().__init__(target=f) or threading.Thread.__init__(self, target=f)
 	for _, c := range a.callsIn(n) {
 		a.work++
 		if c.callee != "__init__" {
 			continue
 		}
-		if kw, ok := c.keyword("target", t); ok {
-			a.addStart(threadStart{node: c.node, how: "threading.Thread subclass", targets: a.targetNames(kw.value),
-				within: -1, many: many || made > 1, param: -1, fn: c.fn})
+		for _, k := range e.kws {
+			if kw, ok := c.keyword(k, t); ok {
+				a.addStart(threadStart{node: c.node, how: e.how, targets: a.targetNames(kw.value), exprs: []int32{kw.value},
+					within: -1, many: many || made > 1, param: -1, fn: c.fn, entry: e.id})
+			}
 		}
 	}
 }
 
-// maxClassDepth bounds how many local base classes deep a Thread
-// subclass is looked for.
+// maxClassDepth bounds how many local base classes deep a subclass of a
+// catalogue class is looked for.
 const maxClassDepth = 4
 
-// threadClassSet returns the classes of the buffer that derive from
-// threading.Thread, directly or through at most maxClassDepth classes of
-// the buffer named as bases; made once per analysis. It goes level by
-// level, each level one pass over the bases, so it costs steps in
-// proportion to the classes and bases whatever their names: a circle of
-// bases, or a thousand classes of one name each naming it as a base, used
-// to cost the square of the classes or more at every level.
-func (a *analysis) threadClassSet() map[int32]bool {
+// threadClassSet returns the classes of the buffer that derive from a
+// catalogue class (threading.Thread, QThread, a request handler), directly
+// or through at most maxClassDepth classes of the buffer named as bases,
+// each with its entry; made once per analysis. It goes level by level,
+// each level one pass over the bases, so it costs steps in proportion to
+// the classes and bases whatever their names: a circle of bases, or a
+// thousand classes of one name each naming it as a base, used to cost the
+// square of the classes or more at every level.
+func (a *analysis) threadClassSet() map[int32]int {
 	if a.threadClasses != nil {
 		return a.threadClasses
 	}
@@ -384,7 +741,7 @@ func (a *analysis) threadClassSet() map[int32]bool {
 		class int32
 		name  string
 	}
-	found := map[int32]bool{}
+	found := map[int32]int{}
 	var bases []localBase
 	names := map[int32]string{}
 	for _, c := range a.classes {
@@ -398,16 +755,21 @@ func (a *analysis) threadClassSet() map[int32]bool {
 		}
 		for _, b := range t.CodeChildren(sup) {
 			a.work++
-			switch {
-			case a.chainQual(b) == "threading.Thread":
-				found[c] = true
-			case t.Kind(b) == syntax.KindIdentifier:
+			if es := byBase[a.chainQual(b)]; len(es) > 0 {
+				if _, ok := found[c]; !ok {
+					found[c] = es[0]
+				}
+			} else if t.Kind(b) == syntax.KindIdentifier {
 				bases = append(bases, localBase{class: c, name: t.Text(b)})
 			}
 		}
 	}
+	type derived struct {
+		class int32
+		entry int
+	}
 	for depth := 1; depth <= maxClassDepth && len(bases) > 0; depth++ {
-		// Up to two Thread classes of each name: a class may not count
+		// Up to two found classes of each name: a class may not count
 		// as its own base, so one other is all that is asked.
 		byName := map[string][]int32{}
 		for c := range found {
@@ -416,15 +778,15 @@ func (a *analysis) threadClassSet() map[int32]bool {
 				byName[nm] = append(byName[nm], c)
 			}
 		}
-		var next []int32
+		var next []derived
 		rest := bases[:0]
 		for _, b := range bases {
 			a.work++
-			if found[b.class] {
+			if _, ok := found[b.class]; ok {
 				continue
 			}
-			if slices.ContainsFunc(byName[b.name], func(c int32) bool { return c != b.class }) {
-				next = append(next, b.class)
+			if i := slices.IndexFunc(byName[b.name], func(c int32) bool { return c != b.class }); i >= 0 {
+				next = append(next, derived{b.class, found[byName[b.name][i]]})
 				continue
 			}
 			rest = append(rest, b)
@@ -432,8 +794,8 @@ func (a *analysis) threadClassSet() map[int32]bool {
 		if len(next) == 0 {
 			break
 		}
-		for _, c := range next {
-			found[c] = true
+		for _, d := range next {
+			found[d.class] = d.entry
 		}
 		bases = rest
 	}
@@ -662,7 +1024,7 @@ func (a *analysis) reachOf(starts []threadStart) reach {
 					}
 					for _, c := range a.callsIn(def) {
 						a.work++
-						next = append(next, c.callee)
+						next = a.calleeKeys(next, c)
 					}
 				}
 			}
