@@ -28,7 +28,7 @@ def step(m):
 // file of the mirror (after a jump into torch) and asks for the
 // references of torch's get_obj; the answer holds torch's own uses and
 // the workspace's files that no editor has open, read from disk, in
-// LSP's units. The workspace's hostile files (a named pipe, a link to
+// LSP's units; so do the incoming calls. The workspace's hostile files (a named pipe, a link to
 // /dev/zero, a link out of it, a 50 MB file) are skipped without a wait.
 // Once a workspace file is open, its buffer stands for it.
 func TestReferencesFromAMirrorReachClosedFiles(t *testing.T) {
@@ -106,6 +106,32 @@ func TestReferencesFromAMirrorReachClosedFiles(t *testing.T) {
 	want := []string{"train.py:0:44-0:51", "train.py:5:11-5:18", "train.py:5:34-5:41"}
 	if !slices.Equal(got, want) || torch < 2 {
 		t.Errorf("references of get_obj from the mirror: workspace %q and %d in torch; want %q and torch's own", got, torch, want)
+	}
+
+	// Incoming calls: step, in the closed train.py, calls get_obj twice.
+	var items []map[string]any
+	params := map[string]any{"textDocument": map[string]string{"uri": uri}, "position": at}
+	if err := env.Client().Call(env.Ctx(), "textDocument/prepareCallHierarchy", params, &items); err != nil || len(items) != 1 {
+		t.Fatalf("prepareCallHierarchy = %+v, %v", items, err)
+	}
+	var calls []struct {
+		From struct {
+			Name string `json:"name"`
+			URI  string `json:"uri"`
+		} `json:"from"`
+		FromRanges []lsptest.Range `json:"fromRanges"`
+	}
+	if err := env.Client().Call(env.Ctx(), "callHierarchy/incomingCalls", map[string]any{"item": items[0]}, &calls); err != nil {
+		t.Fatal(err)
+	}
+	var callers []string
+	for _, c := range calls {
+		if strings.HasPrefix(c.From.URI, lsptest.FileURI(ws)+"/") {
+			callers = append(callers, fmt.Sprintf("%s %s %d", c.From.Name, strings.TrimPrefix(c.From.URI, lsptest.FileURI(ws)+"/"), len(c.FromRanges)))
+		}
+	}
+	if want := []string{"step train.py 2"}; !slices.Equal(callers, want) {
+		t.Errorf("incoming calls from the workspace = %q, want %q", callers, want)
 	}
 
 	// Opened, a file is searched as its buffer is, never from disk too.
