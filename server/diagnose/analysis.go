@@ -73,6 +73,7 @@ type analysis struct {
 	finals         map[int32]int32  // assignment → the value at the end of its chain (assigned)
 	texts          map[int32]string // value node → its text (valueText)
 	imps           map[string]int   // moduleImports
+	vals           *valueFlow       // where compiled callables go (values.go)
 	work           int              // steps taken, for the tests that bound them
 }
 
@@ -184,6 +185,8 @@ func (a *analysis) walk() {
 			a.classes = append(a.classes, n)
 		case syntax.KindDecorator:
 			a.decorator(n)
+		case syntax.KindAssignment, syntax.KindForStatement, syntax.KindForInClause:
+			a.valueState().flows = append(a.valueState().flows, n) // followValues, builtDict
 		case syntax.KindReturnStatement:
 			if fn := t.fnOf[n]; fn >= 0 {
 				if cs := t.CodeChildren(n); len(cs) == 1 {
@@ -197,6 +200,7 @@ func (a *analysis) walk() {
 		a.classifyCall(c)
 	}
 	a.derive()
+	a.followValues()
 	a.threadStarts()
 }
 
@@ -341,7 +345,7 @@ func (a *analysis) classifyCall(c *callInfo) {
 	t := a.t
 	if a.cat != nil {
 		switch {
-		case c.qual == "torch.compile":
+		case c.qual == "torch.compile" || compileSpellings[c.qual] != "":
 			a.compileCall(c)
 		case c.qual == "functools.partial":
 			a.partialCall(c)
@@ -355,7 +359,7 @@ func (a *analysis) classifyCall(c *callInfo) {
 		default:
 			a.envCallRefs(c)
 		}
-	} else if c.qual == "torch.compile" {
+	} else if c.qual == "torch.compile" || compileSpellings[c.qual] != "" {
 		a.compileCall(c)
 	}
 }

@@ -181,6 +181,7 @@ func (c *checker) run() {
 // confirmInPlace drops the model.compile(...) sites, and what derives
 // from them, when the target's nn.Module has no compile method.
 func (c *checker) confirmInPlace() {
+	c.confirmSpellings()
 	a := c.a
 	some := false
 	for _, s := range a.sites {
@@ -478,14 +479,18 @@ func (c *checker) cudagraphs(s *compileSite) cudagraphState {
 	if flag == nil {
 		return cudagraphState{}
 	}
-	if d := s.settingValue("options"); d >= 0 && t.Kind(d) == syntax.KindDictionary {
-		for _, p := range t.CodeChildren(d) {
+	if d := s.settingValue("options"); d >= 0 {
+		// A display, dict(...), and what the file assigns into it before
+		// the compile: the last write of the key counts.
+		entries, _ := a.builtDict(c.optionsExpr(s), s.node)
+		v := int32(-1)
+		for _, e := range entries {
 			a.work++
-			k, ok := t.PlainString(t.Child(p, syntax.FieldKey))
-			v := t.Child(p, syntax.FieldValue)
-			if t.Kind(p) != syntax.KindPair || !ok || k != keyCudagraphs || v < 0 {
-				continue
+			if e.key == keyCudagraphs && e.value >= 0 {
+				v = e.value
 			}
+		}
+		if v >= 0 {
 			if rv := a.resolve(v); t.Kind(rv) == syntax.KindTrue {
 				cg := cudagraphState{on: true, kind: "options", why: `options={"triton.cudagraphs": True}` + c.via(s, "options", d), span: t.Span(v), edit: t.Span(v)}
 				if arg := t.Unwrap(s.settings["options"].arg); arg != d {
@@ -819,7 +824,7 @@ func (c *checker) cudagraphsOffFixes(s *compileSite, cg cudagraphState) []Fix {
 	default: // turned on outside the call: turn it off for this call
 		const opt = `options={"triton.cudagraphs": False}`
 		switch {
-		case s.modeNode >= 0 || s.optionsNode >= 0 || s.kind == siteDerived || len(s.settings) > 0 && s.call != nil && len(s.call.splats) > 0:
+		case s.modeNode >= 0 || s.optionsNode >= 0 || s.kind == siteDerived || s.kind == siteOptimize || len(s.settings) > 0 && s.call != nil && len(s.call.splats) > 0:
 		case s.call == nil: // bare @torch.compile
 			end := t.EndPos(s.node)
 			fixes = append(fixes, Fix{Title: "Compile without CUDA graphs", Preferred: true,

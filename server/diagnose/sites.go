@@ -20,7 +20,23 @@ const (
 	// of a function of the buffer that returns what torch.compile made
 	// (or compiles its argument in place).
 	siteDerived
+	// siteOptimize is torch._dynamo.optimize(backend, ...)(f) or
+	// optimize_assert: Dynamo's own entry, which torch.compile calls with
+	// a backend it builds from mode and options. It takes a backend
+	// (Inductor by default) and no mode or options: Inductor's config
+	// alone decides CUDA graphs.
+	siteOptimize
 )
+
+// compileSpellings are the callables besides torch.compile that compile
+// what they are handed, each by the file of the target's torch that must
+// define it (confirmSpellings drops a site whose definition is not
+// there): torch.compiler.compile passes its arguments to torch.compile.
+var compileSpellings = map[string]string{
+	"torch.compiler.compile":        "torch/compiler/__init__.py",
+	"torch._dynamo.optimize":        "torch/_dynamo/eval_frame.py",
+	"torch._dynamo.optimize_assert": "torch/_dynamo/eval_frame.py",
+}
 
 // setting is one of torch.compile's arguments as a site receives it.
 type setting struct {
@@ -42,6 +58,9 @@ type compileSite struct {
 	// inner is, for a derived site, the site of the partial or wrapper.
 	inner    *compileSite
 	settings map[string]setting
+	// spelling is the qualified name of the callable that compiles when
+	// it is not torch.compile (compileSpellings), else "".
+	spelling string
 
 	mode string // the mode as a string, when it is one
 	// modeNode and optionsNode are the arguments at the call that give
@@ -97,42 +116,19 @@ func (a *analysis) resolve(n int32) int32 {
 }
 
 // settingsOf reads the torch.compile arguments a call passes by keyword:
-// keyword arguments, and **splats of a dict display, of dict(k=v), or of
-// a name assigned one of those once.
+// keyword arguments, and **splats of a dict display, of dict(...), or of
+// a name assigned one of those once, with the items the file assigns it
+// or updates it with before the call (builtDict).
 func (a *analysis) settingsOf(c *callInfo) map[string]setting {
 	t := a.t
 	out := map[string]setting{}
 	for _, sp := range c.splats {
 		a.work++
-		d := a.resolve(sp)
-		switch t.Kind(d) {
-		case syntax.KindDictionary:
-			for _, p := range t.CodeChildren(d) {
-				a.work++
-				if t.Kind(p) != syntax.KindPair {
-					continue
-				}
-				k, ok := t.PlainString(t.Child(p, syntax.FieldKey))
-				v := t.Child(p, syntax.FieldValue)
-				if ok && v >= 0 && compileParams[k] {
-					out[k] = setting{arg: sp, value: a.resolve(v), kw: -1}
-				}
-			}
-		case syntax.KindCall:
-			f := t.Child(d, syntax.FieldFunction)
-			if t.Kind(f) != syntax.KindIdentifier || t.Text(f) != "dict" || a.qual(f) != "" {
-				continue
-			}
-			args := t.Child(d, syntax.FieldArguments)
-			for _, kw := range t.CodeChildren(args) {
-				a.work++
-				if t.Kind(kw) != syntax.KindKeywordArgument {
-					continue
-				}
-				name, v := t.Child(kw, syntax.FieldName), t.Child(kw, syntax.FieldValue)
-				if name >= 0 && v >= 0 && compileParams[t.Text(name)] {
-					out[t.Text(name)] = setting{arg: sp, value: a.resolve(v), kw: -1}
-				}
+		entries, _ := a.builtDict(sp, c.node)
+		for _, e := range entries {
+			a.work++
+			if compileParams[e.key] && e.value >= 0 {
+				out[e.key] = setting{arg: sp, value: a.resolve(e.value), kw: -1}
 			}
 		}
 	}
@@ -191,10 +187,17 @@ func (a *analysis) addSite(s *compileSite) {
 }
 
 // compileCall records torch.compile(f, ...), @torch.compile(...) and
-// torch.compile(**settings)(f).
+// torch.compile(**settings)(f), and the other spellings of a compile.
 func (a *analysis) compileCall(c *callInfo) {
 	t := a.t
+	if c.qual == "torch._dynamo.optimize" || c.qual == "torch._dynamo.optimize_assert" {
+		a.optimizeCall(c)
+		return
+	}
 	s := a.newSite(siteCall, c.node, c, a.settingsOf(c))
+	if c.qual != "torch.compile" {
+		s.spelling = c.qual
+	}
 	if st, ok := s.settings["options"]; ok {
 		// Keys of an options dict are flag references, once per dict.
 		if d := st.value; t.Kind(d) == syntax.KindDictionary && a.isModule[inductorConfig] && !a.optionDicts[d] {
@@ -205,6 +208,35 @@ func (a *analysis) compileCall(c *callInfo) {
 	s.targets = a.boundNames(c.node)
 	if len(c.args) > 0 {
 		s.targets = append(s.targets, a.forwardOwner(c.args[0])...)
+	}
+	a.addSite(s)
+}
+
+// optimizeCall records torch._dynamo.optimize(backend, ...)(f), as a
+// call or a decorator, and optimize_assert: the backend is the first
+// argument or backend=, Inductor when not given; disable and dynamic are
+// read as torch.compile's.
+func (a *analysis) optimizeCall(c *callInfo) {
+	t := a.t
+	settings := a.settingsOf(c)
+	for k := range settings {
+		if k != "backend" && k != "disable" && k != "dynamic" {
+			delete(settings, k) // optimize takes no mode or options
+		}
+	}
+	if _, ok := settings["backend"]; !ok && len(c.args) > 0 {
+		settings["backend"] = setting{arg: c.args[0], value: a.resolve(c.args[0]), kw: -1}
+	}
+	s := a.newSite(siteOptimize, c.node, c, settings)
+	s.spelling = c.qual
+	s.targets = a.boundNames(c.node)
+	// optimize(...)(model.forward): model's calls run it.
+	if p := t.Parent(c.node); p >= 0 && t.Kind(p) == syntax.KindCall && t.Field(c.node) == syntax.FieldFunction {
+		if args := t.Child(p, syntax.FieldArguments); args >= 0 {
+			if cs := t.CodeChildren(args); len(cs) > 0 {
+				s.targets = append(s.targets, a.forwardOwner(cs[0])...)
+			}
+		}
 	}
 	a.addSite(s)
 }
@@ -265,13 +297,17 @@ func (a *analysis) decorator(n int32) {
 	if len(cs) != 1 || t.Kind(cs[0]) == syntax.KindCall {
 		return
 	}
-	if a.chainQual(cs[0]) != "torch.compile" {
+	q := a.chainQual(cs[0])
+	if q != "torch.compile" && q != "torch.compiler.compile" {
 		if t.Kind(cs[0]) == syntax.KindIdentifier {
 			a.bareDecorators = append(a.bareDecorators, n)
 		}
 		return
 	}
 	s := a.newSite(siteCall, cs[0], nil, map[string]setting{})
+	if q != "torch.compile" {
+		s.spelling = q
+	}
 	if name := a.decorated(n); name != "" {
 		s.targets = []string{name}
 	}

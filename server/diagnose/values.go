@@ -1,0 +1,744 @@
+package diagnose
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/torchlsp/torchlsp/server/syntax"
+)
+
+// Values, not spellings: a compiled callable is a value, and the file
+// hands it on. followValues follows each compile site's result from the
+// names it is bound to into what holds it next (names, attributes,
+// containers, the parameters of the functions it is passed to, directly
+// or through a thread's or pool's arguments) and adds those holders to the
+// site's targets, so that the thread analysis, which follows calls by
+// name, finds models[k](x), self.fn(x) and fn(x) in a worker that was
+// handed the compiled callable.
+//
+// A parameter is a holder of its function only: its key is paramKey(def,
+// name), never the bare name, so that another function's parameter of the
+// same name is not taken for it; calleeKeys gives the thread analysis the
+// same key for a call of the parameter. Names, attributes and containers
+// are the file's plain names, as the compile sites' own targets are.
+
+// valueFlow is what followValues found, for the checks to ask later.
+type valueFlow struct {
+	siteAt map[int32][]*compileSite // an expression that makes a compiled callable → its sites
+	has    map[siteKey]bool         // targets already added
+	added  int                      // targets added, bounded by maxValueTargets
+	// itemWrites are the assignments name[...] = v by name, updates the
+	// calls name.update(...): dicts built up after their display (made
+	// on first use).
+	itemWrites map[string][]int32
+	updates    map[string][]*callInfo
+	inits      map[string][]int32       // class name → its __init__ definitions (made on first use)
+	byName     map[int32]map[string]int // function definition → its parameters' indexes by name
+	flows      []int32                  // assignments and for clauses, in source order
+	calls      []*callInfo              // calls with arguments: they may pass a compiled callable on
+	sitesBuf   []*compileSite           // scratch for sitesOf
+}
+
+type siteKey struct {
+	s    *compileSite
+	name string
+}
+
+// maxValueRounds bounds how many times the flows are followed: a value
+// handed on through a name, into a container, then into a parameter takes
+// three. Each round is one pass over the file's assignments and calls.
+const maxValueRounds = 3
+
+// maxValueNesting bounds how deep sitesOf looks into displays and
+// comprehensions ({"a": [torch.compile(f)]}), so an expression costs its
+// size, never more.
+const maxValueNesting = 4
+
+// maxValueTargets bounds the targets the flows add to the sites of one
+// buffer: every flow adds at most one key to each site it carries, and a
+// file of a thousand aliases of a thousand sites must not make a million.
+const maxValueTargets = 4096
+
+// maxValueDefs bounds the definitions of one name a call is matched to: a
+// name defined more often than that (overloads, many classes' methods of
+// one name) passes nothing on, so calls × definitions stays linear.
+const maxValueDefs = 4
+
+// paramKey is the target key of parameter name of function definition def.
+func paramKey(def int32, name string) string {
+	return name + "\x00" + strconv.Itoa(int(def))
+}
+
+// followValues follows the compile sites' results into what holds them
+// next (see valueFlow); run once, after every site is made.
+func (a *analysis) followValues() {
+	t := a.t
+	v := a.valueState()
+	if len(a.sites) == 0 {
+		return
+	}
+	for _, s := range a.sites {
+		a.work++
+		if s.node < 0 || s.call == nil && t.Kind(t.Parent(s.node)) == syntax.KindDecorator {
+			continue
+		}
+		for _, k := range s.targets {
+			v.has[siteKey{s, k}] = true
+		}
+		v.siteAt[s.node] = append(v.siteAt[s.node], s)
+		// torch.compile(mode=...)(f) and torch._dynamo.optimize(...)(f):
+		// the outer call is the compiled callable.
+		if p := t.Parent(s.node); p >= 0 && t.Kind(p) == syntax.KindCall && t.Field(s.node) == syntax.FieldFunction {
+			v.siteAt[p] = append(v.siteAt[p], s)
+		}
+	}
+	for _, c := range a.calls {
+		a.work++
+		if len(c.args) > 0 || len(c.kwargs) > 0 {
+			v.calls = append(v.calls, c)
+		}
+	}
+	for range maxValueRounds {
+		before := v.added
+		for _, n := range v.flows {
+			a.work++
+			a.flowAssign(n)
+		}
+		for _, c := range v.calls {
+			a.work++
+			a.flowCall(c)
+		}
+		if v.added == before {
+			break
+		}
+	}
+}
+
+// valueState returns the buffer's valueFlow, made on first use: settings
+// read dicts the file builds before the flows are followed.
+func (a *analysis) valueState() *valueFlow {
+	if a.vals == nil {
+		a.vals = &valueFlow{siteAt: map[int32][]*compileSite{}, has: map[siteKey]bool{}}
+	}
+	return a.vals
+}
+
+// addTarget makes key a target of every site in ss.
+func (a *analysis) addTarget(ss []*compileSite, key string) {
+	v := a.vals
+	if key == "" {
+		return
+	}
+	for _, s := range ss {
+		a.work++
+		k := siteKey{s, key}
+		if v.has[k] || v.added >= maxValueTargets {
+			continue
+		}
+		v.has[k] = true
+		v.added++
+		s.targets = append(s.targets, key)
+		a.siteByTarget[key] = append(a.siteByTarget[key], s)
+	}
+}
+
+// sitesOf returns the compile sites whose compiled callables expression n,
+// in function fn, may be or hold: a name or attribute bound to one, a
+// parameter handed one, a container holding one, an element or .get of
+// such a container, a display or comprehension of them, the compiling
+// call itself. The result is valid until the next call.
+func (a *analysis) sitesOf(n, fn int32) []*compileSite {
+	a.vals.sitesBuf = a.vals.sitesBuf[:0]
+	a.collectSites(n, fn, 0)
+	return a.vals.sitesBuf
+}
+
+func (a *analysis) collectSites(n, fn int32, depth int) {
+	t, v := a.t, a.vals
+	a.work++
+	n = t.Unwrap(n)
+	if n < 0 || depth > maxValueNesting {
+		return
+	}
+	add := func(ss []*compileSite) { v.sitesBuf = append(v.sitesBuf, ss...) }
+	switch t.Kind(n) {
+	case syntax.KindIdentifier:
+		add(a.siteByTarget[t.Text(n)])
+		if fn >= 0 {
+			add(a.siteByTarget[paramKey(fn, t.Text(n))])
+		}
+	case syntax.KindAttribute:
+		if t.Chain(n) != nil {
+			add(a.siteByTarget[t.LastName(n)])
+		}
+	case syntax.KindSubscript:
+		a.collectSites(t.Child(n, syntax.FieldValue), fn, depth+1)
+	case syntax.KindCall:
+		add(v.siteAt[n])
+		f := t.Child(n, syntax.FieldFunction)
+		if t.Kind(f) == syntax.KindAttribute && containerReads[t.LastName(f)] {
+			a.collectSites(t.Child(f, syntax.FieldObject), fn, depth+1)
+		}
+	case syntax.KindDictionary:
+		for _, p := range t.CodeChildren(n) {
+			if t.Kind(p) == syntax.KindPair {
+				a.collectSites(t.Child(p, syntax.FieldValue), fn, depth+1)
+			}
+		}
+	case syntax.KindList, syntax.KindTuple, syntax.KindSet, syntax.KindExpressionList, syntax.KindConditionalExpression:
+		for _, c := range t.CodeChildren(n) {
+			a.collectSites(c, fn, depth+1)
+		}
+	case syntax.KindDictionaryComprehension:
+		if b := t.Child(n, syntax.FieldBody); b >= 0 && t.Kind(b) == syntax.KindPair {
+			a.collectSites(t.Child(b, syntax.FieldValue), fn, depth+1)
+		}
+	case syntax.KindListComprehension, syntax.KindSetComprehension, syntax.KindGeneratorExpression:
+		a.collectSites(t.Child(n, syntax.FieldBody), fn, depth+1)
+	}
+}
+
+// containerReads are the methods that give back what a container holds.
+var containerReads = map[string]bool{
+	"get": true, "values": true, "items": true, "pop": true, "setdefault": true, "popitem": true,
+}
+
+// containerWrites are the methods that put their arguments into the
+// container they are called on.
+var containerWrites = map[string]bool{
+	"append": true, "insert": true, "add": true, "update": true, "setdefault": true, "extend": true, "appendleft": true,
+}
+
+// flowAssign follows x = v, x.a = v, x[k] = v and for x in v: what v may
+// be or hold, x now holds.
+func (a *analysis) flowAssign(n int32) {
+	t := a.t
+	r := t.Child(n, syntax.FieldRight)
+	l := t.Unwrap(t.Child(n, syntax.FieldLeft))
+	if r < 0 || l < 0 {
+		return
+	}
+	fn := t.fnOf[n]
+	ss := a.sitesOf(r, fn)
+	if len(ss) == 0 {
+		return
+	}
+	ss = append([]*compileSite(nil), ss...)
+	for _, k := range a.holderKeys(l) {
+		a.addTarget(ss, k)
+	}
+}
+
+// holderKeys are the target keys an assignment's left side binds: a
+// name, an attribute's last name, the container of a subscript, each name
+// of a pattern.
+func (a *analysis) holderKeys(l int32) []string {
+	t := a.t
+	l = t.Unwrap(l)
+	switch t.Kind(l) {
+	case syntax.KindIdentifier, syntax.KindAttribute:
+		return []string{t.LastName(l)}
+	case syntax.KindSubscript:
+		return []string{a.containerName(l)}
+	case syntax.KindPatternList, syntax.KindTuplePattern, syntax.KindTuple, syntax.KindListPattern, syntax.KindExpressionList, syntax.KindList:
+		var out []string
+		for _, c := range t.CodeChildren(l) {
+			a.work++
+			if k := t.Unwrap(c); t.Kind(k) == syntax.KindIdentifier || t.Kind(k) == syntax.KindAttribute {
+				out = append(out, t.LastName(k))
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// containerName is the name of the container a subscript reads or
+// writes: models for models[k] and self.models[a][b]; "" for anything
+// else.
+func (a *analysis) containerName(n int32) string {
+	t := a.t
+	for range maxValueNesting {
+		n = t.Unwrap(n)
+		if t.Kind(n) != syntax.KindSubscript {
+			break
+		}
+		n = t.Child(n, syntax.FieldValue)
+	}
+	if t.Chain(n) == nil {
+		return ""
+	}
+	return t.LastName(n)
+}
+
+// flowCall follows a call's arguments into the parameters of the function
+// it runs (f(compiled), Thread(target=f, args=(compiled,)),
+// pool.submit(f, compiled), partial(f, compiled), Runner(compiled) into
+// __init__), and container writes (models.append(compiled)).
+func (a *analysis) flowCall(c *callInfo) {
+	t := a.t
+	if t.Kind(c.calleeNode) == syntax.KindAttribute && containerWrites[c.callee] {
+		var ss []*compileSite
+		for _, arg := range c.args {
+			ss = append(ss, a.sitesOf(arg, c.fn)...)
+		}
+		for _, kw := range c.kwargs {
+			ss = append(ss, a.sitesOf(kw.value, c.fn)...)
+		}
+		if len(ss) > 0 {
+			a.addTarget(ss, a.containerName(t.Child(c.calleeNode, syntax.FieldObject)))
+		}
+	}
+	fnExpr, args, kwargs := a.invoked(c)
+	if fnExpr < 0 {
+		return
+	}
+	for _, def := range a.defsCalled(fnExpr, c) {
+		params := a.params(def)
+		idx := a.paramIndexes(def)
+		for i, arg := range args {
+			a.work++
+			if i >= len(params) || params[i].star || params[i].splat || params[i].keyword {
+				break
+			}
+			if ss := a.sitesOf(arg, c.fn); len(ss) > 0 {
+				a.addTarget(append([]*compileSite(nil), ss...), paramKey(def, params[i].name))
+			}
+		}
+		for _, kw := range kwargs {
+			a.work++
+			name := t.Text(kw.name)
+			if k, isStr := t.PlainString(kw.name); isStr {
+				name = k // kwargs={"x": v}
+			}
+			i, ok := idx[name]
+			if !ok {
+				continue
+			}
+			if ss := a.sitesOf(kw.value, c.fn); len(ss) > 0 {
+				a.addTarget(append([]*compileSite(nil), ss...), paramKey(def, params[i].name))
+			}
+		}
+	}
+}
+
+// invoked says what function call c runs and with which arguments: the
+// callee itself, or the callable a thread, pool or partial is handed and
+// the arguments handed with it. fnExpr is -1 when it is neither.
+func (a *analysis) invoked(c *callInfo) (fnExpr int32, args []int32, kwargs []kwarg) {
+	t := a.t
+	switch {
+	case c.qual == "threading.Thread" || c.qual == "threading.Timer":
+		fnExpr = -1
+		if kw, ok := c.keyword("target", t); ok && c.qual == "threading.Thread" {
+			fnExpr = kw.value
+		} else if kw, ok := c.keyword("function", t); ok {
+			fnExpr = kw.value
+		} else if len(c.args) >= 2 {
+			fnExpr = c.args[1] // Thread(group, target), Timer(interval, function)
+		}
+		if kw, ok := c.keyword("args", t); ok {
+			args = a.displayItems(kw.value)
+		} else if len(c.args) >= 3 && c.qual == "threading.Timer" {
+			args = a.displayItems(c.args[2])
+		}
+		if kw, ok := c.keyword("kwargs", t); ok {
+			kwargs = a.dictKwargs(kw.value)
+		}
+		return fnExpr, args, kwargs
+	case threadRunners[c.qual] || c.qual == "functools.partial" ||
+		t.Kind(c.calleeNode) == syntax.KindAttribute && (c.callee == "submit" || c.callee == "apply_async" || c.callee == "apply"):
+		if len(c.args) == 0 {
+			return -1, nil, nil
+		}
+		args = c.args[1:]
+		if kw, ok := c.keyword("args", t); ok && (c.callee == "apply_async" || c.callee == "apply") {
+			args = a.displayItems(kw.value)
+		}
+		return c.args[0], args, c.kwargs
+	case c.callee == "run_in_executor" && t.Kind(c.calleeNode) == syntax.KindAttribute:
+		if len(c.args) < 2 {
+			return -1, nil, nil
+		}
+		return c.args[1], c.args[2:], nil
+	case c.qual == "":
+		return c.calleeNode, c.args, c.kwargs
+	}
+	return -1, nil, nil
+}
+
+// displayItems are the elements of a tuple or list display.
+func (a *analysis) displayItems(n int32) []int32 {
+	t := a.t
+	n = t.Unwrap(n)
+	if k := t.Kind(n); k != syntax.KindTuple && k != syntax.KindList {
+		return nil
+	}
+	return t.CodeChildren(n)
+}
+
+// dictKwargs are the string-keyed entries of a dict display, as keyword
+// arguments.
+func (a *analysis) dictKwargs(n int32) []kwarg {
+	t := a.t
+	n = t.Unwrap(n)
+	if t.Kind(n) != syntax.KindDictionary {
+		return nil
+	}
+	var out []kwarg
+	for _, p := range t.CodeChildren(n) {
+		if t.Kind(p) != syntax.KindPair {
+			continue
+		}
+		k := t.Child(p, syntax.FieldKey)
+		if _, ok := t.PlainString(k); ok {
+			out = append(out, kwarg{node: p, name: k, value: t.Child(p, syntax.FieldValue)})
+		}
+	}
+	return out
+}
+
+// defsCalled are the definitions of the buffer a callable expression
+// runs: f, obj.method, and a class's __init__ for Class(...); none for a
+// name defined more than maxValueDefs times.
+func (a *analysis) defsCalled(fnExpr int32, c *callInfo) []int32 {
+	t := a.t
+	fnExpr = t.Unwrap(fnExpr)
+	if t.Chain(fnExpr) == nil {
+		return nil
+	}
+	name := t.LastName(fnExpr)
+	if defs := a.funcs[name]; len(defs) > 0 {
+		if len(defs) > maxValueDefs {
+			return nil
+		}
+		return defs
+	}
+	inits := a.classInits()[name]
+	if len(inits) > maxValueDefs {
+		return nil
+	}
+	return inits
+}
+
+// classInits maps each class name of the buffer to the __init__
+// definitions of its classes; made once.
+func (a *analysis) classInits() map[string][]int32 {
+	v := a.vals
+	if v.inits != nil {
+		return v.inits
+	}
+	t := a.t
+	v.inits = map[string][]int32{}
+	for _, def := range a.funcs["__init__"] {
+		a.work++
+		cls := t.clsOf[def]
+		if cls < 0 || t.fnOf[def] != t.fnOf[cls] {
+			continue // not a method of a class, or a nested function's
+		}
+		if nm := t.Child(cls, syntax.FieldName); nm >= 0 {
+			v.inits[t.Text(nm)] = append(v.inits[t.Text(nm)], def)
+		}
+	}
+	return v.inits
+}
+
+// paramIndexes maps a definition's parameter names to their indexes;
+// made once per definition.
+func (a *analysis) paramIndexes(def int32) map[string]int {
+	v := a.vals
+	if v.byName == nil {
+		v.byName = map[int32]map[string]int{}
+	}
+	if m, ok := v.byName[def]; ok {
+		return m
+	}
+	m := map[string]int{}
+	for i, p := range a.params(def) {
+		a.work++
+		if !p.star && !p.splat {
+			m[p.name] = i
+		}
+	}
+	v.byName[def] = m
+	return m
+}
+
+// calleeKeys appends to dst the target keys a call reaches compiled code
+// by: its callee's name, the container a subscript callee reads
+// (models[k](x) → models), and the parameter key of a callee that is a
+// parameter of the calling function.
+func (a *analysis) calleeKeys(dst []string, c *callInfo) []string {
+	dst = append(dst, c.callee)
+	if a.vals == nil || a.vals.added == 0 {
+		return dst
+	}
+	t := a.t
+	switch t.Kind(c.calleeNode) {
+	case syntax.KindSubscript:
+		if name := a.containerName(c.calleeNode); name != "" {
+			dst = append(dst, name)
+			if c.fn >= 0 {
+				if k := paramKey(c.fn, name); len(a.siteByTarget[k]) > 0 {
+					dst = append(dst, k)
+				}
+			}
+		}
+	case syntax.KindIdentifier:
+		if c.fn >= 0 {
+			if k := paramKey(c.fn, c.callee); len(a.siteByTarget[k]) > 0 {
+				dst = append(dst, k)
+			}
+		}
+	}
+	return dst
+}
+
+// dictEntry is one string key of a dict the file builds, and the value
+// written for it.
+type dictEntry struct {
+	key   string
+	value int32
+}
+
+// maxDictWrites bounds the item assignments and updates read for one
+// dict: each compile site reads its settings' dicts, so a dict written a
+// thousand times costs each site at most this many.
+const maxDictWrites = 64
+
+// builtDict returns the entries of the dict that expression n is or is
+// bound to, as the file has built it before node at: a display, dict(...)
+// of a display, of pairs or of keywords, then, for a name bound once, its
+// item assignments (d["k"] = v) and updates (d.update({...}), d.update(k=v))
+// in the same function, in source order. ok is false when n is no dict
+// the file builds.
+func (a *analysis) builtDict(n, at int32) (out []dictEntry, ok bool) {
+	t := a.t
+	d := a.resolve(n)
+	out, ok = a.dictDisplay(d)
+	if !ok {
+		return nil, false
+	}
+	name := t.Unwrap(n)
+	if t.Kind(name) != syntax.KindIdentifier {
+		return out, true
+	}
+	a.dictWriteIndex()
+	fn := t.fnOf[d]
+	type write struct {
+		start   int
+		entries []dictEntry
+	}
+	var ws []write
+	for _, w := range a.vals.itemWrites[t.Text(name)] {
+		a.work++
+		if t.fnOf[w] != fn || t.Start(w) >= t.Start(at) || t.Start(w) < t.Start(d) {
+			continue
+		}
+		sub := t.Child(t.Unwrap(t.Child(w, syntax.FieldLeft)), syntax.FieldSubscript)
+		if k, ok := t.PlainString(sub); ok {
+			ws = append(ws, write{t.Start(w), []dictEntry{{k, t.Child(w, syntax.FieldRight)}}})
+		}
+	}
+	for _, c := range a.vals.updates[t.Text(name)] {
+		a.work++
+		if c.fn != fn || t.Start(c.node) >= t.Start(at) || t.Start(c.node) < t.Start(d) {
+			continue
+		}
+		var es []dictEntry
+		for _, arg := range c.args {
+			if e, ok := a.dictDisplay(a.resolve(arg)); ok {
+				es = append(es, e...)
+			}
+		}
+		for _, kw := range c.kwargs {
+			es = append(es, dictEntry{t.Text(kw.name), kw.value})
+		}
+		ws = append(ws, write{t.Start(c.node), es})
+	}
+	// Both lists are in source order: merge them.
+	slices.SortStableFunc(ws, func(x, y write) int { return x.start - y.start })
+	for _, w := range ws {
+		out = append(out, w.entries...)
+	}
+	return out, true
+}
+
+// dictDisplay reads the string-keyed entries of a dict display or of
+// dict(...) made from one, from pairs, from **displays or from keywords.
+func (a *analysis) dictDisplay(d int32) ([]dictEntry, bool) {
+	t := a.t
+	d = t.Unwrap(d)
+	var out []dictEntry
+	switch t.Kind(d) {
+	case syntax.KindDictionary:
+		for _, p := range t.CodeChildren(d) {
+			a.work++
+			switch t.Kind(p) {
+			case syntax.KindPair:
+				if k, ok := t.PlainString(t.Child(p, syntax.FieldKey)); ok {
+					out = append(out, dictEntry{k, t.Child(p, syntax.FieldValue)})
+				}
+			case syntax.KindDictionarySplat:
+				if cs := t.CodeChildren(p); len(cs) == 1 && t.Kind(t.Unwrap(cs[0])) == syntax.KindDictionary {
+					e, _ := a.dictDisplay(cs[0])
+					out = append(out, e...)
+				}
+			}
+		}
+		return out, true
+	case syntax.KindCall:
+		f := t.Child(d, syntax.FieldFunction)
+		args := t.Child(d, syntax.FieldArguments)
+		if t.Kind(f) != syntax.KindIdentifier || t.Text(f) != "dict" || a.qual(f) != "" || args < 0 || t.Kind(args) != syntax.KindArgumentList {
+			return nil, false
+		}
+		for _, arg := range t.CodeChildren(args) {
+			a.work++
+			switch t.Kind(arg) {
+			case syntax.KindKeywordArgument:
+				if name := t.Child(arg, syntax.FieldName); name >= 0 {
+					out = append(out, dictEntry{t.Text(name), t.Child(arg, syntax.FieldValue)})
+				}
+			case syntax.KindDictionarySplat:
+				if cs := t.CodeChildren(arg); len(cs) == 1 && t.Kind(t.Unwrap(cs[0])) == syntax.KindDictionary {
+					e, _ := a.dictDisplay(cs[0])
+					out = append(out, e...)
+				}
+			case syntax.KindDictionary:
+				e, _ := a.dictDisplay(arg)
+				out = append(out, e...)
+			case syntax.KindList, syntax.KindTuple:
+				// dict([("k", v), ...])
+				for _, pr := range t.CodeChildren(arg) {
+					a.work++
+					pr = t.Unwrap(pr)
+					if t.Kind(pr) != syntax.KindTuple {
+						continue
+					}
+					if kv := t.CodeChildren(pr); len(kv) == 2 {
+						if k, ok := t.PlainString(kv[0]); ok {
+							out = append(out, dictEntry{k, kv[1]})
+						}
+					}
+				}
+			}
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// dictWriteIndex indexes the item assignments name[k] = v and the calls
+// name.update(...) by name, at most maxDictWrites each; made once.
+func (a *analysis) dictWriteIndex() {
+	v := a.valueState()
+	if v.itemWrites != nil {
+		return
+	}
+	t := a.t
+	v.itemWrites, v.updates = map[string][]int32{}, map[string][]*callInfo{}
+	for _, n := range v.flows {
+		a.work++
+		if t.Kind(n) != syntax.KindAssignment {
+			continue
+		}
+		l := t.Unwrap(t.Child(n, syntax.FieldLeft))
+		if t.Kind(l) != syntax.KindSubscript {
+			continue
+		}
+		if obj := t.Unwrap(t.Child(l, syntax.FieldValue)); t.Kind(obj) == syntax.KindIdentifier && len(v.itemWrites[t.Text(obj)]) < maxDictWrites {
+			v.itemWrites[t.Text(obj)] = append(v.itemWrites[t.Text(obj)], n)
+		}
+	}
+	for _, c := range a.calls {
+		a.work++
+		if c.callee != "update" || t.Kind(c.calleeNode) != syntax.KindAttribute {
+			continue
+		}
+		if obj := t.Unwrap(t.Child(c.calleeNode, syntax.FieldObject)); t.Kind(obj) == syntax.KindIdentifier && len(v.updates[t.Text(obj)]) < maxDictWrites {
+			v.updates[t.Text(obj)] = append(v.updates[t.Text(obj)], c)
+		}
+	}
+}
+
+// optionsExpr is the expression a site's options come from: the
+// argument as written, or, for options inside a **splat, their value.
+func (c *checker) optionsExpr(s *compileSite) int32 {
+	t := c.t
+	st := s.settings["options"]
+	if p := t.Parent(st.arg); p >= 0 && t.Kind(p) == syntax.KindDictionarySplat {
+		return st.value
+	}
+	return st.arg
+}
+
+// confirmSpellings drops the compile sites made by a spelling other than
+// torch.compile (compileSpellings), and what derives from them, when the
+// target's torch does not define it as a compile: torch.compiler.compile
+// must hand its arguments to torch.compile, optimize must be Dynamo's
+// entry in eval_frame.py. Without a mirror nothing is dropped, as for
+// model.compile.
+func (c *checker) confirmSpellings() {
+	a := c.a
+	if c.opts.SiteDir == "" {
+		return
+	}
+	confirmed := map[string]bool{}
+	drop := func(s *compileSite) bool {
+		for ; s != nil; s = s.inner {
+			if s.spelling == "" {
+				continue
+			}
+			ok, asked := confirmed[s.spelling]
+			if !asked {
+				ok = c.spellingDefined(s.spelling)
+				confirmed[s.spelling] = ok
+			}
+			if !ok {
+				return true
+			}
+		}
+		return false
+	}
+	some := false
+	for _, s := range a.sites {
+		some = some || s.spelling != "" || s.inner != nil && s.inner.spelling != ""
+	}
+	if !some {
+		return
+	}
+	kept := a.sites[:0]
+	for _, s := range a.sites {
+		if !drop(s) {
+			kept = append(kept, s)
+		}
+	}
+	a.sites = kept
+	for name, ss := range a.siteByTarget {
+		var k []*compileSite
+		for _, s := range ss {
+			if !drop(s) {
+				k = append(k, s)
+			}
+		}
+		a.siteByTarget[name] = k
+	}
+}
+
+// spellingDefined reports whether the target's torch defines spelling as
+// a compile: its definition in the file compileSpellings names, and, for
+// torch.compiler.compile, a call of torch.compile in it.
+func (c *checker) spellingDefined(spelling string) bool {
+	file := compileSpellings[spelling]
+	name := spelling[strings.LastIndexByte(spelling, '.')+1:]
+	def := c.files.findStatement(file, 0, "def", "def "+name+"(")
+	if def < 0 {
+		return false
+	}
+	if spelling == "torch.compiler.compile" {
+		return c.files.find(file, def, "torch.compile(") >= 0
+	}
+	return true
+}
