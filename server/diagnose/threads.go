@@ -1024,7 +1024,7 @@ func (a *analysis) reachOf(starts []threadStart) reach {
 					}
 					for _, c := range a.callsIn(def) {
 						a.work++
-						next = append(next, c.callee)
+						next = a.calleeKeys(next, c)
 					}
 				}
 			}
