@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Hazards across files on the GPU host (torch 2.11): each directory under
+# scripts/device/workspaces/ is a small workspace whose compile and threads
+# lie in different modules. For each, the codes `torchlsp check DIR` gives
+# against the host's own torch, and what `python run.py` does there.
+#
+# Here (with Go):        scripts/device/workspaces.sh build
+# There (no Go needed):  scripts/device/workspaces.sh        # carry bin/
+#
+# Environment: PYTHON (default /opt/torch/.venv/bin/python3); OUT (default
+# ./out-workspaces): <case>.check.json, <case>.run.txt and summary.tsv
+# (case, TL001 places, exit status, the run's last line).
+#
+# What the verdicts say, and so what torch 2.11 should do:
+#   loader, engine_pool, src_layout, registry, decorated_method
+#                      TL001 (at the compile, and at the call in another file)
+#                      exit 1: AssertionError in cudagraph_trees.get_obj in a thread
+#   quiet_default      (none): exit 0
+#   quiet_main_only    (none): exit 0
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+if [[ "${1:-}" == build ]]; then
+	mkdir -p bin
+	CGO_ENABLED=1 go build -o bin/torchlsp ./cmd/torchlsp
+	ls -l bin/torchlsp
+	exit 0
+fi
+
+PYTHON=${PYTHON:-/opt/torch/.venv/bin/python3}
+OUT=${OUT:-$PWD/out-workspaces}
+BIN=$PWD/bin/torchlsp
+[[ -x $BIN ]] || { echo "run '$0 build' first and carry bin/" >&2; exit 2; }
+mkdir -p "$OUT"
+ws=$(mktemp -d)
+trap 'rm -rf "$ws"' EXIT
+cp -r scripts/device/workspaces/. "$ws/"
+export XDG_CACHE_HOME=$ws/.cache XDG_CONFIG_HOME=$ws/.config XDG_STATE_HOME=$ws/.state
+"$PYTHON" -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())' | tee "$OUT/torch.txt"
+
+printf 'case\tTL001 at\texit\tlast line\n' >"$OUT/summary.tsv"
+for dir in "$ws"/*/; do
+	name=$(basename "$dir")
+	"$BIN" check --quiet --format json --python "$PYTHON" "$dir" >"$OUT/$name.check.json" 2>"$OUT/$name.check.err"
+	places=$("$PYTHON" -c '
+import json, os, sys
+found = json.load(open(sys.argv[1]))
+print(" ".join(sorted("%s:%d" % (os.path.relpath(d["file"], sys.argv[2]), d["line"]) for d in found if d["code"].startswith("TL001"))) or "(none)")
+' "$OUT/$name.check.json" "$dir" 2>/dev/null || echo "(check failed)")
+	(cd "$dir" && PYTHONUNBUFFERED=1 timeout 300 "$PYTHON" run.py) >"$OUT/$name.run.txt" 2>&1
+	rc=$?
+	last=$(grep -E 'failed' "$OUT/$name.run.txt" | tail -n 1 | cut -c1-200)
+	printf '%s\t%s\t%s\t%s\n' "$name" "$places" "$rc" "$last" | tee -a "$OUT/summary.tsv"
+done
+echo "results: $OUT/summary.tsv"

@@ -1,0 +1,13 @@
+import torch
+
+from .fast import step
+
+
+def infer(x, errors):
+    try:
+        with torch.no_grad():
+            for _ in range(3):
+                step(x)
+        torch.cuda.synchronize()
+    except Exception as e:
+        errors.append(f"{type(e).__name__}: {str(e)[:160]}")
