@@ -14,15 +14,15 @@ import (
 // Commands are the engine's commands for workspace/executeCommand, one
 // typed method each; the table below decodes their arguments.
 type Commands interface {
-	ReproCommand(ctx context.Context, args server.RunArgs) (*server.RunResult, error)
-	ExplainCommand(ctx context.Context, args server.RunArgs) (*server.RunResult, error)
+	Repro(ctx context.Context, args server.RunArgs) (*server.RunResult, error)
+	Explain(ctx context.Context, args server.RunArgs) (*server.RunResult, error)
 	CancelRunCommand(ctx context.Context, args server.CancelArgs) (*server.CancelResult, error)
 	Doctor(ctx context.Context, args server.DoctorArgs) (*server.DoctorResult, error)
 	SelectTargetCommand(ctx context.Context, args server.TargetArgs) (*server.CommandResult, error)
 	OpenMirrorCommand(ctx context.Context, args server.TargetArgs) (*server.CommandResult, error)
 	Gates(ctx context.Context, args server.GatesArgs) (*server.CommandResult, error)
-	SiteCommand(ctx context.Context, args server.TargetArgs) (*server.SiteResult, error)
-	TracebackCommand(ctx context.Context, args server.TracebackArgs) (*server.TracebackCommandResult, error)
+	Site(ctx context.Context, args server.TargetArgs) (*server.SiteResult, error)
+	Traceback(ctx context.Context, args server.TracebackArgs) (*server.TracebackResult, error)
 	LinksCommand(ctx context.Context, args server.LinksArgs) (*server.LinksResult, error)
 }
 
@@ -41,15 +41,15 @@ type command struct {
 // the target's name (a flag's for torchlsp.gates, a run's id for
 // torchlsp.cancelRun), as editors send it.
 var commands = []command{
-	row(server.CommandRepro, "{uri, line, target?, all?, own?, standIn?, hazard?, wait?}", nil, Commands.ReproCommand),
-	row(server.CommandExplain, "{uri, line, target?, wait?}", nil, Commands.ExplainCommand),
+	row(server.CommandRepro, "{uri, line, target?, all?, own?, standIn?, hazard?, wait?}", nil, Commands.Repro),
+	row(server.CommandExplain, "{uri, line, target?, wait?}", nil, Commands.Explain),
 	row(server.CommandCancelRun, `{run?} or "RUN"`, func(s string) server.CancelArgs { return server.CancelArgs{Run: s} }, Commands.CancelRunCommand),
 	row(server.CommandDoctor, `{target?, importTorch?} or "TARGET"`, func(s string) server.DoctorArgs { return server.DoctorArgs{Target: s} }, Commands.Doctor),
 	row(server.CommandSelectTarget, `{target?} or "TARGET"`, targetArg, Commands.SelectTargetCommand),
 	row(server.CommandOpenMirror, `{target?} or "TARGET"`, targetArg, Commands.OpenMirrorCommand),
 	row(server.CommandGates, `{flag, target?} or "FLAG"`, func(s string) server.GatesArgs { return server.GatesArgs{Flag: s} }, Commands.Gates),
-	row(server.CommandSite, `{target?} or "TARGET"`, targetArg, Commands.SiteCommand),
-	row(server.CommandTraceback, "{text} or {uri, line, endLine}", nil, Commands.TracebackCommand),
+	row(server.CommandSite, `{target?} or "TARGET"`, targetArg, Commands.Site),
+	row(server.CommandTraceback, "{text} or {uri, line, endLine}", nil, Commands.Traceback),
 	row(server.CommandLinks, "{text}", nil, Commands.LinksCommand),
 }
 

@@ -219,10 +219,10 @@ type noCommands struct{}
 
 var errNoCommands = errors.New("this test engine runs no commands")
 
-func (noCommands) ReproCommand(context.Context, server.RunArgs) (*server.RunResult, error) {
+func (noCommands) Repro(context.Context, server.RunArgs) (*server.RunResult, error) {
 	return nil, errNoCommands
 }
-func (noCommands) ExplainCommand(context.Context, server.RunArgs) (*server.RunResult, error) {
+func (noCommands) Explain(context.Context, server.RunArgs) (*server.RunResult, error) {
 	return nil, errNoCommands
 }
 func (noCommands) CancelRunCommand(context.Context, server.CancelArgs) (*server.CancelResult, error) {
@@ -240,10 +240,10 @@ func (noCommands) OpenMirrorCommand(context.Context, server.TargetArgs) (*server
 func (noCommands) Gates(context.Context, server.GatesArgs) (*server.CommandResult, error) {
 	return nil, errNoCommands
 }
-func (noCommands) SiteCommand(context.Context, server.TargetArgs) (*server.SiteResult, error) {
+func (noCommands) Site(context.Context, server.TargetArgs) (*server.SiteResult, error) {
 	return nil, errNoCommands
 }
-func (noCommands) TracebackCommand(context.Context, server.TracebackArgs) (*server.TracebackCommandResult, error) {
+func (noCommands) Traceback(context.Context, server.TracebackArgs) (*server.TracebackResult, error) {
 	return nil, errNoCommands
 }
 func (noCommands) LinksCommand(context.Context, server.LinksArgs) (*server.LinksResult, error) {

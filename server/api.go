@@ -39,6 +39,8 @@ type (
 	NopProgress  = api.NopProgress
 
 	RunArgs       = api.RunArgs
+	RunCaller     = api.RunCaller
+	RunEvent      = api.RunEvent
 	TargetArgs    = api.TargetArgs
 	GatesArgs     = api.GatesArgs
 	TracebackArgs = api.TracebackArgs

@@ -8,19 +8,23 @@ import (
 	"github.com/torchlsp/torchlsp/server/session"
 )
 
-// The commands of workspace/executeCommand (and the command line's
-// doctor and gates), one method each, delegated to the feature that runs
-// it. Their names and argument types are in server/api/commands.go;
+// The commands of workspace/executeCommand, one method each, delegated to
+// the feature that runs it; the command line calls the same methods
+// (`torchlsp repro`, `explain`, `traceback`, `site`, `doctor`, `gates`).
+// Their names and argument types are in server/api/commands.go;
 // lsp/commands.go decodes each argument and calls the method.
 
-// ReproCommand runs torchlsp.repro: the threaded repro, through the runner.
-func (e *Engine) ReproCommand(ctx context.Context, args RunArgs) (*RunResult, error) {
-	return e.runs.ReproCommand(ctx, args)
+// Repro runs torchlsp.repro and `torchlsp repro`: the threaded repro (or
+// a hazard's) of a compile call on each target, through the runner.
+func (e *Engine) Repro(ctx context.Context, args RunArgs) (*RunResult, error) {
+	return e.runs.Repro(ctx, args)
 }
 
-// ExplainCommand runs torchlsp.explain, through the runner.
-func (e *Engine) ExplainCommand(ctx context.Context, args RunArgs) (*RunResult, error) {
-	return e.runs.ExplainCommand(ctx, args)
+// Explain runs torchlsp.explain and `torchlsp explain`: the compile
+// call's object with Dynamo's own reporting, each graph break and
+// recompile a diagnostic, through the runner.
+func (e *Engine) Explain(ctx context.Context, args RunArgs) (*RunResult, error) {
+	return e.runs.Explain(ctx, args)
 }
 
 // CancelRunCommand runs torchlsp.cancelRun: it cancels a run by its id,
@@ -47,15 +51,19 @@ func (e *Engine) Gates(ctx context.Context, args GatesArgs) (*CommandResult, err
 	return e.nav.Gates(ctx, args)
 }
 
-// SiteCommand runs torchlsp.site: the site an editor asks for, which its
-// Python server then reads (hovers and definitions point into it).
-func (e *Engine) SiteCommand(ctx context.Context, args TargetArgs) (*SiteResult, error) {
+// Site runs torchlsp.site and `torchlsp site`: the site-packages view of
+// a target, built or brought up to date, and handed to its reader (the
+// editor's Python server then reads it: hovers and definitions point into
+// it).
+func (e *Engine) Site(ctx context.Context, args TargetArgs) (*SiteResult, error) {
 	return e.site.Command(ctx, args)
 }
 
-// TracebackCommand runs torchlsp.traceback.
-func (e *Engine) TracebackCommand(ctx context.Context, args TracebackArgs) (*TracebackCommandResult, error) {
-	return e.links.TracebackCommand(ctx, args)
+// Traceback runs torchlsp.traceback and `torchlsp traceback`: each
+// reference of a traceback or log mapped to a local file, the exception
+// put on the user's innermost frame.
+func (e *Engine) Traceback(ctx context.Context, args TracebackArgs) (*TracebackResult, error) {
+	return e.links.Traceback(ctx, args)
 }
 
 // LinksCommand runs torchlsp.links.

@@ -245,7 +245,7 @@ func codeActionsAt(ctx context.Context, e *testEngine, uri string, r span) ([]co
 // site: through the site view the engine builds (which mirrors the
 // target's packages and links to them), resolved to the mirror itself.
 func mirrorPath(ctx context.Context, e *testEngine, rel string) (string, error) {
-	res, err := e.e.Site(ctx, "")
+	res, err := e.e.BuildSite(ctx)
 	if err != nil {
 		return "", err
 	}

@@ -33,3 +33,11 @@ func initEngine(t testing.TB, n Notifier, root, ws, defaultTarget string, target
 	}
 	return eng
 }
+
+// BuildSite builds the default target's site without handing it to an
+// editor (torchlsp.site hands it: later definitions then point into it),
+// so that definitions stay in the mirror: how the tests outside the
+// package find a package's mirrored files through the site's links.
+func (e *Engine) BuildSite(ctx context.Context) (*SiteResult, error) {
+	return e.site.Build(ctx, "")
+}

@@ -54,7 +54,7 @@ func TestExplainOnUserLines(t *testing.T) {
 	eng, doc, ws := startOwnEngine(t, "breaks.py")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	res, err := eng.Explain(ctx, ExplainRequest{Doc: doc, Line: lineOf(t, doc.Text(), "torch.compile(step)")})
+	res, err := eng.Explain(ctx, RunArgs{URI: doc.URI(), Line: lineOf(t, doc.Text(), "torch.compile(step)"), Caller: &RunCaller{}})
 	if err != nil {
 		t.Fatalf("explain: %v\n%s", err, res.Markdown)
 	}
@@ -89,10 +89,10 @@ func TestExplainOnUserLines(t *testing.T) {
 	if !strings.Contains(res.Markdown, "factory breaks:make_x") || !strings.Contains(res.Markdown, "2 graph break(s), 1 recompile(s)") {
 		t.Errorf("report:\n%s", res.Markdown)
 	}
-	if !strings.HasPrefix(res.Report.Dir, filepath.Join(ws, ".torchlsp", "repros")) {
-		t.Errorf("run files in %q", res.Report.Dir)
+	if !strings.HasPrefix(res.Reports[0].Dir, filepath.Join(ws, ".torchlsp", "repros")) {
+		t.Errorf("run files in %q", res.Reports[0].Dir)
 	}
-	saved, err := os.ReadFile(filepath.Join(res.Report.Dir, "report.md"))
+	saved, err := os.ReadFile(filepath.Join(res.Reports[0].Dir, "report.md"))
 	if err != nil || !strings.Contains(string(saved), "graph break(s)") {
 		t.Errorf("saved report: %v %q", err, saved)
 	}
@@ -119,7 +119,7 @@ func TestReproOwnCode(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	res, err := eng.Repro(ctx, ReproRequest{Doc: doc, Line: line, Own: true})
+	res, err := eng.Repro(ctx, RunArgs{URI: doc.URI(), Line: line, Own: true, Caller: &RunCaller{}})
 	if err != nil {
 		t.Fatalf("repro: %v", err)
 	}
@@ -203,12 +203,12 @@ func TestExplainHostileFileNames(t *testing.T) {
 			}
 			doc := eng.DidOpen(ctx, source.FileURI(filepath.Join(ws, "step.py")), "", 1, src)
 			type result struct {
-				res *ExplainResult
+				res *RunResult
 				err error
 			}
 			done := make(chan result, 1)
 			go func() {
-				res, err := eng.Explain(ctx, ExplainRequest{Doc: doc, Line: lineOf(t, src, "torch.compile(step)")})
+				res, err := eng.Explain(ctx, RunArgs{URI: doc.URI(), Line: lineOf(t, src, "torch.compile(step)"), Caller: &RunCaller{}})
 				done <- result{res, err}
 			}()
 			var r result

@@ -24,18 +24,14 @@ type (
 	CallLink           = navigation.CallLink
 	ImplementationItem = navigation.ImplementationItem
 
-	RunResult      = runs.RunResult
-	CancelResult   = runs.CancelResult
-	ReproRequest   = runs.ReproRequest
-	ReproResult    = runs.ReproResult
-	ExplainRequest = runs.ExplainRequest
-	ExplainResult  = runs.ExplainResult
+	RunResult    = runs.RunResult
+	CancelResult = runs.CancelResult
 
-	Link                   = links.Link
-	TracebackFrame         = links.TracebackFrame
-	TracebackResult        = links.TracebackResult
-	LinksResult            = links.LinksResult
-	TracebackCommandResult = links.TracebackCommandResult
+	Link            = links.Link
+	TracebackFrame  = links.TracebackFrame
+	TracebackResult = links.TracebackResult
+	TracebackNote   = links.TracebackNote
+	LinksResult     = links.LinksResult
 
 	CheckStep    = doctor.CheckStep
 	DoctorResult = doctor.Result
@@ -120,28 +116,10 @@ func (e *Engine) Implementations(ctx context.Context, doc *Snapshot, pos Positio
 	return e.nav.Implementations(ctx, doc, pos)
 }
 
-// Repro runs repros of the torch.compile call at a line on each target
-// and reports what happened.
-func (e *Engine) Repro(ctx context.Context, req ReproRequest) (*ReproResult, error) {
-	return e.runs.Repro(ctx, req)
-}
-
-// Explain runs the compile call's object with Dynamo's own reporting and
-// turns each graph break and recompile into a diagnostic.
-func (e *Engine) Explain(ctx context.Context, req ExplainRequest) (*ExplainResult, error) {
-	return e.runs.Explain(ctx, req)
-}
-
 // DocumentLinks returns the target paths a document names that lead to a
 // local file.
 func (e *Engine) DocumentLinks(ctx context.Context, doc *Snapshot) ([]Link, error) {
 	return e.links.DocumentLinks(ctx, doc)
-}
-
-// Traceback reads a traceback or log from a target and maps each
-// reference it holds (`torchlsp traceback`).
-func (e *Engine) Traceback(ctx context.Context, text, docPath string) (*TracebackResult, error) {
-	return e.links.Traceback(ctx, text, docPath)
 }
 
 // Diagnostics checks a document against the target's torch; nil for
@@ -154,11 +132,4 @@ func (e *Engine) Diagnostics(ctx context.Context, doc *Snapshot) ([]Diagnostic, 
 // of a compile call and the mapping of a traceback.
 func (e *Engine) CodeActions(ctx context.Context, doc *Snapshot, rng Range, only []string) ([]CodeAction, error) {
 	return e.checks.CodeActions(ctx, doc, rng, only)
-}
-
-// Site builds (or brings up to date) the site-packages view of a target,
-// the default one when name is empty (`torchlsp site`); unlike
-// SiteCommand it hands the site to no editor.
-func (e *Engine) Site(ctx context.Context, name string) (*SiteResult, error) {
-	return e.site.Build(ctx, name)
 }

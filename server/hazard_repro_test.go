@@ -165,7 +165,7 @@ func TestHazardReproRuns(t *testing.T) {
 	}
 	for _, tt := range tests {
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-		res, err := eng.ReproCommand(ctx, RunArgs{URI: doc.URI(), Line: tt.line, Target: "debian", StandIn: true, Hazard: tt.hazard, Wait: true})
+		res, err := eng.Repro(ctx, RunArgs{URI: doc.URI(), Line: tt.line, Target: "debian", StandIn: true, Hazard: tt.hazard, Wait: true})
 		cancel()
 		if err != nil {
 			t.Fatalf("%s: %v", tt.hazard, err)

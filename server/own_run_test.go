@@ -62,7 +62,7 @@ type statusLines struct {
 	lines []string
 }
 
-func (s *statusLines) sink(ev repro.Event) {
+func (s *statusLines) sink(ev RunEvent) {
 	if ev.Stream == "status" {
 		s.mu.Lock()
 		s.lines = append(s.lines, ev.Line)
@@ -112,18 +112,18 @@ func TestOwnRunWithoutRoot(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	doc := eng.DidOpen(ctx, source.FileURI(filepath.Join(dir, "step.py")), "", 1, ownStep)
-	res, err := eng.Explain(ctx, ExplainRequest{Doc: doc, Line: lineOf(t, ownStep, "torch.compile(step)")})
+	res, err := eng.Explain(ctx, RunArgs{URI: doc.URI(), Line: lineOf(t, ownStep, "torch.compile(step)"), Caller: &RunCaller{}})
 	if err != nil {
 		t.Fatalf("explain: %v", err)
 	}
-	if n := sentNote(res.Report); !strings.HasPrefix(n, "3 workspace file(s) sent") {
+	if n := sentNote(res.Reports[0]); !strings.HasPrefix(n, "3 workspace file(s) sent") {
 		t.Errorf("sent %q, want step.py, helpers/__init__.py and helpers/data.py alone", n)
 	}
 	if _, err := os.Lstat(filepath.Join(dir, ".torchlsp")); !os.IsNotExist(err) {
 		t.Errorf("a .torchlsp was created beside the file (%v)", err)
 	}
-	if !strings.HasPrefix(res.Report.Dir, filepath.Join(dirs.Cache, "repros")+string(filepath.Separator)) {
-		t.Errorf("the run's files are in %q, want under the cache", res.Report.Dir)
+	if !strings.HasPrefix(res.Reports[0].Dir, filepath.Join(dirs.Cache, "repros")+string(filepath.Separator)) {
+		t.Errorf("the run's files are in %q, want under the cache", res.Reports[0].Dir)
 	}
 	if len(res.Diagnostics[doc.URI()]) < 2 {
 		t.Errorf("findings %+v", res.Diagnostics)
@@ -153,11 +153,11 @@ func TestOwnRunPastFileLimit(t *testing.T) {
 	defer cancel()
 	doc := eng.DidOpen(ctx, source.FileURI(filepath.Join(ws, "zz", "step.py")), "", 1, ownStep)
 	var st statusLines
-	res, err := eng.Explain(ctx, ExplainRequest{Doc: doc, Line: lineOf(t, ownStep, "torch.compile(step)"), Sink: st.sink})
+	res, err := eng.Explain(ctx, RunArgs{URI: doc.URI(), Line: lineOf(t, ownStep, "torch.compile(step)"), Caller: &RunCaller{Sink: st.sink}})
 	if err != nil {
 		t.Fatalf("explain: %v", err)
 	}
-	if n := sentNote(res.Report); !strings.HasPrefix(n, fmt.Sprint(repro.DefaultMaxFiles)+" workspace file(s) sent") {
+	if n := sentNote(res.Reports[0]); !strings.HasPrefix(n, fmt.Sprint(repro.DefaultMaxFiles)+" workspace file(s) sent") {
 		t.Errorf("sent %q", n)
 	}
 	left := st.with("left out")
@@ -184,12 +184,12 @@ func TestRunRefusesNonFiles(t *testing.T) {
 		p := filepath.Join(dir, name)
 		doc := eng.DidOpen(context.Background(), source.FileURI(p), "", 1, src)
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-		_, err := eng.Repro(ctx, ReproRequest{Doc: doc, Line: 1})
+		_, err := eng.Repro(ctx, RunArgs{URI: doc.URI(), Line: 1, StandIn: true, Caller: &RunCaller{}})
 		cancel()
 		if err == nil || !strings.Contains(err.Error(), p+" is a ") || !strings.Contains(err.Error(), "a run needs a regular file") {
 			t.Errorf("repro of %s: %v", p, err)
 		}
-		if _, err := eng.Explain(context.Background(), ExplainRequest{Doc: doc, Line: 1}); err == nil || !strings.Contains(err.Error(), "a run needs a regular file") {
+		if _, err := eng.Explain(context.Background(), RunArgs{URI: doc.URI(), Line: 1, Caller: &RunCaller{}}); err == nil || !strings.Contains(err.Error(), "a run needs a regular file") {
 			t.Errorf("explain of %s: %v", p, err)
 		}
 	}
@@ -227,17 +227,17 @@ func TestOwnRunSkipsAnotherUsersRunDirectory(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	doc := eng.DidOpen(ctx, source.FileURI(filepath.Join(ws, "step.py")), "", 1, ownStep)
-	res, err := eng.Explain(ctx, ExplainRequest{Doc: doc, Line: lineOf(t, ownStep, "torch.compile(step)")})
+	res, err := eng.Explain(ctx, RunArgs{URI: doc.URI(), Line: lineOf(t, ownStep, "torch.compile(step)"), Caller: &RunCaller{}})
 	if err != nil {
 		t.Fatalf("explain: %v", err)
 	}
-	if !strings.HasPrefix(res.Report.Dir, filepath.Join(dirs.Cache, "repros")+string(filepath.Separator)) {
-		t.Errorf("the run's files are in %q, want under the cache", res.Report.Dir)
+	if !strings.HasPrefix(res.Reports[0].Dir, filepath.Join(dirs.Cache, "repros")+string(filepath.Separator)) {
+		t.Errorf("the run's files are in %q, want under the cache", res.Reports[0].Dir)
 	}
 	if entries, err := os.ReadDir(theirs); err != nil || len(entries) != 0 {
 		t.Errorf("the other user's directory holds %v (%v), want nothing", entries, err)
 	}
-	if n := sentNote(res.Report); !strings.HasPrefix(n, "3 workspace file(s) sent") {
+	if n := sentNote(res.Reports[0]); !strings.HasPrefix(n, "3 workspace file(s) sent") {
 		t.Errorf("sent %q", n)
 	}
 }

@@ -188,7 +188,7 @@ func TestRunStreamsAndOpensReport(t *testing.T) {
 	eng, ws := runnerEngine(t, n, nil, nil)
 	doc := openIn(t, eng, ws, "train.py")
 	line := lineOf(t, doc.Text(), "torch.compile(model")
-	res, err := eng.ReproCommand(context.Background(), RunArgs{URI: doc.URI(), Line: line})
+	res, err := eng.Repro(context.Background(), RunArgs{URI: doc.URI(), Line: line})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func TestRunStandInAndFailingTarget(t *testing.T) {
 	line := lineOf(t, doc.Text(), "torch.compile(model")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	res, err := eng.ReproCommand(ctx, RunArgs{URI: doc.URI(), Line: line, All: true, Wait: true})
+	res, err := eng.Repro(ctx, RunArgs{URI: doc.URI(), Line: line, All: true, Wait: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +338,7 @@ func TestRunCancel(t *testing.T) {
 			n := newRunNotes(true)
 			eng, ws := runnerEngine(t, n, nil, nil)
 			doc := openIn(t, eng, ws, "never.py")
-			run, err := eng.ReproCommand(context.Background(), RunArgs{URI: doc.URI(), Line: lineOf(t, doc.Text(), "torch.compile(f)")})
+			run, err := eng.Repro(context.Background(), RunArgs{URI: doc.URI(), Line: lineOf(t, doc.Text(), "torch.compile(f)")})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -248,7 +248,7 @@ func TestSiteFollowsTheDefaultTarget(t *testing.T) {
 	}
 	answers := make(chan answer, 1)
 	go func() {
-		res, err := eng.SiteCommand(ctx, TargetArgs{})
+		res, err := eng.Site(ctx, TargetArgs{})
 		answers <- answer{res, err}
 	}()
 	held()

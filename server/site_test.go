@@ -163,7 +163,7 @@ func TestSiteContents(t *testing.T) {
 			eng := siteEngine(t, ws, pythonPath, extra, nil)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			res, err := eng.Site(ctx, "")
+			res, err := eng.Site(ctx, TargetArgs{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -211,7 +211,7 @@ func TestSiteLayoutFromTarget(t *testing.T) {
 	eng := siteEngine(t, ws, fixturePath(t, "testdata", "site")+":"+site, nil, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	res, err := eng.Site(ctx, "")
+	res, err := eng.Site(ctx, TargetArgs{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestSiteLayoutFromTarget(t *testing.T) {
 	// the same path, in a new generation, and the previous generation is
 	// still whole.
 	writeFiles(t, site, map[string]string{"beta.py": "class Beta:\n    def value(self) -> int:\n        return 3\n"})
-	res2, err := eng.Site(ctx, "")
+	res2, err := eng.Site(ctx, TargetArgs{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +301,7 @@ func TestSiteAnnouncedAndHover(t *testing.T) {
 				t.Errorf("announced %+v", info)
 			}
 			if tc.ask {
-				res, err := eng.SiteCommand(ctx, TargetArgs{Target: "fx"})
+				res, err := eng.Site(ctx, TargetArgs{Target: "fx"})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -538,7 +538,7 @@ func testSiteHostileMetadata(t *testing.T, base string) {
 			}, "site": map[string]any{"packages": tc.packages}}, nil)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			res, err := eng.Site(ctx, "")
+			res, err := eng.Site(ctx, TargetArgs{})
 			if err != nil {
 				t.Fatal(err)
 			}

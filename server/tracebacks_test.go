@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -411,16 +412,37 @@ func TestTracebackCommand(t *testing.T) {
 	}
 	userURI := source.FileURI(userPath)
 	eng.DidOpen(ctx, userURI, "", 1, string(userText))
-	out, err := eng.TracebackCommand(ctx, TracebackArgs{Text: capture(t, "torch113/dataloader.txt")})
+	res, err := eng.Traceback(ctx, TracebackArgs{Text: capture(t, "torch113/dataloader.txt")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := *out
-	if res.User < 0 || res.Frames[res.User].Path != userPath || res.Frames[res.User].Line != 11 {
+	if res.User < 0 || res.Frames[res.User].Path != userPath || res.Frames[res.User].Line != 10 {
 		t.Fatalf("user frame: %+v", res)
 	}
 	if res.Mapped != 9 || res.Exception != "ValueError: sample 2 is broken" {
 		t.Errorf("mapped %d of %d, exception %q", res.Mapped, len(res.Frames), res.Exception)
+	}
+	// The wire's form: 1-based lines, the note's document.
+	data, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wire struct {
+		Frames []struct {
+			Path string `json:"path"`
+			Line int    `json:"line"`
+		} `json:"frames"`
+		User       int `json:"user"`
+		Diagnostic *struct {
+			URI string `json:"uri"`
+		} `json:"diagnostic"`
+	}
+	if err := json.Unmarshal(data, &wire); err != nil {
+		t.Fatal(err)
+	}
+	if wire.User != res.User || len(wire.Frames) != len(res.Frames) || wire.Frames[wire.User].Path != userPath || wire.Frames[wire.User].Line != 11 ||
+		wire.Diagnostic == nil || wire.Diagnostic.URI != userURI {
+		t.Errorf("on the wire: %s", data)
 	}
 	diags := n.waitDiags(t, userURI, "the traceback's diagnostic", func(ds []Diagnostic) bool {
 		for _, d := range ds {

@@ -37,9 +37,8 @@ func runExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer done()
-	req := server.ExplainRequest{Doc: doc, Line: line - 1, Target: *target, Workdir: *workdir, AllowHome: *allowHome}
-	req.Sink = printEvents(stderr, *verbose)
-	res, err := eng.Explain(ctx, req)
+	res, err := eng.Explain(ctx, server.RunArgs{URI: doc.URI(), Line: line - 1, Target: *target,
+		Caller: &server.RunCaller{Sink: printEvents(stderr, *verbose), Workdir: *workdir, AllowHome: *allowHome}})
 	if res == nil {
 		return homeHint(err)
 	}
@@ -59,8 +58,10 @@ func runExplain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	fmt.Fprintln(stdout)
 	fmt.Fprintln(stdout, html.UnescapeString(res.Markdown))
-	if res.Report.Dir != "" {
-		fmt.Fprintf(stderr, "torchlsp: files of the run are in %s\n", termName(res.Report.Dir))
+	for _, r := range res.Reports {
+		if r.Dir != "" {
+			fmt.Fprintf(stderr, "torchlsp: files of the run are in %s\n", termName(r.Dir))
+		}
 	}
 	return err
 }

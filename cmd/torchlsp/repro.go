@@ -56,10 +56,10 @@ func runRepro(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer done()
-	req := server.ReproRequest{Doc: doc, Line: line - 1, Targets: targets, All: *all, Threads: *threads,
-		Own: *own, Workdir: *workdir, Devices: *gpus, AllowHome: *allowHome, Hazard: *hazard}
-	req.Sink = printEvents(stderr, *verbose)
-	res, err := eng.Repro(ctx, req)
+	// Without --own the stand-in runs: the command line never falls back.
+	res, err := eng.Repro(ctx, server.RunArgs{URI: doc.URI(), Line: line - 1, All: *all, Own: *own, StandIn: !*own, Hazard: *hazard,
+		Caller: &server.RunCaller{Sink: printEvents(stderr, *verbose), Targets: targets, Threads: *threads,
+			Devices: *gpus, Workdir: *workdir, AllowHome: *allowHome}})
 	if res == nil {
 		return homeHint(err)
 	}
@@ -156,8 +156,8 @@ func openRun(ctx context.Context, c commonFlags, abs string, text []byte, stderr
 }
 
 // printEvents prints a run's status lines, or every line when verbose.
-func printEvents(stderr io.Writer, verbose bool) func(repro.Event) {
-	return func(ev repro.Event) {
+func printEvents(stderr io.Writer, verbose bool) func(server.RunEvent) {
+	return func(ev server.RunEvent) {
 		if verbose || ev.Stream == "status" {
 			fmt.Fprintf(stderr, "[%s %s] %s\n", termName(ev.Target), termName(ev.Variant), termName(ev.Line))
 		}

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+
+	"github.com/torchlsp/torchlsp/server"
 )
 
 // runSite mirrors what the workspace needs from the target and prints the
@@ -25,7 +27,7 @@ func runSite(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer done()
-	res, err := eng.Site(ctx, c.target)
+	res, err := eng.Site(ctx, server.TargetArgs{Target: c.target})
 	if err != nil {
 		return err
 	}

@@ -54,7 +54,7 @@ func runTraceback(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return err
 	}
 	defer done()
-	res, err := eng.Traceback(ctx, text, docPath)
+	res, err := eng.Traceback(ctx, server.TracebackArgs{Text: text, Path: docPath, Quiet: true})
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("stopped (%v) while mapping %s", context.Cause(ctx), termName(name))

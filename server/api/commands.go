@@ -3,7 +3,9 @@ package api
 // Commands the engine runs for workspace/executeCommand, each with its
 // own argument type (the front end decodes them; lsp/commands.go). Every
 // command's argument type is here, and the facade runs each command in
-// one method (server/commands.go).
+// one method (server/commands.go), which the command line calls too. What
+// only the command line gives (a run's options, where a text was read) is
+// a field the wire never carries (json:"-").
 const (
 	CommandRepro        = "torchlsp.repro"        // RunArgs
 	CommandDoctor       = "torchlsp.doctor"       // DoctorArgs
@@ -39,6 +41,38 @@ type RunArgs struct {
 	// $/cancelRequest of the command cancels the run; otherwise the
 	// command answers at once with the run's id.
 	Wait bool `json:"wait,omitempty"`
+
+	// Caller is set by a caller that shows the run itself (the command
+	// line), with what only it gives; nil for an editor.
+	Caller *RunCaller `json:"-"`
+}
+
+// RunCaller is a run's caller that shows it itself: every line the run
+// prints goes to Sink (when set), the run goes on under the request and
+// answers when it ends, with its reports and its error together, and the
+// engine shows no progress, log, message or report of it.
+type RunCaller struct {
+	Sink func(RunEvent)
+	// Targets names more targets (the repeated --target); Threads is the
+	// worker threads per variant and Devices the GPUs of the
+	// one-thread-per-device variants (0: the default, the target's own
+	// count); Workdir is a checkout on the target that the user's code
+	// runs from instead of sending it; AllowHome lets the files of the
+	// user's home directory travel without asking.
+	Targets   []string
+	Threads   int
+	Devices   int
+	Workdir   string
+	AllowHome bool
+}
+
+// RunEvent is a line a run printed on a target: a variant's stdout or
+// stderr, or a status line about the run ("status").
+type RunEvent struct {
+	Target  string
+	Variant string
+	Stream  string
+	Line    string
 }
 
 // TargetArgs name a target; empty is the default target.
@@ -66,6 +100,14 @@ type TracebackArgs struct {
 	URI     string `json:"uri,omitempty"`
 	Line    int    `json:"line,omitempty"`
 	EndLine int    `json:"endLine,omitempty"`
+
+	// From the command line only. Path is the local file Text was read
+	// from (a run's output beside it says where the run put the
+	// workspace). Quiet is set by a caller that gives the text itself,
+	// even an empty one, and prints the answer: no document is read, no
+	// message shown and no frame opened.
+	Path  string `json:"-"`
+	Quiet bool   `json:"-"`
 }
 
 // LinksArgs give a short text (a terminal's line) to link.

@@ -156,18 +156,28 @@ type TracebackResult struct {
 	Stack []int
 	// Truncated is set when the text held more than the references kept.
 	Truncated bool
+	// Note is the diagnostic the exception left on the user's frame; nil
+	// when none.
+	Note *TracebackNote
 	// sources holds the text of each file a frame leads to, as it was
 	// read when the file was proved.
 	sources *fileLines
 }
 
-// Traceback reads a traceback or log from a target and maps each
+// TracebackNote is where the exception of a traceback was put: the
+// user's document and the diagnostic's message.
+type TracebackNote struct {
+	URI     string `json:"uri"`
+	Message string `json:"message"`
+}
+
+// mapTraceback reads a traceback or log from a target and maps each
 // reference it holds: the mirror at the line for the target's packages,
 // the workspace file for the user's code. docPath names the file it was
 // read from, if any (a repro run's output says where it put the
 // workspace). Each frame's line comes from the file as it was proved
 // (pathMap.prove), read from the handle that proved it.
-func (l *Links) Traceback(ctx context.Context, text, docPath string) (*TracebackResult, error) {
+func (l *Links) mapTraceback(ctx context.Context, text, docPath string) (*TracebackResult, error) {
 	if len(text) > MaxTracebackBytes {
 		return nil, fmt.Errorf("traceback: %d bytes, over the limit of %d: pass the part that holds the traceback", len(text), MaxTracebackBytes)
 	}
@@ -375,12 +385,15 @@ func oneLineText(s string, max int) string {
 	return s
 }
 
-// TracebackCommand runs torchlsp.traceback: it maps a traceback for an editor: the text given, or
-// lines of an open document. The exception goes on the innermost frame in
-// the user's code (until that file changes), and that frame opens.
-func (l *Links) TracebackCommand(ctx context.Context, args api.TracebackArgs) (*TracebackCommandResult, error) {
-	text, docPath := args.Text, ""
-	if text == "" {
+// Traceback runs torchlsp.traceback and `torchlsp traceback`: it maps a
+// traceback, the text given or lines of an open document. The exception
+// goes on the innermost frame in the user's code (until that file
+// changes), and, unless args.Quiet (the command line, which gives the
+// text, even an empty one, and prints the answer), that frame opens and
+// a message sums the answer up.
+func (l *Links) Traceback(ctx context.Context, args api.TracebackArgs) (*TracebackResult, error) {
+	text, docPath := args.Text, args.Path
+	if text == "" && !args.Quiet {
 		doc := l.deps.Document(args.URI)
 		if doc == nil {
 			return nil, fmt.Errorf("traceback: the document %s is not open, and no text was given", args.URI)
@@ -390,11 +403,10 @@ func (l *Links) TracebackCommand(ctx context.Context, args api.TracebackArgs) (*
 	if len(text) > MaxTracebackBytes {
 		text = text[len(text)-MaxTracebackBytes:]
 	}
-	res, err := l.Traceback(ctx, text, docPath)
+	res, err := l.mapTraceback(ctx, text, docPath)
 	if err != nil {
 		return nil, err
 	}
-	out := tracebackJSON(res)
 	if uri, d, ok := tracebackDiagnostic(res, res.sources); ok {
 		userPath := res.Frames[res.User].Path
 		current := ""
@@ -408,7 +420,10 @@ func (l *Links) TracebackCommand(ctx context.Context, args api.TracebackArgs) (*
 				l.deps.NotesChanged(doc)
 			}
 		}
-		out.Diagnostic = &tracebackNoteJSON{URI: uri, Message: d.Message}
+		res.Note = &TracebackNote{URI: uri, Message: d.Message}
+	}
+	if args.Quiet {
+		return res, nil
 	}
 	open := -1
 	switch {
@@ -431,7 +446,7 @@ func (l *Links) TracebackCommand(ctx context.Context, args api.TracebackArgs) (*
 		summary += "; " + oneLineText(res.Exception, 120)
 	}
 	l.deps.Notify.ShowMessage(ctx, api.MessageInfo, summary)
-	return &out, nil
+	return res, nil
 }
 
 // linesOf returns lines first..last (0-based, inclusive) of the text m
@@ -457,14 +472,14 @@ func linesOf(m *source.Mapper, first, last int) string {
 	return m.Text()[start:end]
 }
 
-// TracebackCommandResult is the command's answer: each reference with its
-// local file, for an editor's quickfix list.
-type TracebackCommandResult struct {
+// tracebackJSON is the command's answer on the wire: each reference with
+// its local file, for an editor's quickfix list.
+type tracebackJSON struct {
 	Frames     []tracebackFrameJSON `json:"frames"`
 	Mapped     int                  `json:"mapped"`
 	Exception  string               `json:"exception,omitempty"`
 	User       int                  `json:"user"` // index in frames; -1 when none
-	Diagnostic *tracebackNoteJSON   `json:"diagnostic,omitempty"`
+	Diagnostic *TracebackNote       `json:"diagnostic,omitempty"`
 }
 
 type tracebackFrameJSON struct {
@@ -479,20 +494,16 @@ type tracebackFrameJSON struct {
 	TextLine   int    `json:"textLine"` // 0-based line of the text that names it
 }
 
-type tracebackNoteJSON struct {
-	URI     string `json:"uri"`
-	Message string `json:"message"`
-}
-
-func tracebackJSON(res *TracebackResult) TracebackCommandResult {
-	out := TracebackCommandResult{Mapped: res.Mapped, Exception: res.Exception, User: res.User, Frames: make([]tracebackFrameJSON, 0, len(res.Frames))}
+// MarshalJSON writes the answer as the wire carries it (tracebackJSON).
+func (res *TracebackResult) MarshalJSON() ([]byte, error) {
+	out := tracebackJSON{Mapped: res.Mapped, Exception: res.Exception, User: res.User, Diagnostic: res.Note, Frames: make([]tracebackFrameJSON, 0, len(res.Frames))}
 	for _, f := range res.Frames {
 		out.Frames = append(out.Frames, tracebackFrameJSON{
 			TargetPath: f.Ref.Path, TargetLine: f.Ref.FileLine, Func: f.Ref.Func, Path: f.Path, Line: f.Ref.FileLine,
 			Source: f.Source, Tooltip: f.Tooltip, Mirror: f.Mirror, TextLine: f.Ref.Line,
 		})
 	}
-	return out
+	return json.Marshal(out)
 }
 
 // CodeActions offers to map the traceback a selection (or the

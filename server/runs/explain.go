@@ -25,34 +25,31 @@ const (
 // maxExplainFileBytes bounds a file read to place a finding's range.
 const maxExplainFileBytes = 4 << 20
 
-// ExplainRequest asks why a compile call breaks its graph or recompiles.
-type ExplainRequest struct {
-	Doc    *api.Snapshot
-	Line   int    // 0-based line of (or after) the torch.compile call
-	Target string // empty: the default target
-	// Workdir names a checkout on the target instead of sending the
-	// workspace's files.
-	Workdir string
-	// AllowHome: as ReproRequest's.
-	AllowHome bool
-	Sink      func(repro.Event) // may be nil
-}
-
-// ExplainResult is what the target's torch reported.
-type ExplainResult struct {
-	Report      repro.Report
-	Markdown    string
-	Diagnostics map[string][]api.Diagnostic // by document URI: each graph break and recompile on its line
-}
-
-// Explain runs the compile call's object on the target with Dynamo's own
-// reporting (torch._dynamo.explain and the graph_breaks and recompiles
-// logs; a profiler stand-in where the target's torch has no Dynamo) and
-// turns each graph break and recompile into a diagnostic on the user's
+// Explain runs torchlsp.explain and `torchlsp explain`, as a job of the
+// runner (Run): the compile call's object on the target with Dynamo's
+// own reporting (torch._dynamo.explain and the graph_breaks and
+// recompiles logs; a profiler stand-in where the target's torch has no
+// Dynamo), each graph break and recompile a diagnostic on the user's
 // line.
-func (rn *Runs) Explain(ctx context.Context, req ExplainRequest) (*ExplainResult, error) {
-	doc := req.Doc
-	call, place, err := rn.compileCallIn(doc, req.Line)
+func (rn *Runs) Explain(ctx context.Context, args api.RunArgs) (*RunResult, error) {
+	doc := rn.deps.Document(args.URI)
+	if doc == nil {
+		return nil, fmt.Errorf("explain: %s: %w", args.URI, errNoDocument)
+	}
+	job := Job{
+		name: "explain", kind: "explain compile", report: "compile explained",
+		title:  runTitle("explain compile", doc, args, rn.runTargets(api.RunArgs{Target: args.Target})),
+		status: func(ev repro.Event) string { return ev.Line },
+		work: func(ctx context.Context, sink func(repro.Event)) (*runOutput, error) {
+			return rn.explain(ctx, doc, args, sink)
+		},
+	}
+	return rn.Run(ctx, job, args)
+}
+
+// explain is an explain run's work; a nil output means nothing ran.
+func (rn *Runs) explain(ctx context.Context, doc *api.Snapshot, args api.RunArgs, sink func(repro.Event)) (*runOutput, error) {
+	call, place, err := rn.compileCallIn(doc, args.Line)
 	if err != nil {
 		return nil, fmt.Errorf("explain: %w", err)
 	}
@@ -61,15 +58,12 @@ func (rn *Runs) Explain(ctx context.Context, req ExplainRequest) (*ExplainResult
 	if err != nil {
 		return nil, fmt.Errorf("explain: %w", err)
 	}
-	sink := req.Sink
-	if sink == nil {
-		sink = func(repro.Event) {}
-	}
-	files, err := rn.runFiles(ctx, place, own, req.Workdir, req.AllowHome, sink)
+	c := callerOf(args)
+	files, err := rn.runFiles(ctx, place, own, c.Workdir, c.AllowHome, sink)
 	if err != nil {
 		return nil, fmt.Errorf("explain: %w", err)
 	}
-	s, err := rn.deps.Session(req.Target)
+	s, err := rn.deps.Session(args.Target)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +72,7 @@ func (rn *Runs) Explain(ctx context.Context, req ExplainRequest) (*ExplainResult
 		return nil, fmt.Errorf("target %s: %w", s.Spec().Name, err)
 	}
 	spec := reproSpec(doc.FlagRefs(cat), call, cat, 0)
-	own.apply(&spec, call, files, req.Workdir)
+	own.apply(&spec, call, files, c.Workdir)
 	v, err := repro.GenerateExplain(spec)
 	if err != nil {
 		return nil, err
@@ -92,19 +86,19 @@ func (rn *Runs) Explain(ctx context.Context, req ExplainRequest) (*ExplainResult
 		return u.String(), true
 	}
 	rep, runErr := repro.Explain(ctx, s.Target(), s.Spec().Interpreter(), v, rn.runOptions(place), local, sink)
-	rn.deps.RanIn(rep, place.dir, req.Workdir)
-	res := &ExplainResult{Report: rep, Markdown: rep.ExplainMarkdown(local)}
+	rn.deps.RanIn(rep, place.dir, c.Workdir)
+	out := &runOutput{markdown: rep.ExplainMarkdown(local), reports: []repro.Report{rep}}
 	if runErr != nil {
-		return res, runErr
+		return out, runErr
 	}
 	ex := rep.Variants[0].Explain
-	res.Diagnostics = rn.explainDiagnostics(doc, workspace, ex)
+	out.diagnostics = rn.explainDiagnostics(doc, workspace, ex)
 	summary := fmt.Sprintf("Explain compile on %s: %d graph break(s), %d recompile(s), from %s", s.Spec().Name, len(ex.GraphBreaks), len(ex.Recompiles), ex.Method)
-	res.Diagnostics[doc.URI()] = append(res.Diagnostics[doc.URI()], api.Diagnostic{
+	out.diagnostics[doc.URI()] = append(out.diagnostics[doc.URI()], api.Diagnostic{
 		Range: api.RangeOf(call.CalleeSpan), Severity: api.SeverityInfo, Code: codeExplained, Source: "torchlsp", Message: summary,
 	})
-	rn.noteExplain(res.Diagnostics)
-	return res, nil
+	rn.noteExplain(out.diagnostics)
+	return out, nil
 }
 
 // workspaceFile maps a path the script reported relative to the user's
@@ -206,28 +200,4 @@ func (rn *Runs) noteExplain(diags map[string][]api.Diagnostic) {
 			rn.deps.NotesChanged(d)
 		}
 	}
-}
-
-// ExplainCommand runs torchlsp.explain for an editor through the runner;
-// the findings become diagnostics.
-func (rn *Runs) ExplainCommand(ctx context.Context, args api.RunArgs) (*RunResult, error) {
-	doc := rn.deps.Document(args.URI)
-	if doc == nil {
-		return nil, fmt.Errorf("explain: %s: %w", args.URI, errNoDocument)
-	}
-	req := ExplainRequest{Doc: doc, Line: args.Line, Target: args.Target}
-	job := Job{
-		name: "explain", kind: "explain compile", report: "compile explained",
-		title:  runTitle("explain compile", doc, args, rn.runTargets(api.RunArgs{Target: args.Target})),
-		status: func(ev repro.Event) string { return ev.Line },
-		work: func(ctx context.Context, sink func(repro.Event)) (*runOutput, error) {
-			req.Sink = sink
-			res, err := rn.Explain(ctx, req)
-			if res == nil {
-				return nil, err
-			}
-			return &runOutput{markdown: res.Markdown, reports: reportFiles(res.Report)}, err
-		},
-	}
-	return rn.Run(ctx, job, args.Wait)
 }

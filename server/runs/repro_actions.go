@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -175,81 +176,54 @@ func compileCallNear(buf *pybuf.Buffer, line int) (pybuf.Call, bool) {
 	return best, found
 }
 
-// ReproRequest asks for repro runs of a compile call: the threading
-// variants, or a hazard's.
-type ReproRequest struct {
-	Doc     *api.Snapshot
-	Line    int      // 0-based line of (or after) the torch.compile call
-	Targets []string // empty: the default target
-	All     bool     // every configured target
-	Threads int
-	// Own runs the user's own compiled object with real inputs (a named
-	// factory, else the entry point's first call, captured) instead of
-	// the stand-in workload; the workspace's Python files travel to the
-	// target, or Workdir names a checkout there.
-	Own bool
-	// PreferOwn runs the user's own code as Own does when it can be sent
-	// and reached, else the stand-in workload; the report says which ran
-	// and why.
-	PreferOwn bool
-	Workdir   string
-	// AllowHome lets the files of the user's home directory (or of a
-	// directory holding it) travel without asking; otherwise the engine
-	// asks through the Notifier and refuses with ErrHomeRefused without a
-	// yes.
-	AllowHome bool
-	// Devices is the target's GPU count for the one-thread-per-device
-	// variants; 0 lets the target say (repro.AutoDevices), 1 leaves them out.
-	Devices int
-	// Hazard is the code of the diagnostic (rn.g. "TL011") whose hazard
-	// variants run instead of the threading ones (repro.HazardFor); empty
-	// for the threading variants.
-	Hazard string
-	// Sink receives each output line as it arrives; may be nil.
-	Sink func(repro.Event)
-}
-
-// ReproResult is what the runs found.
-type ReproResult struct {
-	Reports  []repro.Report
-	Markdown string
-}
-
-// Repro builds a repro of the torch.compile call at a line from the call's
-// settings and the config changes in its file, runs every variant on each
-// target, and reports what happened, with torch frames linked to the
-// mirror.
-func (rn *Runs) Repro(ctx context.Context, req ReproRequest) (*ReproResult, error) {
-	doc := req.Doc
-	hazard, err := hazardNamed(req.Hazard)
+// Repro runs torchlsp.repro and `torchlsp repro`: the repro of the
+// torch.compile call at a line, as a job of the runner (Run). It builds
+// the repro from the call's settings and the config changes in its file,
+// runs every variant (the threading ones, or a hazard's) on each target,
+// and reports what happened, with torch frames linked to the mirror.
+func (rn *Runs) Repro(ctx context.Context, args api.RunArgs) (*RunResult, error) {
+	hazard, err := hazardNamed(args.Hazard)
 	if err != nil {
 		return nil, err
 	}
-	call, place, err := rn.compileCallIn(doc, req.Line)
+	doc := rn.deps.Document(args.URI)
+	if doc == nil {
+		return nil, fmt.Errorf("repro: %s: %w", args.URI, errNoDocument)
+	}
+	kind := reportKind(hazard)
+	job := Job{
+		name: "repro", kind: kind, report: kind + " report",
+		title: runTitle(kind, doc, args, rn.runTargets(args)),
+		status: func(ev repro.Event) string {
+			if ev.Variant == "" {
+				return ev.Line // about the whole run
+			}
+			return fmt.Sprintf("%s: %s", ev.Variant, ev.Line)
+		},
+		work: func(ctx context.Context, sink func(repro.Event)) (*runOutput, error) {
+			return rn.repro(ctx, doc, args, hazard, sink)
+		},
+	}
+	return rn.Run(ctx, job, args)
+}
+
+// repro is a repro run's work; a nil output means nothing ran.
+func (rn *Runs) repro(ctx context.Context, doc *api.Snapshot, args api.RunArgs, hazard *repro.Hazard, sink func(repro.Event)) (*runOutput, error) {
+	call, place, err := rn.compileCallIn(doc, args.Line)
 	if err != nil {
 		return nil, fmt.Errorf("repro: %w", err)
-	}
-	names := req.Targets
-	if req.All {
-		names = rn.deps.Configured()
-	}
-	if len(names) == 0 {
-		names = []string{""}
 	}
 	var (
 		runs   []repro.TargetRun
 		mirror []*remote.MirrorTree
 		errs   []error
 	)
-	sink := req.Sink
-	if sink == nil {
-		sink = func(repro.Event) {}
-	}
-	w, err := rn.reproWorkload(ctx, req, place, doc, call, sink)
+	w, err := rn.reproWorkload(ctx, args, place, doc, call, sink)
 	if err != nil {
 		return nil, fmt.Errorf("repro: %w", err)
 	}
-	for _, name := range names {
+	c := callerOf(args)
+	for _, name := range rn.targetNames(args) {
 		s, err := rn.deps.Session(name)
 		if err != nil {
 			errs = append(errs, err)
@@ -260,13 +234,13 @@ func (rn *Runs) Repro(ctx context.Context, req ReproRequest) (*ReproResult, erro
 			errs = append(errs, fmt.Errorf("target %s: %w", s.Spec().Name, err))
 			continue
 		}
-		spec := reproSpec(doc.FlagRefs(cat), call, cat, req.Threads)
-		spec.Devices = req.Devices
+		spec := reproSpec(doc.FlagRefs(cat), call, cat, c.Threads)
+		spec.Devices = c.Devices
 		if spec.Devices == 0 {
 			spec.Devices = repro.AutoDevices
 		}
 		if w.own {
-			w.code.apply(&spec, call, w.files, req.Workdir)
+			w.code.apply(&spec, call, w.files, c.Workdir)
 		}
 		if hazard != nil {
 			spec.Variants = hazard.Variants
@@ -303,11 +277,10 @@ func (rn *Runs) Repro(ctx context.Context, req ReproRequest) (*ReproResult, erro
 		b.WriteString(r.Markdown(mapFrame))
 	}
 	for _, r := range reports {
-		rn.deps.RanIn(r, place.dir, req.Workdir)
+		rn.deps.RanIn(r, place.dir, c.Workdir)
 	}
-	res := &ReproResult{Reports: reports, Markdown: b.String()}
 	rn.noteRepro(doc.URI(), call, reportKind(hazard), reports)
-	return res, errors.Join(errs...)
+	return &runOutput{markdown: b.String(), reports: reports}, errors.Join(errs...)
 }
 
 // reproSpec reads a compile call's settings, and the config assignments
@@ -428,22 +401,23 @@ type reproWorkload struct {
 }
 
 // reproWorkload decides what a repro runs. Own insists on the user's
-// code; PreferOwn takes it when the file can be run as the workspace's
-// code and its files can be sent, else falls back to the stand-in,
-// saying why.
-func (rn *Runs) reproWorkload(ctx context.Context, req ReproRequest, place runPlace, doc *api.Snapshot, call pybuf.Call, sink func(repro.Event)) (reproWorkload, error) {
-	if !req.Own && !req.PreferOwn {
+// code, StandIn on the stand-in; neither takes the user's code when the
+// file can be run as the workspace's code and its files can be sent,
+// else falls back to the stand-in, saying why.
+func (rn *Runs) reproWorkload(ctx context.Context, args api.RunArgs, place runPlace, doc *api.Snapshot, call pybuf.Call, sink func(repro.Event)) (reproWorkload, error) {
+	if !args.Own && args.StandIn {
 		return reproWorkload{}, nil
 	}
 	code, err := ownCodeOf(place.dir, doc.Path(), doc.Text(), call)
 	var files []repro.File
 	if err == nil {
-		files, err = rn.runFiles(ctx, place, code, req.Workdir, req.AllowHome, sink)
+		c := callerOf(args)
+		files, err = rn.runFiles(ctx, place, code, c.Workdir, c.AllowHome, sink)
 	}
 	switch {
 	case err == nil:
 		return reproWorkload{own: true, code: code, files: files, reason: code.describe()}, nil
-	case req.Own || ctx.Err() != nil:
+	case args.Own || ctx.Err() != nil:
 		return reproWorkload{}, err
 	}
 	reason := "the stand-in model ran because your code could not be run: " + err.Error()
@@ -451,40 +425,19 @@ func (rn *Runs) reproWorkload(ctx context.Context, req ReproRequest, place runPl
 	return reproWorkload{reason: reason}, nil
 }
 
-// ReproCommand runs torchlsp.repro for an editor through the runner.
-func (rn *Runs) ReproCommand(ctx context.Context, args api.RunArgs) (*RunResult, error) {
-	hazard, err := hazardNamed(args.Hazard)
-	if err != nil {
-		return nil, err
-	}
-	doc := rn.deps.Document(args.URI)
-	if doc == nil {
-		return nil, fmt.Errorf("repro: %s: %w", args.URI, errNoDocument)
-	}
-	req := ReproRequest{Doc: doc, Line: args.Line, All: args.All, Own: args.Own, PreferOwn: !args.Own && !args.StandIn, Hazard: args.Hazard}
+// targetNames are the targets a repro runs on; "" is the default.
+func (rn *Runs) targetNames(args api.RunArgs) []string {
+	names := callerOf(args).Targets
 	if args.Target != "" {
-		req.Targets = []string{args.Target}
+		names = append(slices.Clip(names), args.Target)
 	}
-	kind := reportKind(hazard)
-	job := Job{
-		name: "repro", kind: kind, report: kind + " report",
-		title: runTitle(kind, doc, args, rn.runTargets(args)),
-		status: func(ev repro.Event) string {
-			if ev.Variant == "" {
-				return ev.Line // about the whole run
-			}
-			return fmt.Sprintf("%s: %s", ev.Variant, ev.Line)
-		},
-		work: func(ctx context.Context, sink func(repro.Event)) (*runOutput, error) {
-			req.Sink = sink
-			res, err := rn.Repro(ctx, req)
-			if res == nil {
-				return nil, err
-			}
-			return &runOutput{markdown: res.Markdown, reports: reportFiles(res.Reports...)}, err
-		},
+	if args.All {
+		names = rn.deps.Configured()
 	}
-	return rn.Run(ctx, job, args.Wait)
+	if len(names) == 0 {
+		names = []string{""}
+	}
+	return names
 }
 
 // runTargets names the targets a run goes to, for its title.
@@ -492,8 +445,8 @@ func (rn *Runs) runTargets(args api.RunArgs) []string {
 	switch {
 	case args.All:
 		return rn.deps.Configured()
-	case args.Target != "":
-		return []string{args.Target}
+	case args.Target != "" || len(callerOf(args).Targets) > 0:
+		return rn.targetNames(args)
 	}
 	def := rn.deps.DefaultTarget()
 	return []string{def}

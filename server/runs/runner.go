@@ -30,6 +30,11 @@ type RunResult struct {
 	// target's, when several ran); set only for a run that was waited for.
 	Markdown string `json:"markdown,omitempty"`
 	Path     string `json:"path,omitempty"`
+	// Reports are each target's report, and Diagnostics explain's
+	// findings by document URI, for a caller that shows the run itself
+	// (RunArgs.Caller); the wire carries neither.
+	Reports     []repro.Report              `json:"-"`
+	Diagnostics map[string][]api.Diagnostic `json:"-"`
 }
 
 // CancelResult names the runs a cancel reached.
@@ -53,8 +58,18 @@ type Job struct {
 
 // runOutput is a finished run's report.
 type runOutput struct {
-	markdown string
-	reports  []string // the report files, one per target that kept files
+	markdown    string
+	reports     []repro.Report
+	diagnostics map[string][]api.Diagnostic // explain's findings, by URI
+}
+
+// result is what the answer says of a finished run.
+func (out *runOutput) result(res *RunResult) *RunResult {
+	res.Markdown, res.Reports, res.Diagnostics = out.markdown, out.reports, out.diagnostics
+	if files := reportFiles(out.reports...); len(files) > 0 {
+		res.Path = files[0]
+	}
+	return res
 }
 
 // runTable holds the runs in progress, for cancellation and the bound.
@@ -149,15 +164,29 @@ func (rn *Runs) CancelRun(ctx context.Context, args api.CancelArgs) (*CancelResu
 	return &CancelResult{Cancelled: hit}, nil
 }
 
-// Run runs job for an editor: a repro, an own-code repro or an explain
-// each come here as a job. With wait the run goes on under ctx
-// (cancelling the request cancels it) and the answer holds the report;
-// otherwise it goes on in the background, under the engine's lifetime,
-// and the answer, at once, names it. Either way it can be cancelled by
-// its id (CancelRun) or from its progress, its output streams to the log
-// and the progress, and its report opens in the editor or is named in a
-// message.
-func (rn *Runs) Run(ctx context.Context, job Job, wait bool) (*RunResult, error) {
+// Run runs job as args ask: a repro, an own-code repro or an explain
+// each come here as a job. For a caller that shows the run itself
+// (args.Caller) it runs under ctx, streaming to the caller's sink, and
+// answers with its reports and its error. For an editor, with Wait the run goes on
+// under ctx (cancelling the request cancels it) and the answer holds the
+// report; otherwise it goes on in the background, under the engine's
+// lifetime, and the answer, at once, names it. Either way an editor's
+// run can be cancelled by its id (CancelRun) or from its progress, its
+// output streams to the log and the progress, and its report opens in
+// the editor or is named in a message.
+func (rn *Runs) Run(ctx context.Context, job Job, args api.RunArgs) (*RunResult, error) {
+	if c := args.Caller; c != nil {
+		out, err := job.work(ctx, func(ev repro.Event) {
+			if c.Sink != nil {
+				c.Sink(api.RunEvent(ev))
+			}
+		})
+		if out == nil {
+			return nil, err
+		}
+		return out.result(&RunResult{Title: job.title}), err
+	}
+	wait := args.Wait
 	parent := ctx
 	if !wait {
 		parent = rn.deps.Work.Context()
@@ -184,11 +213,7 @@ func (rn *Runs) Run(ctx context.Context, job Job, wait bool) (*RunResult, error)
 		if out == nil {
 			return nil, err
 		}
-		res.Markdown = out.markdown
-		if len(out.reports) > 0 {
-			res.Path = out.reports[0]
-		}
-		return res, nil
+		return out.result(res), nil
 	}
 	if !rn.deps.Work.Go(func() { _, _ = finish() }) {
 		cancel()
@@ -246,13 +271,14 @@ func (rn *Runs) execute(ctx context.Context, id string, job Job, wait bool) (*ru
 		return nil, err
 	}
 	end := "done"
-	if len(out.reports) > 0 {
-		end += ": " + strings.Join(out.reports, ", ")
+	files := reportFiles(out.reports...)
+	if len(files) > 0 {
+		end += ": " + strings.Join(files, ", ")
 	}
 	prog.End(end)
 	// The report is opened even when the run was cancelled: it holds what
 	// ran before.
-	for _, p := range out.reports {
+	for _, p := range files {
 		api.OpenResult(show, rn.deps.Notify, job.report, p)
 	}
 	if err != nil {
@@ -287,6 +313,15 @@ func (rn *Runs) runFiles(ctx context.Context, place runPlace, own ownCode, workd
 		sink(repro.Event{Stream: "status", Line: l})
 	}
 	return b.Files, nil
+}
+
+// callerOf is what the caller of a run gave beyond the wire's
+// arguments; nothing for an editor.
+func callerOf(args api.RunArgs) api.RunCaller {
+	if args.Caller == nil {
+		return api.RunCaller{}
+	}
+	return *args.Caller
 }
 
 func errText(err error) string {
