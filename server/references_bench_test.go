@@ -25,8 +25,9 @@ import (
 // walked and read once, the ten that name get_obj are parsed and searched;
 // "warm" asks again (the walk, a stat per file, the ten parsed tables
 // kept; held-B is what the first question left held). Symbols: a query
-// matching one class of the 1,000 modules, which parses every file when
-// cold.
+// for one class of the 1,000 modules (the two files that hold the word
+// are parsed when cold), and one that every module's functions match
+// (every file parsed when cold).
 
 const (
 	benchWsPackages = 20
@@ -147,7 +148,7 @@ func (wb *wsBench) references(b *testing.B, ws string) {
 	}
 }
 
-// symbols asks for one class of the workspace.
+// symbols asks for one class of the workspace: two files hold the word.
 func (wb *wsBench) symbols(b *testing.B, ws string) {
 	syms, err := wb.eng.WorkspaceSymbols(context.Background(), "Block517")
 	if err != nil {
@@ -155,6 +156,18 @@ func (wb *wsBench) symbols(b *testing.B, ws string) {
 	}
 	if len(syms) == 0 || syms[0].Name != "Block517" || !strings.HasPrefix(syms[0].Location.Path, ws) {
 		b.Fatalf("symbols of Block517: %+v", syms)
+	}
+}
+
+// symbolsEverywhere asks for a name every module defines: every file is
+// parsed when cold.
+func (wb *wsBench) symbolsEverywhere(b *testing.B, ws string) {
+	syms, err := wb.eng.WorkspaceSymbols(context.Background(), "step_9")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(syms) != MaxWorkspaceSymbols || !strings.HasPrefix(syms[0].Location.Path, ws) {
+		b.Fatalf("symbols of step_9: %d, first %+v", len(syms), syms[0])
 	}
 }
 
@@ -196,4 +209,6 @@ func BenchmarkWorkspaceReferences(b *testing.B) {
 	b.Run("references/warm", func(b *testing.B) { warm(b, (*wsBench).references) })
 	b.Run("symbols/cold", func(b *testing.B) { cold(b, (*wsBench).symbols) })
 	b.Run("symbols/warm", func(b *testing.B) { warm(b, (*wsBench).symbols) })
+	b.Run("symbols-everywhere/cold", func(b *testing.B) { cold(b, (*wsBench).symbolsEverywhere) })
+	b.Run("symbols-everywhere/warm", func(b *testing.B) { warm(b, (*wsBench).symbolsEverywhere) })
 }

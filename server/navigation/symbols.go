@@ -95,7 +95,8 @@ func (n *Navigator) WorkspaceSymbols(ctx context.Context, query string) ([]Symbo
 		addOutline(d.Buffer().Scopes().Outline(), module, d.Path(), d.URI())
 	}
 	if n.deps.Workspace != nil {
-		files, err := n.deps.Workspace.Outlines(ctx, n.openPaths())
+		match := func(name string) bool { _, ok := q.Rank(name); return ok }
+		files, err := n.deps.Workspace.Outlines(ctx, match, n.openPaths())
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package navigation
 
 import (
+	"bytes"
 	"container/list"
 	"context"
 	"errors"
@@ -37,9 +38,10 @@ type Workspace interface {
 	// Mentioning lists the Python files of the workspace whose text may
 	// name one of names; a file left out names none of them.
 	Mentioning(ctx context.Context, names []string, skip func(path string) bool) ([]pyindex.File, error)
-	// Outlines are the definitions of every Python file of the
-	// workspace.
-	Outlines(ctx context.Context, skip func(path string) bool) ([]FileOutline, error)
+	// Outlines are the definitions of the Python files of the
+	// workspace; a file left out holds no definition whose name match
+	// takes (nil takes every name).
+	Outlines(ctx context.Context, match func(name string) bool, skip func(path string) bool) ([]FileOutline, error)
 }
 
 // FileOutline is a workspace file's outline.
@@ -84,8 +86,9 @@ func DefaultWorkspaceLimits() WorkspaceLimits {
 // kept per version (size, modification time, inode), so a query reads
 // and parses only the files whose text may name what it looks for, and a
 // later query reads only the files that changed; outlines are kept the
-// same way, and the parsed tables of the last files searched within
-// MaxTableBytes. It is safe for concurrent use.
+// same way (a file is parsed for its outline only when one of its words
+// can match the query), and the parsed tables of the last files searched
+// within MaxTableBytes. It is safe for concurrent use.
 type DiskWorkspace struct {
 	folders  func() []string
 	cacheDir string
@@ -161,9 +164,9 @@ func (w *DiskWorkspace) Mentioning(ctx context.Context, names []string, skip fun
 	if err != nil {
 		return nil, err
 	}
-	hs := make([]uint32, len(names))
+	needles := make([]string, len(names))
 	for i, n := range names {
-		hs[i] = wordHash(n)
+		needles[i] = "\n" + n + "\n"
 	}
 	var out []pyindex.File
 	for _, f := range files {
@@ -179,15 +182,17 @@ func (w *DiskWorkspace) Mentioning(ctx context.Context, names []string, skip fun
 			f.ver = ver
 			e = w.store(f, &diskEntry{ver: ver, words: wordsOf(text)})
 		}
-		if e.words.mentions(hs) {
+		if e.words.mentions(needles) {
 			out = append(out, diskFile{w: w, f: f})
 		}
 	}
 	return out, nil
 }
 
-// Outlines are the outlines of the files, each parsed once per version.
-func (w *DiskWorkspace) Outlines(ctx context.Context, skip func(string) bool) ([]FileOutline, error) {
+// Outlines are the outlines of the files whose words match takes, each
+// file parsed once per version: a file whose words (read once per
+// version) match takes none of is not parsed.
+func (w *DiskWorkspace) Outlines(ctx context.Context, match func(string) bool, skip func(string) bool) ([]FileOutline, error) {
 	files, err := w.walk(ctx, skip)
 	if err != nil {
 		return nil, err
@@ -196,12 +201,9 @@ func (w *DiskWorkspace) Outlines(ctx context.Context, skip func(string) bool) ([
 	p := pool.New().WithContext(ctx).WithMaxGoroutines(runtime.GOMAXPROCS(0)).WithCancelOnError()
 	for i, f := range files {
 		p.Go(func(ctx context.Context) error {
-			e := w.entry(f)
-			if e == nil || !e.outlined {
-				var err error
-				if e, err = w.outline(ctx, f); err != nil || e == nil {
-					return err
-				}
+			e, err := w.outline(ctx, f, match)
+			if err != nil || e == nil || !e.outlined {
+				return err
 			}
 			m, _ := f.module()
 			out[i] = FileOutline{Path: f.path, Module: m, Items: e.outline}
@@ -214,14 +216,24 @@ func (w *DiskWorkspace) Outlines(ctx context.Context, skip func(string) bool) ([
 	return slices.DeleteFunc(out, func(o FileOutline) bool { return o.Path == "" }), nil
 }
 
-// outline reads and parses f for its outline (and its words); nil when
+// outline is what the memo holds of f, with its outline when match
+// takes one of its words: f is read when the memo holds nothing of its
+// version, and parsed when its outline is wanted and not held. nil when
 // it cannot be read.
-func (w *DiskWorkspace) outline(ctx context.Context, f wsFile) (*diskEntry, error) {
+func (w *DiskWorkspace) outline(ctx context.Context, f wsFile, match func(string) bool) (*diskEntry, error) {
+	e := w.entry(f)
+	if e != nil && (e.outlined || match != nil && !e.words.any(match)) {
+		return e, nil
+	}
 	text, ver, err := w.read(f)
 	if err != nil {
 		return nil, nil
 	}
 	f.ver = ver
+	words := wordsOf(text)
+	if match != nil && !words.any(match) {
+		return w.store(f, &diskEntry{ver: ver, words: words}), nil
+	}
 	release, err := w.parses.TakeContext(ctx, len(text))
 	if err != nil {
 		return nil, err
@@ -237,7 +249,7 @@ func (w *DiskWorkspace) outline(ctx context.Context, f wsFile) (*diskEntry, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return w.store(f, &diskEntry{ver: ver, words: wordsOf(text), outline: items, outlined: true}), nil
+	return w.store(f, &diskEntry{ver: ver, words: words, outline: items, outlined: true}), nil
 }
 
 // entry is what the memo holds for f's version; nil when it holds none.
@@ -463,21 +475,37 @@ func (d diskFile) Visit(ctx context.Context, fn func(pyindex.Source)) error {
 // with more may name anything.
 const maxWordsPerFile = 1 << 16
 
-// wordSet is the words of a text, as sorted distinct hashes: every
-// identifier the parse can find is among them (with the words of
-// comments, strings and numbers), so a hash it lacks is a name the file
-// does not hold.
+// wordSet is the distinct words of a text: every identifier the parse can
+// find is among them (with the words of comments, strings and numbers), so
+// a name it lacks is one the file does not hold.
 type wordSet struct {
-	hashes []uint32
-	all    bool // too many words to keep: the file may name anything
+	// text holds the words sorted, each after a line break and the last
+	// one before one: "\na\nb\n".
+	text string
+	all  bool // too many words to keep: the file may name anything
 }
 
-func (s wordSet) mentions(hs []uint32) bool {
+// mentions reports whether the set holds one of the words (each given
+// as "\nword\n").
+func (s wordSet) mentions(needles []string) bool {
 	if s.all {
 		return true
 	}
-	for _, h := range hs {
-		if _, ok := slices.BinarySearch(s.hashes, h); ok {
+	for _, n := range needles {
+		if strings.Contains(s.text, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// any reports whether match takes one of the words.
+func (s wordSet) any(match func(string) bool) bool {
+	if s.all {
+		return true
+	}
+	for w := range strings.SplitSeq(strings.Trim(s.text, "\n"), "\n") {
+		if w != "" && match(w) {
 			return true
 		}
 	}
@@ -490,7 +518,8 @@ func (s wordSet) mentions(hs []uint32) bool {
 // multi-byte character each run of ASCII identifier characters too,
 // where the parser may see an identifier of its own in broken text.
 func wordsOf(text []byte) wordSet {
-	var hs []uint32
+	type span struct{ start, end int32 } // a file is at most MaxFileBytes
+	var ws []span
 	for i := 0; i < len(text); {
 		if !isWordByte(text[i]) {
 			i++
@@ -501,7 +530,7 @@ func wordsOf(text []byte) wordSet {
 			odd = odd || text[j] >= 0x80
 			j++
 		}
-		hs = append(hs, wordHash(text[i:j]))
+		ws = append(ws, span{int32(i), int32(j)})
 		if odd {
 			for k := i; k < j; {
 				if !isASCIIWord(text[k]) || isDigit(text[k]) {
@@ -512,21 +541,30 @@ func wordsOf(text []byte) wordSet {
 				for l < j && isASCIIWord(text[l]) {
 					l++
 				}
-				hs = append(hs, wordHash(text[k:l]))
+				ws = append(ws, span{int32(k), int32(l)})
 				k = l
 			}
 		}
 		i = j
 	}
-	slices.Sort(hs)
-	hs = slices.Compact(hs)
-	if len(hs) > maxWordsPerFile {
+	word := func(s span) []byte { return text[s.start:s.end] }
+	slices.SortFunc(ws, func(a, b span) int { return bytes.Compare(word(a), word(b)) })
+	ws = slices.CompactFunc(ws, func(a, b span) bool { return bytes.Equal(word(a), word(b)) })
+	if len(ws) > maxWordsPerFile {
 		return wordSet{all: true}
 	}
-	if hs == nil {
-		hs = []uint32{}
+	n := 1
+	for _, w := range ws {
+		n += int(w.end-w.start) + 1
 	}
-	return wordSet{hashes: slices.Clip(hs)}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteByte('\n')
+	for _, w := range ws {
+		b.Write(word(w))
+		b.WriteByte('\n')
+	}
+	return wordSet{text: b.String()}
 }
 
 func isWordByte(c byte) bool { return isASCIIWord(c) || c >= 0x80 }
@@ -536,13 +574,3 @@ func isASCIIWord(c byte) bool {
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
-
-// wordHash is the FNV-1a hash of a word.
-func wordHash[T string | []byte](s T) uint32 {
-	h := uint32(2166136261)
-	for i := 0; i < len(s); i++ {
-		h ^= uint32(s[i])
-		h *= 16777619
-	}
-	return h
-}

@@ -33,12 +33,12 @@ func TestWordsOf(t *testing.T) {
 	for _, tt := range tests {
 		ws := wordsOf([]byte(tt.text))
 		for _, w := range tt.has {
-			if !ws.mentions([]uint32{wordHash(w)}) {
+			if !ws.mentions([]string{"\n" + w + "\n"}) || !ws.any(func(s string) bool { return s == w }) {
 				t.Errorf("words of %q lack %q", tt.text, w)
 			}
 		}
 		for _, w := range tt.lacks {
-			if ws.mentions([]uint32{wordHash(w)}) {
+			if ws.mentions([]string{"\n" + w + "\n"}) || ws.any(func(s string) bool { return s == w }) {
 				t.Errorf("words of %q hold %q", tt.text, w)
 			}
 		}
@@ -201,7 +201,7 @@ func TestWorkspaceOutlines(t *testing.T) {
 		var files []FileOutline
 		plant.Within(t, 10*time.Second, func() {
 			var err error
-			if files, err = w.Outlines(context.Background(), nil); err != nil {
+			if files, err = w.Outlines(context.Background(), nil, nil); err != nil {
 				t.Error(err)
 			}
 		})
@@ -223,6 +223,53 @@ func TestWorkspaceOutlines(t *testing.T) {
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("outlines =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}
+
+// TestWorkspaceOutlinesMatch: a file is parsed for its outline only when
+// one of its words can match the query.
+func TestWorkspaceOutlinesMatch(t *testing.T) {
+	t.Parallel()
+	ws, cache := wsTree(t)
+	w := newTestWorkspace(ws, cache, DefaultWorkspaceLimits())
+	// The answer holds the outlines parsed so far: a file whose outline
+	// is known is no cost to give.
+	tests := []struct {
+		query  string
+		want   []string // the files outlined, so far
+		parsed int      // how many files are outlined after the query
+	}{
+		{"help", []string{"pkg/util.py"}, 1},
+		{"nothing_like_it", []string{"pkg/util.py"}, 1},
+		{"plain", []string{"pkg/plain.py", "pkg/util.py"}, 2},
+		{"help", []string{"pkg/plain.py", "pkg/util.py"}, 2},
+		{"", []string{"pkg/__init__.py", "pkg/plain.py", "pkg/util.py", "stubs/api.pyi", "train.py"}, 5},
+	}
+	for _, tt := range tests {
+		var match func(string) bool
+		if tt.query != "" {
+			match = func(name string) bool { return strings.Contains(name, tt.query) }
+		}
+		files, err := w.Outlines(context.Background(), match, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range files {
+			rel, _ := filepath.Rel(ws, f.Path)
+			got = append(got, filepath.ToSlash(rel))
+		}
+		w.mu.Lock()
+		parsed := 0
+		for _, e := range w.files {
+			if e.outlined {
+				parsed++
+			}
+		}
+		w.mu.Unlock()
+		if !slices.Equal(got, tt.want) || parsed != tt.parsed {
+			t.Errorf("outlines for %q = %q with %d files parsed, want %q and %d", tt.query, got, parsed, tt.want, tt.parsed)
 		}
 	}
 }
@@ -260,7 +307,7 @@ func TestWorkspaceLimits(t *testing.T) {
 	if _, err := newTestWorkspace(ws, "", DefaultWorkspaceLimits()).Mentioning(ctx, []string{"get_obj"}, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("a cancelled query: %v, want context.Canceled", err)
 	}
-	if _, err := newTestWorkspace(ws, "", DefaultWorkspaceLimits()).Outlines(ctx, nil); !errors.Is(err, context.Canceled) {
+	if _, err := newTestWorkspace(ws, "", DefaultWorkspaceLimits()).Outlines(ctx, nil, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled outlines: %v, want context.Canceled", err)
 	}
 }
