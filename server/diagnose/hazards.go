@@ -590,6 +590,9 @@ func (c *checker) sharedCallableInThreads(s *compileSite, st threadStart, cg cud
 	if mutation >= 0 {
 		d.Related = append(d.Related, Related{File: fileOutputCode, Line: mutation, Message: c.files.text(fileOutputCode, mutation)})
 	}
+	if st.ext != nil {
+		d.Related = append(append([]Related(nil), st.ext.Path...), d.Related...)
+	}
 	d.Fixes = c.cudagraphsOffFixes(s, cg)
 	c.add(d)
 }
