@@ -65,6 +65,13 @@ type threadEntry struct {
 	// (Greeter(), or a name bound to one once), names the methods that
 	// run; "*" is every method not starting with "_".
 	instance []string
+	// signal: the method is called on this signal of the instance
+	// (thread.started.connect(slot)).
+	signal string
+	// iterates: the argument is an iterable the framework iterates on
+	// the thread: a generator a call of the buffer's function makes, or
+	// a generator expression.
+	iterates bool
 	// served: the class runs on a thread only when it is handed to a
 	// threading server (threadingServers, or a class of the file that
 	// derives from socketserver.ThreadingMixIn).
@@ -160,6 +167,16 @@ var threadCatalogue = []threadEntry{
 		arg: 1, kws: []string{"endpoint"}, syncOnly: true, many: true,
 		how: "Starlette runs this plain def endpoint in its thread pool",
 		ref: "starlette/routing.py request_response (functools.partial(run_in_threadpool, func) unless is_async_callable)"},
+	{id: "starlette-streaming", kind: entryCall,
+		quals: []string{"starlette.responses.StreamingResponse", "fastapi.responses.StreamingResponse",
+			"sse_starlette.EventSourceResponse", "sse_starlette.sse.EventSourceResponse"},
+		arg: 0, kws: []string{"content"}, iterates: true, syncOnly: true, many: true,
+		how: "Starlette iterates this plain generator in its thread pool",
+		ref: "starlette/responses.py StreamingResponse.__init__ (iterate_in_threadpool unless the content is an AsyncIterable; sse_starlette's EventSourceResponse likewise)"},
+	{id: "iterate-in-threadpool", kind: entryCall,
+		quals: []string{"starlette.concurrency.iterate_in_threadpool", "fastapi.concurrency.iterate_in_threadpool"},
+		arg:   0, iterates: true,
+		ref: "starlette/concurrency.py iterate_in_threadpool (each next() through anyio.to_thread.run_sync)"},
 	{id: "background-task", kind: entryMethod,
 		on:      []string{"fastapi.BackgroundTasks", "fastapi.background.BackgroundTasks", "starlette.background.BackgroundTasks"},
 		methods: []string{"add_task"}, arg: 0, kws: []string{"func"}, syncOnly: true, many: true,
@@ -167,16 +184,17 @@ var threadCatalogue = []threadEntry{
 		ref: "https://fastapi.tiangolo.com/tutorial/background-tasks/; starlette/background.py BackgroundTask.__call__ (run_in_threadpool unless is_async)"},
 	{id: "flask-route", kind: entryDecorator, on: flaskApps,
 		methods: []string{"route", "get", "post", "put", "delete", "patch"}, many: true, offKw: "threaded",
-		how: "Flask serves this view on a thread per request (threaded by default)",
+		how: "Flask's threaded server runs this view on a thread per request",
 		ref: "https://flask.palletsprojects.com/en/stable/api/#flask.Flask.run (threaded by default since 1.0: flask/app.py Flask.run, options.setdefault(\"threaded\", True))"},
 	{id: "flask-add-url-rule", kind: entryMethod, on: flaskApps, methods: []string{"add_url_rule"},
 		arg: 2, kws: []string{"view_func"}, many: true, offKw: "threaded",
-		how: "Flask serves this view on a thread per request (threaded by default)",
+		how: "Flask's threaded server runs this view on a thread per request",
 		ref: "https://flask.palletsprojects.com/en/stable/api/#flask.Flask.add_url_rule; flask/app.py Flask.run (threaded by default since 1.0)"},
 	{id: "django-path", kind: entryCall, quals: []string{"django.urls.path", "django.urls.re_path", "django.conf.urls.url"},
 		arg: 1, kws: []string{"view"}, many: true,
-		how: "Django serves this view on a thread per request",
-		ref: "https://docs.djangoproject.com/en/stable/ref/django-admin/#cmdoption-runserver-nothreading (runserver is multithreaded by default; WSGI servers run threads too)"},
+		instance: []string{"dispatch", "get", "post", "put", "patch", "delete", "head", "options"}, // View.as_view()
+		how:      "Django serves this view on a thread per request",
+		ref:      "https://docs.djangoproject.com/en/stable/ref/django-admin/#cmdoption-runserver-nothreading (runserver is multithreaded by default; WSGI servers run threads too)"},
 
 	// Threading servers of the standard library.
 	{id: "socketserver-handler", kind: entrySubclass,
@@ -207,8 +225,12 @@ var threadCatalogue = []threadEntry{
 
 	// UI frameworks' worker threads.
 	{id: "qthread-subclass", kind: entrySubclass, quals: qtCore("QThread"), methods: []string{"run"},
-		how: "a QThread subclass's run, on the thread it starts",
+		how: "Qt runs this QThread subclass's run on its own thread",
 		ref: "https://doc.qt.io/qt-6/qthread.html#run (start() calls run() in the new thread)"},
+	{id: "qthread-started", kind: entryMethod, on: qtCore("QThread"), methods: []string{"connect"}, signal: "started",
+		arg: 0, kws: []string{"slot"},
+		how: "Qt runs this slot, connected to started, on the QThread's own thread",
+		ref: "https://doc.qt.io/qt-6/qthread.html#details (the worker object moved to the thread with moveToThread, its slot connected to started)"},
 	{id: "qthreadpool-start", kind: entryMethod, on: append(qtCore("QThreadPool"), qtCore("QThreadPool.globalInstance")...),
 		methods: []string{"start", "tryStart"}, arg: 0, kws: []string{"runnable"}, instance: []string{"run"}, many: true,
 		how: "QThreadPool runs this in its worker threads",

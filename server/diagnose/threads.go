@@ -342,6 +342,9 @@ func (e *threadEntry) callableArg(c *callInfo, t *tree) int32 {
 	if e.arg >= 0 && len(c.args) > e.arg {
 		return c.args[e.arg]
 	}
+	if g := t.Child(c.node, syntax.FieldArguments); e.arg == 0 && t.Kind(g) == syntax.KindGeneratorExpression {
+		return g // f(x for x in xs): the generator is the call's only argument
+	}
 	return -1
 }
 
@@ -398,6 +401,13 @@ func (a *analysis) threadCall(sc *entryScan, c *callInfo) {
 			}
 		case entryMethod:
 			recv := t.Child(c.calleeNode, syntax.FieldObject)
+			if recv >= 0 && e.signal != "" { // thread.started.connect(slot): the signal's owner
+				if r := t.Unwrap(recv); t.Kind(r) == syntax.KindAttribute && t.LastName(r) == e.signal {
+					recv = t.Child(r, syntax.FieldObject)
+				} else {
+					continue
+				}
+			}
 			if recv < 0 || t.Kind(c.calleeNode) != syntax.KindAttribute || !a.isInstance(sc, recv, e.on) {
 				continue
 			}
@@ -480,6 +490,18 @@ func (a *analysis) entryStart(sc *entryScan, e *threadEntry, c *callInfo, target
 	}
 	st := threadStart{node: c.node, how: how, within: -1, many: e.many || a.inLoop(c.node),
 		param: -1, fn: c.fn, entry: e.id}
+	if e.iterates {
+		names, fn, async := a.iterated(target)
+		if len(names) == 0 || e.syncOnly && async {
+			return
+		}
+		st.targets = names
+		if fn >= 0 {
+			st.exprs = []int32{fn}
+		}
+		a.addStart(st)
+		return
+	}
 	if cls, names := a.instanceMethods(sc, target, e.instance); cls >= 0 {
 		st.within, st.targets = cls, names
 		a.addStart(st)
@@ -552,10 +574,34 @@ func (a *analysis) servicerStart(sc *entryScan, c *callInfo) {
 	}
 }
 
+// iterated returns what runs when a framework iterates n: the function
+// a call of it makes a generator of (gen(prompt): gen, its name node, and
+// whether every definition of it is an async def), or the calls a
+// generator expression makes.
+func (a *analysis) iterated(n int32) (names []string, fn int32, async bool) {
+	t := a.t
+	v := a.resolve(n)
+	switch t.Kind(v) {
+	case syntax.KindCall:
+		f := t.Unwrap(t.Child(v, syntax.FieldFunction))
+		if k := t.Kind(f); k != syntax.KindIdentifier && k != syntax.KindAttribute {
+			return nil, -1, false
+		}
+		if name := t.LastName(f); name != "" {
+			return []string{name}, f, a.isAsyncCallable(f)
+		}
+	case syntax.KindGeneratorExpression:
+		for _, c := range a.callsIn(v) {
+			names = append(names, c.callee)
+		}
+	}
+	return names, -1, false
+}
+
 // instanceMethods returns, when n is an instance of a class of the buffer
-// (a call of it, or a name bound once to one), the class and those of its
-// methods that methods names ("*": every one not starting with "_");
-// -1 otherwise.
+// (a call of it, of its as_view(), or a name bound once to one), the
+// class and those of its methods that methods names ("*": every one not
+// starting with "_"); -1 otherwise.
 func (a *analysis) instanceMethods(sc *entryScan, n int32, methods []string) (int32, []string) {
 	if len(methods) == 0 {
 		return -1, nil
@@ -566,6 +612,9 @@ func (a *analysis) instanceMethods(sc *entryScan, n int32, methods []string) (in
 		return -1, nil
 	}
 	f := t.Unwrap(t.Child(v, syntax.FieldFunction))
+	if t.Kind(f) == syntax.KindAttribute && t.LastName(f) == "as_view" { // Django's PredictView.as_view()
+		f = t.Unwrap(t.Child(f, syntax.FieldObject))
+	}
 	if t.Kind(f) != syntax.KindIdentifier {
 		return -1, nil
 	}
