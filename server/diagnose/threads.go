@@ -898,6 +898,10 @@ func (a *analysis) targetNames(n int32) []string {
 		if name := t.LastName(n); name != "" {
 			return []string{name}
 		}
+	case syntax.KindSubscript: // Thread(target=models["a"]): what the container holds (values.go)
+		if name := a.containerName(n); name != "" {
+			return []string{name}
+		}
 	case syntax.KindLambda:
 		body := t.Child(n, syntax.FieldBody)
 		if body < 0 {
@@ -905,7 +909,7 @@ func (a *analysis) targetNames(n int32) []string {
 		}
 		var out []string
 		for _, c := range a.callsIn(body) {
-			out = append(out, c.callee)
+			out = a.calleeKeys(out, c)
 		}
 		return out
 	case syntax.KindCall:

@@ -35,9 +35,34 @@ type valueFlow struct {
 	updates    map[string][]*callInfo
 	inits      map[string][]int32       // class name → its __init__ definitions (made on first use)
 	byName     map[int32]map[string]int // function definition → its parameters' indexes by name
-	flows      []int32                  // assignments and for clauses, in source order
+	flows      []int32                  // assignments and for clauses, in source order (walk collects them)
 	calls      []*callInfo              // calls with arguments: they may pass a compiled callable on
-	sitesBuf   []*compileSite           // scratch for sitesOf
+	srcBuf     []valueSrc               // scratch for sourcesOf
+	edges      map[valueEdge]bool       // flows followed this round
+	// classSites are, by class name, the sites that compile every
+	// instance's calls: @torch.compile on forward or __call__, or
+	// self.compile(...) in a method.
+	classSites map[string][]*compileSite
+	// returned memoizes, for the current round, the sites a function's
+	// returns may be (returnSites); nil while one is being computed.
+	returned map[int32][]*compileSite
+}
+
+// valueSrc is one place an expression's compiled callables come from: a
+// target key (a name, an attribute, a parameter's key), the sites a call
+// makes, or a function's returns.
+type valueSrc struct {
+	key  string
+	node int32 // the call (siteAt) or the function (returnSites); -1 for a key
+	ret  bool
+}
+
+// valueEdge is one flow from a source into a holder's key: followed once
+// per round, however many statements make it (a thousand h = load()
+// cost one).
+type valueEdge struct {
+	src valueSrc
+	dst string
 }
 
 type siteKey struct {
@@ -50,7 +75,7 @@ type siteKey struct {
 // three. Each round is one pass over the file's assignments and calls.
 const maxValueRounds = 3
 
-// maxValueNesting bounds how deep sitesOf looks into displays and
+// maxValueNesting bounds how deep sourcesOf looks into displays and
 // comprehensions ({"a": [torch.compile(f)]}), so an expression costs its
 // size, never more.
 const maxValueNesting = 4
@@ -75,11 +100,13 @@ func paramKey(def int32, name string) string {
 func (a *analysis) followValues() {
 	t := a.t
 	v := a.valueState()
+	a.poolFactories()
 	if len(a.sites) == 0 {
 		return
 	}
 	for _, s := range a.sites {
 		a.work++
+		a.instanceSite(s)
 		if s.node < 0 || s.call == nil && t.Kind(t.Parent(s.node)) == syntax.KindDecorator {
 			continue
 		}
@@ -101,6 +128,8 @@ func (a *analysis) followValues() {
 	}
 	for range maxValueRounds {
 		before := v.added
+		clear(v.returned)
+		clear(v.edges)
 		for _, n := range v.flows {
 			a.work++
 			a.flowAssign(n)
@@ -119,7 +148,8 @@ func (a *analysis) followValues() {
 // read dicts the file builds before the flows are followed.
 func (a *analysis) valueState() *valueFlow {
 	if a.vals == nil {
-		a.vals = &valueFlow{siteAt: map[int32][]*compileSite{}, has: map[siteKey]bool{}}
+		a.vals = &valueFlow{siteAt: map[int32][]*compileSite{}, has: map[siteKey]bool{},
+			classSites: map[string][]*compileSite{}, returned: map[int32][]*compileSite{}, edges: map[valueEdge]bool{}}
 	}
 	return a.vals
 }
@@ -143,59 +173,112 @@ func (a *analysis) addTarget(ss []*compileSite, key string) {
 	}
 }
 
-// sitesOf returns the compile sites whose compiled callables expression n,
-// in function fn, may be or hold: a name or attribute bound to one, a
-// parameter handed one, a container holding one, an element or .get of
-// such a container, a display or comprehension of them, the compiling
-// call itself. The result is valid until the next call.
-func (a *analysis) sitesOf(n, fn int32) []*compileSite {
-	a.vals.sitesBuf = a.vals.sitesBuf[:0]
-	a.collectSites(n, fn, 0)
-	return a.vals.sitesBuf
+// sourcesOf returns where the compiled callables that expression n, in
+// function fn, may be or hold come from: a name or attribute bound to
+// one, a parameter handed one, a container holding one, an element or
+// .get of such a container, a display or comprehension of them, a call of
+// a function returning one, the compiling call itself. Only sources with
+// sites are given; the result is valid until the next call.
+func (a *analysis) sourcesOf(n, fn int32) []valueSrc {
+	a.vals.srcBuf = a.vals.srcBuf[:0]
+	a.collectSources(n, fn, 0)
+	return a.vals.srcBuf
 }
 
-func (a *analysis) collectSites(n, fn int32, depth int) {
+// srcSites are the sites of a source.
+func (a *analysis) srcSites(src valueSrc) []*compileSite {
+	switch {
+	case src.key != "":
+		return a.siteByTarget[src.key]
+	case src.ret:
+		return a.returnSites(src.node)
+	}
+	return a.vals.siteAt[src.node]
+}
+
+func (a *analysis) collectSources(n, fn int32, depth int) {
 	t, v := a.t, a.vals
 	a.work++
 	n = t.Unwrap(n)
 	if n < 0 || depth > maxValueNesting {
 		return
 	}
-	add := func(ss []*compileSite) { v.sitesBuf = append(v.sitesBuf, ss...) }
+	add := func(src valueSrc) {
+		if len(a.srcSites(src)) > 0 {
+			v.srcBuf = append(v.srcBuf, src)
+		}
+	}
 	switch t.Kind(n) {
 	case syntax.KindIdentifier:
-		add(a.siteByTarget[t.Text(n)])
+		add(valueSrc{key: t.Text(n), node: -1})
 		if fn >= 0 {
-			add(a.siteByTarget[paramKey(fn, t.Text(n))])
+			add(valueSrc{key: paramKey(fn, t.Text(n)), node: -1})
 		}
 	case syntax.KindAttribute:
 		if t.Chain(n) != nil {
-			add(a.siteByTarget[t.LastName(n)])
+			add(valueSrc{key: t.LastName(n), node: -1})
 		}
 	case syntax.KindSubscript:
-		a.collectSites(t.Child(n, syntax.FieldValue), fn, depth+1)
+		a.collectSources(t.Child(n, syntax.FieldValue), fn, depth+1)
 	case syntax.KindCall:
-		add(v.siteAt[n])
+		if len(v.siteAt[n]) > 0 {
+			add(valueSrc{node: n})
+			return // a wrapper's call is its own site
+		}
 		f := t.Child(n, syntax.FieldFunction)
 		if t.Kind(f) == syntax.KindAttribute && containerReads[t.LastName(f)] {
-			a.collectSites(t.Child(f, syntax.FieldObject), fn, depth+1)
+			a.collectSources(t.Child(f, syntax.FieldObject), fn, depth+1)
+		}
+		ch := t.Chain(f)
+		if ch == nil {
+			return
+		}
+		name := t.LastName(f)
+		if len(v.classSites[name]) > 0 { // Net() of a class whose forward is compiled
+			add(valueSrc{key: classKey(name), node: -1})
+		}
+		if defs := a.funcs[name]; len(defs) <= maxValueDefs && a.qual(ch[0]) == "" {
+			for _, def := range defs {
+				add(valueSrc{node: def, ret: true})
+			}
 		}
 	case syntax.KindDictionary:
 		for _, p := range t.CodeChildren(n) {
 			if t.Kind(p) == syntax.KindPair {
-				a.collectSites(t.Child(p, syntax.FieldValue), fn, depth+1)
+				a.collectSources(t.Child(p, syntax.FieldValue), fn, depth+1)
 			}
 		}
 	case syntax.KindList, syntax.KindTuple, syntax.KindSet, syntax.KindExpressionList, syntax.KindConditionalExpression:
 		for _, c := range t.CodeChildren(n) {
-			a.collectSites(c, fn, depth+1)
+			a.collectSources(c, fn, depth+1)
 		}
 	case syntax.KindDictionaryComprehension:
 		if b := t.Child(n, syntax.FieldBody); b >= 0 && t.Kind(b) == syntax.KindPair {
-			a.collectSites(t.Child(b, syntax.FieldValue), fn, depth+1)
+			a.collectSources(t.Child(b, syntax.FieldValue), fn, depth+1)
 		}
 	case syntax.KindListComprehension, syntax.KindSetComprehension, syntax.KindGeneratorExpression:
-		a.collectSites(t.Child(n, syntax.FieldBody), fn, depth+1)
+		a.collectSources(t.Child(n, syntax.FieldBody), fn, depth+1)
+	}
+}
+
+// classKey is the target key of the instances of a class whose calls run
+// compiled code (instanceSite).
+func classKey(class string) string { return class + "()" }
+
+// flowInto follows each source into holder key dst, once per round.
+func (a *analysis) flowInto(srcs []valueSrc, dst string) {
+	v := a.vals
+	if dst == "" {
+		return
+	}
+	for _, src := range srcs {
+		a.work++
+		e := valueEdge{src, dst}
+		if v.edges[e] {
+			continue
+		}
+		v.edges[e] = true
+		a.addTarget(a.srcSites(src), dst)
 	}
 }
 
@@ -219,14 +302,13 @@ func (a *analysis) flowAssign(n int32) {
 	if r < 0 || l < 0 {
 		return
 	}
-	fn := t.fnOf[n]
-	ss := a.sitesOf(r, fn)
-	if len(ss) == 0 {
+	srcs := a.sourcesOf(r, t.fnOf[n])
+	if len(srcs) == 0 {
 		return
 	}
-	ss = append([]*compileSite(nil), ss...)
+	srcs = slices.Clone(srcs)
 	for _, k := range a.holderKeys(l) {
-		a.addTarget(ss, k)
+		a.flowInto(srcs, k)
 	}
 }
 
@@ -279,15 +361,12 @@ func (a *analysis) containerName(n int32) string {
 func (a *analysis) flowCall(c *callInfo) {
 	t := a.t
 	if t.Kind(c.calleeNode) == syntax.KindAttribute && containerWrites[c.callee] {
-		var ss []*compileSite
+		into := a.containerName(t.Child(c.calleeNode, syntax.FieldObject))
 		for _, arg := range c.args {
-			ss = append(ss, a.sitesOf(arg, c.fn)...)
+			a.flowInto(a.sourcesOf(arg, c.fn), into)
 		}
 		for _, kw := range c.kwargs {
-			ss = append(ss, a.sitesOf(kw.value, c.fn)...)
-		}
-		if len(ss) > 0 {
-			a.addTarget(ss, a.containerName(t.Child(c.calleeNode, syntax.FieldObject)))
+			a.flowInto(a.sourcesOf(kw.value, c.fn), into)
 		}
 	}
 	fnExpr, args, kwargs := a.invoked(c)
@@ -302,9 +381,7 @@ func (a *analysis) flowCall(c *callInfo) {
 			if i >= len(params) || params[i].star || params[i].splat || params[i].keyword {
 				break
 			}
-			if ss := a.sitesOf(arg, c.fn); len(ss) > 0 {
-				a.addTarget(append([]*compileSite(nil), ss...), paramKey(def, params[i].name))
-			}
+			a.flowInto(a.sourcesOf(arg, c.fn), paramKey(def, params[i].name))
 		}
 		for _, kw := range kwargs {
 			a.work++
@@ -316,9 +393,7 @@ func (a *analysis) flowCall(c *callInfo) {
 			if !ok {
 				continue
 			}
-			if ss := a.sitesOf(kw.value, c.fn); len(ss) > 0 {
-				a.addTarget(append([]*compileSite(nil), ss...), paramKey(def, params[i].name))
-			}
+			a.flowInto(a.sourcesOf(kw.value, c.fn), paramKey(def, params[i].name))
 		}
 	}
 }
@@ -741,4 +816,104 @@ func (c *checker) spellingDefined(spelling string) bool {
 		return c.files.find(file, def, "torch.compile(") >= 0
 	}
 	return true
+}
+
+// returnSites are the sites function def's returned values may be: a
+// loader returning {"a": torch.compile(...)} or a name bound to one.
+// Memoized per round, so a function costs its returns once per round
+// however often it is called; a function returning a call of itself
+// (directly or not) finds nothing more there.
+func (a *analysis) returnSites(def int32) []*compileSite {
+	v := a.vals
+	if ss, ok := v.returned[def]; ok {
+		return ss
+	}
+	v.returned[def] = nil
+	// collectSources appends to the shared scratch: keep what is there.
+	saved := v.srcBuf
+	v.srcBuf = nil
+	for _, r := range a.returns[def] {
+		a.work++
+		a.collectSources(r, def, 1)
+	}
+	var ss []*compileSite
+	for _, src := range v.srcBuf {
+		a.work++
+		ss = append(ss, a.srcSites(src)...)
+	}
+	v.srcBuf = saved
+	v.returned[def] = ss
+	return ss
+}
+
+// instanceSite records, when site s makes the instances of a class run
+// compiled code when called (a method forward or __call__ decorated by a
+// compile, or a method compiling self in place: self.compile(...)), the
+// class's instances as a target (classKey): Net() of such a class is a
+// compiled callable, which followValues then follows.
+func (a *analysis) instanceSite(s *compileSite) {
+	t, v := a.t, a.vals
+	cls := int32(-1)
+	switch {
+	case s.kind == siteInPlace && s.target() == "self":
+		if s.fn >= 0 {
+			cls = t.clsOf[s.fn]
+		}
+	case s.call == nil || t.Kind(t.Parent(s.node)) == syntax.KindDecorator:
+		dec := t.Parent(s.node)
+		dd := t.Parent(dec)
+		if dd < 0 || t.Kind(dd) != syntax.KindDecoratedDefinition || t.clsOf[dd] < 0 {
+			return
+		}
+		if name := a.decorated(dec); name == "forward" || name == "__call__" {
+			cls = t.clsOf[dd]
+		}
+	}
+	if cls < 0 {
+		return
+	}
+	if nm := t.Child(cls, syntax.FieldName); nm >= 0 {
+		name := t.Text(nm)
+		v.classSites[name] = append(v.classSites[name], s)
+		a.addTarget([]*compileSite{s}, classKey(name))
+	}
+}
+
+// poolFactories records the names bound to what a function of the buffer
+// returns when it returns a new thread pool (def make_pool(): return
+// ThreadPoolExecutor(4) ... pool = make_pool()), as pools, before the
+// thread starts are read.
+func (a *analysis) poolFactories() {
+	t := a.t
+	for def, rs := range a.returns {
+		for _, r := range rs {
+			a.work++
+			r = t.Unwrap(r)
+			if t.Kind(r) != syntax.KindCall || !executorTypes[a.chainQual(t.Child(r, syntax.FieldFunction))] {
+				continue
+			}
+			name := t.Child(def, syntax.FieldName)
+			if name < 0 || len(a.funcs[t.Text(name)]) != 1 {
+				break
+			}
+			workers := 0
+			for _, c := range a.callsIn(r) {
+				if c.node == r {
+					workers = a.poolWorkers(c)
+				}
+			}
+			for _, c := range a.callsNamed(t.Text(name)) {
+				a.work++
+				if c.qual != "" {
+					continue
+				}
+				if b := a.boundName(c); b != "" {
+					if _, known := a.execs[b]; !known {
+						a.execs[b] = workers
+					}
+				}
+			}
+			break
+		}
+	}
 }
