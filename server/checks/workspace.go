@@ -192,6 +192,9 @@ func printOf(v *wsmodel.Verdicts, path string) string {
 			b.WriteString(r.Message)
 		}
 	}
+	for _, f := range v.Funcs[path] {
+		fmt.Fprintf(&b, "%s %d %s;", f.Name, f.Line, f.How)
+	}
 	for _, d := range v.Calls[path] {
 		fmt.Fprintf(&b, "%v %s;", d.Span, d.Message)
 	}

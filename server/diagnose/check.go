@@ -104,8 +104,21 @@ type Options struct {
 	// set for the interpreter torchlsp runs there).
 	Env map[string]string
 	// External are the thread starts the workspace model found, in other
-	// files or through them, that reach compile sites of this buffer.
-	External []ExternalStart
+	// files or through them, that reach compile sites of this buffer;
+	// ExternalFuncs the buffer's functions they run.
+	External      []ExternalStart
+	ExternalFuncs []ExternalFunc
+}
+
+// ExternalFunc is a function of the buffer that the workspace model found
+// run in threads started in another file.
+type ExternalFunc struct {
+	// Name and Line (0-based, the def's first line) name the function.
+	Name string
+	Line int
+	// How and Path are as ExternalStart's.
+	How  string
+	Path []Related
 }
 
 // ExternalStart is a thread start that the workspace model
@@ -603,11 +616,12 @@ func (c *checker) treesOff(s *compileSite) *FlagRef {
 // threads runs the checks that need to know what runs in other threads.
 func (c *checker) threads() {
 	a := c.a
-	if len(a.starts) == 0 && len(a.backwardStarts) == 0 && len(c.opts.External) == 0 {
+	if len(a.starts) == 0 && len(a.backwardStarts) == 0 && len(c.opts.External) == 0 && len(c.opts.ExternalFuncs) == 0 {
 		return
 	}
 	rc := a.threadReach()
 	c.externalStarts(rc)
+	c.externalFuncs(rc)
 	field, looked := -1, false
 	var hot []*compileSite // compiled code with CUDA graphs run in threads
 	for _, s := range a.sites {
@@ -661,11 +675,15 @@ func (c *checker) threads() {
 		if !ok {
 			continue
 		}
-		c.add(Diagnostic{
+		d := Diagnostic{
 			Code: CodeConfigInThread, Severity: SeverityWarning, Span: r.Span,
 			Message: fmt.Sprintf("%s.%s is process-wide: changing it here, in code run by %s, changes it for every thread, and a patch's restore races with the other threads; set it once before starting threads",
 				r.Module, r.Key, c.runBy(st)),
-		})
+		}
+		if st.ext != nil {
+			d.Related = append(d.Related, st.ext.Path...)
+		}
+		c.add(d)
 	}
 }
 
@@ -717,6 +735,23 @@ func (c *checker) externalStarts(rc reach) {
 			rc.sites[s] = threadStart{node: -1, how: ext.How, within: -1, param: -1, fn: -1, many: ext.Many, ext: ext}
 		}
 		rc.starts[s]++
+	}
+}
+
+// externalFuncs adds the functions the workspace model found run in
+// threads of other files to what the buffer's own starts reach.
+func (c *checker) externalFuncs(rc reach) {
+	for i := range c.opts.ExternalFuncs {
+		f := &c.opts.ExternalFuncs[i]
+		for _, def := range c.a.funcs[f.Name] {
+			if c.t.StartPos(def).Line != f.Line {
+				continue
+			}
+			if _, ok := rc.funcs[def]; !ok {
+				rc.funcs[def] = threadStart{node: -1, how: f.How, within: -1, param: -1, fn: -1,
+					ext: &ExternalStart{How: f.How, Path: f.Path}}
+			}
+		}
 	}
 }
 

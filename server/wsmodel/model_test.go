@@ -84,7 +84,8 @@ func testIndexer(dir string, cat *gates.Catalog) *Indexer {
 }
 
 // checkAll runs each file's check with the model's verdicts, as the
-// editor and `torchlsp check` do, and lists TL001 as "file:line_TL001".
+// editor and `torchlsp check` do, and lists the threading codes (TL001,
+// TL002, TL003, TL012, TL014) as "file:line_TL001".
 func checkAll(t *testing.T, dir string, m *Model, cat *gates.Catalog) []string {
 	t.Helper()
 	v := m.Verdicts()
@@ -94,12 +95,12 @@ func checkAll(t *testing.T, dir string, m *Model, cat *gates.Catalog) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ds := diagnose.Check(pybuf.Parse(src), cat, diagnose.Options{SiteDir: fixtureSite, External: v.External[path]})
+		ds := diagnose.Check(pybuf.Parse(src), cat, diagnose.Options{SiteDir: fixtureSite, External: v.External[path], ExternalFuncs: v.Funcs[path]})
 		ds = append(ds, v.Calls[path]...)
 		rel, _ := filepath.Rel(dir, path)
 		for _, d := range ds {
-			if strings.HasPrefix(d.Code, "TL001") {
-				got = append(got, fmt.Sprintf("%s:%d_TL001", filepath.ToSlash(rel), d.Span.Start.Line+1))
+			if code, _, _ := strings.Cut(d.Code, " "); threadCodes[code] {
+				got = append(got, fmt.Sprintf("%s:%d_%s", filepath.ToSlash(rel), d.Span.Start.Line+1, code))
 				if t.Failed() || testing.Verbose() {
 					t.Logf("%s:%d: %s", rel, d.Span.Start.Line+1, d.Message)
 					for _, r := range d.Related {
@@ -112,6 +113,9 @@ func checkAll(t *testing.T, dir string, m *Model, cat *gates.Catalog) []string {
 	slices.Sort(got)
 	return slices.Compact(got)
 }
+
+// threadCodes are the rules that read what threads run.
+var threadCodes = map[string]bool{"TL001": true, "TL002": true, "TL003": true, "TL012": true, "TL014": true}
 
 // Each testdata/paths/*.txtar is a workspace and the TL001 findings its
 // files get when checked with the model's verdicts: paths across files

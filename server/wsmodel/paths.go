@@ -17,6 +17,10 @@ type Verdicts struct {
 	// Calls are, for the file of a call of compiled code that threads
 	// reach through other files, TL001 at the call.
 	Calls map[string][]diagnose.Diagnostic
+	// Funcs are, for a file, its functions that threads started in other
+	// files run (diagnose.Options.ExternalFuncs): a config write there
+	// changes every thread's (TL003).
+	Funcs map[string][]diagnose.ExternalFunc
 }
 
 // maxCallDepth bounds how many functions deep a path from a thread start
@@ -52,7 +56,9 @@ type step struct {
 }
 
 func (m *Model) computeVerdicts() *Verdicts {
-	v := &Verdicts{External: map[string][]diagnose.ExternalStart{}, Calls: map[string][]diagnose.Diagnostic{}}
+	v := &Verdicts{External: map[string][]diagnose.ExternalStart{}, Calls: map[string][]diagnose.Diagnostic{},
+		Funcs: map[string][]diagnose.ExternalFunc{}}
+	seenFunc := map[*Def]bool{}
 	r := newResolver(m)
 	paths := make([]string, 0, len(m.files))
 	for p := range m.files {
@@ -63,7 +69,21 @@ func (m *Model) computeVerdicts() *Verdicts {
 	for _, p := range paths {
 		f := m.files[p]
 		for i := range f.Starts {
-			for _, h := range r.reach(f, &f.Starts[i]) {
+			st := &f.Starts[i]
+			hits, reached := r.reach(f, st)
+			for _, fn := range reached {
+				if seenFunc[fn.def] || fn.file == f && !crosses(f, fn.steps) {
+					continue
+				}
+				seenFunc[fn.def] = true
+				name := fn.def.Qual[strings.LastIndexByte(fn.def.Qual, '.')+1:]
+				v.Funcs[fn.file.Path] = append(v.Funcs[fn.file.Path], diagnose.ExternalFunc{
+					Name: name, Line: fn.def.Line,
+					How:  fmt.Sprintf("%s in %s, line %d", st.How, m.rel(f.Path), st.Line+1),
+					Path: m.pathTo(f, st, fn.steps),
+				})
+			}
+			for _, h := range hits {
 				c := h.compile.file.Compiles[h.compile.compile]
 				if !c.CUDAGraphs || !c.ThreadHazard || !h.crossesFiles() {
 					continue
@@ -112,17 +132,36 @@ func (h hit) crossesFiles() bool {
 	return len(files) > 1
 }
 
+// crosses says whether a path from a start in f goes through another
+// file.
+func crosses(f *File, steps []step) bool {
+	for _, s := range steps {
+		if s.file != f {
+			return true
+		}
+	}
+	return false
+}
+
+// pathTo lists the start and each call on the way as related
+// information.
+func (m *Model) pathTo(from *File, st *Start, steps []step) []diagnose.Related {
+	out := []diagnose.Related{m.related(from, st.Line, st.How+" starts a thread here")}
+	for _, s := range steps {
+		out = append(out, m.related(s.file, s.call.Line, "then "+s.call.Text))
+	}
+	return out
+}
+
+func (m *Model) related(f *File, line int, msg string) diagnose.Related {
+	return diagnose.Related{Path: f.Path, Line: line, Message: fmt.Sprintf("%s:%d: %s", m.rel(f.Path), line+1, msg)}
+}
+
 // pathOf lists a path as related information: the start, each call on
 // the way, the compiled call and the compile.
 func (m *Model) pathOf(h hit) []diagnose.Related {
-	var out []diagnose.Related
-	add := func(f *File, line int, msg string) {
-		out = append(out, diagnose.Related{Path: f.Path, Line: line, Message: fmt.Sprintf("%s:%d: %s", m.rel(f.Path), line+1, msg)})
-	}
-	add(h.from, h.start.Line, h.start.How+" starts a thread here")
-	for _, s := range h.steps {
-		add(s.file, s.call.Line, "then "+s.call.Text)
-	}
+	out := m.pathTo(h.from, h.start, h.steps)
+	add := func(f *File, line int, msg string) { out = append(out, m.related(f, line, msg)) }
 	if h.call != nil {
 		add(h.callIn, h.call.Line, "calls the compiled code: "+h.call.Text)
 	}
@@ -149,8 +188,9 @@ type frame struct {
 
 // reach follows calls from a start, across files, to the calls of
 // compiled code, breadth first, each function once per start.
-func (r *resolver) reach(f *File, st *Start) []hit {
+func (r *resolver) reach(f *File, st *Start) ([]hit, []reachedFunc) {
 	var hits []hit
+	var reached []reachedFunc
 	var queue []frame
 	seen := map[string]bool{}
 	visit := func(vals []value, steps []step, call *Call, in *File) {
@@ -181,6 +221,7 @@ func (r *resolver) reach(f *File, st *Start) []hit {
 		if !ok || d.def.IsClass {
 			continue
 		}
+		reached = append(reached, reachedFunc{file: d.file, def: d.def, steps: fr.steps})
 		for _, c := range r.m.scopes[d.file].calls[d.def.Qual] {
 			vals := r.eval(d.file, d.def.Qual, c.Callee, 0)
 			var compiled, funcs []value
@@ -198,5 +239,12 @@ func (r *resolver) reach(f *File, st *Start) []hit {
 			}
 		}
 	}
-	return hits
+	return hits, reached
+}
+
+// reachedFunc is a function a start runs, and the way it got there.
+type reachedFunc struct {
+	file  *File
+	def   *Def
+	steps []step
 }
