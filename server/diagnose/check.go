@@ -528,15 +528,15 @@ func (c *checker) cudagraphs(s *compileSite) cudagraphState {
 	if r := ix.cudagraphsOn; r != nil {
 		if r.Spelling == SpellEnvVar {
 			return cudagraphState{on: true, kind: "env", span: span, ref: r,
-				why: fmt.Sprintf("torch.compile with %s=1 (line %d)", r.EnvVar, r.Span.Start.Line+1)}
+				why: fmt.Sprintf("%s with %s=1 (line %d)", s.compiler(), r.EnvVar, r.Span.Start.Line+1)}
 		}
 		return cudagraphState{on: true, kind: "config", span: span, ref: r,
-			why: fmt.Sprintf("torch.compile with triton.cudagraphs = True (line %d)", r.Span.Start.Line+1)}
+			why: fmt.Sprintf("%s with triton.cudagraphs = True (line %d)", s.compiler(), r.Span.Start.Line+1)}
 	}
 	for _, e := range flag.Env() {
 		if c.opts.Env[e] == "1" {
 			return cudagraphState{on: true, kind: "env", span: span,
-				why: fmt.Sprintf("torch.compile with %s=1 in the target's environment", e)}
+				why: fmt.Sprintf("%s with %s=1 in the target's environment", s.compiler(), e)}
 		}
 	}
 	return cudagraphState{}

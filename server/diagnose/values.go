@@ -917,3 +917,14 @@ func (a *analysis) poolFactories() {
 		}
 	}
 }
+
+// compiler names what compiles at site s, for messages: torch.compile, or
+// the spelling it was written with (torch._dynamo.optimize).
+func (s *compileSite) compiler() string {
+	for in := s; in != nil; in = in.inner {
+		if in.spelling != "" {
+			return in.spelling
+		}
+	}
+	return "torch.compile"
+}
