@@ -1,11 +1,13 @@
 package diagnose
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/torchlsp/torchlsp/server/pybuf"
+	"github.com/torchlsp/torchlsp/server/syntax/syntaxtest"
 )
 
 const catalogueCases = "tl001_thread_catalogue.txtar"
@@ -134,5 +136,57 @@ func TestThreadCatalogueOneEntryPerName(t *testing.T) {
 		if e := &threadCatalogue[i]; e.kind == entryPool && e.arg >= 0 {
 			t.Errorf("%s: a pool's constructor takes no callable by position", e.id)
 		}
+	}
+}
+
+// catalogueShapes are buffers in which the catalogue's entries multiply
+// what the analysis follows: a name routed many times and defined many
+// times, a servicer of many methods registered many times, many handler
+// classes, endpoints and generators.
+var catalogueShapes = []syntaxtest.Shape{
+	{Name: "a name routed and defined many times", Gen: repeated("from fastapi import Depends, FastAPI\napp = FastAPI()\n",
+		"def g(x):\n    return f(x)\napp.add_api_route('/', g)\nDepends(g)\n", "")},
+	{Name: "a servicer of many methods registered many times", Gen: func(size int) []byte {
+		n := max(1, size/90)
+		var b strings.Builder
+		b.WriteString("import grpc\nimport torch\nf = torch.compile(lambda x: x, mode=\"reduce-overhead\")\nserver = grpc.server(None)\nclass S:\n")
+		for i := range n {
+			fmt.Fprintf(&b, "    def m%d(self):\n        f(1)\n", i)
+		}
+		b.WriteString(strings.Repeat("pb.add_SServicer_to_server(S(), server)\n", n))
+		return []byte(b.String())
+	}},
+	{Name: "many served handler classes", Gen: repeated("import socketserver\n",
+		"class H{i}(socketserver.BaseRequestHandler):\n    def handle(self): f(1)\nsocketserver.ThreadingTCPServer(('', 1), H{i})\n", "")},
+	{Name: "many endpoints", Gen: repeated("from fastapi import FastAPI\napp = FastAPI()\n", "@app.get('/{i}')\ndef e{i}():\n    return f(1)\n", "")},
+	{Name: "a generator of one name defined and streamed many times", Gen: repeated("from starlette.responses import StreamingResponse\n",
+		"def g():\n    yield f(1)\nStreamingResponse(g())\n", "")},
+}
+
+// The catalogue keeps the analysis linear in the buffer on the shapes
+// that would multiply its work.
+func TestThreadCatalogueLinear(t *testing.T) {
+	t.Parallel()
+	s := fixture(t)
+	for _, shape := range catalogueShapes {
+		t.Run(shape.Name, func(t *testing.T) {
+			t.Parallel()
+			var work [2]int
+			for k, size := range [2]int{8 << 10, 16 << 10} {
+				buf := pybuf.Parse(shape.Gen(size))
+				ds, w := checkWork(buf, s)
+				work[k] = w
+				if nodes := buf.Tree().Len(); w > 8*nodes+64 {
+					t.Errorf("%d bytes: checking took %d steps for %d nodes", size, w, nodes)
+				}
+				if count(ds, CodeCudagraphsInThreads) == 0 {
+					t.Errorf("%d bytes: no TL001: the shape does not reach its entry", size)
+				}
+				t.Logf("%d bytes: %d steps, %d diagnostics", size, w, len(ds))
+			}
+			if r := float64(work[1]) / float64(max(work[0], 1)); r > 2.2 {
+				t.Errorf("steps grew %.2fx for 2x the input (%v)", r, work)
+			}
+		})
 	}
 }

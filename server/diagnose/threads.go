@@ -54,6 +54,14 @@ type entryScan struct {
 	classes map[string]int32    // a class of the buffer → its first definition
 	served  map[string]bool     // names of classes handed to a threading server
 	off     map[string]bool     // "app|threaded": app.run(threaded=False)
+	// Made on first use, so that a class or a name started many times
+	// costs its definitions once: a class's methods, and whether a name
+	// is only ever an async def.
+	methods map[int32][]string
+	async   map[string]bool
+	// instances maps a class whose instance an entry runs to its start:
+	// a class handed over again makes the start many, not another one.
+	instances map[int32]int
 }
 
 // threadStarts finds every place the buffer runs a callable in another
@@ -61,7 +69,8 @@ type entryScan struct {
 // the text before the line that makes it is still known.
 func (a *analysis) threadStarts() {
 	sc := &entryScan{insts: map[string][]string{}, bases: map[string][]string{}, classes: map[string]int32{},
-		served: map[string]bool{}, off: map[string]bool{}}
+		served: map[string]bool{}, off: map[string]bool{}, methods: map[int32][]string{}, async: map[string]bool{},
+		instances: map[int32]int{}}
 	a.classBases(sc)
 	for _, c := range a.calls {
 		a.work++
@@ -158,12 +167,14 @@ func (a *analysis) scanCall(sc *entryScan, c *callInfo) {
 	if slices.ContainsFunc(kinds, isThreadingServer) {
 		for _, arg := range c.args {
 			a.work++
-			if arg = t.Unwrap(arg); t.Kind(arg) == syntax.KindIdentifier {
-				sc.served[t.Text(arg)] = true
+			if name := a.handlerName(arg); name != "" {
+				sc.served[name] = true
 			}
 		}
 		if kw, ok := c.keyword("RequestHandlerClass", t); ok {
-			sc.served[t.Text(t.Unwrap(kw.value))] = true
+			if name := a.handlerName(kw.value); name != "" {
+				sc.served[name] = true
+			}
 		}
 	}
 	if len(c.kwargs) == 0 || t.Kind(c.calleeNode) != syntax.KindAttribute {
@@ -175,6 +186,22 @@ func (a *analysis) scanCall(sc *entryScan, c *callInfo) {
 			sc.off[t.Text(t.Child(c.calleeNode, syntax.FieldObject))+"|"+t.Text(kw.name)] = true
 		}
 	}
+}
+
+// handlerName names the class a server is handed: Handler, or
+// functools.partial(Handler, directory=...).
+func (a *analysis) handlerName(n int32) string {
+	t := a.t
+	n = t.Unwrap(n)
+	if t.Kind(n) == syntax.KindCall && a.chainQual(t.Child(n, syntax.FieldFunction)) == "functools.partial" {
+		if args := t.CodeChildren(t.Child(n, syntax.FieldArguments)); len(args) > 0 {
+			n = t.Unwrap(args[0])
+		}
+	}
+	if t.Kind(n) == syntax.KindIdentifier {
+		return t.Text(n)
+	}
+	return ""
 }
 
 // isInstance reports whether expression n holds an instance of one of
@@ -481,7 +508,7 @@ func (a *analysis) poolEntry(sc *entryScan, recv int32, method string) string {
 // thread is not one; an instance of a class of the buffer runs the
 // methods the entry names.
 func (a *analysis) entryStart(sc *entryScan, e *threadEntry, c *callInfo, target int32) {
-	if e.syncOnly && a.isAsyncCallable(target) {
+	if e.syncOnly && a.isAsyncCallable(sc, target) {
 		return
 	}
 	how := e.how
@@ -491,7 +518,7 @@ func (a *analysis) entryStart(sc *entryScan, e *threadEntry, c *callInfo, target
 	st := threadStart{node: c.node, how: how, within: -1, many: e.many || a.inLoop(c.node),
 		param: -1, fn: c.fn, entry: e.id}
 	if e.iterates {
-		names, fn, async := a.iterated(target)
+		names, fn, async := a.iterated(sc, target)
 		if len(names) == 0 || e.syncOnly && async {
 			return
 		}
@@ -504,7 +531,7 @@ func (a *analysis) entryStart(sc *entryScan, e *threadEntry, c *callInfo, target
 	}
 	if cls, names := a.instanceMethods(sc, target, e.instance); cls >= 0 {
 		st.within, st.targets = cls, names
-		a.addStart(st)
+		a.addInstanceStart(sc, st)
 		return
 	}
 	st.targets, st.exprs = a.targetNames(target), []int32{target}
@@ -568,7 +595,7 @@ func (a *analysis) servicerStart(sc *entryScan, c *callInfo) {
 			continue
 		}
 		if cls, names := a.instanceMethods(sc, servicer, e.instance); cls >= 0 {
-			a.addStart(threadStart{node: c.node, how: e.how, targets: names, within: cls,
+			a.addInstanceStart(sc, threadStart{node: c.node, how: e.how, targets: names, within: cls,
 				many: e.many || a.inLoop(c.node), param: -1, fn: c.fn, entry: e.id})
 		}
 	}
@@ -578,7 +605,7 @@ func (a *analysis) servicerStart(sc *entryScan, c *callInfo) {
 // a call of it makes a generator of (gen(prompt): gen, its name node, and
 // whether every definition of it is an async def), or the calls a
 // generator expression makes.
-func (a *analysis) iterated(n int32) (names []string, fn int32, async bool) {
+func (a *analysis) iterated(sc *entryScan, n int32) (names []string, fn int32, async bool) {
 	t := a.t
 	v := a.resolve(n)
 	switch t.Kind(v) {
@@ -588,7 +615,7 @@ func (a *analysis) iterated(n int32) (names []string, fn int32, async bool) {
 			return nil, -1, false
 		}
 		if name := t.LastName(f); name != "" {
-			return []string{name}, f, a.isAsyncCallable(f)
+			return []string{name}, f, a.isAsyncCallable(sc, f)
 		}
 	case syntax.KindGeneratorExpression:
 		for _, c := range a.callsIn(v) {
@@ -596,6 +623,18 @@ func (a *analysis) iterated(n int32) (names []string, fn int32, async bool) {
 		}
 	}
 	return names, -1, false
+}
+
+// addInstanceStart adds a start that runs methods of an instance of a
+// class of the buffer, once per class: handed over again, the class's
+// methods run in several threads at once.
+func (a *analysis) addInstanceStart(sc *entryScan, st threadStart) {
+	if i, ok := sc.instances[st.within]; ok {
+		a.starts[i].many = true
+		return
+	}
+	sc.instances[st.within] = len(a.starts)
+	a.addStart(st)
 }
 
 // instanceMethods returns, when n is an instance of a class of the buffer
@@ -622,11 +661,11 @@ func (a *analysis) instanceMethods(sc *entryScan, n int32, methods []string) (in
 	if !ok {
 		return -1, nil
 	}
-	if !slices.Contains(methods, "*") {
-		return cls, methods
+	if _, ok := sc.instances[cls]; ok || !slices.Contains(methods, "*") {
+		return cls, methods // started already, or the methods named
 	}
 	var names []string
-	for _, m := range a.classMethods(cls) {
+	for _, m := range a.classMethods(sc, cls) {
 		if !strings.HasPrefix(m, "_") {
 			names = append(names, m)
 		}
@@ -635,9 +674,12 @@ func (a *analysis) instanceMethods(sc *entryScan, n int32, methods []string) (in
 }
 
 // classMethods names the functions a class's body defines.
-func (a *analysis) classMethods(cls int32) []string {
+func (a *analysis) classMethods(sc *entryScan, cls int32) []string {
+	if ms, ok := sc.methods[cls]; ok {
+		return ms
+	}
 	t := a.t
-	var out []string
+	out := []string{}
 	for _, s := range t.CodeChildren(t.Child(cls, syntax.FieldBody)) {
 		a.work++
 		if t.Kind(s) == syntax.KindDecoratedDefinition {
@@ -649,6 +691,7 @@ func (a *analysis) classMethods(cls int32) []string {
 			}
 		}
 	}
+	sc.methods[cls] = out
 	return out
 }
 
@@ -660,20 +703,27 @@ func isAsyncDef(t *tree, def int32) bool {
 // isAsyncCallable reports whether expression n names only async defs of
 // the buffer: a framework awaits those on its event loop. A lambda, or a
 // name the buffer does not define as async, is called as it is.
-func (a *analysis) isAsyncCallable(n int32) bool {
+func (a *analysis) isAsyncCallable(sc *entryScan, n int32) bool {
 	t := a.t
 	n = t.Unwrap(n)
 	if k := t.Kind(n); k != syntax.KindIdentifier && k != syntax.KindAttribute {
 		return false
 	}
-	defs := a.funcs[t.LastName(n)]
+	name := t.LastName(n)
+	if v, ok := sc.async[name]; ok {
+		return v
+	}
+	defs := a.funcs[name]
+	async := len(defs) > 0
 	for _, d := range defs {
 		a.work++
 		if !isAsyncDef(t, d) {
-			return false
+			async = false
+			break
 		}
 	}
-	return len(defs) > 0
+	sc.async[name] = async
+	return async
 }
 
 func (a *analysis) addStart(st threadStart) { a.starts = append(a.starts, st) }
@@ -743,7 +793,7 @@ func (a *analysis) threadSubclass(sc *entryScan, n int32) {
 	targets := e.methods
 	if e.prefix != "" {
 		targets = slices.Clone(targets)
-		for _, m := range a.classMethods(n) {
+		for _, m := range a.classMethods(sc, n) {
 			if strings.HasPrefix(m, e.prefix) {
 				targets = append(targets, m)
 			}
