@@ -1,7 +1,6 @@
 package navigation
 
 import (
-	"bytes"
 	"container/list"
 	"context"
 	"errors"
@@ -150,6 +149,9 @@ type diskTable struct {
 // wsFile is a Python file a walk found.
 type wsFile struct {
 	root string // its workspace folder
+	// dir is the folder opened, while the walk's caller holds it open;
+	// nil once it is closed.
+	dir  *os.Root
 	rel  string // its path under the folder, slash-separated
 	path string
 	ver  fileVersion
@@ -160,10 +162,11 @@ func (f wsFile) module() (string, bool) { return pyindex.ModuleName(f.root, f.pa
 // Mentioning lists the files whose words hold one of names: a file's
 // words are read once per version.
 func (w *DiskWorkspace) Mentioning(ctx context.Context, names []string, skip func(string) bool) ([]pyindex.File, error) {
-	files, err := w.walk(ctx, skip)
+	files, done, err := w.walk(ctx, skip)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	needles := make([]string, len(names))
 	for i, n := range names {
 		needles[i] = "\n" + n + "\n"
@@ -183,6 +186,7 @@ func (w *DiskWorkspace) Mentioning(ctx context.Context, names []string, skip fun
 			e = w.store(f, &diskEntry{ver: ver, words: wordsOf(text)})
 		}
 		if e.words.mentions(needles) {
+			f.dir = nil // closed when the walk's folders are
 			out = append(out, diskFile{w: w, f: f})
 		}
 	}
@@ -193,10 +197,11 @@ func (w *DiskWorkspace) Mentioning(ctx context.Context, names []string, skip fun
 // file parsed once per version: a file whose words (read once per
 // version) match takes none of is not parsed.
 func (w *DiskWorkspace) Outlines(ctx context.Context, match func(string) bool, skip func(string) bool) ([]FileOutline, error) {
-	files, err := w.walk(ctx, skip)
+	files, done, err := w.walk(ctx, skip)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	out := make([]FileOutline, len(files))
 	p := pool.New().WithContext(ctx).WithMaxGoroutines(runtime.GOMAXPROCS(0)).WithCancelOnError()
 	for i, f := range files {
@@ -279,11 +284,14 @@ func (w *DiskWorkspace) store(f wsFile, e *diskEntry) *diskEntry {
 // read reads f's text through an os.Root of its folder, as a regular
 // file within the limit, with the version it read.
 func (w *DiskWorkspace) read(f wsFile) ([]byte, fileVersion, error) {
-	root, err := os.OpenRoot(f.root)
-	if err != nil {
-		return nil, fileVersion{}, err
+	root := f.dir
+	if root == nil {
+		var err error
+		if root, err = os.OpenRoot(f.root); err != nil {
+			return nil, fileVersion{}, err
+		}
+		defer root.Close()
 	}
-	defer root.Close()
 	fh, st, err := localfile.OpenIn(root, filepath.FromSlash(f.rel))
 	if err != nil {
 		return nil, fileVersion{}, err
@@ -363,9 +371,15 @@ func (w *DiskWorkspace) keep(dt *diskTable) {
 // in the folders' order, then lexical order), but those skip names and
 // those under the cache, within the limits, and forgets what the memo
 // held of files no longer there. A folder that cannot be opened holds
-// none.
-func (w *DiskWorkspace) walk(ctx context.Context, skip func(string) bool) ([]wsFile, error) {
+// none. The folders stay open, for reading the files, until done.
+func (w *DiskWorkspace) walk(ctx context.Context, skip func(string) bool) (_ []wsFile, done func(), _ error) {
 	var out []wsFile
+	var roots []*os.Root
+	done = func() {
+		for _, r := range roots {
+			r.Close()
+		}
+	}
 	seen := map[string]bool{}
 	var total int64
 	full := true // every file of every folder was listed
@@ -379,6 +393,7 @@ func (w *DiskWorkspace) walk(ctx context.Context, skip func(string) bool) ([]wsF
 			full = false
 			continue
 		}
+		roots = append(roots, root)
 		err = wswalk.Walk(ctx, root.FS(), w.limits.MaxEntries, func(rel string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil // an unreadable corner of a workspace
@@ -406,21 +421,21 @@ func (w *DiskWorkspace) walk(ctx context.Context, skip func(string) bool) ([]wsF
 			}
 			seen[p] = true
 			total += st.Size()
-			out = append(out, wsFile{root: folder, rel: rel, path: p, ver: versionOf(st)})
+			out = append(out, wsFile{root: folder, dir: root, rel: rel, path: p, ver: versionOf(st)})
 			return nil
 		})
-		root.Close()
 		if _, ok := errors.AsType[*wswalk.EntryLimitError](err); ok {
 			full, err = false, nil // a data directory, not code: what was found counts
 		}
 		if err != nil {
-			return nil, fmt.Errorf("workspace %s: %w", folder, err)
+			done()
+			return nil, func() {}, fmt.Errorf("workspace %s: %w", folder, err)
 		}
 	}
 	if full {
 		w.forget(seen, skip)
 	}
-	return out, nil
+	return out, done, nil
 }
 
 // forget drops what the memo holds of files the last complete walk did
@@ -479,8 +494,8 @@ const maxWordsPerFile = 1 << 16
 // find is among them (with the words of comments, strings and numbers), so
 // a name it lacks is one the file does not hold.
 type wordSet struct {
-	// text holds the words sorted, each after a line break and the last
-	// one before one: "\na\nb\n".
+	// text holds the words, each after a line break and the last one
+	// before one: "\na\nb\n".
 	text string
 	all  bool // too many words to keep: the file may name anything
 }
@@ -547,21 +562,28 @@ func wordsOf(text []byte) wordSet {
 		}
 		i = j
 	}
-	word := func(s span) []byte { return text[s.start:s.end] }
-	slices.SortFunc(ws, func(a, b span) int { return bytes.Compare(word(a), word(b)) })
-	ws = slices.CompactFunc(ws, func(a, b span) bool { return bytes.Equal(word(a), word(b)) })
-	if len(ws) > maxWordsPerFile {
-		return wordSet{all: true}
-	}
+	// The distinct words, in the order first met: the set is searched,
+	// never walked in order.
+	seen := make(map[string]struct{}, len(ws)/4)
 	n := 1
+	distinct := ws[:0]
 	for _, w := range ws {
-		n += int(w.end-w.start) + 1
+		word := text[w.start:w.end]
+		if _, dup := seen[string(word)]; dup {
+			continue
+		}
+		seen[string(word)] = struct{}{}
+		distinct = append(distinct, w)
+		n += len(word) + 1
+	}
+	if len(distinct) > maxWordsPerFile {
+		return wordSet{all: true}
 	}
 	var b strings.Builder
 	b.Grow(n)
 	b.WriteByte('\n')
-	for _, w := range ws {
-		b.Write(word(w))
+	for _, w := range distinct {
+		b.Write(text[w.start:w.end])
 		b.WriteByte('\n')
 	}
 	return wordSet{text: b.String()}
