@@ -200,6 +200,7 @@ func New(opts Options) *Engine {
 		Documents: e.docs.All,
 		Folders:   e.cfg.workspaceFolders,
 
+		ImportPaths:  e.cfg.importPaths,
 		WaitForModel: opts.WaitForModel,
 	}, []checks.NoteProducer{e.runs, e.links}, []checks.ActionProducer{e.runs, e.links})
 	return e

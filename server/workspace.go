@@ -58,6 +58,14 @@ func (c *workspaceConfig) workspaceFolders() []string {
 	return c.folders
 }
 
+// importPaths are the directories the configuration adds to the
+// workspace's sys.path ([workspace] paths).
+func (c *workspaceConfig) importPaths() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.resolved.ImportPaths
+}
+
 // inputs returns what a configuration is resolved from.
 func (c *workspaceConfig) inputs() (folders []string, editor config.Layer) {
 	c.mu.Lock()

@@ -36,8 +36,10 @@ type Deps struct {
 	// Documents are the open documents' latest snapshots.
 	IsCurrent func(doc *source.Snapshot) bool
 	Documents func() []*source.Snapshot
-	// Folders are the workspace folders the workspace model indexes.
-	Folders func() []string
+	// Folders are the workspace folders the workspace model indexes;
+	// ImportPaths what the configuration adds to their sys.path.
+	Folders     func() []string
+	ImportPaths func() []string
 	// WaitForModel makes a check wait for the workspace model's build
 	// (the command line); editors check at once and republish when the
 	// build ends.

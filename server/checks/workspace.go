@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -21,9 +22,11 @@ import (
 // reads the version current when it starts.
 type models struct {
 	mu sync.Mutex // guards the fields below
-	// cat is the catalog the model was built against; a new one (another
-	// target, a new mirror) starts a new build.
+	// cat is the catalog the model was built against, and paths the
+	// import paths it named modules from; a new one (another target, a
+	// new mirror, a new [workspace] paths) starts a new build.
 	cat      *gates.Catalog
+	paths    []string
 	model    *wsmodel.Model // nil until the build ends
 	building chan struct{}  // closed when the build under way ends
 	ix       *wsmodel.Indexer
@@ -36,14 +39,15 @@ type models struct {
 // build within ctx.
 func (ch *Checks) modelFor(ctx context.Context, cat *gates.Catalog, siteDir string, env map[string]string, wait bool) *wsmodel.Model {
 	m := &ch.models
+	folders := ch.deps.Folders()
+	paths := wsmodel.ImportPaths(folders, ch.deps.ImportPaths())
 	m.mu.Lock()
-	if m.cat != cat {
-		folders := ch.deps.Folders()
-		m.cat, m.model, m.versions, m.prints = cat, nil, map[string]int32{}, map[string]string{}
+	if m.cat != cat || !slices.Equal(m.paths, paths) {
+		m.cat, m.paths, m.model, m.versions, m.prints = cat, paths, nil, map[string]int32{}, map[string]string{}
 		// One parser for the build, used by its goroutine alone.
 		var parser *pybuf.Parser
 		m.ix = &wsmodel.Indexer{
-			Roots: folders, Paths: wsmodel.ImportPaths(folders, nil),
+			Roots: folders, Paths: paths,
 			Parse: func(ctx context.Context, src []byte) (*pybuf.Buffer, error) {
 				if parser == nil {
 					p, err := pybuf.NewParser()

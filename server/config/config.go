@@ -32,6 +32,18 @@ type File struct {
 	Default string                  `toml:"default" json:"defaultTarget"`
 	Targets map[string]TargetConfig `toml:"targets" json:"targets"`
 	Site    SiteConfig              `toml:"site" json:"site"`
+	// Workspace is the [workspace] table: how the workspace model names
+	// the user's modules.
+	Workspace WorkspaceConfig `toml:"workspace" json:"workspace"`
+}
+
+// WorkspaceConfig is the [workspace] table.
+type WorkspaceConfig struct {
+	// Paths are directories the user's code puts on sys.path (absolute,
+	// or relative to the workspace folder), besides the folder and its
+	// src/: modules under them are named from them. Nothing is run or
+	// imported from them; they only name modules.
+	Paths []string `toml:"paths" json:"paths"`
 }
 
 // SiteConfig is the [site] table: what `torchlsp site` puts in the
@@ -153,6 +165,11 @@ func (f File) validate(source string, inFile bool) error {
 	for _, p := range f.Site.Packages {
 		if !validEnvName(strings.TrimPrefix(p, "-")) {
 			errs = append(errs, fmt.Errorf("%s: site.packages: %q is not a top-level package name (\"name\" adds it, \"-name\" leaves it out)", source, p))
+		}
+	}
+	for _, p := range f.Workspace.Paths {
+		if strings.TrimSpace(p) == "" || strings.ContainsRune(p, 0) {
+			errs = append(errs, fmt.Errorf("%s: workspace.paths: %q is not a directory name", source, p))
 		}
 	}
 	if h := f.Site.Hover; h != "" && h != "compact" && h != "full" {
@@ -287,6 +304,8 @@ type Resolved struct {
 	SitePackages []string
 	// SiteHover is the last layer's site.hover; "" means compact.
 	SiteHover string
+	// ImportPaths are every layer's workspace.paths, in order.
+	ImportPaths []string
 	// Workdirs are the targets' workdirs (cleaned), by target name; a
 	// target without one is absent.
 	Workdirs map[string]string
@@ -300,6 +319,7 @@ func Merge(layers ...Layer) (Resolved, error) {
 	r.Targets[LocalTarget] = Complete(remote.Spec{Name: LocalTarget})
 	for _, l := range layers {
 		r.SitePackages = append(r.SitePackages, l.File.Site.Packages...)
+		r.ImportPaths = append(r.ImportPaths, l.File.Workspace.Paths...)
 		if l.File.Site.Hover != "" {
 			r.SiteHover = l.File.Site.Hover
 		}

@@ -27,19 +27,24 @@ func fixtureCatalog(t testing.TB) *gates.Catalog {
 	return cat
 }
 
-// writeArchive writes a txtar's files (all but "want") under a new
-// directory and returns it with the want section's lines.
-func writeArchive(t *testing.T, path string) (string, []string) {
+// writeArchive writes a txtar's files (all but "want" and "paths") under
+// a new directory and returns it with the want section's lines and the
+// paths section's (the [workspace] paths of torchlsp.toml).
+func writeArchive(t *testing.T, path string) (string, []string, []string) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	var want []string
+	var want, paths []string
 	for _, f := range parseArchive(string(data)) {
-		if f.name == "want" {
+		switch f.name {
+		case "want":
 			want = strings.Fields(strings.ReplaceAll(f.data, " TL", "_TL"))
+			continue
+		case "paths":
+			paths = strings.Fields(f.data)
 			continue
 		}
 		p := filepath.Join(dir, filepath.FromSlash(f.name))
@@ -50,7 +55,7 @@ func writeArchive(t *testing.T, path string) (string, []string) {
 			t.Fatal(err)
 		}
 	}
-	return dir, want
+	return dir, want, paths
 }
 
 type archiveFile struct{ name, data string }
@@ -72,9 +77,9 @@ func parseArchive(s string) []archiveFile {
 	return out
 }
 
-func testIndexer(dir string, cat *gates.Catalog) *Indexer {
+func testIndexer(dir string, cat *gates.Catalog, extra ...string) *Indexer {
 	return &Indexer{
-		Roots: []string{dir}, Paths: ImportPaths([]string{dir}, nil),
+		Roots: []string{dir}, Paths: ImportPaths([]string{dir}, extra),
 		Parse: func(ctx context.Context, src []byte) (*pybuf.Buffer, error) { return pybuf.Parse(src), nil },
 		Facts: func(b *pybuf.Buffer) diagnose.Facts {
 			return diagnose.FactsOf(b, cat, diagnose.Options{SiteDir: fixtureSite})
@@ -130,8 +135,8 @@ func TestPathsAcrossFiles(t *testing.T) {
 	for _, ar := range archives {
 		t.Run(strings.TrimSuffix(filepath.Base(ar), ".txtar"), func(t *testing.T) {
 			t.Parallel()
-			dir, want := writeArchive(t, ar)
-			m, _, err := testIndexer(dir, cat).Build(context.Background())
+			dir, want, paths := writeArchive(t, ar)
+			m, _, err := testIndexer(dir, cat, paths...).Build(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
