@@ -201,6 +201,7 @@ func New(opts Options) *Engine {
 		Folders:   e.cfg.workspaceFolders,
 
 		ImportPaths:  e.cfg.importPaths,
+		CacheDir:     opts.Dirs.Cache,
 		WaitForModel: opts.WaitForModel,
 	}, []checks.NoteProducer{e.runs, e.links}, []checks.ActionProducer{e.runs, e.links})
 	return e

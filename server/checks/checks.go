@@ -40,6 +40,8 @@ type Deps struct {
 	// ImportPaths what the configuration adds to their sys.path.
 	Folders     func() []string
 	ImportPaths func() []string
+	// CacheDir is where the workspace model keeps its cache.
+	CacheDir string
 	// WaitForModel makes a check wait for the workspace model's build
 	// (the command line); editors check at once and republish when the
 	// build ends.

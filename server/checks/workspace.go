@@ -2,6 +2,8 @@ package checks
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -67,6 +69,11 @@ func (ch *Checks) modelFor(ctx context.Context, cat *gates.Catalog, siteDir stri
 				return diagnose.FactsOf(b, cat, diagnose.Options{SiteDir: siteDir, Env: env})
 			},
 			Limits: wsmodel.DefaultLimits(),
+		}
+		if ch.deps.CacheDir != "" {
+			m.ix.CacheKey = modelKey(cat, siteDir, env)
+			sum := sha256.Sum256([]byte(strings.Join(folders, "\x00")))
+			m.ix.CacheFile = filepath.Join(ch.deps.CacheDir, "workspace", hex.EncodeToString(sum[:8])+".gob")
 		}
 		done := make(chan struct{})
 		m.building = done
@@ -171,6 +178,23 @@ func (ch *Checks) withDocument(doc *source.Snapshot, buf *pybuf.Buffer, cat *gat
 		}
 	}
 	return m.model, changed
+}
+
+// modelKey is what a workspace model's facts were read against: the
+// target's torch (its catalog), the site its lines are read from and the
+// environment its rules read.
+func modelKey(cat *gates.Catalog, siteDir string, env map[string]string) string {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\x00%s\x00%s", cat.Version, cat.Fingerprint, siteDir)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "\x00%s=%s", k, env[k])
+	}
+	return b.String()
 }
 
 // inWorkspace says whether path lies in a workspace folder.

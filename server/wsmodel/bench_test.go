@@ -188,3 +188,34 @@ func replaceOnce(s, old, new string) string {
 	}
 	return s
 }
+
+// A build of the same 1,000-module workspace with every file's facts in
+// the cache: what a restart of the editor costs.
+//
+//	go test -run '^$' -bench BenchmarkWarmBuild -benchtime 3x ./server/wsmodel/
+func BenchmarkWarmBuild(b *testing.B) {
+	cat := fixtureCatalog(b)
+	dir := genWorkspace(b, 1000)
+	ix := testIndexer(dir, cat)
+	ix.CacheFile, ix.CacheKey = filepath.Join(b.TempDir(), "ws.gob"), "bench"
+	if _, _, err := ix.Build(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		runtime.GC()
+		var st Stats
+		peak := peakHeap(func() {
+			m, s, err := ix.Build(context.Background())
+			if err != nil {
+				b.Fatal(err)
+			}
+			m.Verdicts()
+			st = s
+		})
+		if st.Cached != 1050 {
+			b.Fatalf("%d of %d files from the cache", st.Cached, st.Files)
+		}
+		b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+	}
+}

@@ -42,6 +42,11 @@ type Indexer struct {
 	// Facts reads the diagnose facts of a parsed file.
 	Facts  func(*pybuf.Buffer) diagnose.Facts
 	Limits Limits
+	// CacheFile, when set, keeps each file's facts between builds, under
+	// CacheKey (what the facts were read against: the target's torch,
+	// its site and environment); a file whose size and modification time
+	// are unchanged is not read again.
+	CacheFile, CacheKey string
 }
 
 // ImportPaths are the directories modules are named from in a workspace
@@ -116,6 +121,8 @@ func (ix *Indexer) FileOf(path string, buf *pybuf.Buffer) *File {
 func (ix *Indexer) Build(ctx context.Context) (*Model, Stats, error) {
 	var files []*File
 	var st Stats
+	cached := loadCache(ix.CacheFile, ix.CacheKey+"\x00"+strings.Join(ix.Paths, "\x00"))
+	kept := map[string]diskEntry{}
 	for _, root := range ix.Roots {
 		r, err := os.OpenRoot(root)
 		if err != nil {
@@ -147,7 +154,21 @@ func (ix *Indexer) Build(ctx context.Context) (*Model, Stats, error) {
 				st.Truncated = fmt.Sprintf("past the %d files a model indexes", ix.Limits.MaxFiles)
 				break
 			}
-			text, err := localfile.ReadIn(r, p, ix.Limits.MaxFileBytes)
+			full := filepath.Join(root, filepath.FromSlash(p))
+			fh, info, err := localfile.OpenIn(r, p)
+			if err != nil {
+				st.Skipped++
+				continue
+			}
+			if e, ok := cached[full]; ok && e.fresh(info) {
+				fh.Close()
+				st.Cached++
+				files = append(files, e.File)
+				kept[full] = e
+				continue
+			}
+			text, err := localfile.ReadOpen(fh, p, ix.Limits.MaxFileBytes)
+			fh.Close()
 			if err != nil {
 				st.Skipped++
 				continue
@@ -162,17 +183,28 @@ func (ix *Indexer) Build(ctx context.Context) (*Model, Stats, error) {
 				continue
 			}
 			st.Bytes += int64(len(text))
-			files = append(files, ix.FileOf(filepath.Join(root, filepath.FromSlash(p)), buf))
+			f := ix.FileOf(full, buf)
+			files = append(files, f)
+			kept[full] = diskEntry{Size: info.Size(), ModTime: info.ModTime().UnixNano(), File: f}
 		}
 		r.Close()
 	}
 	st.Files = len(files)
+	if st.Cached != st.Files || len(kept) != len(cached) {
+		if err := saveCache(ix.CacheFile, ix.CacheKey+"\x00"+strings.Join(ix.Paths, "\x00"), kept); err != nil {
+			st.CacheError = err.Error()
+		}
+	}
 	return New(ix.Roots, files), st, nil
 }
 
 // Stats say what a build read.
 type Stats struct {
-	Files, Skipped int
+	// Files were indexed, Cached of them from the cache; Skipped could
+	// not be read or parsed.
+	Files, Cached, Skipped int
+	// CacheError says why the cache could not be written, if it could not.
+	CacheError string
 	Bytes          int64
 	// Truncated says which limit stopped the walk, if one did.
 	Truncated string
