@@ -54,6 +54,10 @@ type Engine interface {
 	// documents; for any other name of a mirrored package, every place in
 	// the package and the open documents that names its definition.
 	References(ctx context.Context, doc *server.Snapshot, pos server.Position, includeDeclaration bool) ([]server.Location, error)
+	// DocumentHighlights lists the places of the document that name what
+	// is at pos (a config flag, or a name whose definition is in a
+	// mirrored package), each read, written or just named there.
+	DocumentHighlights(ctx context.Context, doc *server.Snapshot, pos server.Position) ([]server.Highlight, error)
 	// WorkspaceSymbols finds the symbols of the mirrored packages and the
 	// open documents that match a query, best first.
 	WorkspaceSymbols(ctx context.Context, query string) ([]server.SymbolInfo, error)

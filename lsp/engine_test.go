@@ -147,6 +147,36 @@ func (e *testEngine) References(context.Context, *server.Snapshot, server.Positi
 	return nil, nil
 }
 
+// DocumentHighlights highlights every occurrence of the word at pos in
+// the request's snapshot, written where "=" follows it.
+func (e *testEngine) DocumentHighlights(_ context.Context, doc *server.Snapshot, pos server.Position) ([]server.Highlight, error) {
+	h, err := wordHover(doc, pos)
+	if err != nil || h == nil {
+		return nil, err
+	}
+	word := strings.Trim(strings.Fields(h.Markdown)[0], "`")
+	var out []server.Highlight
+	for i, line := range strings.Split(doc.Text(), "\n") {
+		for j := 0; ; j += len(word) {
+			k := strings.Index(line[j:], word)
+			if k < 0 {
+				break
+			}
+			j += k
+			if (j > 0 && isWordByte(line[j-1])) || (j+len(word) < len(line) && isWordByte(line[j+len(word)])) {
+				continue
+			}
+			kind := server.HighlightRead
+			if rest := strings.TrimSpace(line[j+len(word):]); strings.HasPrefix(rest, "=") && !strings.HasPrefix(rest, "==") {
+				kind = server.HighlightWrite
+			}
+			r := server.Range{Start: server.Position{Line: i, Column: j}, End: server.Position{Line: i, Column: j + len(word)}}
+			out = append(out, server.Highlight{Range: r, Kind: kind})
+		}
+	}
+	return out, nil
+}
+
 func (e *testEngine) DocumentLinks(context.Context, *server.Snapshot) ([]server.Link, error) {
 	return nil, nil
 }

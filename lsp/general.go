@@ -112,6 +112,8 @@ func (s *lspServer) initialize(ctx context.Context, reply replyFunc, raw json.Ra
 			HoverProvider:      true,
 			DefinitionProvider: true,
 			ReferencesProvider: true,
+			// The places of a document that name what the cursor is on.
+			DocumentHighlightProvider: true,
 			CodeActionProvider: &protocol.CodeActionOptions{
 				CodeActionKinds: []protocol.CodeActionKind{server.KindQuickFix, server.KindRepro, server.KindExplain},
 			},

@@ -309,6 +309,8 @@ func (s *lspServer) prepareCall(ctx context.Context, method string, params json.
 		return s.implementation(ctx, params)
 	case "textDocument/references":
 		return s.references(ctx, params)
+	case "textDocument/documentHighlight":
+		return s.documentHighlight(ctx, params)
 	case "textDocument/documentSymbol":
 		return s.documentSymbol(ctx, params)
 	case "workspace/symbol":

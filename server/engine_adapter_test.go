@@ -125,6 +125,22 @@ func referencesAt(ctx context.Context, e *testEngine, uri string, p pos) ([]loca
 	return fromLocations(locs), err
 }
 
+// highlight is a place of a document that names what the cursor is on,
+// and what it does there ("read", "write", "text").
+type highlight struct {
+	Range span
+	Kind  string
+}
+
+func highlightsAt(ctx context.Context, e *testEngine, uri string, p pos) ([]highlight, error) {
+	hs, err := e.e.DocumentHighlights(ctx, snapshotOf(e, uri), toPosition(p))
+	out := make([]highlight, 0, len(hs))
+	for _, h := range hs {
+		out = append(out, highlight{Range: fromRange(h.Range), Kind: string(h.Kind)})
+	}
+	return out, err
+}
+
 // callItem is an item of the call hierarchy: its kind, qualified name
 // and place (the statement; sel the name).
 type callItem struct {

@@ -23,6 +23,8 @@ type (
 	CallItem           = navigation.CallItem
 	CallLink           = navigation.CallLink
 	ImplementationItem = navigation.ImplementationItem
+	Highlight          = navigation.Highlight
+	HighlightKind      = navigation.HighlightKind
 
 	RunResult    = runs.RunResult
 	CancelResult = runs.CancelResult
@@ -42,6 +44,11 @@ type (
 )
 
 const (
+	// HighlightText, HighlightRead and HighlightWrite say what a
+	// highlighted place does with the name.
+	HighlightText  = navigation.HighlightText
+	HighlightRead  = navigation.HighlightRead
+	HighlightWrite = navigation.HighlightWrite
 	// MaxWorkspaceSymbols bounds a workspace symbol answer.
 	MaxWorkspaceSymbols = navigation.MaxWorkspaceSymbols
 	// MaxRuns bounds the runs in progress at once.
@@ -82,6 +89,12 @@ func (e *Engine) Definition(ctx context.Context, doc *Snapshot, pos Position) ([
 // References lists the places that name what is at pos.
 func (e *Engine) References(ctx context.Context, doc *Snapshot, pos Position, includeDecl bool) ([]Location, error) {
 	return e.nav.References(ctx, doc, pos, includeDecl)
+}
+
+// DocumentHighlights lists the places of the document that name what
+// is at pos, with what each does with it.
+func (e *Engine) DocumentHighlights(ctx context.Context, doc *Snapshot, pos Position) ([]Highlight, error) {
+	return e.nav.DocumentHighlights(ctx, doc, pos)
 }
 
 // WorkspaceSymbols finds the symbols whose names match query.

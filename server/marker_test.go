@@ -465,6 +465,25 @@ func (r *run) runMarker(m marker) {
 		}
 		sort.Strings(lines)
 		r.produce(m, g, strings.Join(lines, "\n")+"\n")
+	case "highlights":
+		if !wantArgs(2, 2) {
+			return
+		}
+		g, ok := goldenName(m, "highlights", m.args[1])
+		if !ok {
+			r.t.Errorf("%v: the second argument names a golden: \"@name\"", m)
+			return
+		}
+		hs, err := highlightsAt(r.ctx, r.eng, uri, p)
+		if err != nil {
+			r.t.Errorf("%v: %v", m, err)
+			return
+		}
+		var b strings.Builder
+		for _, h := range hs {
+			fmt.Fprintf(&b, "%s %s\n", spanString(h.Range), h.Kind)
+		}
+		r.produce(m, g, b.String())
 	case "callers", "callees":
 		if !wantArgs(2, 2) {
 			return

@@ -17,6 +17,7 @@ type at struct {
 	def      *session.Definition // else the definition the name leads to (wantDefinition)
 	ref      pybuf.Ref           // and the name in the document: a hover's range
 	sym      *xrefTarget         // or that definition as its package's index names it (wantSymbol)
+	mirror   *mirrorSource       // the document as a file of a mirrored package; nil for the user's own
 }
 
 // want says what a request needs of a definition.
@@ -49,7 +50,7 @@ func (n *Navigator) resolve(ctx context.Context, doc *api.Snapshot, pos api.Posi
 	}
 	if w == wantSymbol {
 		x, err := n.symbolAt(ctx, ms, doc, pos)
-		return at{sym: x}, err
+		return at{sym: x, mirror: ms}, err
 	}
 	d, ref, err := n.lookup(ctx, ms, doc, pos)
 	return at{def: d, ref: ref}, err
