@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/sourcegraph/conc/pool"
@@ -57,21 +58,21 @@ type WorkspaceLimits struct {
 	MaxFileBytes int64 // a larger file is generated data, skipped
 	MaxBytes     int64 // the text of all the files searched together
 	// MaxTableBytes bounds the source whose parsed tables are kept
-	// between queries (a table takes about 20 bytes a byte of source).
+	// between queries (a table takes about 23 bytes a byte of source).
 	MaxTableBytes int64
 }
 
 // DefaultWorkspaceLimits are the limits of the engine's DiskWorkspace:
 // 200,000 directory entries (as the site's import scan), 20,000 Python
 // files, 4 MiB a file (torch's largest file is 1.4 MB) and 256 MiB in
-// all, the tables of 4 MiB of source kept.
+// all, the tables of 1 MiB of source kept (about 24 MB).
 func DefaultWorkspaceLimits() WorkspaceLimits {
 	return WorkspaceLimits{
 		MaxEntries:    200000,
 		MaxFiles:      20000,
 		MaxFileBytes:  4 << 20,
 		MaxBytes:      256 << 20,
-		MaxTableBytes: 4 << 20,
+		MaxTableBytes: 1 << 20,
 	}
 }
 
@@ -172,6 +173,11 @@ func (w *DiskWorkspace) Mentioning(ctx context.Context, names []string, skip fun
 		needles[i] = "\n" + n + "\n"
 	}
 	var out []pyindex.File
+	// The tables this round may add to those kept: a round that parses
+	// more than they hold keeps its first files' and pushes out no
+	// more, so that asking it again finds those.
+	quota := &atomic.Int64{}
+	quota.Store(w.limits.MaxTableBytes)
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("workspace files: %w", err)
@@ -187,7 +193,7 @@ func (w *DiskWorkspace) Mentioning(ctx context.Context, names []string, skip fun
 		}
 		if e.words.mentions(needles) {
 			f.dir = nil // closed when the walk's folders are
-			out = append(out, diskFile{w: w, f: f})
+			out = append(out, diskFile{w: w, f: f, quota: quota})
 		}
 	}
 	return out, nil
@@ -306,7 +312,7 @@ func (w *DiskWorkspace) read(f wsFile) ([]byte, fileVersion, error) {
 
 // table is f's parsed table: the one kept for its version, or a new
 // parse under the budget (release gives the budget back).
-func (w *DiskWorkspace) table(ctx context.Context, f wsFile) (tab *pyscope.Table, release func(), err error) {
+func (w *DiskWorkspace) table(ctx context.Context, f wsFile, quota *atomic.Int64) (tab *pyscope.Table, release func(), err error) {
 	release = func() {}
 	w.mu.Lock()
 	if el, ok := w.byPath[f.path]; ok {
@@ -340,7 +346,9 @@ func (w *DiskWorkspace) table(ctx context.Context, f wsFile) (tab *pyscope.Table
 	if e := w.entry(f); e == nil || !e.outlined {
 		w.store(f, &diskEntry{ver: ver, words: wordsOf(text), outline: tab.Outline(), outlined: true})
 	}
-	w.keep(&diskTable{path: f.path, ver: ver, tab: tab, size: int64(len(text))})
+	if size := int64(len(text)); quota.Add(-size) >= 0 {
+		w.keep(&diskTable{path: f.path, ver: ver, tab: tab, size: size})
+	}
 	return tab, release, nil
 }
 
@@ -467,13 +475,14 @@ func (w *DiskWorkspace) inCache(p string) bool {
 
 // diskFile is a workspace file a query searches.
 type diskFile struct {
-	w *DiskWorkspace
-	f wsFile
+	w     *DiskWorkspace
+	f     wsFile
+	quota *atomic.Int64 // the source whose tables its round may still keep
 }
 
 // Visit parses the file (or takes its kept table) and calls fn with it.
 func (d diskFile) Visit(ctx context.Context, fn func(pyindex.Source)) error {
-	tab, release, err := d.w.table(ctx, d.f)
+	tab, release, err := d.w.table(ctx, d.f, d.quota)
 	defer release()
 	if err != nil || tab == nil {
 		if ctx.Err() != nil {
