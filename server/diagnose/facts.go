@@ -46,11 +46,14 @@ type StartFact struct {
 	// Node is the call that starts it, or the class of a Thread subclass.
 	Node int32
 	How  string
-	// Exprs are the callable expressions it runs; Class is, for a Thread
-	// subclass, the class whose run it is (else -1).
-	Exprs []int32
-	Class int32
-	Many  bool
+	// Exprs are the callable expressions it runs; Class is, for a start
+	// that runs methods of a class (a Thread subclass's run, a request
+	// handler's handle or do_GET, a servicer's methods), the class (else
+	// -1), and Methods their names.
+	Exprs   []int32
+	Class   int32
+	Methods []string
+	Many    bool
 }
 
 // FactsOf reads the facts of a buffer against cat, the target's catalog,
@@ -72,7 +75,11 @@ func FactsOf(buf *pybuf.Buffer, cat *gates.Catalog, opts Options) Facts {
 		})
 	}
 	for _, st := range a.starts {
-		f.Starts = append(f.Starts, StartFact{Node: st.node, How: st.how, Exprs: st.exprs, Class: st.within, Many: st.many})
+		sf := StartFact{Node: st.node, How: st.how, Exprs: st.exprs, Class: st.within, Many: st.many}
+		if st.within >= 0 {
+			sf.Methods = st.targets
+		}
+		f.Starts = append(f.Starts, sf)
 	}
 	return f
 }

@@ -8,6 +8,7 @@
 package wsmodel
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/torchlsp/torchlsp/server/diagnose"
@@ -433,9 +434,13 @@ func (x *extractor) start(s diagnose.StartFact, scope string) {
 	t := x.t
 	st := Start{Scope: scope, How: s.How, Line: t.StartPos(s.Node).Line, Many: s.Many}
 	if s.Class >= 0 {
-		// A Thread subclass runs its own run.
+		// A Thread subclass runs its own run; a request handler, its
+		// handle or do_GET; a servicer, its methods.
 		if name := t.Text(t.Child(s.Class, syntax.FieldName)); name != "" {
-			st.Targets = append(st.Targets, Expr{Kind: ExprName, Text: join(scope, name) + ".run"})
+			cls := join(x.scopeOf(s.Class), name)
+			for _, m := range s.Methods {
+				st.Targets = append(st.Targets, Expr{Kind: ExprName, Text: cls + "." + m})
+			}
 		}
 	}
 	for _, e := range s.Exprs {
@@ -455,6 +460,20 @@ func (x *extractor) start(s diagnose.StartFact, scope string) {
 	if len(st.Targets) > 0 || len(st.Lambda) > 0 {
 		x.f.Starts = append(x.f.Starts, st)
 	}
+}
+
+// scopeOf is the scope a definition stands in: the Quals of the
+// functions and classes around it.
+func (x *extractor) scopeOf(n int32) string {
+	t := x.t
+	var names []string
+	for p := t.Parent(n); p >= 0; p = t.Parent(p) {
+		if k := t.Kind(p); k == syntax.KindFunctionDefinition || k == syntax.KindClassDefinition {
+			names = append(names, t.Text(t.Child(p, syntax.FieldName)))
+		}
+	}
+	slices.Reverse(names)
+	return strings.Join(names, ".")
 }
 
 // lambdaCalls collects the callees of the calls in a lambda's body.

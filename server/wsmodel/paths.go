@@ -226,9 +226,22 @@ func (r *resolver) reach(f *File, st *Start) ([]hit, []reachedFunc) {
 			vals := r.eval(d.file, d.def.Qual, c.Callee, 0)
 			var compiled, funcs []value
 			for _, v := range vals {
-				if v.kind == valCompiled {
+				switch v.kind {
+				case valCompiled:
 					compiled = append(compiled, v)
-				} else {
+				case valInstance:
+					// Calling an object runs its __call__, or an
+					// nn.Module's forward through Module.__call__.
+					for _, name := range []string{"__call__", "forward"} {
+						for _, m := range r.classMember(v, name, 0, 0) {
+							if m.kind == valCompiled {
+								compiled = append(compiled, m)
+							} else {
+								funcs = append(funcs, m)
+							}
+						}
+					}
+				default:
 					funcs = append(funcs, v)
 				}
 			}
