@@ -36,6 +36,9 @@ const (
 	// entrySubclass: methods of a class deriving from one of quals run
 	// on the thread.
 	entrySubclass
+	// entryDecorated: a def decorated with one of quals (bare or
+	// called) runs on a thread, and what it returns is used on others.
+	entryDecorated
 	// entryServicer: a generated add_*Servicer_to_server(servicer,
 	// server), server an instance of one of on, runs the servicer's
 	// methods.
@@ -47,7 +50,8 @@ type threadEntry struct {
 	id   string // names the entry and its cases
 	kind entryKind
 	// quals are, for entryCall, entryPool and entryBackward, what the file
-	// calls; for entrySubclass, the base classes.
+	// calls; for entrySubclass, the base classes; for entryDecorated, the
+	// decorators.
 	quals []string
 	// on are the types whose instances' methods lead to the entry (a
 	// name ending in "." stands for every name under it); an instance is
@@ -224,6 +228,11 @@ var threadCatalogue = []threadEntry{
 		ref: "https://pytorch.org/docs/stable/rpc.html#torch.distributed.rpc.TensorPipeRpcBackendOptions (num_worker_threads: the pool that executes requests)"},
 
 	// UI frameworks' worker threads.
+	{id: "streamlit-cache-resource", kind: entryDecorated,
+		quals: []string{"streamlit.cache_resource", "streamlit.experimental_singleton", "streamlit.singleton"},
+		many:  true,
+		how:   "Streamlit runs each rerun of the script on a new thread, and cache_resource hands what this makes to every later one",
+		ref:   "streamlit/runtime/scriptrunner/script_runner.py ScriptRunner.start (a thread per script run); https://docs.streamlit.io/develop/api-reference/caching-and-state/st.cache_resource (shared across reruns and sessions)"},
 	{id: "qthread-subclass", kind: entrySubclass, quals: qtCore("QThread"), methods: []string{"run"},
 		how: "Qt runs this QThread subclass's run on its own thread",
 		ref: "https://doc.qt.io/qt-6/qthread.html#run (start() calls run() in the new thread)"},
@@ -255,6 +264,16 @@ var (
 	byMethod    = indexEntries(func(e *threadEntry) []string { return kindMethods(e, entryMethod, entryLoopExecutor) })
 	byDecorator = indexEntries(func(e *threadEntry) []string { return kindMethods(e, entryDecorator) })
 	byBase      = indexEntries(func(e *threadEntry) []string { return kindQuals(e, entrySubclass) })
+	byDecorated = indexEntries(func(e *threadEntry) []string { return kindQuals(e, entryDecorated) })
+	// decoratedRoots are the packages of byDecorated's decorators.
+	decoratedRoots = setOf(func(e *threadEntry) []string {
+		var out []string
+		for _, q := range kindQuals(e, entryDecorated) {
+			root, _, _ := strings.Cut(q, ".")
+			out = append(out, root)
+		}
+		return out
+	})
 	// executorTypes are the thread pools whose methods run callables in
 	// other threads.
 	executorTypes = setOf(func(e *threadEntry) []string { return kindQuals(e, entryPool) })

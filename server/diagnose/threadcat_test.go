@@ -159,6 +159,8 @@ var catalogueShapes = []syntaxtest.Shape{
 	{Name: "many served handler classes", Gen: repeated("import socketserver\n",
 		"class H{i}(socketserver.BaseRequestHandler):\n    def handle(self): f(1)\nsocketserver.ThreadingTCPServer(('', 1), H{i})\n", "")},
 	{Name: "many endpoints", Gen: repeated("from fastapi import FastAPI\napp = FastAPI()\n", "@app.get('/{i}')\ndef e{i}():\n    return f(1)\n", "")},
+	{Name: "many cached loaders under a stack of decorators", Gen: repeated("import streamlit as st\n",
+		"@st.cache_resource\n@st.cache_resource(ttl=1)\ndef load():\n    return torch.compile(g, mode=\"reduce-overhead\")\n", "")},
 	{Name: "a generator of one name defined and streamed many times", Gen: repeated("from starlette.responses import StreamingResponse\n",
 		"def g():\n    yield f(1)\nStreamingResponse(g())\n", "")},
 }

@@ -82,6 +82,7 @@ func (a *analysis) threadStarts() {
 		a.work++
 		a.threadCall(sc, c)
 	}
+	a.decoratedStarts()
 	for _, n := range a.classes {
 		a.work++
 		a.threadSubclass(sc, n)
@@ -566,6 +567,56 @@ func (a *analysis) decoratorStart(sc *entryScan, c *callInfo, dec int32) {
 		a.addStart(threadStart{node: c.node, how: e.how, targets: []string{t.Text(name)}, exprs: []int32{name},
 			within: -1, many: e.many || a.inLoop(c.node), param: -1, fn: c.fn, entry: e.id})
 		return
+	}
+}
+
+// decoratedStarts records the defs decorated with a catalogue decorator
+// (@st.cache_resource, bare or called), in source order.
+func (a *analysis) decoratedStarts() {
+	t := a.t
+	imported := false // one of the decorators' packages, else no def is looked at
+	for _, imp := range a.buf.Imports() {
+		a.work++
+		root, _, _ := strings.Cut(imp.Qualname, ".")
+		imported = imported || decoratedRoots[root]
+	}
+	if !imported {
+		return
+	}
+	var defs []int32
+	for _, ds := range a.funcs {
+		for _, d := range ds {
+			a.work++
+			if p := t.Parent(d); p >= 0 && t.Kind(p) == syntax.KindDecoratedDefinition {
+				defs = append(defs, d)
+			}
+		}
+	}
+	slices.Sort(defs)
+	for _, d := range defs {
+		name := t.Child(d, syntax.FieldName)
+		for _, dec := range t.CodeChildren(t.Parent(d)) {
+			a.work++
+			if t.Kind(dec) != syntax.KindDecorator {
+				continue
+			}
+			cs := t.CodeChildren(dec)
+			if len(cs) != 1 {
+				continue
+			}
+			x := t.Unwrap(cs[0])
+			if t.Kind(x) == syntax.KindCall {
+				x = t.Child(x, syntax.FieldFunction)
+			}
+			es := byDecorated[a.chainQual(x)]
+			if len(es) == 0 || name < 0 {
+				continue
+			}
+			e := &threadCatalogue[es[0]]
+			a.addStart(threadStart{node: dec, how: e.how, targets: []string{t.Text(name)}, exprs: []int32{name},
+				within: -1, many: e.many, param: -1, fn: t.fnOf[dec], entry: e.id})
+			break
+		}
 	}
 }
 
