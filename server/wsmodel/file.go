@@ -10,6 +10,7 @@ package wsmodel
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/torchlsp/torchlsp/server/diagnose"
 	"github.com/torchlsp/torchlsp/server/pybuf"
@@ -53,6 +54,9 @@ type Def struct {
 	// Compiled is the index of the compile site that decorates the
 	// function, or -1.
 	Compiled int
+	// Params are a function's parameters that take positional arguments,
+	// in order (self included for a method).
+	Params []string
 }
 
 // Binding is an assignment: Target (a name, self.attr, or a container's
@@ -72,6 +76,10 @@ type Return struct {
 type Call struct {
 	Scope  string
 	Callee Expr
+	// Args are its positional arguments (Kind 0 where one cannot be
+	// followed), Kwargs its keyword arguments.
+	Args   []Expr
+	Kwargs map[string]Expr
 	Line   int
 	Span   pybuf.Span // the callee as written
 	Text   string     // the call, on one line, shortened
@@ -94,9 +102,12 @@ type Start struct {
 	Line  int
 	Many  bool
 	// Targets are the callables it runs; Lambda are the calls of a lambda
-	// it runs, followed as if the start made them.
+	// it runs, followed as if the start made them. Args are the
+	// positional arguments the start passes them (Thread's args, submit's
+	// after the callable).
 	Targets []Expr
 	Lambda  []Expr
+	Args    []Expr
 }
 
 // File is what one version of a Python file tells the model.
@@ -112,6 +123,10 @@ type File struct {
 	Calls    []Call
 	Compiles []Compile
 	Starts   []Start
+
+	// indexOnce guards scopes, the index made on first use (index).
+	indexOnce sync.Once
+	scopes    *fileScopes
 }
 
 // maxTextLen bounds the text of a call kept for messages.
@@ -246,7 +261,7 @@ func (x *extractor) walk(n int32, scope, class string) {
 			return
 		}
 		q := join(scope, name)
-		d := Def{Qual: q, Class: class, Line: t.StartPos(n).Line, Compiled: -1}
+		d := Def{Qual: q, Class: class, Line: t.StartPos(n).Line, Compiled: -1, Params: x.params(n)}
 		if i, ok := x.decorates[n]; ok {
 			d.Compiled = i
 		}
@@ -294,7 +309,9 @@ func (x *extractor) walk(n int32, scope, class string) {
 	case syntax.KindCall:
 		fn := t.Child(n, syntax.FieldFunction)
 		if e, ok := x.callee(fn); ok {
-			x.f.Calls = append(x.f.Calls, Call{Scope: scope, Callee: e, Line: t.StartPos(n).Line, Span: t.Span(fn), Text: oneLine(t.Text(n))})
+			c := Call{Scope: scope, Callee: e, Line: t.StartPos(n).Line, Span: t.Span(fn), Text: oneLine(t.Text(n))}
+			c.Args, c.Kwargs = x.arguments(n)
+			x.f.Calls = append(x.f.Calls, c)
 		}
 	}
 	for c := t.FirstChild(n); c >= 0; c = t.NextSibling(c) {
@@ -429,6 +446,111 @@ func (x *extractor) callee(n int32) (Expr, bool) {
 	return Expr{}, false
 }
 
+// maxArgs bounds the arguments of a call the model keeps.
+const maxArgs = 16
+
+// params are a function definition's positional parameters.
+func (x *extractor) params(def int32) []string {
+	t := x.t
+	ps := t.Child(def, syntax.FieldParameters)
+	if ps < 0 {
+		return nil
+	}
+	var out []string
+	for _, p := range t.CodeChildren(ps) {
+		name := int32(-1)
+		switch t.Kind(p) {
+		case syntax.KindIdentifier:
+			name = p
+		case syntax.KindDefaultParameter, syntax.KindTypedDefaultParameter:
+			name = t.Child(p, syntax.FieldName)
+		case syntax.KindTypedParameter:
+			name = t.FirstChild(p)
+		default:
+			// *args, **kwargs, / and *: no positional argument is
+			// mapped past them.
+			return out
+		}
+		if name < 0 || t.Kind(name) != syntax.KindIdentifier || len(out) >= maxArgs {
+			return out
+		}
+		out = append(out, t.Text(name))
+	}
+	return out
+}
+
+// arguments are a call's positional and keyword arguments.
+func (x *extractor) arguments(call int32) ([]Expr, map[string]Expr) {
+	t := x.t
+	args := t.Child(call, syntax.FieldArguments)
+	if args < 0 || t.Kind(args) != syntax.KindArgumentList {
+		return nil, nil
+	}
+	var pos []Expr
+	var kws map[string]Expr
+	for _, a := range t.CodeChildren(args) {
+		switch t.Kind(a) {
+		case syntax.KindKeywordArgument:
+			name, v := t.Child(a, syntax.FieldName), t.Child(a, syntax.FieldValue)
+			if e, ok := x.expr(v); ok && name >= 0 && len(kws) < maxArgs {
+				if kws == nil {
+					kws = map[string]Expr{}
+				}
+				kws[t.Text(name)] = e
+			}
+		case syntax.KindListSplat, syntax.KindDictionarySplat:
+			return pos, kws // positions past a splat are unknown
+		default:
+			if len(pos) >= maxArgs {
+				continue
+			}
+			e, _ := x.expr(a)
+			pos = append(pos, e)
+		}
+	}
+	return pos, kws
+}
+
+// startArgs are the arguments a start passes its callable: Thread's and
+// Timer's args=(...), or what a pool's submit, to_thread or
+// run_in_executor pass after the callable.
+func (x *extractor) startArgs(node int32, target int32) []Expr {
+	t := x.t
+	if t.Kind(node) != syntax.KindCall {
+		return nil
+	}
+	pos, _ := x.arguments(node)
+	args := t.Child(node, syntax.FieldArguments)
+	if args < 0 {
+		return nil
+	}
+	for _, a := range t.CodeChildren(args) {
+		if t.Kind(a) == syntax.KindKeywordArgument && t.Text(t.Child(a, syntax.FieldName)) == "args" {
+			v := t.Unwrap(t.Child(a, syntax.FieldValue))
+			if k := t.Kind(v); k != syntax.KindTuple && k != syntax.KindList {
+				return nil
+			}
+			var out []Expr
+			for _, e := range t.CodeChildren(v) {
+				ex, _ := x.expr(e)
+				out = append(out, ex)
+			}
+			return out
+		}
+	}
+	// submit(f, a, b), to_thread(f, a), run_in_executor(ex, f, a): what
+	// follows the callable.
+	for i, a := range t.CodeChildren(args) {
+		if a == target || t.Unwrap(a) == t.Unwrap(target) {
+			if i+1 <= len(pos) {
+				return pos[i+1:]
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
 // start records a thread start found by the diagnose package.
 func (x *extractor) start(s diagnose.StartFact, scope string) {
 	t := x.t
@@ -455,6 +577,10 @@ func (x *extractor) start(s diagnose.StartFact, scope string) {
 				continue // Thread(target=make()) runs what make returns: not followed
 			}
 			st.Targets = append(st.Targets, v)
+			// map and its kind pass elements of an iterable: not followed.
+			if st.Args == nil && !strings.Contains(s.How, "map") {
+				st.Args = x.startArgs(s.Node, e)
+			}
 		}
 	}
 	if len(st.Targets) > 0 || len(st.Lambda) > 0 {

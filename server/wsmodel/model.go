@@ -111,11 +111,9 @@ func (m *Model) link() {
 		}
 		for _, p := range paths {
 			f := m.files[p]
-			fs := &fileScopes{bindings: map[string]map[string][]Expr{}, attrs: map[string]map[string][]scoped{},
-				returns: map[string][]Expr{}, calls: map[string][]*Call{}, defs: map[string]*Def{}}
+			fs := f.index()
 			for i := range f.Defs {
 				d := &f.Defs[i]
-				fs.defs[d.Qual] = d
 				switch {
 				case f.Module == "":
 					// A file under no root: its definitions are still
@@ -125,31 +123,47 @@ func (m *Model) link() {
 					m.defs[f.Module+"."+d.Qual] = defRef{f, d}
 				}
 			}
-			for _, b := range f.Bindings {
-				if rest, ok := strings.CutPrefix(b.Target, "self."); ok && !strings.Contains(rest, ".") {
-					if cls := fs.classOf(b.Scope); cls != "" {
-						if fs.attrs[cls] == nil {
-							fs.attrs[cls] = map[string][]scoped{}
-						}
-						fs.attrs[cls][rest] = append(fs.attrs[cls][rest], scoped{b.Scope, b.Value})
-						continue
-					}
-				}
-				if fs.bindings[b.Scope] == nil {
-					fs.bindings[b.Scope] = map[string][]Expr{}
-				}
-				fs.bindings[b.Scope][b.Target] = append(fs.bindings[b.Scope][b.Target], b.Value)
-			}
-			for _, r := range f.Returns {
-				fs.returns[r.Scope] = append(fs.returns[r.Scope], r.Value)
-			}
-			for i := range f.Calls {
-				c := &f.Calls[i]
-				fs.calls[c.Scope] = append(fs.calls[c.Scope], c)
-			}
 			m.scopes[f] = fs
 		}
 	})
+}
+
+// index is the file's bindings, returns and calls by scope, made once
+// per File (a File is never changed), so that a new version of the model
+// indexes only the files that changed.
+func (f *File) index() *fileScopes {
+	f.indexOnce.Do(func() {
+		fs := &fileScopes{bindings: map[string]map[string][]Expr{}, attrs: map[string]map[string][]scoped{},
+			returns: map[string][]Expr{}, calls: map[string][]*Call{}, defs: map[string]*Def{}}
+		for i := range f.Defs {
+			d := &f.Defs[i]
+			fs.defs[d.Qual] = d
+		}
+		for _, b := range f.Bindings {
+			if rest, ok := strings.CutPrefix(b.Target, "self."); ok && !strings.Contains(rest, ".") {
+				if cls := fs.classOf(b.Scope); cls != "" {
+					if fs.attrs[cls] == nil {
+						fs.attrs[cls] = map[string][]scoped{}
+					}
+					fs.attrs[cls][rest] = append(fs.attrs[cls][rest], scoped{b.Scope, b.Value})
+					continue
+				}
+			}
+			if fs.bindings[b.Scope] == nil {
+				fs.bindings[b.Scope] = map[string][]Expr{}
+			}
+			fs.bindings[b.Scope][b.Target] = append(fs.bindings[b.Scope][b.Target], b.Value)
+		}
+		for _, r := range f.Returns {
+			fs.returns[r.Scope] = append(fs.returns[r.Scope], r.Value)
+		}
+		for i := range f.Calls {
+			c := &f.Calls[i]
+			fs.calls[c.Scope] = append(fs.calls[c.Scope], c)
+		}
+		f.scopes = fs
+	})
+	return f.scopes
 }
 
 // classOf is the class a method scope belongs to, or "".

@@ -1,6 +1,7 @@
 package wsmodel
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -41,6 +42,21 @@ type resolver struct {
 	memo map[memoKey][]value
 	busy map[memoKey]bool // resolutions under way: a cycle yields nothing
 	work int              // steps taken, bounded by maxWork
+	// callers are, by function, the calls and starts that pass it
+	// arguments; made on the first parameter asked about (indexing says
+	// it is under way: parameters read meanwhile are unknown).
+	callers  map[string][]callerRef
+	indexing bool
+}
+
+// callerRef is a call of a function: where it stands and what it passes.
+type callerRef struct {
+	file   *File
+	scope  string
+	args   []Expr
+	kwargs map[string]Expr
+	// bound is set when the call passes self itself (obj.method(x)).
+	bound bool
 }
 
 type memoKey struct {
@@ -158,6 +174,9 @@ func (r *resolver) head(f *File, scope, name string, depth int) []value {
 			if d := fs.defs[join(s, name)]; d != nil {
 				out = addValues(out, r.defValue(f, d)...)
 			}
+			if d := fs.defs[s]; d != nil && !d.IsClass && len(out) == 0 {
+				out = r.param(f, d, name, depth+1)
+			}
 			if len(out) > 0 {
 				return out
 			}
@@ -170,6 +189,65 @@ func (r *resolver) head(f *File, scope, name string, depth int) []value {
 		return r.global(q, depth+1)
 	}
 	return nil
+}
+
+// param is what a function's parameter holds: what its callers pass it,
+// across files (the callers of the model's version; a function nobody
+// calls has parameters of unknown value).
+func (r *resolver) param(f *File, d *Def, name string, depth int) []value {
+	idx := slices.Index(d.Params, name)
+	if idx < 0 || r.indexing || depth > maxDepth {
+		return nil
+	}
+	if r.callers == nil {
+		r.indexCallers()
+	}
+	var out []value
+	for _, c := range r.callers[r.qual(f, d.Qual)] {
+		i := idx
+		if c.bound {
+			i--
+		}
+		if e, ok := c.kwargs[name]; ok {
+			out = addValues(out, r.eval(c.file, c.scope, e, depth+1)...)
+		} else if i >= 0 && i < len(c.args) && c.args[i].Kind != 0 {
+			out = addValues(out, r.eval(c.file, c.scope, c.args[i], depth+1)...)
+		}
+	}
+	return out
+}
+
+// indexCallers finds, once, the function every call and start of the
+// model calls, and what it passes.
+func (r *resolver) indexCallers() {
+	r.indexing = true
+	defer func() { r.indexing = false }()
+	r.callers = map[string][]callerRef{}
+	add := func(f *File, scope string, callee Expr, args []Expr, kwargs map[string]Expr) {
+		if len(args) == 0 && len(kwargs) == 0 {
+			return
+		}
+		for _, v := range r.eval(f, scope, callee, 0) {
+			if v.kind != valFunc {
+				continue
+			}
+			d := r.m.defs[v.qual]
+			bound := d.def != nil && d.def.Class != "" && strings.Contains(callee.Text, ".")
+			r.callers[v.qual] = append(r.callers[v.qual], callerRef{file: f, scope: scope, args: args, kwargs: kwargs, bound: bound})
+		}
+	}
+	for _, f := range r.m.files {
+		for i := range f.Calls {
+			c := &f.Calls[i]
+			add(f, c.Scope, c.Callee, c.Args, c.Kwargs)
+		}
+		for i := range f.Starts {
+			st := &f.Starts[i]
+			for _, e := range st.Targets {
+				add(f, st.Scope, e, st.Args, nil)
+			}
+		}
+	}
 }
 
 // qual is a definition's qualified name.
