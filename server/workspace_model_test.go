@@ -130,7 +130,7 @@ func TestWorkspaceModelAcrossFiles(t *testing.T) {
 		}
 	}
 	if all := strings.Join(related, "\n"); !strings.Contains(all, modelPath+": model.py:7: compiled here") ||
-		!strings.Contains(all, serverPath+": server.py:13: threading.Thread starts a thread here") {
+		!strings.Contains(all, serverPath+": server.py:13: the thread starts here: threading.Thread") {
 		t.Errorf("the path is not in the related information:\n%s", all)
 	}
 

@@ -146,7 +146,7 @@ func crosses(f *File, steps []step) bool {
 // pathTo lists the start and each call on the way as related
 // information.
 func (m *Model) pathTo(from *File, st *Start, steps []step) []diagnose.Related {
-	out := []diagnose.Related{m.related(from, st.Line, st.How+" starts a thread here")}
+	out := []diagnose.Related{m.related(from, st.Line, "the thread starts here: "+st.How)}
 	for _, s := range steps {
 		out = append(out, m.related(s.file, s.call.Line, "then "+s.call.Text))
 	}
