@@ -12,8 +12,8 @@
 # (case, TL001 places, exit status, the run's last line).
 #
 # What the verdicts say, and so what torch 2.11 should do:
-#   loader, engine_pool, src_layout, registry, decorated_method
-#                      TL001 (at the compile, and at the call in another file)
+#   loader, engine_pool, src_layout, registry, decorated_method, http_server,
+#   compiled_argument  TL001 (at the compile, and at the call in another file)
 #                      exit 1: AssertionError in cudagraph_trees.get_obj in a thread
 #   quiet_default      (none): exit 0
 #   quiet_main_only    (none): exit 0
