@@ -344,7 +344,15 @@ func (w *DiskWorkspace) table(ctx context.Context, f wsFile, quota *atomic.Int64
 	}
 	tab = pyscope.New(t)
 	if e := w.entry(f); e == nil || !e.outlined {
-		w.store(f, &diskEntry{ver: ver, words: wordsOf(text), outline: tab.Outline(), outlined: true})
+		// Its outline too, now that it is parsed: symbols need not parse
+		// it again.
+		var words wordSet
+		if e != nil {
+			words = e.words
+		} else {
+			words = wordsOf(text)
+		}
+		w.store(f, &diskEntry{ver: ver, words: words, outline: tab.Outline(), outlined: true})
 	}
 	if size := int64(len(text)); quota.Add(-size) >= 0 {
 		w.keep(&diskTable{path: f.path, ver: ver, tab: tab, size: size})
