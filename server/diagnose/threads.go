@@ -509,7 +509,10 @@ func (a *analysis) poolEntry(sc *entryScan, recv int32, method string) string {
 // thread is not one; an instance of a class of the buffer runs the
 // methods the entry names.
 func (a *analysis) entryStart(sc *entryScan, e *threadEntry, c *callInfo, target int32) {
-	if e.syncOnly && a.isAsyncCallable(sc, target) {
+	if k := a.t.Kind(a.t.Unwrap(target)); k == syntax.KindNone {
+		return // app.load(None, ...): nothing runs
+	}
+	if e.syncOnly && !e.iterates && !a.syncCallable(sc, target) {
 		return
 	}
 	how := e.how
@@ -519,8 +522,8 @@ func (a *analysis) entryStart(sc *entryScan, e *threadEntry, c *callInfo, target
 	st := threadStart{node: c.node, how: how, within: -1, many: e.many || a.inLoop(c.node),
 		param: -1, fn: c.fn, entry: e.id}
 	if e.iterates {
-		names, fn, async := a.iterated(sc, target)
-		if len(names) == 0 || e.syncOnly && async {
+		names, fn, sync := a.iterated(sc, target)
+		if len(names) == 0 || e.syncOnly && !sync {
 			return
 		}
 		st.targets = names
@@ -654,9 +657,9 @@ func (a *analysis) servicerStart(sc *entryScan, c *callInfo) {
 
 // iterated returns what runs when a framework iterates n: the function
 // a call of it makes a generator of (gen(prompt): gen, its name node, and
-// whether every definition of it is an async def), or the calls a
-// generator expression makes.
-func (a *analysis) iterated(sc *entryScan, n int32) (names []string, fn int32, async bool) {
+// whether it is known to be a plain def), or the calls a generator
+// expression makes.
+func (a *analysis) iterated(sc *entryScan, n int32) (names []string, fn int32, sync bool) {
 	t := a.t
 	v := a.resolve(n)
 	switch t.Kind(v) {
@@ -666,14 +669,15 @@ func (a *analysis) iterated(sc *entryScan, n int32) (names []string, fn int32, a
 			return nil, -1, false
 		}
 		if name := t.LastName(f); name != "" {
-			return []string{name}, f, a.isAsyncCallable(sc, f)
+			return []string{name}, f, a.syncCallable(sc, f)
 		}
 	case syntax.KindGeneratorExpression:
 		for _, c := range a.callsIn(v) {
 			names = append(names, c.callee)
 		}
+		return names, -1, true
 	}
-	return names, -1, false
+	return nil, -1, false
 }
 
 // addInstanceStart adds a start that runs methods of an instance of a
@@ -751,16 +755,35 @@ func isAsyncDef(t *tree, def int32) bool {
 	return bytes.HasPrefix(t.Bytes(def), []byte("async"))
 }
 
-// isAsyncCallable reports whether expression n names only async defs of
-// the buffer: a framework awaits those on its event loop. A lambda, or a
-// name the buffer does not define as async, is called as it is.
-func (a *analysis) isAsyncCallable(sc *entryScan, n int32) bool {
+// syncCallable reports whether expression n is known to be called as it
+// is, not awaited: a lambda, a generator expression, a name the buffer
+// defines with a plain def, or one bound to what torch.compile made. A
+// name from elsewhere may be an async def: not known, so not a start
+// (no false warning where a framework awaits it on its event loop).
+func (a *analysis) syncCallable(sc *entryScan, n int32) bool {
 	t := a.t
 	n = t.Unwrap(n)
-	if k := t.Kind(n); k != syntax.KindIdentifier && k != syntax.KindAttribute {
-		return false
+	switch t.Kind(n) {
+	case syntax.KindLambda, syntax.KindGeneratorExpression:
+		return true
+	case syntax.KindIdentifier, syntax.KindAttribute:
+		name := t.LastName(n)
+		if len(a.funcs[name]) > 0 {
+			return !a.asyncName(sc, name)
+		}
+		return len(a.siteByTarget[name]) > 0
+	case syntax.KindCall: // functools.partial(f, ...)
+		if names := a.targetNames(n); len(names) == 1 && len(a.funcs[names[0]]) > 0 {
+			return !a.asyncName(sc, names[0])
+		}
 	}
-	name := t.LastName(n)
+	return false
+}
+
+// asyncName reports whether the buffer defines name only as async defs:
+// a framework awaits those on its event loop.
+func (a *analysis) asyncName(sc *entryScan, name string) bool {
+	t := a.t
 	if v, ok := sc.async[name]; ok {
 		return v
 	}
@@ -982,7 +1005,7 @@ func (a *analysis) startWrappers() {
 				}
 				a.addStart(threadStart{node: c.node, how: st.how + " (through " + t.Text(name) + ")",
 					targets: a.targetNames(arg), within: -1, many: st.many || a.inLoop(c.node),
-					param: a.paramIndex(c.fn, arg), fn: c.fn, owners: a.ownerNames(arg)})
+					param: a.paramIndex(c.fn, arg), fn: c.fn, owners: a.ownerNames(arg), entry: st.entry})
 			}
 		}
 		from = upto
