@@ -226,7 +226,7 @@ func (a *analysis) collectSources(n, fn int32, depth int) {
 			return // a wrapper's call is its own site
 		}
 		f := t.Child(n, syntax.FieldFunction)
-		if t.Kind(f) == syntax.KindAttribute && containerReads[t.LastName(f)] {
+		if t.Kind(f) == syntax.KindAttribute && (containerReads[t.LastName(f)] || returnsSelf[t.LastName(f)]) {
 			a.collectSources(t.Child(f, syntax.FieldObject), fn, depth+1)
 		}
 		ch := t.Chain(f)
@@ -285,6 +285,13 @@ func (a *analysis) flowInto(srcs []valueSrc, dst string) {
 // containerReads are the methods that give back what a container holds.
 var containerReads = map[string]bool{
 	"get": true, "values": true, "items": true, "pop": true, "setdefault": true, "popitem": true,
+}
+
+// returnsSelf are nn.Module's methods that return the module itself:
+// Net().cuda() and compiled.to(device) are what they are called on.
+var returnsSelf = map[string]bool{
+	"cuda": true, "to": true, "eval": true, "train": true, "cpu": true, "half": true, "float": true,
+	"double": true, "bfloat16": true, "requires_grad_": true, "to_empty": true, "share_memory": true,
 }
 
 // containerWrites are the methods that put their arguments into the

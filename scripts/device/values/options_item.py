@@ -1,0 +1,25 @@
+# TL001: options built up by item assignment.
+import threading
+
+import torch
+
+from common import verdict
+
+opts = {}
+opts["triton.cudagraphs"] = True
+model = torch.compile(torch.nn.Linear(8, 8).cuda(), options=opts)
+x = torch.randn(8, 8, device="cuda")
+for _ in range(3):
+    model(x)
+serve_fn = model
+
+
+def serve(v):
+    for _ in range(3):
+        serve_fn(v)
+
+
+t = threading.Thread(target=serve, args=(x,))
+t.start()
+t.join()
+verdict()
