@@ -155,6 +155,10 @@ func New(opts Options) *Engine {
 		Documents: e.docs.All,
 		Parse:     parseFile(e.parse),
 	})
+	// The workspace's files on disk, for references and symbols (the
+	// workspace model may stand in); a walk cut at a limit is logged.
+	wsFiles := navigation.NewDiskWorkspace(e.cfg.workspaceFolders, opts.Dirs.Cache, e.bg.parses, navigation.DefaultWorkspaceLimits(),
+		func(msg string) { e.notify.LogMessage(e.bg.ctx, MessageWarning, msg) })
 	e.nav = navigation.New(navigation.Deps{
 		Notify:      e.notify,
 		CacheDir:    opts.Dirs.Cache,
@@ -162,7 +166,7 @@ func New(opts Options) *Engine {
 		Session:     e.session,
 		Folders:     e.cfg.workspaceFolders,
 		Documents:   e.docs.All,
-		Workspace:   navigation.NewDiskWorkspace(e.cfg.workspaceFolders, opts.Dirs.Cache, e.bg.parses, navigation.DefaultWorkspaceLimits()),
+		Workspace:   wsFiles,
 		SitePath:    e.site.PathFor,
 		SiteCompact: e.site.Compact,
 	})

@@ -95,22 +95,29 @@ type DiskWorkspace struct {
 	parses   *syntax.Budget
 	parsers  *syntax.Pool
 	limits   WorkspaceLimits
+	note     func(msg string)
 
-	mu     sync.Mutex            // guards files, tables, byPath and tableBytes
+	mu     sync.Mutex            // guards files, tables, byPath, tableBytes and noted
 	files  map[string]*diskEntry // by path: what is known of each file's version
 	tables *list.List            // of *diskTable, most recently used first
 	byPath map[string]*list.Element
 	// tableBytes is the source of the tables kept.
 	tableBytes int64
+	// noted is the last cut of a walk said (note), so it is said once.
+	noted string
 }
 
 // NewDiskWorkspace reads the files under folders, parsing under the
 // shared budget parses; files under cacheDir (torchlsp's mirrors) are
-// never the workspace's.
-func NewDiskWorkspace(folders func() []string, cacheDir string, parses *syntax.Budget, limits WorkspaceLimits) *DiskWorkspace {
+// never the workspace's. note (nil: none) is told, once for each new
+// reason, that a walk stopped at a limit and left files unsearched.
+func NewDiskWorkspace(folders func() []string, cacheDir string, parses *syntax.Budget, limits WorkspaceLimits, note func(msg string)) *DiskWorkspace {
+	if note == nil {
+		note = func(string) {}
+	}
 	return &DiskWorkspace{
 		folders: folders, cacheDir: filepath.Clean(cacheDir), parses: parses.OrDefault(),
-		parsers: syntax.NewPool(runtime.GOMAXPROCS(0)), limits: limits,
+		parsers: syntax.NewPool(runtime.GOMAXPROCS(0)), limits: limits, note: note,
 		files: map[string]*diskEntry{}, tables: list.New(), byPath: map[string]*list.Element{},
 	}
 }
@@ -398,7 +405,7 @@ func (w *DiskWorkspace) walk(ctx context.Context, skip func(string) bool) (_ []w
 	}
 	seen := map[string]bool{}
 	var total int64
-	full := true // every file of every folder was listed
+	cut := "" // why files were left unlisted, if they were
 	for _, folder := range w.folders() {
 		folder = filepath.Clean(folder)
 		if !filepath.IsAbs(folder) || w.inCache(folder) {
@@ -406,8 +413,7 @@ func (w *DiskWorkspace) walk(ctx context.Context, skip func(string) bool) (_ []w
 		}
 		root, err := os.OpenRoot(folder)
 		if err != nil {
-			full = false
-			continue
+			continue // gone, or not a directory: it holds no files
 		}
 		roots = append(roots, root)
 		err = wswalk.Walk(ctx, root.FS(), w.limits.MaxEntries, func(rel string, d fs.DirEntry, err error) error {
@@ -432,7 +438,7 @@ func (w *DiskWorkspace) walk(ctx context.Context, skip func(string) bool) (_ []w
 				return nil
 			}
 			if len(out) >= w.limits.MaxFiles || total+st.Size() > w.limits.MaxBytes {
-				full = false
+				cut = fmt.Sprintf("past %d files or %d MiB of them", w.limits.MaxFiles, w.limits.MaxBytes>>20)
 				return fs.SkipAll
 			}
 			seen[p] = true
@@ -440,25 +446,26 @@ func (w *DiskWorkspace) walk(ctx context.Context, skip func(string) bool) (_ []w
 			out = append(out, wsFile{root: folder, dir: root, rel: rel, path: p, ver: versionOf(st)})
 			return nil
 		})
-		if _, ok := errors.AsType[*wswalk.EntryLimitError](err); ok {
-			full, err = false, nil // a data directory, not code: what was found counts
+		if le, ok := errors.AsType[*wswalk.EntryLimitError](err); ok {
+			// A data directory, not code: what was found counts.
+			cut, err = fmt.Sprintf("past %d directory entries (at %s)", le.Limit, filepath.Join(folder, filepath.FromSlash(le.Path))), nil
 		}
 		if err != nil {
 			done()
 			return nil, func() {}, fmt.Errorf("workspace %s: %w", folder, err)
 		}
 	}
-	if full {
-		w.forget(seen, skip)
-	}
+	w.forget(seen, skip, cut)
 	return out, done, nil
 }
 
-// forget drops what the memo holds of files the last complete walk did
-// not list (skipped ones kept: they are open, and will be closed).
-func (w *DiskWorkspace) forget(listed map[string]bool, skip func(string) bool) {
+// forget drops what the memo holds of files the last walk did not list
+// (skipped ones kept: they are open, and will be closed), so that it
+// holds no more files than a walk lists, and says a new cut once.
+func (w *DiskWorkspace) forget(listed map[string]bool, skip func(string) bool, cut string) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	say := cut != w.noted && cut != ""
+	w.noted = cut
 	for p := range w.files {
 		if !listed[p] && (skip == nil || !skip(p)) {
 			delete(w.files, p)
@@ -470,6 +477,10 @@ func (w *DiskWorkspace) forget(listed map[string]bool, skip func(string) bool) {
 			w.tables.Remove(el)
 			delete(w.byPath, p)
 		}
+	}
+	w.mu.Unlock()
+	if say { // outside the lock: the note goes to the editor
+		w.note("torchlsp: references and symbols search the workspace's Python files up to a limit: the files " + cut + " are left out")
 	}
 }
 

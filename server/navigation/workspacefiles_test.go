@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -85,7 +86,7 @@ func wsTree(t *testing.T) (ws, cache string) {
 }
 
 func newTestWorkspace(ws, cache string, limits WorkspaceLimits) *DiskWorkspace {
-	return NewDiskWorkspace(func() []string { return []string{ws} }, cache, syntax.NewBudget(syntax.DefaultBudget), limits)
+	return NewDiskWorkspace(func() []string { return []string{ws} }, cache, syntax.NewBudget(syntax.DefaultBudget), limits, nil)
 }
 
 func mentioning(t *testing.T, w *DiskWorkspace, ws string, names []string, skip func(string) bool) []string {
@@ -287,10 +288,28 @@ func TestWorkspaceLimits(t *testing.T) {
 	plant.Tree(t, ws, files)
 	lim := DefaultWorkspaceLimits()
 	lim.MaxFiles, lim.MaxTableBytes = 10, 500
-	w := newTestWorkspace(ws, "", lim)
-	if got := mentioning(t, w, ws, []string{"get_obj"}, nil); len(got) != 10 {
-		t.Errorf("with MaxFiles 10, %d files: %q", len(got), got)
+	var notes []string
+	var notesMu sync.Mutex // guards notes
+	w := NewDiskWorkspace(func() []string { return []string{ws} }, "", nil, lim, func(msg string) {
+		notesMu.Lock()
+		notes = append(notes, msg)
+		notesMu.Unlock()
+	})
+	for range 2 {
+		if got := mentioning(t, w, ws, []string{"get_obj"}, nil); len(got) != 10 {
+			t.Errorf("with MaxFiles 10, %d files: %q", len(got), got)
+		}
 	}
+	notesMu.Lock()
+	if len(notes) != 1 || !strings.Contains(notes[0], "past 10 files") {
+		t.Errorf("notes of the cut walks = %q, want one", notes)
+	}
+	notesMu.Unlock()
+	w.mu.Lock()
+	if len(w.files) != 10 {
+		t.Errorf("the memo holds %d files, more than a walk lists", len(w.files))
+	}
+	w.mu.Unlock()
 	w.mu.Lock()
 	kept, n := w.tableBytes, w.tables.Len()
 	w.mu.Unlock()
