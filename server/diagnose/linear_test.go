@@ -115,6 +115,16 @@ var hazardShapes = []syntaxtest.Shape{
 		b.WriteString("\nprint(y)\n")
 		return []byte(b.String())
 	}},
+	// TL011 matches each call with the binding it reads: many compiles
+	// of one name, each called, and a training function with backwards.
+	{Name: "one name compiled again and again", Gen: func(size int) []byte {
+		var b strings.Builder
+		b.WriteString("import torch\nx = torch.randn(4, device=\"cuda\", requires_grad=True)\n")
+		for i := 0; b.Len() < size; i++ {
+			fmt.Fprintf(&b, "m = torch.compile(g%d, mode=\"reduce-overhead\")\ny = m(x)\nm(x).sum().backward()\nwith torch.no_grad():\n    z = m(x)\nself.m(y)\nprint(y, z)\n", i)
+		}
+		return []byte(b.String())
+	}},
 }
 
 // The field-hazard checks keep checking linear in the input, on a torch

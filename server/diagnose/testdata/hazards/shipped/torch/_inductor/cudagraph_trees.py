@@ -34,3 +34,21 @@ class CUDAGraphTreeManager:
             "To prevent overwriting, clone the tensor outside of torch.compile() "
             "or call torch.compiler.cudagraph_mark_step_begin() before each model invocation."
         )
+
+    def try_end_curr_recording(self, function_id) -> None:
+        if self.can_start_new_generation():
+            self.dealloc_current_path_weakrefs()
+            self.clear_current_path_state_and_set_to_none()
+
+    def try_end_curr_execution(self) -> None:
+        if self.can_start_new_generation():
+            self.clear_current_path_state_and_set_to_none()
+
+    def try_end_curr_warmup(self, function_id) -> None:
+        if self.can_start_new_generation():
+            self.dealloc_current_path_weakrefs()
+            self.current_node = None
+
+    def dealloc_current_path_weakrefs(self) -> None:
+        for storage_ref in self.current_node.path_live_weakrefs():
+            torch._C._set_storage_data_ptr_access_error_msg(storage_ref(), self.format_dealloc_msg(None))
