@@ -10,6 +10,7 @@ import (
 	"github.com/torchlsp/torchlsp/server/diagnose"
 	"github.com/torchlsp/torchlsp/server/gates"
 	"github.com/torchlsp/torchlsp/server/pybuf"
+	"github.com/torchlsp/torchlsp/server/pyindex"
 	"github.com/torchlsp/torchlsp/server/session"
 )
 
@@ -125,8 +126,12 @@ func (n *Navigator) siteLocations(ft *flagTarget) []api.Location {
 	return out
 }
 
-// workspaceUses finds a flag's uses in the open documents.
-func (n *Navigator) workspaceUses(cat *gates.Catalog, f *gates.Flag) []api.Location {
+// workspaceUses finds a flag's uses in the workspace's files: the open
+// documents as they are, the others from disk, those whose words hold
+// the key's last name or one of the flag's environment variables (every
+// spelling names one: an attribute, a key in a string, a keyword, an
+// environment variable).
+func (n *Navigator) workspaceUses(ctx context.Context, cat *gates.Catalog, f *gates.Flag) ([]api.Location, error) {
 	var out []api.Location
 	for _, d := range n.deps.Documents() {
 		for _, r := range d.FlagRefs(cat) {
@@ -136,5 +141,25 @@ func (n *Navigator) workspaceUses(cat *gates.Catalog, f *gates.Flag) []api.Locat
 			out = append(out, api.Location{URI: d.URI(), Path: d.Path(), Range: api.RangeOf(r.Span)})
 		}
 	}
-	return out
+	if n.deps.Workspace == nil {
+		return out, nil
+	}
+	names := append([]string{f.Key[strings.LastIndexByte(f.Key, '.')+1:]}, f.Env()...)
+	files, err := n.deps.Workspace.Mentioning(ctx, names, n.openPaths())
+	if err != nil {
+		return nil, err
+	}
+	for _, file := range files {
+		err := file.Visit(ctx, func(src pyindex.Source) {
+			for _, r := range diagnose.FlagRefs(pybuf.FromTree(src.Table.Tree()), cat) {
+				if r.Flag == f {
+					out = append(out, api.Location{Path: src.Path, Range: api.RangeOf(r.Span)})
+				}
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

@@ -9,13 +9,14 @@ import (
 
 // References lists the places that name what is at pos. For a config
 // flag: its definition (when asked), every place the target's torch reads
-// it (the gate scan's sites) and its uses in open documents. For any
-// other name whose definition is in a mirrored package (a function,
-// class, method, module-level name, module, parameter): every place in
-// that package and in the workspace's files (the open documents as they
-// are, the others from disk: workspacefiles.go) whose name lands on the
-// same definition, through import aliases, re-exports and star imports.
-// It returns nil for names torchlsp does not answer for.
+// it (the gate scan's sites) and its uses in the workspace's files, open
+// or not. For any other name whose definition is in a mirrored package
+// (a function, class, method, module-level name, module, parameter):
+// every place in that package and in the workspace's files (the open
+// documents as they are, the others from disk: workspacefiles.go) whose
+// name lands on the same definition, through import aliases, re-exports
+// and star imports. It returns nil for names torchlsp does not answer
+// for.
 func (n *Navigator) References(ctx context.Context, doc *api.Snapshot, pos api.Position, includeDecl bool) ([]api.Location, error) {
 	a, err := n.resolve(ctx, doc, pos, wantSymbol)
 	if err != nil {
@@ -27,7 +28,11 @@ func (n *Navigator) References(ctx context.Context, doc *api.Snapshot, pos api.P
 			out = append(out, n.flagLocation(ft))
 		}
 		out = append(out, n.siteLocations(ft)...)
-		return append(out, n.workspaceUses(ft.cat, ft.flag)...), nil
+		uses, err := n.workspaceUses(ctx, ft.cat, ft.flag)
+		if err != nil {
+			return nil, err
+		}
+		return append(out, uses...), nil
 	}
 	x := a.sym
 	if x == nil {
