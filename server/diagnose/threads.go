@@ -53,7 +53,7 @@ type entryScan struct {
 	bases   map[string][]string // a class of the buffer → its bases' quals
 	classes map[string]int32    // a class of the buffer → its first definition
 	served  map[string]bool     // names of classes handed to a threading server
-	off     map[string]bool     // "app|threaded": app.run(threaded=False)
+	off     map[string][]int32  // "threaded" → app in app.run(threaded=False)
 	// Made on first use, so that a class or a name started many times
 	// costs its definitions once: a class's methods, and whether a name
 	// is only ever an async def.
@@ -69,7 +69,7 @@ type entryScan struct {
 // the text before the line that makes it is still known.
 func (a *analysis) threadStarts() {
 	sc := &entryScan{insts: map[string][]string{}, bases: map[string][]string{}, classes: map[string]int32{},
-		served: map[string]bool{}, off: map[string]bool{}, methods: map[int32][]string{}, async: map[string]bool{},
+		served: map[string]bool{}, off: map[string][]int32{}, methods: map[int32][]string{}, async: map[string]bool{},
 		instances: map[int32]int{}}
 	a.classBases(sc)
 	for _, c := range a.calls {
@@ -183,8 +183,8 @@ func (a *analysis) scanCall(sc *entryScan, c *callInfo) {
 	}
 	for _, kw := range c.kwargs {
 		a.work++
-		if offKws[t.Text(kw.name)] && t.Kind(t.Unwrap(kw.value)) == syntax.KindFalse {
-			sc.off[t.Text(t.Child(c.calleeNode, syntax.FieldObject))+"|"+t.Text(kw.name)] = true
+		if k := t.Text(kw.name); offKws[k] && t.Kind(t.Unwrap(kw.value)) == syntax.KindFalse && len(sc.off[k]) < 4 {
+			sc.off[k] = append(sc.off[k], t.Child(c.calleeNode, syntax.FieldObject))
 		}
 	}
 }
@@ -203,6 +203,21 @@ func (a *analysis) handlerName(n int32) string {
 		return t.Text(n)
 	}
 	return ""
+}
+
+// turnedOff reports whether the buffer runs an instance of the entry's
+// types one request at a time (app.run(threaded=False)): then neither the
+// app's views nor its blueprints' run on other threads.
+func (a *analysis) turnedOff(sc *entryScan, e *threadEntry) bool {
+	if e.offKw == "" {
+		return false
+	}
+	for _, r := range sc.off[e.offKw] {
+		if a.isInstance(sc, r, e.on) {
+			return true
+		}
+	}
+	return false
 }
 
 // isInstance reports whether expression n holds an instance of one of
@@ -439,7 +454,7 @@ func (a *analysis) threadCall(sc *entryScan, c *callInfo) {
 			if recv < 0 || t.Kind(c.calleeNode) != syntax.KindAttribute || !a.isInstance(sc, recv, e.on) {
 				continue
 			}
-			if e.offKw != "" && sc.off[t.Text(recv)+"|"+e.offKw] {
+			if a.turnedOff(sc, e) {
 				continue
 			}
 			if target := e.callableArg(c, t); target >= 0 {
@@ -561,7 +576,7 @@ func (a *analysis) decoratorStart(sc *entryScan, c *callInfo, dec int32) {
 	for _, i := range byDecorator[c.callee] {
 		a.work++
 		e := &threadCatalogue[i]
-		if !a.isInstance(sc, recv, e.on) || e.offKw != "" && sc.off[t.Text(recv)+"|"+e.offKw] {
+		if !a.isInstance(sc, recv, e.on) || a.turnedOff(sc, e) {
 			continue
 		}
 		if e.syncOnly && isAsyncDef(t, def) {
