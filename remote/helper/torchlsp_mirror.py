@@ -120,12 +120,32 @@ def plain_dir(base, rel):
     return True
 
 
-def plain_list(base, rel):
-    """(name, kind) of each entry of the directory rel below base, sorted
-    by name, kind "dir", "file" or "" (a link, or anything else), with no
-    link followed below base: listed through a descriptor opened one
-    directory at a time with O_NOFOLLOW, so that a directory swapped for a
-    link after its parent was listed is not entered; OSError else."""
+def plain_entries(fd):
+    """(name, kind) of each entry of the open directory fd, sorted by
+    name, kind "dir", "file" or "" (a link, or anything else)."""
+    out = []
+    with os.scandir(fd) as it:
+        for e in it:
+            try:
+                if e.is_symlink():
+                    kind = ""
+                elif e.is_dir(follow_symlinks=False):
+                    kind = "dir"
+                elif e.is_file(follow_symlinks=False):
+                    kind = "file"
+                else:
+                    kind = ""
+            except OSError:
+                kind = ""
+            out.append((e.name, kind))
+    out.sort()
+    return out
+
+
+def plain_dir_fd(base, rel):
+    """A descriptor of the directory rel below base, opened one level at
+    a time with O_NOFOLLOW, with no link followed below base; OSError
+    else."""
     cloexec = getattr(os, "O_CLOEXEC", 0)
     flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | cloexec
     fd = os.open(base, flags)
@@ -134,31 +154,26 @@ def plain_list(base, rel):
             sub = os.open(part, flags | getattr(os, "O_NOFOLLOW", 0), dir_fd=fd)
             os.close(fd)
             fd = sub
-        out = []
-        with os.scandir(fd) as it:
-            for e in it:
-                try:
-                    if e.is_symlink():
-                        kind = ""
-                    elif e.is_dir(follow_symlinks=False):
-                        kind = "dir"
-                    elif e.is_file(follow_symlinks=False):
-                        kind = "file"
-                    else:
-                        kind = ""
-                except OSError:
-                    kind = ""
-                out.append((e.name, kind))
-        out.sort()
-        return out
-    finally:
+    except BaseException:
         os.close(fd)
+        raise
+    return fd
+
+
+# The walk of a package holds the descriptors of the directories it is
+# in, at most this many; below that depth each directory is opened from
+# the site again, one level at a time.
+WALK_HELD_DIRS = 64
 
 
 def source_files(site, member, is_package):
     """Yields (relative path, path) for the package's regular .py and .pyi
     files, relative to site and slash-separated, in a sorted walk that
-    enters no link and no __pycache__."""
+    enters no link and no __pycache__. Each directory is opened with
+    O_NOFOLLOW relative to the descriptor of the one that listed it, so
+    that a directory swapped for a link after its parent was listed is
+    not entered, and costs one open however deep it lies (opened from the
+    site level by level, torch's include tree doubled the walk)."""
     import stat
     root = os.path.join(site, member)
     try:
@@ -171,24 +186,59 @@ def source_files(site, member, is_package):
         return
     if not stat.S_ISDIR(mode):
         return
-    pending = [member]
-    while pending:
-        rel = pending.pop()
+    nofollow = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    held = []  # (rel, fd or None, subdirectories left, last first) of the directories the walk is in
+    fd = None
+    try:
         try:
-            entries = plain_list(site, rel)
+            fd = plain_dir_fd(site, member)
         except OSError:
-            continue
-        dirs = []
-        for name, kind in entries:
-            if kind == "dir":
-                # A directory whose path is past PATH_MAX is not walked:
-                # its files could not be named by path, and its depth
-                # (each level opened anew) stays bounded.
-                if name != "__pycache__" and len(os.fsencode(os.path.join(site, rel, name))) < 4096:
-                    dirs.append(rel + "/" + name)
-            elif kind == "file" and name.endswith(SOURCE_SUFFIXES):
+            return
+        rel = member
+        while fd is not None:
+            try:
+                entries = plain_entries(fd)
+            except OSError:
+                entries = []
+            dirs, files = [], []
+            for name, kind in entries:
+                if kind == "dir":
+                    # A directory whose path is past PATH_MAX is not walked:
+                    # its files could not be named by path.
+                    if name != "__pycache__" and len(os.fsencode(os.path.join(site, rel, name))) < 4096:
+                        dirs.append(name)
+                elif kind == "file" and name.endswith(SOURCE_SUFFIXES):
+                    files.append(name)
+            if len(held) >= WALK_HELD_DIRS:
+                os.close(fd)
+                fd = None
+            dirs.reverse()
+            held.append((rel, fd, dirs))
+            fd = None
+            for name in files:
                 yield rel + "/" + name, os.path.join(site, rel, name)
-        pending.extend(reversed(dirs))
+            while held and fd is None:
+                parent, parent_fd, todo = held[-1]
+                if not todo:
+                    held.pop()
+                    if parent_fd is not None:
+                        os.close(parent_fd)
+                    continue
+                name = todo.pop()
+                try:
+                    if parent_fd is None:
+                        fd = plain_dir_fd(site, parent + "/" + name)
+                    else:
+                        fd = os.open(name, nofollow, dir_fd=parent_fd)
+                except OSError:
+                    continue
+                rel = parent + "/" + name
+    finally:
+        if fd is not None:
+            os.close(fd)
+        for _, parent_fd, _ in held:
+            if parent_fd is not None:
+                os.close(parent_fd)
 
 
 # ---- End of the rule on links.
