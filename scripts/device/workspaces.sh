@@ -7,7 +7,8 @@
 # Here (with Go):        scripts/device/workspaces.sh build
 # There (no Go needed):  scripts/device/workspaces.sh        # carry bin/
 #
-# Environment: PYTHON (default /opt/torch/.venv/bin/python3); OUT (default
+# Environment: PYTHON (default /opt/torch/.venv/bin/python3); CASES (names
+# to run, all by default); OUT (default
 # ./out-workspaces): <case>.check.json, <case>.run.txt and summary.tsv
 # (case, TL001 places, exit status, the run's last line).
 #
@@ -41,6 +42,8 @@ export XDG_CACHE_HOME=$ws/.cache XDG_CONFIG_HOME=$ws/.config XDG_STATE_HOME=$ws/
 printf 'case\tTL001 at\texit\tlast line\n' >"$OUT/summary.tsv"
 for dir in "$ws"/*/; do
 	name=$(basename "$dir")
+	# CASES (space-separated names) runs only those.
+	[[ -n ${CASES:-} && " $CASES " != *" $name "* ]] && continue
 	"$BIN" check --quiet --format json --python "$PYTHON" "$dir" >"$OUT/$name.check.json" 2>"$OUT/$name.check.err"
 	places=$("$PYTHON" -c '
 import json, os, sys
