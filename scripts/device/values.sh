@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Compiled callables as values, on the GPU host (torch 2.11): each script
-# under scripts/device/values/ warms compiled code up on the main thread,
-# then calls it from a worker thread, and says in one line what happened;
+# under scripts/device/values/ makes its compiled code's first calls from a
+# worker thread, and says in one line what happened;
 # beside it, the codes `torchlsp check` gives it against the host's torch.
 # TL001 should fire on the scripts without ".quiet" in their name
 # (server/diagnose/testdata/cases/tl001_values.txtar has their shapes),
 # and on torch 2.11 their worker threads fail with AssertionError
 # (cudagraph_trees.py's get_obj); the quiet ones run and get no TL001.
+# Warmed up on the main thread first (three calls there), every one of
+# them ran in the worker on torch 2.11 (H100, 2026-12-06), so the scripts
+# make their first calls in the worker.
 #
 # Here (with Go):        go build -o bin/torchlsp ./cmd/torchlsp
 # There (no Go needed):  scripts/device/values.sh      # carry bin/

@@ -106,12 +106,12 @@ func (a *analysis) followValues() {
 	}
 	for _, s := range a.sites {
 		a.work++
-		a.instanceSite(s)
-		if s.node < 0 || s.call == nil && t.Kind(t.Parent(s.node)) == syntax.KindDecorator {
-			continue
-		}
 		for _, k := range s.targets {
 			v.has[siteKey{s, k}] = true
+		}
+		a.instanceSite(s)
+		if s.node < 0 || s.call == nil && t.Kind(t.Parent(s.node)) == syntax.KindDecorator {
+			continue // a decorator's site is its function's name, not an expression's value
 		}
 		v.siteAt[s.node] = append(v.siteAt[s.node], s)
 		// torch.compile(mode=...)(f) and torch._dynamo.optimize(...)(f):

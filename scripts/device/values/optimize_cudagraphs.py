@@ -12,8 +12,6 @@ def step(v):
 
 
 x = torch.randn(8, 8, device="cuda")
-for _ in range(3):
-    step(x)
 serve_fn = step
 
 

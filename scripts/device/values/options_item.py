@@ -9,8 +9,6 @@ opts = {}
 opts["triton.cudagraphs"] = True
 model = torch.compile(torch.nn.Linear(8, 8).cuda(), options=opts)
 x = torch.randn(8, 8, device="cuda")
-for _ in range(3):
-    model(x)
 serve_fn = model
 
 

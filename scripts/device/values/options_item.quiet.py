@@ -10,8 +10,6 @@ opts["triton.cudagraphs"] = True
 opts["triton.cudagraphs"] = False
 model = torch.compile(torch.nn.Linear(8, 8).cuda(), options=opts)
 x = torch.randn(8, 8, device="cuda")
-for _ in range(3):
-    model(x)
 serve_fn = model
 
 
