@@ -41,7 +41,17 @@ type models struct {
 // build within ctx.
 func (ch *Checks) modelFor(ctx context.Context, cat *gates.Catalog, siteDir string, env map[string]string, wait bool) *wsmodel.Model {
 	m := &ch.models
-	folders := ch.deps.Folders()
+	// A folder in torchlsp's cache is a server started in a mirror: torch's
+	// files, not the user's, and the cache is never written from there.
+	var folders []string
+	for _, f := range ch.deps.Folders() {
+		if !wsmodel.Under(ch.deps.CacheDir, f) {
+			folders = append(folders, f)
+		}
+	}
+	if len(folders) == 0 {
+		return nil
+	}
 	paths := wsmodel.ImportPaths(folders, ch.deps.ImportPaths())
 	m.mu.Lock()
 	if m.cat != cat || !slices.Equal(m.paths, paths) {
@@ -68,7 +78,8 @@ func (ch *Checks) modelFor(ctx context.Context, cat *gates.Catalog, siteDir stri
 			Facts: func(b *pybuf.Buffer) diagnose.Facts {
 				return diagnose.FactsOf(b, cat, diagnose.Options{SiteDir: siteDir, Env: env})
 			},
-			Limits: wsmodel.DefaultLimits(),
+			Limits:  wsmodel.DefaultLimits(),
+			Exclude: ch.deps.CacheDir,
 		}
 		if ch.deps.CacheDir != "" {
 			m.ix.CacheKey = modelKey(cat, siteDir, env)

@@ -79,3 +79,33 @@ func TestCacheAcrossBuilds(t *testing.T) {
 		t.Fatal("the build blocked on a named pipe in the cache's place")
 	}
 }
+
+// The directory Exclude names (torchlsp's cache, here inside the
+// workspace) is never indexed.
+func TestExcludedDirectory(t *testing.T) {
+	t.Parallel()
+	cat := fixtureCatalog(t)
+	dir, _, _ := writeArchive(t, "testdata/paths/loader_returns_compiled.txtar")
+	cache := filepath.Join(dir, "torchlsp-cache")
+	if err := os.MkdirAll(filepath.Join(cache, "site", "torch"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(cache, "site", "torch", "x.py"), []byte("import torch\n"), 0o644)
+	ix := testIndexer(dir, cat)
+	ix.Exclude = cache
+	m, st, err := ix.Build(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.File(filepath.Join(cache, "site", "torch", "x.py")); ok || st.Files != 2 {
+		t.Errorf("the excluded directory was indexed: %+v", st)
+	}
+	for _, tt := range []struct {
+		dir, path string
+		want      bool
+	}{{"/a/b", "/a/b", true}, {"/a/b", "/a/b/c", true}, {"/a/b", "/a/bc", false}, {"/a/b", "/a", false}, {"", "/a", false}, {"/a/b/", "/a/b/../b/c", true}} {
+		if got := Under(tt.dir, tt.path); got != tt.want {
+			t.Errorf("Under(%q, %q) = %v", tt.dir, tt.path, got)
+		}
+	}
+}

@@ -42,6 +42,9 @@ type Indexer struct {
 	// Facts reads the diagnose facts of a parsed file.
 	Facts  func(*pybuf.Buffer) diagnose.Facts
 	Limits Limits
+	// Exclude is a directory never indexed (torchlsp's cache: its mirrors
+	// are torch's files, not the user's), wherever it lies.
+	Exclude string
 	// CacheFile, when set, keeps each file's facts between builds, under
 	// CacheKey (what the facts were read against: the target's torch,
 	// its site and environment); a file whose size and modification time
@@ -130,6 +133,9 @@ func (ix *Indexer) Build(ctx context.Context) (*Model, Stats, error) {
 		}
 		var paths []string
 		err = wswalk.Walk(ctx, r.FS(), ix.Limits.MaxEntries, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() && ix.excluded(filepath.Join(root, filepath.FromSlash(p))) {
+				return fs.SkipDir
+			}
 			if err != nil || d.IsDir() {
 				return nil
 			}
@@ -198,6 +204,20 @@ func (ix *Indexer) Build(ctx context.Context) (*Model, Stats, error) {
 	return New(ix.Roots, files), st, nil
 }
 
+// excluded says whether dir is Exclude or under it.
+func (ix *Indexer) excluded(dir string) bool {
+	return Under(ix.Exclude, dir)
+}
+
+// Under says whether path is dir or lies under it.
+func Under(dir, path string) bool {
+	if dir == "" {
+		return false
+	}
+	rel, err := filepath.Rel(filepath.Clean(dir), filepath.Clean(path))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
 // Stats say what a build read.
 type Stats struct {
 	// Files were indexed, Cached of them from the cache; Skipped could
@@ -205,7 +225,7 @@ type Stats struct {
 	Files, Cached, Skipped int
 	// CacheError says why the cache could not be written, if it could not.
 	CacheError string
-	Bytes          int64
+	Bytes      int64
 	// Truncated says which limit stopped the walk, if one did.
 	Truncated string
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -8,7 +9,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/torchlsp/torchlsp/internal/await"
 	"github.com/torchlsp/torchlsp/lsp/lsptest"
 )
 
@@ -48,6 +51,18 @@ func TestServerInAMirror(t *testing.T) {
 	manifest, err := os.ReadFile(filepath.Join(mirrorRoot, "manifest.json"))
 	if err != nil {
 		t.Fatalf("the first server's mirror: %v", err)
+	}
+	// The workspace's server keeps its workspace model in the cache once
+	// it is built (in the background, after train.py's check): wait for
+	// it, so that what the servers in the mirror do is all that differs.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	models := filepath.Join(sb.Cache, "torchlsp", "workspace")
+	if err := await.Changed(ctx, sb.Cache, func() bool {
+		m, _ := filepath.Glob(filepath.Join(models, "*.gob"))
+		return len(m) > 0
+	}); err != nil {
+		t.Fatalf("the workspace server's model: %v", err)
 	}
 	before := cacheDirs(t, sb.Cache)
 
