@@ -39,10 +39,9 @@ type valueFlow struct {
 	calls      []*callInfo              // calls with arguments: they may pass a compiled callable on
 	srcBuf     []valueSrc               // scratch for sourcesOf
 	edges      map[valueEdge]bool       // flows followed this round
-	// classSites are, by class name, the sites that compile every
-	// instance's calls: @torch.compile on forward or __call__, or
-	// self.compile(...) in a method.
-	classSites map[string][]*compileSite
+	// forwards are, by class name, the forward and __call__ methods of
+	// the buffer's classes (flowForwards; made on first use).
+	forwards map[string][]int32
 	// returned memoizes, for the current round, the sites a function's
 	// returns may be (returnSites); nil while one is being computed.
 	returned map[int32][]*compileSite
@@ -138,6 +137,7 @@ func (a *analysis) followValues() {
 			a.work++
 			a.flowCall(c)
 		}
+		a.flowForwards()
 		if v.added == before {
 			break
 		}
@@ -149,7 +149,7 @@ func (a *analysis) followValues() {
 func (a *analysis) valueState() *valueFlow {
 	if a.vals == nil {
 		a.vals = &valueFlow{siteAt: map[int32][]*compileSite{}, has: map[siteKey]bool{},
-			classSites: map[string][]*compileSite{}, returned: map[int32][]*compileSite{}, edges: map[valueEdge]bool{}}
+			returned: map[int32][]*compileSite{}, edges: map[valueEdge]bool{}}
 	}
 	return a.vals
 }
@@ -233,10 +233,20 @@ func (a *analysis) collectSources(n, fn int32, depth int) {
 		if ch == nil {
 			return
 		}
-		name := t.LastName(f)
-		if len(v.classSites[name]) > 0 { // Net() of a class whose forward is compiled
-			add(valueSrc{key: classKey(name), node: -1})
+		if q := a.qual(ch[len(ch)-1]); holdsArgs[q] || q == "" && len(ch) == 1 && holdsArgs[t.Text(f)] {
+			// list(models), nn.Sequential(compiled, head), zip(names, models)
+			if args := t.Child(n, syntax.FieldArguments); args >= 0 {
+				for _, arg := range t.CodeChildren(args) {
+					if t.Kind(arg) == syntax.KindKeywordArgument {
+						arg = t.Child(arg, syntax.FieldValue)
+					}
+					a.collectSources(arg, fn, depth+1)
+				}
+			}
+			return
 		}
+		name := t.LastName(f)
+		add(valueSrc{key: classKey(name), node: -1}) // Net() of a class whose forward is compiled
 		if defs := a.funcs[name]; len(defs) <= maxValueDefs && a.qual(ch[0]) == "" {
 			for _, def := range defs {
 				add(valueSrc{node: def, ret: true})
@@ -258,6 +268,13 @@ func (a *analysis) collectSources(n, fn int32, depth int) {
 		}
 	case syntax.KindListComprehension, syntax.KindSetComprehension, syntax.KindGeneratorExpression:
 		a.collectSources(t.Child(n, syntax.FieldBody), fn, depth+1)
+	case syntax.KindLambda:
+		// lambda x: compiled(x) runs what its body calls.
+		if body := t.Child(n, syntax.FieldBody); body >= 0 {
+			for _, c := range a.callsIn(body) {
+				a.collectSources(c.calleeNode, fn, depth+1)
+			}
+		}
 	}
 }
 
@@ -285,6 +302,16 @@ func (a *analysis) flowInto(srcs []valueSrc, dst string) {
 // containerReads are the methods that give back what a container holds.
 var containerReads = map[string]bool{
 	"get": true, "values": true, "items": true, "pop": true, "setdefault": true, "popitem": true,
+}
+
+// holdsArgs are the builtins and torch.nn containers whose result holds
+// (or, for Sequential, calls) what they are given.
+var holdsArgs = map[string]bool{
+	"list": true, "tuple": true, "dict": true, "set": true, "sorted": true, "reversed": true, "iter": true,
+	"zip": true, "enumerate": true, "collections.OrderedDict": true, "collections.deque": true,
+	"torch.nn.ModuleList": true, "torch.nn.ModuleDict": true, "torch.nn.Sequential": true,
+	"torch.nn.modules.container.ModuleList": true, "torch.nn.modules.container.ModuleDict": true,
+	"torch.nn.modules.container.Sequential": true,
 }
 
 // returnsSelf are nn.Module's methods that return the module itself:
@@ -859,7 +886,7 @@ func (a *analysis) returnSites(def int32) []*compileSite {
 // class's instances as a target (classKey): Net() of such a class is a
 // compiled callable, which followValues then follows.
 func (a *analysis) instanceSite(s *compileSite) {
-	t, v := a.t, a.vals
+	t := a.t
 	cls := int32(-1)
 	switch {
 	case s.kind == siteInPlace && s.target() == "self":
@@ -881,7 +908,6 @@ func (a *analysis) instanceSite(s *compileSite) {
 	}
 	if nm := t.Child(cls, syntax.FieldName); nm >= 0 {
 		name := t.Text(nm)
-		v.classSites[name] = append(v.classSites[name], s)
 		a.addTarget([]*compileSite{s}, classKey(name))
 	}
 }
@@ -934,4 +960,37 @@ func (s *compileSite) compiler() string {
 		}
 	}
 	return "torch.compile"
+}
+
+// flowForwards makes the instances of a class whose forward (or
+// __call__) calls compiled code hold it: model(x) of
+// class Model: forward(self, x): return self.encoder(x), with
+// self.encoder compiled, runs it. Only the calls forward makes itself
+// count (not those of the methods it calls), so a round costs the
+// forwards' calls once.
+func (a *analysis) flowForwards() {
+	t, v := a.t, a.vals
+	if v.forwards == nil {
+		v.forwards = map[string][]int32{}
+		for _, name := range [...]string{"forward", "__call__"} {
+			for _, def := range a.funcs[name] {
+				a.work++
+				cls := t.clsOf[def]
+				if cls < 0 || t.fnOf[def] != t.fnOf[cls] {
+					continue
+				}
+				if nm := t.Child(cls, syntax.FieldName); nm >= 0 {
+					v.forwards[t.Text(nm)] = append(v.forwards[t.Text(nm)], def)
+				}
+			}
+		}
+	}
+	for class, defs := range v.forwards {
+		for _, def := range defs {
+			for _, c := range a.callsIn(def) {
+				a.work++
+				a.flowInto(a.sourcesOf(c.calleeNode, c.fn), classKey(class))
+			}
+		}
+	}
 }
