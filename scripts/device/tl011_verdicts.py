@@ -74,6 +74,8 @@ CASES = {
         for _ in range(3):
             out = compiled(x)
             out.sum().backward()
+            layer.zero_grad(set_to_none=True)  # a kept .grad is a kept output too:
+            x.grad = None  # the next backward would accumulate into freed memory
         r1 = compiled(x); s = r1.detach().clone()
         r2 = compiled(x * 2)
         verdict(r1.detach(), s, lambda: r1.sum().item())
@@ -87,6 +89,8 @@ CASES = {
         for i in range(5):
             out = compiled(x * (i + 1))
             out.sum().backward()
+            layer.zero_grad(set_to_none=True)
+            x.grad = None
             history.append(out)
         s = history[0].detach().clone()
         verdict(history[0].detach(), s, lambda: torch.stack(history).sum().item())

@@ -110,6 +110,7 @@ func TestHazardLinesOn211(t *testing.T) {
 		line             int
 	}{
 		{"overwrite check", fileTrees, "overwritten by a subsequent run", c.overwriteCheck()},
+		{"replays free silently", fileTrees, "def try_end_curr_execution(", c.silentReplays()},
 		{"shared callable", fileOutputCode, "current_callable", c.sharedCallable()},
 	} {
 		if tc.line < 0 || !strings.Contains(c.files.text(tc.file, tc.line), tc.want) {

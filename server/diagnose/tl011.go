@@ -368,13 +368,13 @@ func (x *tl011) noGrad(n int32) bool {
 	return false
 }
 
-// onCPU reports whether an argument of call is, as far as the file
+// onCPU reports whether every argument of call is, as far as the file
 // tells, a tensor on the CPU: made by a torch factory of a size with no
 // device or device "cpu", or by .cpu(), right there or by the name's last
 // assignment before the call in the same function, in a file that does
-// not change the default device. Inductor records no CUDA graph for a
-// graph with a CPU input (cudagraph_utils' "cpu device" skip), and on
-// the CPU nothing is captured.
+// not change the default device. On the CPU nothing is captured; one CPU
+// input among CUDA ones is not enough, since Inductor's graph partition
+// (2.11's default) still records the CUDA parts.
 func (x *tl011) onCPU(call *callInfo) bool {
 	if x.defaultDevice {
 		return false
@@ -384,11 +384,11 @@ func (x *tl011) onCPU(call *callInfo) bool {
 		args = append(args, kw.value)
 	}
 	for _, arg := range args {
-		if x.cpuTensor(arg, call) {
-			return true
+		if !x.cpuTensor(arg, call) {
+			return false
 		}
 	}
-	return false
+	return len(args) > 0 && len(call.splats) == 0
 }
 
 func (x *tl011) cpuTensor(e int32, call *callInfo) bool {
