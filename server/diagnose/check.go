@@ -506,7 +506,7 @@ func (c *checker) cudagraphs(s *compileSite) cudagraphState {
 		if v >= 0 {
 			if rv := a.resolve(v); t.Kind(rv) == syntax.KindTrue {
 				cg := cudagraphState{on: true, kind: "options", why: `options={"triton.cudagraphs": True}` + c.via(s, "options", d), span: t.Span(v), edit: t.Span(v)}
-				if arg := t.Unwrap(s.settings["options"].arg); arg != d {
+				if arg := t.Unwrap(s.settings["options"].arg); !a.within(v, arg) {
 					cg.span = t.Span(arg) // the dict is written elsewhere: point at the call's argument
 				}
 				return cg

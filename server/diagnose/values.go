@@ -254,8 +254,13 @@ func (a *analysis) collectSources(n, fn int32, depth int) {
 		}
 	case syntax.KindDictionary:
 		for _, p := range t.CodeChildren(n) {
-			if t.Kind(p) == syntax.KindPair {
+			switch t.Kind(p) {
+			case syntax.KindPair:
 				a.collectSources(t.Child(p, syntax.FieldValue), fn, depth+1)
+			case syntax.KindDictionarySplat: // {**base, "a": ...}
+				if cs := t.CodeChildren(p); len(cs) == 1 {
+					a.collectSources(cs[0], fn, depth+1)
+				}
 			}
 		}
 	case syntax.KindList, syntax.KindTuple, syntax.KindSet, syntax.KindExpressionList, syntax.KindConditionalExpression:
@@ -623,10 +628,23 @@ const maxDictWrites = 64
 // in the same function, in source order. ok is false when n is no dict
 // the file builds.
 func (a *analysis) builtDict(n, at int32) (out []dictEntry, ok bool) {
+	return a.builtDictDepth(n, at, 0)
+}
+
+// maxDictCalls bounds how many functions deep builtDict follows a dict
+// that a function of the buffer builds and returns (options=opts()).
+const maxDictCalls = 2
+
+func (a *analysis) builtDictDepth(n, at int32, depth int) (out []dictEntry, ok bool) {
 	t := a.t
 	d := a.resolve(n)
 	out, ok = a.dictDisplay(d)
 	if !ok {
+		// options=make_options(): the dict its one return gives back, as
+		// built before that return.
+		if r := a.onlyReturn(d); r >= 0 && depth < maxDictCalls {
+			return a.builtDictDepth(r, r, depth+1)
+		}
 		return nil, false
 	}
 	name := t.Unwrap(n)
@@ -993,4 +1011,23 @@ func (a *analysis) flowForwards() {
 			}
 		}
 	}
+}
+
+// onlyReturn is, for a call of a function the buffer defines once with
+// one return statement, the value it returns; else -1.
+func (a *analysis) onlyReturn(call int32) int32 {
+	t := a.t
+	call = t.Unwrap(call)
+	if t.Kind(call) != syntax.KindCall {
+		return -1
+	}
+	f := t.Child(call, syntax.FieldFunction)
+	if t.Kind(f) != syntax.KindIdentifier || a.qual(f) != "" {
+		return -1
+	}
+	defs := a.funcs[t.Text(f)]
+	if len(defs) != 1 || len(a.returns[defs[0]]) != 1 {
+		return -1
+	}
+	return a.returns[defs[0]][0]
 }
