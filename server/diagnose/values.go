@@ -23,8 +23,11 @@ import (
 // same key for a call of the parameter. Names, attributes and containers
 // are the file's plain names, as the compile sites' own targets are.
 
-// valueFlow is what followValues found, for the checks to ask later.
+// valueFlow follows the values of one analysis, and keeps what it found
+// for the checks to ask later; the analysis keeps only the entry points
+// (followValues, builtDict, calleeKeys, containerName).
 type valueFlow struct {
+	a      *analysis
 	siteAt map[int32][]*compileSite // an expression that makes a compiled callable → its sites
 	has    map[siteKey]bool         // targets already added
 	added  int                      // targets added, bounded by maxValueTargets
@@ -99,7 +102,7 @@ func paramKey(def int32, name string) string {
 func (a *analysis) followValues() {
 	t := a.t
 	v := a.valueState()
-	a.poolFactories()
+	v.poolFactories()
 	if len(a.sites) == 0 {
 		return
 	}
@@ -108,7 +111,7 @@ func (a *analysis) followValues() {
 		for _, k := range s.targets {
 			v.has[siteKey{s, k}] = true
 		}
-		a.instanceSite(s)
+		v.instanceSite(s)
 		if s.node < 0 || s.call == nil && t.Kind(t.Parent(s.node)) == syntax.KindDecorator {
 			continue // a decorator's site is its function's name, not an expression's value
 		}
@@ -131,13 +134,13 @@ func (a *analysis) followValues() {
 		clear(v.edges)
 		for _, n := range v.flows {
 			a.work++
-			a.flowAssign(n)
+			v.flowAssign(n)
 		}
 		for _, c := range v.calls {
 			a.work++
-			a.flowCall(c)
+			v.flowCall(c)
 		}
-		a.flowForwards()
+		v.flowForwards()
 		if v.added == before {
 			break
 		}
@@ -148,15 +151,15 @@ func (a *analysis) followValues() {
 // read dicts the file builds before the flows are followed.
 func (a *analysis) valueState() *valueFlow {
 	if a.vals == nil {
-		a.vals = &valueFlow{siteAt: map[int32][]*compileSite{}, has: map[siteKey]bool{},
+		a.vals = &valueFlow{a: a, siteAt: map[int32][]*compileSite{}, has: map[siteKey]bool{},
 			returned: map[int32][]*compileSite{}, edges: map[valueEdge]bool{}}
 	}
 	return a.vals
 }
 
 // addTarget makes key a target of every site in ss.
-func (a *analysis) addTarget(ss []*compileSite, key string) {
-	v := a.vals
+func (v *valueFlow) addTarget(ss []*compileSite, key string) {
+	a := v.a
 	if key == "" {
 		return
 	}
@@ -179,32 +182,35 @@ func (a *analysis) addTarget(ss []*compileSite, key string) {
 // .get of such a container, a display or comprehension of them, a call of
 // a function returning one, the compiling call itself. Only sources with
 // sites are given; the result is valid until the next call.
-func (a *analysis) sourcesOf(n, fn int32) []valueSrc {
+func (v *valueFlow) sourcesOf(n, fn int32) []valueSrc {
+	a := v.a
 	a.vals.srcBuf = a.vals.srcBuf[:0]
-	a.collectSources(n, fn, 0)
+	v.collectSources(n, fn, 0)
 	return a.vals.srcBuf
 }
 
 // srcSites are the sites of a source.
-func (a *analysis) srcSites(src valueSrc) []*compileSite {
+func (v *valueFlow) srcSites(src valueSrc) []*compileSite {
+	a := v.a
 	switch {
 	case src.key != "":
 		return a.siteByTarget[src.key]
 	case src.ret:
-		return a.returnSites(src.node)
+		return v.returnSites(src.node)
 	}
 	return a.vals.siteAt[src.node]
 }
 
-func (a *analysis) collectSources(n, fn int32, depth int) {
-	t, v := a.t, a.vals
+func (v *valueFlow) collectSources(n, fn int32, depth int) {
+	a := v.a
+	t := a.t
 	a.work++
 	n = t.Unwrap(n)
 	if n < 0 || depth > maxValueNesting {
 		return
 	}
 	add := func(src valueSrc) {
-		if len(a.srcSites(src)) > 0 {
+		if len(v.srcSites(src)) > 0 {
 			v.srcBuf = append(v.srcBuf, src)
 		}
 	}
@@ -219,7 +225,7 @@ func (a *analysis) collectSources(n, fn int32, depth int) {
 			add(valueSrc{key: t.LastName(n), node: -1})
 		}
 	case syntax.KindSubscript:
-		a.collectSources(t.Child(n, syntax.FieldValue), fn, depth+1)
+		v.collectSources(t.Child(n, syntax.FieldValue), fn, depth+1)
 	case syntax.KindCall:
 		if len(v.siteAt[n]) > 0 {
 			add(valueSrc{node: n})
@@ -227,7 +233,7 @@ func (a *analysis) collectSources(n, fn int32, depth int) {
 		}
 		f := t.Child(n, syntax.FieldFunction)
 		if t.Kind(f) == syntax.KindAttribute && (containerReads[t.LastName(f)] || returnsSelf[t.LastName(f)]) {
-			a.collectSources(t.Child(f, syntax.FieldObject), fn, depth+1)
+			v.collectSources(t.Child(f, syntax.FieldObject), fn, depth+1)
 		}
 		ch := t.Chain(f)
 		if ch == nil {
@@ -240,7 +246,7 @@ func (a *analysis) collectSources(n, fn int32, depth int) {
 					if t.Kind(arg) == syntax.KindKeywordArgument {
 						arg = t.Child(arg, syntax.FieldValue)
 					}
-					a.collectSources(arg, fn, depth+1)
+					v.collectSources(arg, fn, depth+1)
 				}
 			}
 			return
@@ -256,28 +262,28 @@ func (a *analysis) collectSources(n, fn int32, depth int) {
 		for _, p := range t.CodeChildren(n) {
 			switch t.Kind(p) {
 			case syntax.KindPair:
-				a.collectSources(t.Child(p, syntax.FieldValue), fn, depth+1)
+				v.collectSources(t.Child(p, syntax.FieldValue), fn, depth+1)
 			case syntax.KindDictionarySplat: // {**base, "a": ...}
 				if cs := t.CodeChildren(p); len(cs) == 1 {
-					a.collectSources(cs[0], fn, depth+1)
+					v.collectSources(cs[0], fn, depth+1)
 				}
 			}
 		}
 	case syntax.KindList, syntax.KindTuple, syntax.KindSet, syntax.KindExpressionList, syntax.KindConditionalExpression:
 		for _, c := range t.CodeChildren(n) {
-			a.collectSources(c, fn, depth+1)
+			v.collectSources(c, fn, depth+1)
 		}
 	case syntax.KindDictionaryComprehension:
 		if b := t.Child(n, syntax.FieldBody); b >= 0 && t.Kind(b) == syntax.KindPair {
-			a.collectSources(t.Child(b, syntax.FieldValue), fn, depth+1)
+			v.collectSources(t.Child(b, syntax.FieldValue), fn, depth+1)
 		}
 	case syntax.KindListComprehension, syntax.KindSetComprehension, syntax.KindGeneratorExpression:
-		a.collectSources(t.Child(n, syntax.FieldBody), fn, depth+1)
+		v.collectSources(t.Child(n, syntax.FieldBody), fn, depth+1)
 	case syntax.KindLambda:
 		// lambda x: compiled(x) runs what its body calls.
 		if body := t.Child(n, syntax.FieldBody); body >= 0 {
 			for _, c := range a.callsIn(body) {
-				a.collectSources(c.calleeNode, fn, depth+1)
+				v.collectSources(c.calleeNode, fn, depth+1)
 			}
 		}
 	}
@@ -288,8 +294,8 @@ func (a *analysis) collectSources(n, fn int32, depth int) {
 func classKey(class string) string { return class + "()" }
 
 // flowInto follows each source into holder key dst, once per round.
-func (a *analysis) flowInto(srcs []valueSrc, dst string) {
-	v := a.vals
+func (v *valueFlow) flowInto(srcs []valueSrc, dst string) {
+	a := v.a
 	if dst == "" {
 		return
 	}
@@ -300,7 +306,7 @@ func (a *analysis) flowInto(srcs []valueSrc, dst string) {
 			continue
 		}
 		v.edges[e] = true
-		a.addTarget(a.srcSites(src), dst)
+		v.addTarget(v.srcSites(src), dst)
 	}
 }
 
@@ -334,27 +340,29 @@ var containerWrites = map[string]bool{
 
 // flowAssign follows x = v, x.a = v, x[k] = v and for x in v: what v may
 // be or hold, x now holds.
-func (a *analysis) flowAssign(n int32) {
+func (v *valueFlow) flowAssign(n int32) {
+	a := v.a
 	t := a.t
 	r := t.Child(n, syntax.FieldRight)
 	l := t.Unwrap(t.Child(n, syntax.FieldLeft))
 	if r < 0 || l < 0 {
 		return
 	}
-	srcs := a.sourcesOf(r, t.fnOf[n])
+	srcs := v.sourcesOf(r, t.fnOf[n])
 	if len(srcs) == 0 {
 		return
 	}
 	srcs = slices.Clone(srcs)
-	for _, k := range a.holderKeys(l) {
-		a.flowInto(srcs, k)
+	for _, k := range v.holderKeys(l) {
+		v.flowInto(srcs, k)
 	}
 }
 
 // holderKeys are the target keys an assignment's left side binds: a
 // name, an attribute's last name, the container of a subscript, each name
 // of a pattern.
-func (a *analysis) holderKeys(l int32) []string {
+func (v *valueFlow) holderKeys(l int32) []string {
+	a := v.a
 	t := a.t
 	l = t.Unwrap(l)
 	switch t.Kind(l) {
@@ -397,30 +405,31 @@ func (a *analysis) containerName(n int32) string {
 // it runs (f(compiled), Thread(target=f, args=(compiled,)),
 // pool.submit(f, compiled), partial(f, compiled), Runner(compiled) into
 // __init__), and container writes (models.append(compiled)).
-func (a *analysis) flowCall(c *callInfo) {
+func (v *valueFlow) flowCall(c *callInfo) {
+	a := v.a
 	t := a.t
 	if t.Kind(c.calleeNode) == syntax.KindAttribute && containerWrites[c.callee] {
 		into := a.containerName(t.Child(c.calleeNode, syntax.FieldObject))
 		for _, arg := range c.args {
-			a.flowInto(a.sourcesOf(arg, c.fn), into)
+			v.flowInto(v.sourcesOf(arg, c.fn), into)
 		}
 		for _, kw := range c.kwargs {
-			a.flowInto(a.sourcesOf(kw.value, c.fn), into)
+			v.flowInto(v.sourcesOf(kw.value, c.fn), into)
 		}
 	}
-	fnExpr, args, kwargs := a.invoked(c)
+	fnExpr, args, kwargs := v.invoked(c)
 	if fnExpr < 0 {
 		return
 	}
-	for _, def := range a.defsCalled(fnExpr, c) {
+	for _, def := range v.defsCalled(fnExpr, c) {
 		params := a.params(def)
-		idx := a.paramIndexes(def)
+		idx := v.paramIndexes(def)
 		for i, arg := range args {
 			a.work++
 			if i >= len(params) || params[i].star || params[i].splat || params[i].keyword {
 				break
 			}
-			a.flowInto(a.sourcesOf(arg, c.fn), paramKey(def, params[i].name))
+			v.flowInto(v.sourcesOf(arg, c.fn), paramKey(def, params[i].name))
 		}
 		for _, kw := range kwargs {
 			a.work++
@@ -432,7 +441,7 @@ func (a *analysis) flowCall(c *callInfo) {
 			if !ok {
 				continue
 			}
-			a.flowInto(a.sourcesOf(kw.value, c.fn), paramKey(def, params[i].name))
+			v.flowInto(v.sourcesOf(kw.value, c.fn), paramKey(def, params[i].name))
 		}
 	}
 }
@@ -440,7 +449,8 @@ func (a *analysis) flowCall(c *callInfo) {
 // invoked says what function call c runs and with which arguments: the
 // callee itself, or the callable a thread, pool or partial is handed and
 // the arguments handed with it. fnExpr is -1 when it is neither.
-func (a *analysis) invoked(c *callInfo) (fnExpr int32, args []int32, kwargs []kwarg) {
+func (v *valueFlow) invoked(c *callInfo) (fnExpr int32, args []int32, kwargs []kwarg) {
+	a := v.a
 	t := a.t
 	switch {
 	case c.qual == "threading.Thread" || c.qual == "threading.Timer":
@@ -453,12 +463,12 @@ func (a *analysis) invoked(c *callInfo) (fnExpr int32, args []int32, kwargs []kw
 			fnExpr = c.args[1] // Thread(group, target), Timer(interval, function)
 		}
 		if kw, ok := c.keyword("args", t); ok {
-			args = a.displayItems(kw.value)
+			args = v.displayItems(kw.value)
 		} else if len(c.args) >= 3 && c.qual == "threading.Timer" {
-			args = a.displayItems(c.args[2])
+			args = v.displayItems(c.args[2])
 		}
 		if kw, ok := c.keyword("kwargs", t); ok {
-			kwargs = a.dictKwargs(kw.value)
+			kwargs = v.dictKwargs(kw.value)
 		}
 		return fnExpr, args, kwargs
 	case threadRunners[c.qual] || c.qual == "functools.partial" ||
@@ -468,7 +478,7 @@ func (a *analysis) invoked(c *callInfo) (fnExpr int32, args []int32, kwargs []kw
 		}
 		args = c.args[1:]
 		if kw, ok := c.keyword("args", t); ok && (c.callee == "apply_async" || c.callee == "apply") {
-			args = a.displayItems(kw.value)
+			args = v.displayItems(kw.value)
 		}
 		return c.args[0], args, c.kwargs
 	case c.callee == "run_in_executor" && t.Kind(c.calleeNode) == syntax.KindAttribute:
@@ -483,7 +493,8 @@ func (a *analysis) invoked(c *callInfo) (fnExpr int32, args []int32, kwargs []kw
 }
 
 // displayItems are the elements of a tuple or list display.
-func (a *analysis) displayItems(n int32) []int32 {
+func (v *valueFlow) displayItems(n int32) []int32 {
+	a := v.a
 	t := a.t
 	n = t.Unwrap(n)
 	if k := t.Kind(n); k != syntax.KindTuple && k != syntax.KindList {
@@ -494,7 +505,8 @@ func (a *analysis) displayItems(n int32) []int32 {
 
 // dictKwargs are the string-keyed entries of a dict display, as keyword
 // arguments.
-func (a *analysis) dictKwargs(n int32) []kwarg {
+func (v *valueFlow) dictKwargs(n int32) []kwarg {
+	a := v.a
 	t := a.t
 	n = t.Unwrap(n)
 	if t.Kind(n) != syntax.KindDictionary {
@@ -516,7 +528,8 @@ func (a *analysis) dictKwargs(n int32) []kwarg {
 // defsCalled are the definitions of the buffer a callable expression
 // runs: f, obj.method, and a class's __init__ for Class(...); none for a
 // name defined more than maxValueDefs times.
-func (a *analysis) defsCalled(fnExpr int32, c *callInfo) []int32 {
+func (v *valueFlow) defsCalled(fnExpr int32, c *callInfo) []int32 {
+	a := v.a
 	t := a.t
 	fnExpr = t.Unwrap(fnExpr)
 	if t.Chain(fnExpr) == nil {
@@ -529,7 +542,7 @@ func (a *analysis) defsCalled(fnExpr int32, c *callInfo) []int32 {
 		}
 		return defs
 	}
-	inits := a.classInits()[name]
+	inits := v.classInits()[name]
 	if len(inits) > maxValueDefs {
 		return nil
 	}
@@ -538,8 +551,8 @@ func (a *analysis) defsCalled(fnExpr int32, c *callInfo) []int32 {
 
 // classInits maps each class name of the buffer to the __init__
 // definitions of its classes; made once.
-func (a *analysis) classInits() map[string][]int32 {
-	v := a.vals
+func (v *valueFlow) classInits() map[string][]int32 {
+	a := v.a
 	if v.inits != nil {
 		return v.inits
 	}
@@ -560,8 +573,8 @@ func (a *analysis) classInits() map[string][]int32 {
 
 // paramIndexes maps a definition's parameter names to their indexes;
 // made once per definition.
-func (a *analysis) paramIndexes(def int32) map[string]int {
-	v := a.vals
+func (v *valueFlow) paramIndexes(def int32) map[string]int {
+	a := v.a
 	if v.byName == nil {
 		v.byName = map[int32]map[string]int{}
 	}
@@ -628,22 +641,23 @@ const maxDictWrites = 64
 // in the same function, in source order. ok is false when n is no dict
 // the file builds.
 func (a *analysis) builtDict(n, at int32) (out []dictEntry, ok bool) {
-	return a.builtDictDepth(n, at, 0)
+	return a.valueState().builtDictDepth(n, at, 0)
 }
 
 // maxDictCalls bounds how many functions deep builtDict follows a dict
 // that a function of the buffer builds and returns (options=opts()).
 const maxDictCalls = 2
 
-func (a *analysis) builtDictDepth(n, at int32, depth int) (out []dictEntry, ok bool) {
+func (v *valueFlow) builtDictDepth(n, at int32, depth int) (out []dictEntry, ok bool) {
+	a := v.a
 	t := a.t
 	d := a.resolve(n)
-	out, ok = a.dictDisplay(d)
+	out, ok = v.dictDisplay(d)
 	if !ok {
 		// options=make_options(): the dict its one return gives back, as
 		// built before that return.
-		if r := a.onlyReturn(d); r >= 0 && depth < maxDictCalls {
-			return a.builtDictDepth(r, r, depth+1)
+		if r := v.onlyReturn(d); r >= 0 && depth < maxDictCalls {
+			return v.builtDictDepth(r, r, depth+1)
 		}
 		return nil, false
 	}
@@ -651,7 +665,7 @@ func (a *analysis) builtDictDepth(n, at int32, depth int) (out []dictEntry, ok b
 	if t.Kind(name) != syntax.KindIdentifier {
 		return out, true
 	}
-	a.dictWriteIndex()
+	v.dictWriteIndex()
 	fn := t.fnOf[d]
 	type write struct {
 		start   int
@@ -675,7 +689,7 @@ func (a *analysis) builtDictDepth(n, at int32, depth int) (out []dictEntry, ok b
 		}
 		var es []dictEntry
 		for _, arg := range c.args {
-			if e, ok := a.dictDisplay(a.resolve(arg)); ok {
+			if e, ok := v.dictDisplay(a.resolve(arg)); ok {
 				es = append(es, e...)
 			}
 		}
@@ -694,7 +708,8 @@ func (a *analysis) builtDictDepth(n, at int32, depth int) (out []dictEntry, ok b
 
 // dictDisplay reads the string-keyed entries of a dict display or of
 // dict(...) made from one, from pairs, from **displays or from keywords.
-func (a *analysis) dictDisplay(d int32) ([]dictEntry, bool) {
+func (v *valueFlow) dictDisplay(d int32) ([]dictEntry, bool) {
+	a := v.a
 	t := a.t
 	d = t.Unwrap(d)
 	var out []dictEntry
@@ -709,7 +724,7 @@ func (a *analysis) dictDisplay(d int32) ([]dictEntry, bool) {
 				}
 			case syntax.KindDictionarySplat:
 				if cs := t.CodeChildren(p); len(cs) == 1 && t.Kind(t.Unwrap(cs[0])) == syntax.KindDictionary {
-					e, _ := a.dictDisplay(cs[0])
+					e, _ := v.dictDisplay(cs[0])
 					out = append(out, e...)
 				}
 			}
@@ -730,11 +745,11 @@ func (a *analysis) dictDisplay(d int32) ([]dictEntry, bool) {
 				}
 			case syntax.KindDictionarySplat:
 				if cs := t.CodeChildren(arg); len(cs) == 1 && t.Kind(t.Unwrap(cs[0])) == syntax.KindDictionary {
-					e, _ := a.dictDisplay(cs[0])
+					e, _ := v.dictDisplay(cs[0])
 					out = append(out, e...)
 				}
 			case syntax.KindDictionary:
-				e, _ := a.dictDisplay(arg)
+				e, _ := v.dictDisplay(arg)
 				out = append(out, e...)
 			case syntax.KindList, syntax.KindTuple:
 				// dict([("k", v), ...])
@@ -759,8 +774,8 @@ func (a *analysis) dictDisplay(d int32) ([]dictEntry, bool) {
 
 // dictWriteIndex indexes the item assignments name[k] = v and the calls
 // name.update(...) by name, at most maxDictWrites each; made once.
-func (a *analysis) dictWriteIndex() {
-	v := a.valueState()
+func (v *valueFlow) dictWriteIndex() {
+	a := v.a
 	if v.itemWrites != nil {
 		return
 	}
@@ -875,8 +890,8 @@ func (c *checker) spellingDefined(spelling string) bool {
 // Memoized per round, so a function costs its returns once per round
 // however often it is called; a function returning a call of itself
 // (directly or not) finds nothing more there.
-func (a *analysis) returnSites(def int32) []*compileSite {
-	v := a.vals
+func (v *valueFlow) returnSites(def int32) []*compileSite {
+	a := v.a
 	if ss, ok := v.returned[def]; ok {
 		return ss
 	}
@@ -886,12 +901,12 @@ func (a *analysis) returnSites(def int32) []*compileSite {
 	v.srcBuf = nil
 	for _, r := range a.returns[def] {
 		a.work++
-		a.collectSources(r, def, 1)
+		v.collectSources(r, def, 1)
 	}
 	var ss []*compileSite
 	for _, src := range v.srcBuf {
 		a.work++
-		ss = append(ss, a.srcSites(src)...)
+		ss = append(ss, v.srcSites(src)...)
 	}
 	v.srcBuf = saved
 	v.returned[def] = ss
@@ -903,7 +918,8 @@ func (a *analysis) returnSites(def int32) []*compileSite {
 // compile, or a method compiling self in place: self.compile(...)), the
 // class's instances as a target (classKey): Net() of such a class is a
 // compiled callable, which followValues then follows.
-func (a *analysis) instanceSite(s *compileSite) {
+func (v *valueFlow) instanceSite(s *compileSite) {
+	a := v.a
 	t := a.t
 	cls := int32(-1)
 	switch {
@@ -926,7 +942,7 @@ func (a *analysis) instanceSite(s *compileSite) {
 	}
 	if nm := t.Child(cls, syntax.FieldName); nm >= 0 {
 		name := t.Text(nm)
-		a.addTarget([]*compileSite{s}, classKey(name))
+		v.addTarget([]*compileSite{s}, classKey(name))
 	}
 }
 
@@ -934,7 +950,8 @@ func (a *analysis) instanceSite(s *compileSite) {
 // returns when it returns a new thread pool (def make_pool(): return
 // ThreadPoolExecutor(4) ... pool = make_pool()), as pools, before the
 // thread starts are read.
-func (a *analysis) poolFactories() {
+func (v *valueFlow) poolFactories() {
+	a := v.a
 	t := a.t
 	for def, rs := range a.returns {
 		for _, r := range rs {
@@ -986,8 +1003,9 @@ func (s *compileSite) compiler() string {
 // self.encoder compiled, runs it. Only the calls forward makes itself
 // count (not those of the methods it calls), so a round costs the
 // forwards' calls once.
-func (a *analysis) flowForwards() {
-	t, v := a.t, a.vals
+func (v *valueFlow) flowForwards() {
+	a := v.a
+	t := a.t
 	if v.forwards == nil {
 		v.forwards = map[string][]int32{}
 		for _, name := range [...]string{"forward", "__call__"} {
@@ -1007,7 +1025,7 @@ func (a *analysis) flowForwards() {
 		for _, def := range defs {
 			for _, c := range a.callsIn(def) {
 				a.work++
-				a.flowInto(a.sourcesOf(c.calleeNode, c.fn), classKey(class))
+				v.flowInto(v.sourcesOf(c.calleeNode, c.fn), classKey(class))
 			}
 		}
 	}
@@ -1015,7 +1033,8 @@ func (a *analysis) flowForwards() {
 
 // onlyReturn is, for a call of a function the buffer defines once with
 // one return statement, the value it returns; else -1.
-func (a *analysis) onlyReturn(call int32) int32 {
+func (v *valueFlow) onlyReturn(call int32) int32 {
+	a := v.a
 	t := a.t
 	call = t.Unwrap(call)
 	if t.Kind(call) != syntax.KindCall {
