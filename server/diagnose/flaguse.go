@@ -46,6 +46,9 @@ func (c *checker) flagUse() {
 }
 
 func (c *checker) unknownFlag(r *FlagRef) {
+	if r.Spelling == SpellOptionsKey && c.files.find("torch/__init__.py", 0, "options.pop(\""+r.Key+"\"") >= 0 {
+		return // torch.compile takes it out of options itself (guard_filter_fn, 2.11)
+	}
 	what := fmt.Sprintf("%s is not a flag of %s in %s (the target's)", r.Key, r.Module, c.torchName())
 	if r.Spelling == SpellOptionsKey {
 		what = fmt.Sprintf("%q is not an option of torch.compile in %s (the target's): %s has no flag %s",
