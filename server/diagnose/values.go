@@ -37,6 +37,7 @@ type valueFlow struct {
 	itemWrites map[string][]int32
 	updates    map[string][]*callInfo
 	inits      map[string][]int32       // class name → its __init__ definitions (made on first use)
+	classes    map[string]bool          // the buffer's class names (made on first use)
 	byName     map[int32]map[string]int // function definition → its parameters' indexes by name
 	flows      []int32                  // assignments and for clauses, in source order (walk collects them)
 	calls      []*callInfo              // calls with arguments: they may pass a compiled callable on
@@ -313,6 +314,7 @@ func (v *valueFlow) flowInto(srcs []valueSrc, dst string) {
 // containerReads are the methods that give back what a container holds.
 var containerReads = map[string]bool{
 	"get": true, "values": true, "items": true, "pop": true, "setdefault": true, "popitem": true,
+	"get_nowait": true, "popleft": true,
 }
 
 // holdsArgs are the builtins and torch.nn containers whose result holds
@@ -336,6 +338,7 @@ var returnsSelf = map[string]bool{
 // container they are called on.
 var containerWrites = map[string]bool{
 	"append": true, "insert": true, "add": true, "update": true, "setdefault": true, "extend": true, "appendleft": true,
+	"put": true, "put_nowait": true, // queue.Queue: a worker's get() gives it back
 }
 
 // flowAssign follows x = v, x.a = v, x[k] = v and for x in v: what v may
@@ -421,7 +424,16 @@ func (v *valueFlow) flowCall(c *callInfo) {
 	if fnExpr < 0 {
 		return
 	}
-	for _, def := range v.defsCalled(fnExpr, c) {
+	defs := v.defsCalled(fnExpr, c)
+	if len(defs) == 0 && t.Kind(t.Unwrap(fnExpr)) == syntax.KindIdentifier && v.classNames()[t.Text(t.Unwrap(fnExpr))] {
+		// Config(model=compiled) of a class without __init__ (a
+		// dataclass, a NamedTuple): cfg.model holds it.
+		for _, kw := range kwargs {
+			a.work++
+			v.flowInto(v.sourcesOf(kw.value, c.fn), t.Text(kw.name))
+		}
+	}
+	for _, def := range defs {
 		params := a.params(def)
 		idx := v.paramIndexes(def)
 		for i, arg := range args {
@@ -547,6 +559,21 @@ func (v *valueFlow) defsCalled(fnExpr int32, c *callInfo) []int32 {
 		return nil
 	}
 	return inits
+}
+
+// classNames are the names of the buffer's classes; made once.
+func (v *valueFlow) classNames() map[string]bool {
+	if v.classes == nil {
+		a := v.a
+		v.classes = map[string]bool{}
+		for _, c := range a.classes {
+			a.work++
+			if nm := a.t.Child(c, syntax.FieldName); nm >= 0 {
+				v.classes[a.t.Text(nm)] = true
+			}
+		}
+	}
+	return v.classes
 }
 
 // classInits maps each class name of the buffer to the __init__
