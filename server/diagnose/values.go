@@ -113,8 +113,10 @@ func (a *analysis) followValues() {
 			v.has[siteKey{s, k}] = true
 		}
 		v.instanceSite(s)
-		if s.node < 0 || s.call == nil && t.Kind(t.Parent(s.node)) == syntax.KindDecorator {
-			continue // a decorator's site is its function's name, not an expression's value
+		if s.node < 0 || s.kind == siteInPlace || s.call == nil && t.Kind(t.Parent(s.node)) == syntax.KindDecorator {
+			// A decorator's site is its function's name, and
+			// model.compile(...) returns None: neither is a value.
+			continue
 		}
 		v.siteAt[s.node] = append(v.siteAt[s.node], s)
 		// torch.compile(mode=...)(f) and torch._dynamo.optimize(...)(f):
