@@ -220,8 +220,8 @@ func (v *valueFlow) collectSources(n, fn int32, depth int) {
 	switch t.Kind(n) {
 	case syntax.KindIdentifier:
 		add(valueSrc{key: t.Text(n), node: -1})
-		if fn >= 0 {
-			add(valueSrc{key: paramKey(fn, t.Text(n)), node: -1})
+		if k := v.paramOf(fn, t.Text(n)); k != "" {
+			add(valueSrc{key: k, node: -1})
 		}
 	case syntax.KindAttribute:
 		if t.Chain(n) != nil {
@@ -624,7 +624,7 @@ func (v *valueFlow) paramIndexes(def int32) map[string]int {
 // calleeKeys appends to dst the target keys a call reaches compiled code
 // by: its callee's name, the container a subscript callee reads
 // (models[k](x) → models), and the parameter key of a callee that is a
-// parameter of the calling function.
+// parameter of the calling function or of one enclosing it.
 func (a *analysis) calleeKeys(dst []string, c *callInfo) []string {
 	dst = append(dst, c.callee)
 	if a.vals == nil || a.vals.added == 0 {
@@ -635,20 +635,38 @@ func (a *analysis) calleeKeys(dst []string, c *callInfo) []string {
 	case syntax.KindSubscript:
 		if name := a.containerName(c.calleeNode); name != "" {
 			dst = append(dst, name)
-			if c.fn >= 0 {
-				if k := paramKey(c.fn, name); len(a.siteByTarget[k]) > 0 {
-					dst = append(dst, k)
-				}
-			}
-		}
-	case syntax.KindIdentifier:
-		if c.fn >= 0 {
-			if k := paramKey(c.fn, c.callee); len(a.siteByTarget[k]) > 0 {
+			if k := a.vals.paramOf(c.fn, name); k != "" && len(a.siteByTarget[k]) > 0 {
 				dst = append(dst, k)
 			}
 		}
+	case syntax.KindIdentifier:
+		if k := a.vals.paramOf(c.fn, c.callee); k != "" && len(a.siteByTarget[k]) > 0 {
+			dst = append(dst, k)
+		}
 	}
 	return dst
+}
+
+// maxClosureDepth bounds how many enclosing functions a name is looked
+// up in as a parameter (def start(model): def loop(): model(x)).
+const maxClosureDepth = 3
+
+// paramOf is the target key of the parameter name is in function fn: a
+// parameter of fn, or of a function enclosing it (a closure's); "" when
+// it is none, within maxClosureDepth functions.
+func (v *valueFlow) paramOf(fn int32, name string) string {
+	t := v.a.t
+	for range maxClosureDepth {
+		if fn < 0 {
+			return ""
+		}
+		v.a.work++
+		if _, ok := v.paramIndexes(fn)[name]; ok {
+			return paramKey(fn, name)
+		}
+		fn = t.fnOf[fn]
+	}
+	return ""
 }
 
 // dictEntry is one string key of a dict the file builds, and the value
