@@ -162,18 +162,22 @@ func (ch *Checks) withDocument(doc *source.Snapshot, buf *pybuf.Buffer, cat *gat
 	if model == nil || !current || path == "" {
 		return model, nil
 	}
-	// The facts are read outside the lock: a large file's take time.
+	// The facts are read outside the lock: a large file's take time. A
+	// version whose text is the model's already (a file opened as it is
+	// on disk, as the command line opens every file) changes nothing.
 	var f *wsmodel.File
 	if !seen || v != doc.Version() {
-		f = ix.FileOf(path, buf)
+		if have, ok := model.File(path); !ok || have.Hash != sha256.Sum256([]byte(doc.Text())) {
+			f = ix.FileOf(path, buf)
+		}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.cat != cat || m.model == nil {
 		return m.model, nil
 	}
+	m.versions[path] = doc.Version()
 	if f != nil {
-		m.versions[path] = doc.Version()
 		m.model = m.model.With(f)
 	}
 	verdicts := m.model.Verdicts()

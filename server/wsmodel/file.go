@@ -8,6 +8,7 @@
 package wsmodel
 
 import (
+	"crypto/sha256"
 	"slices"
 	"strings"
 	"sync"
@@ -77,12 +78,25 @@ type Call struct {
 	Scope  string
 	Callee Expr
 	// Args are its positional arguments (Kind 0 where one cannot be
-	// followed), Kwargs its keyword arguments.
+	// followed), Kwargs its keyword arguments that can be.
 	Args   []Expr
-	Kwargs map[string]Expr
+	Kwargs []Kwarg
 	Line   int
 	Span   pybuf.Span // the callee as written
-	Text   string     // the call, on one line, shortened
+}
+
+// Kwarg is a keyword argument.
+type Kwarg struct {
+	Name  string
+	Value Expr
+}
+
+// Text is the call as a message shows it: its callee and "(…)".
+func (c *Call) Text() string {
+	if c.Callee.Kind == ExprSubscript {
+		return c.Callee.Text + "[…](…)"
+	}
+	return c.Callee.Text + "(…)"
 }
 
 // Compile is a compile site: where the compiled code's settings are
@@ -112,7 +126,9 @@ type Start struct {
 
 // File is what one version of a Python file tells the model.
 type File struct {
-	Path   string // absolute, local
+	Path string // absolute, local
+	// Hash is the SHA-256 of the text the facts were read from.
+	Hash   [32]byte
 	Module string // dotted, from the file's place under a root; "" if none
 	// Package is the module relative imports are resolved against.
 	Package  string
@@ -129,16 +145,20 @@ type File struct {
 	scopes    *fileScopes
 }
 
-// maxTextLen bounds the text of a call kept for messages.
-const maxTextLen = 60
-
 // Extract reads a file's facts from its parse. module is the file's
 // module name ("" when it lies under no root); facts are the diagnose
-// package's facts of the same buffer.
-func Extract(path, module string, buf *pybuf.Buffer, facts diagnose.Facts) *File {
+// package's facts of the same buffer. tops, when known, are the
+// workspace's top-level module names: a call of what another package
+// gives (torch.cat, np.zeros) or of a builtin leads to no code of the
+// workspace, and is not kept.
+func Extract(path, module string, buf *pybuf.Buffer, facts diagnose.Facts, tops map[string]bool) *File {
 	f := &File{Path: path, Module: module, Package: packageOf(path, module), Imports: map[string]string{}}
 	t := buf.Tree()
-	if t == nil || t.Len() == 0 {
+	if t == nil {
+		return f
+	}
+	f.Hash = sha256.Sum256(t.Src())
+	if t.Len() == 0 {
 		return f
 	}
 	for _, imp := range buf.Imports() {
@@ -153,7 +173,7 @@ func Extract(path, module string, buf *pybuf.Buffer, facts diagnose.Facts) *File
 			f.Imports[imp.Name] = q
 		}
 	}
-	x := &extractor{t: t, f: f, compiles: map[int32]int{}, starts: map[int32][]int{}, decorates: map[int32]int{}}
+	x := &extractor{t: t, f: f, compiles: map[int32]int{}, starts: map[int32][]int{}, decorates: map[int32]int{}, texts: map[string]string{}}
 	for _, c := range facts.Compiles {
 		i := len(f.Compiles)
 		f.Compiles = append(f.Compiles, Compile{Line: c.Span.Start.Line, Span: c.Span, CUDAGraphs: c.CUDAGraphs, ThreadHazard: c.ThreadHazard, Why: c.Why})
@@ -169,6 +189,11 @@ func Extract(path, module string, buf *pybuf.Buffer, facts diagnose.Facts) *File
 	}
 	x.facts = facts
 	x.walk(t.Root(), "", "")
+	if tops != nil {
+		x.dropOutsideCalls(tops)
+	}
+	// The facts are kept as long as the file's version is: no slack.
+	f.Defs, f.Bindings, f.Returns = slices.Clone(f.Defs), slices.Clone(f.Bindings), slices.Clone(f.Returns)
 	return f
 }
 
@@ -233,9 +258,10 @@ type extractor struct {
 	t         *syntax.Tree
 	f         *File
 	facts     diagnose.Facts
-	compiles  map[int32]int   // compile site node → index in f.Compiles
-	starts    map[int32][]int // start node → indexes in facts.Starts
-	decorates map[int32]int   // decorated definition → its compile site
+	compiles  map[int32]int     // compile site node → index in f.Compiles
+	starts    map[int32][]int   // start node → indexes in facts.Starts
+	decorates map[int32]int     // decorated definition → its compile site
+	texts     map[string]string // intern's
 }
 
 func join(scope, name string) string {
@@ -279,7 +305,7 @@ func (x *extractor) walk(n int32, scope, class string) {
 		d := Def{Qual: q, IsClass: true, Line: t.StartPos(n).Line, Compiled: -1}
 		if sup := t.Child(n, syntax.FieldSuperclasses); sup >= 0 {
 			for _, b := range t.CodeChildren(sup) {
-				if s := chainText(t, b); s != "" {
+				if s := x.chain(b); s != "" {
 					d.Bases = append(d.Bases, s)
 				}
 			}
@@ -302,14 +328,14 @@ func (x *extractor) walk(n int32, scope, class string) {
 		if v := t.Child(n, syntax.FieldValue); v >= 0 && t.Kind(v) == syntax.KindAsPattern {
 			if al := t.Child(v, syntax.FieldAlias); al >= 0 {
 				if e, ok := x.expr(t.FirstChild(v)); ok {
-					x.bind(scope, chainText(t, t.Unwrap(t.FirstChild(al))), e)
+					x.bind(scope, x.chain(t.Unwrap(t.FirstChild(al))), e)
 				}
 			}
 		}
 	case syntax.KindCall:
 		fn := t.Child(n, syntax.FieldFunction)
 		if e, ok := x.callee(fn); ok {
-			c := Call{Scope: scope, Callee: e, Line: t.StartPos(n).Line, Span: t.Span(fn), Text: oneLine(t.Text(n))}
+			c := Call{Scope: scope, Callee: e, Line: t.StartPos(n).Line, Span: t.Span(fn)}
 			c.Args, c.Kwargs = x.arguments(n)
 			x.f.Calls = append(x.f.Calls, c)
 		}
@@ -337,9 +363,9 @@ func (x *extractor) assignment(n int32, scope string) {
 	target := ""
 	switch left = t.Unwrap(left); t.Kind(left) {
 	case syntax.KindIdentifier, syntax.KindAttribute:
-		target = chainText(t, left)
+		target = x.chain(left)
 	case syntax.KindSubscript:
-		if s := chainText(t, t.Unwrap(t.Child(left, syntax.FieldValue))); s != "" {
+		if s := x.chain(t.Unwrap(t.Child(left, syntax.FieldValue))); s != "" {
 			target = s + "[]"
 		}
 	}
@@ -402,16 +428,16 @@ func (x *extractor) expr(n int32) (Expr, bool) {
 	}
 	switch t.Kind(n) {
 	case syntax.KindIdentifier, syntax.KindAttribute:
-		if s := chainText(t, n); s != "" {
+		if s := x.chain(n); s != "" {
 			return Expr{Kind: ExprName, Text: s}, true
 		}
 	case syntax.KindSubscript:
-		if s := chainText(t, t.Unwrap(t.Child(n, syntax.FieldValue))); s != "" {
+		if s := x.chain(t.Unwrap(t.Child(n, syntax.FieldValue))); s != "" {
 			return Expr{Kind: ExprSubscript, Text: s}, true
 		}
 	case syntax.KindCall:
 		fn := t.Unwrap(t.Child(n, syntax.FieldFunction))
-		s := chainText(t, fn)
+		s := x.chain(fn)
 		if s == "functools.partial" || s == "partial" {
 			// partial(f, ...) runs f.
 			if args := t.Child(n, syntax.FieldArguments); args >= 0 {
@@ -435,15 +461,70 @@ func (x *extractor) callee(n int32) (Expr, bool) {
 	n = t.Unwrap(n)
 	switch t.Kind(n) {
 	case syntax.KindIdentifier, syntax.KindAttribute:
-		if s := chainText(t, n); s != "" {
+		if s := x.chain(n); s != "" {
 			return Expr{Kind: ExprName, Text: s}, true
 		}
 	case syntax.KindSubscript:
-		if s := chainText(t, t.Unwrap(t.Child(n, syntax.FieldValue))); s != "" {
+		if s := x.chain(t.Unwrap(t.Child(n, syntax.FieldValue))); s != "" {
 			return Expr{Kind: ExprSubscript, Text: s}, true
 		}
 	}
 	return Expr{}, false
+}
+
+// builtins are Python's builtin functions and classes: a call of one
+// leads to no code of the workspace unless the file binds the name.
+var builtins = map[string]bool{
+	"abs": true, "all": true, "any": true, "bool": true, "bytes": true, "callable": true, "dict": true, "dir": true,
+	"divmod": true, "enumerate": true, "filter": true, "float": true, "format": true, "frozenset": true, "getattr": true,
+	"hasattr": true, "hash": true, "id": true, "int": true, "isinstance": true, "issubclass": true, "iter": true,
+	"len": true, "list": true, "map": true, "max": true, "min": true, "next": true, "object": true, "open": true,
+	"ord": true, "chr": true, "print": true, "range": true, "repr": true, "reversed": true, "round": true, "set": true,
+	"setattr": true, "slice": true, "sorted": true, "str": true, "sum": true, "super": true, "tuple": true, "type": true,
+	"vars": true, "zip": true, "ValueError": true, "TypeError": true, "RuntimeError": true, "KeyError": true,
+	"NotImplementedError": true, "AssertionError": true, "Exception": true, "IndexError": true, "AttributeError": true,
+}
+
+// dropOutsideCalls leaves out the calls that lead to no code of the
+// workspace: a chain whose first name the file imports from a package
+// that is not the workspace's, or a builtin the file does not bind.
+// Most calls of a model's code are torch's, and keeping them would cost
+// the model more memory than the workspace's source.
+func (x *extractor) dropOutsideCalls(tops map[string]bool) {
+	f := x.f
+	bound := map[string]bool{}
+	for _, d := range f.Defs {
+		bound[d.Qual] = true
+	}
+	for _, b := range f.Bindings {
+		bound[b.Target] = true
+	}
+	star := false
+	for name := range f.Imports {
+		star = star || name == "*"
+	}
+	outside := func(text string) bool {
+		head, _, _ := strings.Cut(text, ".")
+		if q, ok := f.Imports[head]; ok {
+			top, _, _ := strings.Cut(q, ".")
+			return !tops[top]
+		}
+		return builtins[head] && !bound[head] && !star
+	}
+	n := 0
+	for i := range f.Calls {
+		if c := &f.Calls[i]; c.Callee.Kind != ExprName || !outside(c.Callee.Text) {
+			n++
+		}
+	}
+	// A new array of the size kept: the one append grew holds them all.
+	kept := make([]Call, 0, n)
+	for _, c := range f.Calls {
+		if c.Callee.Kind != ExprName || !outside(c.Callee.Text) {
+			kept = append(kept, c)
+		}
+	}
+	f.Calls = kept
 }
 
 // maxArgs bounds the arguments of a call the model keeps.
@@ -480,26 +561,23 @@ func (x *extractor) params(def int32) []string {
 }
 
 // arguments are a call's positional and keyword arguments.
-func (x *extractor) arguments(call int32) ([]Expr, map[string]Expr) {
+func (x *extractor) arguments(call int32) ([]Expr, []Kwarg) {
 	t := x.t
 	args := t.Child(call, syntax.FieldArguments)
 	if args < 0 || t.Kind(args) != syntax.KindArgumentList {
 		return nil, nil
 	}
 	var pos []Expr
-	var kws map[string]Expr
+	var kws []Kwarg
 	for _, a := range t.CodeChildren(args) {
 		switch t.Kind(a) {
 		case syntax.KindKeywordArgument:
 			name, v := t.Child(a, syntax.FieldName), t.Child(a, syntax.FieldValue)
 			if e, ok := x.expr(v); ok && name >= 0 && len(kws) < maxArgs {
-				if kws == nil {
-					kws = map[string]Expr{}
-				}
-				kws[t.Text(name)] = e
+				kws = append(kws, Kwarg{x.intern(t.Text(name)), e})
 			}
 		case syntax.KindListSplat, syntax.KindDictionarySplat:
-			return pos, kws // positions past a splat are unknown
+			return trimArgs(pos), kws // positions past a splat are unknown
 		default:
 			if len(pos) >= maxArgs {
 				continue
@@ -508,7 +586,28 @@ func (x *extractor) arguments(call int32) ([]Expr, map[string]Expr) {
 			pos = append(pos, e)
 		}
 	}
-	return pos, kws
+	return trimArgs(pos), kws
+}
+
+// trimArgs drops the arguments past the last that can be followed: most
+// calls pass none.
+func trimArgs(pos []Expr) []Expr {
+	for len(pos) > 0 && pos[len(pos)-1].Kind == 0 {
+		pos = pos[:len(pos)-1]
+	}
+	if len(pos) == 0 {
+		return nil
+	}
+	return slices.Clip(pos)
+}
+
+// intern keeps one copy of each text of the file: names repeat.
+func (x *extractor) intern(s string) string {
+	if v, ok := x.texts[s]; ok {
+		return v
+	}
+	x.texts[s] = s
+	return s
 }
 
 // startArgs are the arguments a start passes its callable: Thread's and
@@ -618,6 +717,9 @@ func (x *extractor) lambdaCalls(n int32, st *Start) {
 	}
 }
 
+// chain is chainText, interned.
+func (x *extractor) chain(n int32) string { return x.intern(chainText(x.t, n)) }
+
 // chainText is a chain of names as written (a.b.c), or "".
 func chainText(t *syntax.Tree, n int32) string {
 	if n < 0 {
@@ -632,17 +734,4 @@ func chainText(t *syntax.Tree, n int32) string {
 		parts[i] = t.Text(id)
 	}
 	return strings.Join(parts, ".")
-}
-
-// oneLine shortens a call's text for a message.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > maxTextLen {
-		cut := maxTextLen
-		for cut > 0 && s[cut]&0xC0 == 0x80 {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
 }

@@ -45,6 +45,9 @@ type Indexer struct {
 	// Exclude is a directory never indexed (torchlsp's cache: its mirrors
 	// are torch's files, not the user's), wherever it lies.
 	Exclude string
+	// tops are the workspace's top-level module names, once a build has
+	// walked it (set by Build before any file is read, then only read).
+	tops map[string]bool
 	// CacheFile, when set, keeps each file's facts between builds, under
 	// CacheKey (what the facts were read against: the target's torch,
 	// its site and environment); a file whose size and modification time
@@ -114,7 +117,20 @@ func isIdentifier(s string) bool {
 // FileOf reads the facts of a parsed file (an open document's version,
 // or a file read from disk).
 func (ix *Indexer) FileOf(path string, buf *pybuf.Buffer) *File {
-	return Extract(path, ModuleOf(ix.Paths, path), buf, ix.Facts(buf))
+	return Extract(path, ModuleOf(ix.Paths, path), buf, ix.Facts(buf), ix.tops)
+}
+
+// topLevel are the module names the files of a build start with, under
+// each import path: a package's directory, a module's name.
+func (ix *Indexer) topLevel(files []string) map[string]bool {
+	tops := map[string]bool{}
+	for _, f := range files {
+		if m := ModuleOf(ix.Paths, f); m != "" {
+			top, _, _ := strings.Cut(m, ".")
+			tops[top] = true
+		}
+	}
+	return tops
 }
 
 // Build indexes every Python file under the roots, as the one walker of
@@ -122,16 +138,25 @@ func (ix *Indexer) FileOf(path string, buf *pybuf.Buffer) *File {
 // directories skipped; no link followed), each read through its limit.
 // Files that cannot be read or parsed are left out and counted.
 func (ix *Indexer) Build(ctx context.Context) (*Model, Stats, error) {
-	var files []*File
 	var st Stats
-	cached := loadCache(ix.CacheFile, ix.CacheKey+"\x00"+strings.Join(ix.Paths, "\x00"))
-	kept := map[string]diskEntry{}
+	type rootFiles struct {
+		root  string
+		r     *os.Root
+		paths []string
+	}
+	var walked []rootFiles
+	defer func() {
+		for _, w := range walked {
+			w.r.Close()
+		}
+	}()
+	var all []string
 	for _, root := range ix.Roots {
 		r, err := os.OpenRoot(root)
 		if err != nil {
 			return nil, st, fmt.Errorf("index the workspace %s: %w", root, err)
 		}
-		var paths []string
+		w := rootFiles{root: root, r: r}
 		err = wswalk.Walk(ctx, r.FS(), ix.Limits.MaxEntries, func(p string, d fs.DirEntry, err error) error {
 			if err == nil && d.IsDir() && ix.excluded(filepath.Join(root, filepath.FromSlash(p))) {
 				return fs.SkipDir
@@ -140,28 +165,42 @@ func (ix *Indexer) Build(ctx context.Context) (*Model, Stats, error) {
 				return nil
 			}
 			if strings.HasSuffix(p, ".py") && d.Type().IsRegular() {
-				paths = append(paths, p)
+				w.paths = append(w.paths, p)
+				all = append(all, filepath.Join(root, filepath.FromSlash(p)))
 			}
 			return nil
 		})
+		walked = append(walked, w)
 		if err != nil && !errors.As(err, new(*wswalk.EntryLimitError)) {
-			r.Close()
 			return nil, st, fmt.Errorf("index the workspace %s: %w", root, err)
 		}
 		if err != nil {
 			st.Truncated = err.Error()
 		}
-		for _, p := range paths {
+	}
+	ix.tops = ix.topLevel(all)
+	tops := make([]string, 0, len(ix.tops))
+	for t := range ix.tops {
+		tops = append(tops, t)
+	}
+	sort.Strings(tops)
+	// The facts depend on what they were read against, on how modules
+	// are named, and on which names are the workspace's.
+	key := ix.CacheKey + "\x00" + strings.Join(ix.Paths, "\x00") + "\x00" + strings.Join(tops, ",")
+	cached := loadCache(ix.CacheFile, key)
+	kept := map[string]diskEntry{}
+	var files []*File
+	for _, w := range walked {
+		for _, p := range w.paths {
 			if err := ctx.Err(); err != nil {
-				r.Close()
 				return nil, st, err
 			}
 			if len(files) >= ix.Limits.MaxFiles {
 				st.Truncated = fmt.Sprintf("past the %d files a model indexes", ix.Limits.MaxFiles)
 				break
 			}
-			full := filepath.Join(root, filepath.FromSlash(p))
-			fh, info, err := localfile.OpenIn(r, p)
+			full := filepath.Join(w.root, filepath.FromSlash(p))
+			fh, info, err := localfile.OpenIn(w.r, p)
 			if err != nil {
 				st.Skipped++
 				continue
@@ -182,7 +221,6 @@ func (ix *Indexer) Build(ctx context.Context) (*Model, Stats, error) {
 			buf, err := ix.Parse(ctx, text)
 			if err != nil {
 				if ctx.Err() != nil {
-					r.Close()
 					return nil, st, ctx.Err()
 				}
 				st.Skipped++
@@ -193,11 +231,10 @@ func (ix *Indexer) Build(ctx context.Context) (*Model, Stats, error) {
 			files = append(files, f)
 			kept[full] = diskEntry{Size: info.Size(), ModTime: info.ModTime().UnixNano(), File: f}
 		}
-		r.Close()
 	}
 	st.Files = len(files)
 	if st.Cached != st.Files || len(kept) != len(cached) {
-		if err := saveCache(ix.CacheFile, ix.CacheKey+"\x00"+strings.Join(ix.Paths, "\x00"), kept); err != nil {
+		if err := saveCache(ix.CacheFile, key, kept); err != nil {
 			st.CacheError = err.Error()
 		}
 	}

@@ -17,7 +17,6 @@ type Model struct {
 	once    sync.Once
 	modules map[string]*File  // module → its file
 	defs    map[string]defRef // module.Qual (":path:Qual" for a file under no root) → definition
-	scopes  map[*File]*fileScopes
 	// verdictOnce guards verdict, computed on first use.
 	verdictOnce sync.Once
 	verdict     *Verdicts
@@ -93,7 +92,6 @@ func (m *Model) link() {
 	m.once.Do(func() {
 		m.modules = map[string]*File{}
 		m.defs = map[string]defRef{}
-		m.scopes = map[*File]*fileScopes{}
 		paths := make([]string, 0, len(m.files))
 		for p := range m.files {
 			paths = append(paths, p)
@@ -111,7 +109,6 @@ func (m *Model) link() {
 		}
 		for _, p := range paths {
 			f := m.files[p]
-			fs := f.index()
 			for i := range f.Defs {
 				d := &f.Defs[i]
 				switch {
@@ -123,14 +120,14 @@ func (m *Model) link() {
 					m.defs[f.Module+"."+d.Qual] = defRef{f, d}
 				}
 			}
-			m.scopes[f] = fs
 		}
 	})
 }
 
 // index is the file's bindings, returns and calls by scope, made once
-// per File (a File is never changed), so that a new version of the model
-// indexes only the files that changed.
+// per File (a File is never changed) when a resolution first reads the
+// file: a new version of the model indexes only the files that changed,
+// and files no path reaches are never indexed.
 func (f *File) index() *fileScopes {
 	f.indexOnce.Do(func() {
 		fs := &fileScopes{bindings: map[string]map[string][]Expr{}, attrs: map[string]map[string][]scoped{},

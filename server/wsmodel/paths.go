@@ -148,7 +148,7 @@ func crosses(f *File, steps []step) bool {
 func (m *Model) pathTo(from *File, st *Start, steps []step) []diagnose.Related {
 	out := []diagnose.Related{m.related(from, st.Line, "the thread starts here: "+st.How)}
 	for _, s := range steps {
-		out = append(out, m.related(s.file, s.call.Line, "then "+s.call.Text))
+		out = append(out, m.related(s.file, s.call.Line, "then "+s.call.Text()))
 	}
 	return out
 }
@@ -163,7 +163,7 @@ func (m *Model) pathOf(h hit) []diagnose.Related {
 	out := m.pathTo(h.from, h.start, h.steps)
 	add := func(f *File, line int, msg string) { out = append(out, m.related(f, line, msg)) }
 	if h.call != nil {
-		add(h.callIn, h.call.Line, "calls the compiled code: "+h.call.Text)
+		add(h.callIn, h.call.Line, "calls the compiled code: "+h.call.Text())
 	}
 	c := h.compile.file.Compiles[h.compile.compile]
 	add(h.compile.file, c.Line, "compiled here ("+c.Why+")")
@@ -222,7 +222,7 @@ func (r *resolver) reach(f *File, st *Start) ([]hit, []reachedFunc) {
 			continue
 		}
 		reached = append(reached, reachedFunc{file: d.file, def: d.def, steps: fr.steps})
-		for _, c := range r.m.scopes[d.file].calls[d.def.Qual] {
+		for _, c := range d.file.index().calls[d.def.Qual] {
 			vals := r.eval(d.file, d.def.Qual, c.Callee, 0)
 			var compiled, funcs []value
 			for _, v := range vals {

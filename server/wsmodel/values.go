@@ -54,7 +54,7 @@ type callerRef struct {
 	file   *File
 	scope  string
 	args   []Expr
-	kwargs map[string]Expr
+	kwargs []Kwarg
 	// bound is set when the call passes self itself (obj.method(x)).
 	bound bool
 }
@@ -120,7 +120,7 @@ func (r *resolver) called(v value, depth int) []value {
 			return nil
 		}
 		var out []value
-		fs := r.m.scopes[d.file]
+		fs := d.file.index()
 		for _, e := range fs.returns[d.def.Qual] {
 			out = addValues(out, r.eval(d.file, d.def.Qual, e, depth+1)...)
 		}
@@ -150,7 +150,7 @@ func (r *resolver) dotted(f *File, scope, text string, depth int) []value {
 // head resolves the first name of a chain: self, a name bound in the
 // scope or one around it, a definition, or an import.
 func (r *resolver) head(f *File, scope, name string, depth int) []value {
-	fs := r.m.scopes[f]
+	fs := f.index()
 	if fs == nil {
 		return nil
 	}
@@ -208,8 +208,8 @@ func (r *resolver) param(f *File, d *Def, name string, depth int) []value {
 		if c.bound {
 			i--
 		}
-		if e, ok := c.kwargs[name]; ok {
-			out = addValues(out, r.eval(c.file, c.scope, e, depth+1)...)
+		if k := slices.IndexFunc(c.kwargs, func(k Kwarg) bool { return k.Name == name }); k >= 0 {
+			out = addValues(out, r.eval(c.file, c.scope, c.kwargs[k].Value, depth+1)...)
 		} else if i >= 0 && i < len(c.args) && c.args[i].Kind != 0 {
 			out = addValues(out, r.eval(c.file, c.scope, c.args[i], depth+1)...)
 		}
@@ -223,7 +223,7 @@ func (r *resolver) indexCallers() {
 	r.indexing = true
 	defer func() { r.indexing = false }()
 	r.callers = map[string][]callerRef{}
-	add := func(f *File, scope string, callee Expr, args []Expr, kwargs map[string]Expr) {
+	add := func(f *File, scope string, callee Expr, args []Expr, kwargs []Kwarg) {
 		if len(args) == 0 && len(kwargs) == 0 {
 			return
 		}
@@ -323,7 +323,7 @@ func (r *resolver) classMember(v value, name string, depth, bases int) []value {
 	if !ok || !d.def.IsClass || bases > maxBases {
 		return nil
 	}
-	f, fs := d.file, r.m.scopes[d.file]
+	f, fs := d.file, d.file.index()
 	var out []value
 	if md := fs.defs[join(d.def.Qual, name)]; md != nil {
 		out = addValues(out, r.defValue(f, md)...)
