@@ -397,11 +397,11 @@ func (a *analysis) targetNames(n int32) []string {
 	switch t.Kind(n) {
 	case syntax.KindIdentifier, syntax.KindAttribute:
 		if name := t.LastName(n); name != "" {
-			return []string{name}
+			return a.withHeld([]string{name}, name) // and the handlers it holds (values.go)
 		}
 	case syntax.KindSubscript: // Thread(target=models["a"]): what the container holds (values.go)
 		if name := a.containerName(n); name != "" {
-			return []string{name}
+			return a.withHeld([]string{name}, name)
 		}
 	case syntax.KindLambda:
 		body := t.Child(n, syntax.FieldBody)

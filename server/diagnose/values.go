@@ -49,6 +49,9 @@ type valueFlow struct {
 	// returned memoizes, for the current round, the sites a function's
 	// returns may be (returnSites); nil while one is being computed.
 	returned map[int32][]*compileSite
+	// heldFuncs are, by holder key, the functions of the buffer a holder
+	// may be or hold: HANDLERS = {"gen": generate}, self.cb = on_batch.
+	heldFuncs map[string][]string
 }
 
 // valueSrc is one place an expression's compiled callables come from: a
@@ -58,6 +61,9 @@ type valueSrc struct {
 	key  string
 	node int32 // the call (siteAt) or the function (returnSites); -1 for a key
 	ret  bool
+	// fn is, for a function of the buffer handed on as a value (a
+	// dispatch table's handler), its name; key, node and ret are unset.
+	fn string
 }
 
 // valueEdge is one flow from a source into a holder's key: followed once
@@ -155,7 +161,7 @@ func (a *analysis) followValues() {
 func (a *analysis) valueState() *valueFlow {
 	if a.vals == nil {
 		a.vals = &valueFlow{a: a, siteAt: map[int32][]*compileSite{}, has: map[siteKey]bool{},
-			returned: map[int32][]*compileSite{}, edges: map[valueEdge]bool{}}
+			returned: map[int32][]*compileSite{}, edges: map[valueEdge]bool{}, heldFuncs: map[string][]string{}}
 	}
 	return a.vals
 }
@@ -216,6 +222,18 @@ func (v *valueFlow) collectSources(n, fn int32, depth int) {
 		if len(v.srcSites(src)) > 0 {
 			v.srcBuf = append(v.srcBuf, src)
 		}
+		if src.key != "" {
+			for _, f := range v.heldFuncs[src.key] {
+				v.srcBuf = append(v.srcBuf, valueSrc{node: -1, fn: f})
+			}
+		}
+	}
+	// A function of the buffer named as a value, or called by a lambda
+	// or a forward: a holder of it runs it when called.
+	addFn := func(name string) {
+		if defs := a.funcs[name]; len(defs) > 0 && len(defs) <= maxValueDefs {
+			v.srcBuf = append(v.srcBuf, valueSrc{node: -1, fn: name})
+		}
 	}
 	switch t.Kind(n) {
 	case syntax.KindIdentifier:
@@ -223,9 +241,11 @@ func (v *valueFlow) collectSources(n, fn int32, depth int) {
 		if k := v.paramOf(fn, t.Text(n)); k != "" {
 			add(valueSrc{key: k, node: -1})
 		}
+		addFn(t.Text(n))
 	case syntax.KindAttribute:
 		if t.Chain(n) != nil {
 			add(valueSrc{key: t.LastName(n), node: -1})
+			addFn(t.LastName(n)) // self.handle, a bound method
 		}
 	case syntax.KindSubscript:
 		v.collectSources(t.Child(n, syntax.FieldValue), fn, depth+1)
@@ -309,8 +329,35 @@ func (v *valueFlow) flowInto(srcs []valueSrc, dst string) {
 			continue
 		}
 		v.edges[e] = true
+		if src.fn != "" {
+			v.holdFunc(dst, src.fn)
+			continue
+		}
 		v.addTarget(v.srcSites(src), dst)
 	}
+}
+
+// maxHeldFuncs bounds the functions one holder is known to hold: a
+// dispatch table has a few handlers, and each is followed from every
+// call of the holder.
+const maxHeldFuncs = 16
+
+// holdFunc records that holder key dst holds function name.
+func (v *valueFlow) holdFunc(dst, name string) {
+	if dst == name || len(v.heldFuncs[dst]) >= maxHeldFuncs || v.added >= maxValueTargets || slices.Contains(v.heldFuncs[dst], name) {
+		return
+	}
+	v.heldFuncs[dst] = append(v.heldFuncs[dst], name)
+	v.added++
+}
+
+// withHeld appends to dst the functions holder key holds (a dispatch
+// table's handlers), for the thread analysis to follow by name.
+func (a *analysis) withHeld(dst []string, key string) []string {
+	if a.vals == nil {
+		return dst
+	}
+	return append(dst, a.vals.heldFuncs[key]...)
 }
 
 // containerReads are the methods that give back what a container holds.
@@ -631,18 +678,23 @@ func (a *analysis) calleeKeys(dst []string, c *callInfo) []string {
 		return dst
 	}
 	t := a.t
+	dst = a.withHeld(dst, c.callee)
+	name := c.callee
 	switch t.Kind(c.calleeNode) {
 	case syntax.KindSubscript:
-		if name := a.containerName(c.calleeNode); name != "" {
+		if name = a.containerName(c.calleeNode); name != "" {
 			dst = append(dst, name)
-			if k := a.vals.paramOf(c.fn, name); k != "" && len(a.siteByTarget[k]) > 0 {
-				dst = append(dst, k)
-			}
+			dst = a.withHeld(dst, name)
 		}
 	case syntax.KindIdentifier:
-		if k := a.vals.paramOf(c.fn, c.callee); k != "" && len(a.siteByTarget[k]) > 0 {
+	default:
+		return dst
+	}
+	if k := a.vals.paramOf(c.fn, name); k != "" {
+		if len(a.siteByTarget[k]) > 0 {
 			dst = append(dst, k)
 		}
+		dst = a.withHeld(dst, k)
 	}
 	return dst
 }
