@@ -27,6 +27,8 @@ var valueShapes = []syntaxtest.Shape{
 			"h = load()\n", "def serve():\n    return h[0](1)\nthreading.Thread(target=serve).start()\n")(size)
 	}},
 	{Name: "a function handed the compiled callable many times", Gen: repeated("def worker(fn, x):\n    return fn(x)\n", "threading.Thread(target=worker, args=(f, {i})).start()\nworker(f, {i})\n", "")},
+	{Name: "a dispatch table of many handlers called many times", Gen: repeated("ROUTES = {}\n", "def h{i}(x):\n    return f(x)\nROUTES[{i}] = h{i}\ndef s{i}(k):\n    return ROUTES[k](1)\nthreading.Thread(target=s{i}, args=(0,)).start()\n", "")},
+	{Name: "closures many levels deep", Gen: repeated("", "def o{i}(m):\n    def i1():\n        def i2():\n            def i3():\n                m(1)\n            i3()\n        i2()\n    threading.Thread(target=i1).start()\no{i}(f)\n", "")},
 	{Name: "options written many times", Gen: repeated("opts = {}\n", "opts[\"triton.cudagraphs\"] = True\n", "m = torch.compile(lambda x: x, options=opts)\nthreading.Thread(target=m).start()\n")},
 }
 
