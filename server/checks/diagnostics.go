@@ -97,9 +97,13 @@ func (ch *Checks) check(ctx context.Context, doc *api.Snapshot) (*checked, error
 	if model != nil {
 		model, changed = ch.withDocument(doc, buf, cat)
 	}
-	// Another open file whose path the edit changed is checked again.
+	// Another open file whose path the edit changed is checked again at
+	// once: its own text did not change, so there is nothing to let
+	// settle.
 	for _, other := range changed {
-		ch.Schedule(other)
+		if ch.deps.Notify.Capabilities().Diagnostics {
+			ch.deps.Work.Go(func() { ch.publishDiagnostics(other) })
+		}
 	}
 	return doc.Memo(checkKey{cat, spec.Name, model}, func() any {
 		return checkWith(doc, cat, ps.Mirror(), spec, model)
