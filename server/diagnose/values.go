@@ -52,6 +52,9 @@ type valueFlow struct {
 	// heldFuncs are, by holder key, the functions of the buffer a holder
 	// may be or hold: HANDLERS = {"gen": generate}, self.cb = on_batch.
 	heldFuncs map[string][]string
+	// resultsCalled are the names of functions whose result the file
+	// calls at once (get("fast")(x)), for flowReturns; made on first use.
+	resultsCalled map[string]bool
 }
 
 // valueSrc is one place an expression's compiled callables come from: a
@@ -150,6 +153,7 @@ func (a *analysis) followValues() {
 			v.flowCall(c)
 		}
 		v.flowForwards()
+		v.flowReturns()
 		if v.added == before {
 			break
 		}
@@ -313,7 +317,8 @@ func (v *valueFlow) collectSources(n, fn int32, depth int) {
 }
 
 // classKey is the target key of the instances of a class whose calls run
-// compiled code (instanceSite).
+// compiled code (instanceSite), and of what a function returns
+// (flowReturns): what Name(...) gives back.
 func classKey(class string) string { return class + "()" }
 
 // flowInto follows each source into holder key dst, once per round.
@@ -681,6 +686,11 @@ func (a *analysis) calleeKeys(dst []string, c *callInfo) []string {
 	dst = a.withHeld(dst, c.callee)
 	name := c.callee
 	switch t.Kind(c.calleeNode) {
+	case syntax.KindCall: // get("fast")(x): what get returns
+		if f := t.Child(c.calleeNode, syntax.FieldFunction); t.Chain(f) != nil {
+			dst = append(dst, classKey(t.LastName(f)))
+		}
+		return dst
 	case syntax.KindSubscript:
 		if name = a.containerName(c.calleeNode); name != "" {
 			dst = append(dst, name)
@@ -1148,4 +1158,35 @@ func (v *valueFlow) onlyReturn(call int32) int32 {
 		return -1
 	}
 	return a.returns[defs[0]][0]
+}
+
+// flowReturns makes what a function of the buffer returns a holder of
+// its own, keyed as classKey(name): get("fast")(x) calls it. A round
+// costs the returns once.
+func (v *valueFlow) flowReturns() {
+	a := v.a
+	t := a.t
+	if v.resultsCalled == nil {
+		// Only functions whose result the file calls at once need it.
+		v.resultsCalled = map[string]bool{}
+		for _, c := range a.calls {
+			a.work++
+			if f := t.Child(c.calleeNode, syntax.FieldFunction); t.Kind(c.calleeNode) == syntax.KindCall && t.Chain(f) != nil {
+				v.resultsCalled[t.LastName(f)] = true
+			}
+		}
+	}
+	if len(v.resultsCalled) == 0 {
+		return
+	}
+	for def, rs := range a.returns {
+		nm := t.Child(def, syntax.FieldName)
+		if nm < 0 || !v.resultsCalled[t.Text(nm)] || len(a.funcs[t.Text(nm)]) > maxValueDefs {
+			continue
+		}
+		for _, r := range rs {
+			a.work++
+			v.flowInto(v.sourcesOf(r, def), classKey(t.Text(nm)))
+		}
+	}
 }
