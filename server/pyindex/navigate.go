@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/torchlsp/torchlsp/server/pyscope"
@@ -42,6 +43,10 @@ type Definition struct {
 	InSource bool
 	// Chain are the hops taken through the index, as in Resolution.
 	Chain []Hop
+	// Also are the other definitions of a name with several: an
+	// attribute of a value whose declared type is a union (as pyright
+	// answers); each has no Also of its own.
+	Also []Definition
 }
 
 // ErrNoName is wrapped by DefinitionAt's error when no identifier is at
@@ -78,7 +83,17 @@ func (ix *Index) DefinitionAt(src Source, off int) (Definition, error) {
 		name := src.Table.Tree().Text(occ.Node)
 		return Definition{}, fmt.Errorf("pyindex: definition of %s in %s: %w: no place", name, src.Path, ErrNotFound)
 	}
+	for _, a := range e.alts {
+		if ad, ok := n.describe(a); ok && !sameDefinition(ad, d) && !slices.ContainsFunc(d.Also, func(o Definition) bool { return sameDefinition(o, ad) }) {
+			ad.Chain = nil
+			d.Also = append(d.Also, ad)
+		}
+	}
 	return d, nil
+}
+
+func sameDefinition(a, b Definition) bool {
+	return a.Symbol.Path == b.Symbol.Path && a.Symbol.Line == b.Symbol.Line && a.Symbol.Col == b.Symbol.Col
 }
 
 // navigator carries one navigation from a source file.
@@ -157,6 +172,10 @@ type entity struct {
 	// bind is the source binding the entity is the value of, -1 for none:
 	// its value is looked at for attributes and rebindings.
 	bind int32
+	// alts are the other things it may be: the other classes of a union
+	// a value is declared with, the other definitions of an attribute of
+	// such a value. Each has no alts of its own.
+	alts []entity
 }
 
 func (n *navigator) errNotFound(format string, args ...any) error {
@@ -201,7 +220,17 @@ func (n *navigator) definition(occ pyscope.Occurrence) (entity, error) {
 		if err != nil {
 			return entity{}, err
 		}
-		return n.rebound(e)
+		alts := e.alts
+		e.alts = nil
+		if e, err = n.rebound(e); err != nil {
+			return entity{}, err
+		}
+		for _, a := range alts {
+			if a, err := n.rebound(a); err == nil {
+				e.alts = append(e.alts, a)
+			}
+		}
+		return e, nil
 	case pyscope.RoleKeyword:
 		kw := tr.Parent(occ.Node)
 		call := tr.Parent(tr.Parent(kw))
@@ -423,9 +452,30 @@ func (n *navigator) eval(x, scope int32, off uint32) (entity, error) {
 		}
 		if f.kind == entClass {
 			f.kind = entInstance
+			f.alts = nil
 			return f, nil
 		}
+		if f.kind == entFunction {
+			// def f() -> Foo: f() is a Foo.
+			if a, ok := n.returnAnn(f); ok {
+				if ents := n.instances(a, 0); len(ents) > 0 {
+					return candidates(n.sourceEntity(-1, -1), ents), nil
+				}
+			}
+		}
 		return entity{}, n.errNotFound("the value of a call")
+	case syntax.KindNamedExpression:
+		if id := tr.Child(x, syntax.FieldName); id >= 0 {
+			if o, ok := n.tab.OccurrenceOf(id); ok && o.Binding >= 0 {
+				return n.deref(n.sourceEntity(id, o.Binding))
+			}
+		}
+	case syntax.KindSubscript, syntax.KindConditionalExpression:
+		if a, ok := n.exprAnn(x, scope, off, 0); ok {
+			if ents := n.instances(a, 0); len(ents) > 0 {
+				return candidates(n.sourceEntity(-1, -1), ents), nil
+			}
+		}
 	}
 	return entity{}, n.errNotFound("the value of a %s", tr.Kind(x))
 }
@@ -451,38 +501,35 @@ func (n *navigator) deref(e entity) (entity, error) {
 	}
 	if e.bind >= 0 {
 		bd := n.tab.Binding(e.bind)
-		if bd.Value < 0 || (bd.Kind != pyscope.BindAssign && bd.Kind != pyscope.BindWalrus) {
-			return e, nil
-		}
 		key := fmt.Sprintf("value\x00%d", e.bind)
 		if err := n.r.enter(key); err != nil {
 			return entity{}, err
 		}
 		defer n.r.leave(key)
-		v := n.tree.Unwrap(bd.Value)
-		off := uint32(n.tree.Start(bd.Node))
-		switch {
-		case n.tree.Kind(v) == syntax.KindCall:
-			f, err := n.eval(v, bd.Scope, off)
-			if err != nil {
+		if bd.Value >= 0 && (bd.Kind == pyscope.BindAssign || bd.Kind == pyscope.BindWalrus) {
+			v := n.tree.Unwrap(bd.Value)
+			off := uint32(n.tree.Start(bd.Node))
+			switch {
+			case n.tree.Kind(v) == syntax.KindCall:
+				f, err := n.eval(v, n.occScope(bd.Node, bd.Scope), off)
 				if errors.Is(err, errCycle) {
 					return entity{}, err
 				}
-				return e, nil
-			}
-			f.node, f.t, f.bind = e.node, e.t, e.bind
-			return f, nil
-		case n.isChain(v) && !isConstantName(n.tree.Text(v)):
-			d, err := n.eval(v, bd.Scope, off)
-			if err != nil {
-				if errors.Is(err, errCycle) {
-					return entity{}, err
+				if err == nil {
+					return candidates(e, append([]entity{f}, f.alts...)), nil
 				}
-				return e, nil
+			case n.isChain(v) && !isConstantName(n.tree.Text(v)):
+				d, err := n.eval(v, n.occScope(bd.Node, bd.Scope), off)
+				if err != nil {
+					if errors.Is(err, errCycle) {
+						return entity{}, err
+					}
+					return e, nil
+				}
+				return d, nil
 			}
-			return d, nil
 		}
-		return e, nil
+		return n.declaredValue(e), nil
 	}
 	if e.t.b != nil && e.t.b.kind == KindVariable && e.t.site == nil {
 		t, instance, err := n.r.value(e.t)
@@ -490,7 +537,7 @@ func (n *navigator) deref(e entity) (entity, error) {
 			if errors.Is(err, errCycle) {
 				return entity{}, err
 			}
-			return e, nil
+			return n.declaredValue(e), nil
 		}
 		d := indexEntity(t)
 		if instance {
@@ -501,7 +548,23 @@ func (n *navigator) deref(e entity) (entity, error) {
 		}
 		return d, nil
 	}
+	if e.node >= 0 || e.t.site != nil {
+		return n.declaredValue(e), nil
+	}
 	return e, nil
+}
+
+// declaredValue is e as the instance its declared type names, e itself
+// when it names none.
+func (n *navigator) declaredValue(e entity) entity {
+	a, ok := n.declared(e, 0)
+	if !ok {
+		return e
+	}
+	if ents := n.instances(a, 0); len(ents) > 0 {
+		return candidates(e, ents)
+	}
+	return e
 }
 
 func (n *navigator) isChain(x int32) bool {
@@ -520,6 +583,9 @@ func isConstantName(s string) bool {
 func (n *navigator) attr(e entity, name string) (entity, error) {
 	if err := n.r.count(); err != nil {
 		return entity{}, err
+	}
+	if len(e.alts) > 0 {
+		return n.unionAttr(e, name)
 	}
 	switch e.kind {
 	case entModule:
@@ -545,8 +611,49 @@ func (n *navigator) attr(e entity, name string) (entity, error) {
 		return entity{}, n.errNotFound("%s is an attribute of a value of unknown type", name)
 	case entExternal:
 		return entity{}, n.errNotFound("%s is an attribute of a module outside the index", name)
+	case entFunction:
+		if n.isProperty(e) {
+			// x.prop.name: what the property returns.
+			if a, ok := n.returnAnn(e); ok {
+				if ents := n.instances(a, 0); len(ents) > 0 {
+					return n.attr(candidates(e, ents), name)
+				}
+			}
+		}
 	}
 	return entity{}, n.errNotFound("%s is an attribute of a function", name)
+}
+
+// unionAttr is attribute name of every thing e may be: the first found is
+// the answer, the others its alternatives.
+func (n *navigator) unionAttr(e entity, name string) (entity, error) {
+	var found []entity
+	var first error
+	for _, x := range append([]entity{e}, e.alts...) {
+		x.alts = nil
+		a, err := n.attr(x, name)
+		if errors.Is(err, errCycle) {
+			return entity{}, err
+		}
+		if err != nil {
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		found = appendCandidates(found, append([]entity{a}, a.alts...))
+	}
+	if len(found) == 0 {
+		return entity{}, first
+	}
+	for i := range found {
+		found[i].alts = nil
+	}
+	out := found[0]
+	if len(found) > 1 {
+		out.alts = found[1:]
+	}
+	return out, nil
 }
 
 // rebound follows plain rebindings a = b.c from a definition reached as

@@ -1,0 +1,814 @@
+package pyindex
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/torchlsp/torchlsp/server/pyscope"
+	"github.com/torchlsp/torchlsp/server/syntax"
+)
+
+// Declared types: a value whose type the text declares rather than
+// assigns. Parameter, variable and return annotations (strings,
+// Optional, Union, X | Y), the elements of typed containers (for
+// targets, subscripts, walrus), self attributes declared or assigned
+// from typed values, and the index's stubs for compiled classes. An
+// annotation is read from its text, in the scope it is written in; a
+// union gives every class it names, as pyright does.
+
+const (
+	// maxAnnNodes bounds the parts of one annotation read; maxAnnDepth
+	// the nesting of annotations, aliases and containers one value
+	// passes through; maxCandidates the classes a union contributes.
+	maxAnnNodes   = 64
+	maxAnnDepth   = 8
+	maxCandidates = 8
+)
+
+// ann is an annotation read from its text: a dotted name and its
+// subscript's arguments (Optional[Foo], dict[str, Foo]), or values known
+// already (ents). call marks the value of a call of name (an index
+// variable x = make()): a class's instance or the function's return.
+type ann struct {
+	name string
+	args []*ann
+	call bool
+	ctx  annCtx
+	ents []entity
+}
+
+// annCtx is where an annotation's names are looked up: a scope of the
+// source at an offset, or beside a place of the index.
+type annCtx struct {
+	local bool
+	scope int32
+	off   uint32
+	t     target
+}
+
+// parseAnn reads annotation text s.
+func parseAnn(s string, ctx annCtx) *ann {
+	budget := maxAnnNodes
+	return parseAnnIn(strings.TrimSpace(s), ctx, &budget, 0)
+}
+
+func parseAnnIn(s string, ctx annCtx, budget *int, depth int) *ann {
+	*budget--
+	if *budget < 0 || depth > maxAnnDepth || s == "" {
+		return &ann{ctx: ctx}
+	}
+	for _, q := range []string{`"""`, `'''`, `"`, `'`} {
+		if len(s) >= 2*len(q) && strings.HasPrefix(s, q) && strings.HasSuffix(s, q) {
+			// A forward reference: the same annotation, quoted.
+			return parseAnnIn(strings.TrimSpace(s[len(q):len(s)-len(q)]), ctx, budget, depth+1)
+		}
+	}
+	if parts := splitTopLevelAt(s, '|'); len(parts) > 1 {
+		a := &ann{name: "Union", ctx: ctx}
+		for _, p := range parts {
+			a.args = append(a.args, parseAnnIn(p, ctx, budget, depth+1))
+		}
+		return a
+	}
+	if strings.HasSuffix(s, "]") {
+		open := -1
+		walkTopLevel(s, 0, func(i int, c byte, d int) bool {
+			if c == '[' && d == 1 {
+				open = i
+				return false
+			}
+			return true
+		})
+		if name := strings.TrimSpace(s[:max(open, 0)]); open > 0 && isDottedName(name) {
+			a := &ann{name: name, ctx: ctx}
+			for _, p := range splitTopLevel(s[open+1 : len(s)-1]) {
+				a.args = append(a.args, parseAnnIn(p, ctx, budget, depth+1))
+			}
+			return a
+		}
+		return &ann{ctx: ctx}
+	}
+	if s == "..." || isDottedName(s) {
+		return &ann{name: s, ctx: ctx}
+	}
+	return &ann{ctx: ctx}
+}
+
+// splitTopLevelAt splits s at sep outside brackets and strings.
+func splitTopLevelAt(s string, sep byte) []string {
+	var parts []string
+	start := 0
+	walkTopLevel(s, 0, func(i int, c byte, depth int) bool {
+		if c == sep && depth == 0 {
+			parts = append(parts, strings.TrimSpace(s[start:i]))
+			start = i + 1
+		}
+		return true
+	})
+	return append(parts, strings.TrimSpace(s[start:]))
+}
+
+func lastPart(dotted string) string {
+	return dotted[strings.LastIndexByte(dotted, '.')+1:]
+}
+
+// What a name of typing (or of the builtins) means in an annotation, by
+// its last part: typing.Optional, t.Optional and Optional alike.
+var (
+	unionNames   = map[string]bool{"Optional": true, "Union": true}
+	wrapperNames = map[string]bool{"Annotated": true, "Final": true, "ClassVar": true, "Required": true,
+		"NotRequired": true, "ReadOnly": true, "InitVar": true}
+	opaqueNames = map[string]bool{"": true, "None": true, "Any": true, "object": true, "...": true,
+		"NoReturn": true, "Never": true, "TypeVar": true}
+	// sequenceNames hold their elements in their first argument.
+	sequenceNames = map[string]bool{"List": true, "list": true, "Sequence": true, "MutableSequence": true,
+		"Iterable": true, "Iterator": true, "Generator": true, "Set": true, "set": true, "FrozenSet": true,
+		"frozenset": true, "AbstractSet": true, "MutableSet": true, "Collection": true, "Deque": true,
+		"deque": true, "Reversible": true, "AsyncIterable": true, "AsyncIterator": true,
+		"AsyncGenerator": true, "KeysView": true, "ValuesView": true}
+	// mappingNames iterate over their keys and subscript to their values.
+	mappingNames = map[string]bool{"Dict": true, "dict": true, "Mapping": true, "MutableMapping": true,
+		"DefaultDict": true, "defaultdict": true, "OrderedDict": true, "Counter": true, "ChainMap": true}
+	tupleNames = map[string]bool{"Tuple": true, "tuple": true}
+)
+
+// instances are the values annotation a declares: instances of the
+// classes it names (every member of a union), classes for Type[X].
+func (n *navigator) instances(a *ann, depth int) []entity {
+	if a == nil || depth > maxAnnDepth || n.r.count() != nil {
+		return nil
+	}
+	if a.ents != nil {
+		return a.ents
+	}
+	last := lastPart(a.name)
+	switch {
+	case opaqueNames[last] && !a.call:
+		return nil
+	case unionNames[last]:
+		var out []entity
+		for _, x := range a.args {
+			out = appendCandidates(out, n.instances(x, depth+1))
+		}
+		return out
+	case wrapperNames[last]:
+		if len(a.args) > 0 {
+			return n.instances(a.args[0], depth+1)
+		}
+		return nil
+	case last == "Type" || last == "type":
+		if len(a.args) != 1 {
+			return nil
+		}
+		out := n.instances(a.args[0], depth+1)
+		for i := range out {
+			if out[i].kind == entInstance {
+				out[i].kind = entClass
+			}
+		}
+		return out
+	}
+	e, err := n.annName(a)
+	if err != nil {
+		return nil
+	}
+	if e, err = n.deref(e); err != nil {
+		return nil
+	}
+	switch e.kind {
+	case entClass:
+		e.kind = entInstance
+		return []entity{e}
+	case entFunction:
+		if r, ok := n.returnAnn(e); ok && a.call {
+			return n.instances(r, depth+1)
+		}
+	case entOpaque:
+		// A type alias (Foo = Union[A, B]): its value, read as an
+		// annotation.
+		if v, ok := n.aliasOf(e); ok && !a.call {
+			return n.instances(v, depth+1)
+		}
+	}
+	return nil
+}
+
+// appendCandidates adds the entities of more that out lacks, up to
+// maxCandidates.
+func appendCandidates(out, more []entity) []entity {
+	for _, e := range more {
+		if len(out) >= maxCandidates {
+			break
+		}
+		dup := false
+		for _, o := range out {
+			if o.kind == e.kind && o.cls == e.cls && o.node == e.node && o.t == e.t {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// annName is what the name of annotation a names where it is written.
+func (n *navigator) annName(a *ann) (entity, error) {
+	if a.ctx.local {
+		return n.dotted(a.name, a.ctx.scope, a.ctx.off)
+	}
+	saved := len(n.r.chain)
+	defer func() { n.r.chain = n.r.chain[:saved] }()
+	t, err := n.r.exprIn(a.ctx.t, a.name)
+	if err != nil {
+		return entity{}, err
+	}
+	if t, err = n.r.derefClass(t); err != nil {
+		return entity{}, err
+	}
+	return indexEntity(t), nil
+}
+
+// dotted evaluates a dotted name read in scope at off; a name bound only
+// later in the file (a forward reference) is its last binding.
+func (n *navigator) dotted(name string, scope int32, off uint32) (entity, error) {
+	first, rest, _ := strings.Cut(name, ".")
+	b := n.lookup(first, scope, off)
+	if b < 0 {
+		b = n.lookup(first, scope, ^uint32(0))
+	}
+	if b < 0 {
+		return entity{}, n.errNotFound("%s is a builtin or bound at run time", first)
+	}
+	e, err := n.bindingEntity(b, first)
+	for _, p := range strings.Split(rest, ".") {
+		if err != nil || p == "" {
+			break
+		}
+		if e, err = n.attr(e, p); err == nil {
+			e, err = n.rebound(e)
+		}
+	}
+	return e, err
+}
+
+// aliasOf reads the value of a variable as an annotation: a type alias.
+func (n *navigator) aliasOf(e entity) (*ann, bool) {
+	switch {
+	case e.bind >= 0:
+		bd := n.tab.Binding(e.bind)
+		if bd.Kind != pyscope.BindAssign || bd.Value < 0 {
+			return nil, false
+		}
+		v := n.tree.Unwrap(bd.Value)
+		if k := n.tree.Kind(v); k != syntax.KindSubscript && k != syntax.KindBinaryOperator {
+			return nil, false
+		}
+		return parseAnn(n.tree.Text(v), annCtx{local: true, scope: bd.Scope, off: uint32(n.tree.Start(bd.Node))}), true
+	case e.t.b != nil && e.t.site == nil && e.t.b.kind == KindVariable:
+		v := e.t.b.value
+		if !strings.HasSuffix(v, "]") && !strings.Contains(v, "|") {
+			return nil, false
+		}
+		return parseAnn(v, annCtx{t: e.t}), true
+	}
+	return nil, false
+}
+
+// returnAnn is the return annotation of a function.
+func (n *navigator) returnAnn(f entity) (*ann, bool) {
+	if f.fn >= 0 {
+		ret := n.tree.Child(f.fn, syntax.FieldReturnType)
+		if ret < 0 {
+			return nil, false
+		}
+		scope := int32(0)
+		if fs := n.tab.ScopeOf(f.fn); fs >= 0 {
+			scope = max(n.tab.Scope(fs).Parent, 0)
+		}
+		return parseAnn(n.tree.Text(ret), annCtx{local: true, scope: scope, off: uint32(n.tree.Start(f.fn))}), true
+	}
+	if f.t.b == nil || f.t.site != nil || f.t.b.kind != KindFunction {
+		return nil, false
+	}
+	ret, ok := returnText(f.t.b.sig)
+	if !ok {
+		return nil, false
+	}
+	return parseAnn(ret, annCtx{t: f.t}), true
+}
+
+// returnText is the return annotation of an index function's signature,
+// "(params) -> Ret".
+func returnText(sig string) (string, bool) {
+	open := strings.IndexByte(sig, '(')
+	if open < 0 {
+		return "", false
+	}
+	end := -1
+	walkTopLevel(sig, open, func(i int, c byte, d int) bool {
+		if c == ')' && d == 0 {
+			end = i
+			return false
+		}
+		return true
+	})
+	if end < 0 {
+		return "", false
+	}
+	ret, ok := strings.CutPrefix(strings.TrimSpace(sig[end+1:]), "->")
+	return strings.TrimSpace(ret), ok && strings.TrimSpace(ret) != ""
+}
+
+// isProperty reports whether function f is read as a value: @property,
+// @cached_property.
+func (n *navigator) isProperty(f entity) bool {
+	var decos []string
+	if f.fn >= 0 {
+		if p := n.tree.Parent(f.fn); p >= 0 && n.tree.Kind(p) == syntax.KindDecoratedDefinition {
+			for d := range n.tree.Children(p) {
+				if n.tree.Kind(d) == syntax.KindDecorator {
+					decos = append(decos, strings.TrimPrefix(strings.TrimSpace(n.tree.Text(d)), "@"))
+				}
+			}
+		}
+	} else if f.t.b != nil && f.t.site == nil {
+		decos = strings.Split(f.t.b.decorators, "\n")
+	}
+	for _, d := range decos {
+		switch lastPart(strings.TrimSpace(d)) {
+		case "property", "cached_property", "abstractproperty":
+			return true
+		}
+	}
+	return false
+}
+
+// candidates makes ents (one class or several) the value of e: the first
+// is the value, the others its alternatives; each keeps e's place.
+func candidates(e entity, ents []entity) entity {
+	out := make([]entity, len(ents))
+	for i, c := range ents {
+		c.node, c.t, c.bind, c.alts = e.node, e.t, e.bind, nil
+		out[i] = c
+	}
+	first := out[0]
+	if len(out) > 1 {
+		first.alts = out[1:]
+	}
+	return first
+}
+
+// declared is the declared type of a value the text does not assign a
+// class to: a binding of the source, a self attribute (of the source or
+// of the index), an index variable.
+func (n *navigator) declared(e entity, depth int) (*ann, bool) {
+	if depth > maxAnnDepth {
+		return nil, false
+	}
+	switch {
+	case e.bind >= 0:
+		return n.bindingAnn(e.bind, depth)
+	case e.node >= 0:
+		return n.selfAttrAnn(e.node, depth)
+	case e.t.site != nil && e.t.site.file != nil && e.t.site.kind == KindVariable && e.t.site.owner != "":
+		return n.siteAnn(e.t, depth)
+	case e.t.b != nil && e.t.b.kind == KindVariable:
+		if a, ok := strings.CutPrefix(e.t.b.sig, ":"); ok {
+			return parseAnn(a, annCtx{t: e.t}), true
+		}
+		if callee, ok := calleeOf(e.t.b.value); ok {
+			return &ann{name: callee, call: true, ctx: annCtx{t: e.t}}, true
+		}
+	}
+	return nil, false
+}
+
+// bindingAnn is the declared type of binding b: its annotation, the type
+// of the value assigned, the element of what a for loop walks, or the
+// annotation another binding of the name in its scope declares.
+func (n *navigator) bindingAnn(b int32, depth int) (*ann, bool) {
+	key := fmt.Sprintf("declared\x00%d", b)
+	if n.r.enter(key) != nil {
+		return nil, false
+	}
+	defer n.r.leave(key)
+	tr := n.tree
+	bd := n.tab.Binding(b)
+	off := uint32(tr.Start(bd.Node))
+	switch bd.Kind {
+	case pyscope.BindParam:
+		if a, ok := n.paramAnn(b); ok {
+			return a, true
+		}
+	case pyscope.BindAssign:
+		if t := n.assignType(bd.Node); t >= 0 {
+			return parseAnn(tr.Text(t), annCtx{local: true, scope: bd.Scope, off: off}), true
+		}
+		if bd.Value >= 0 {
+			if a, ok := n.exprAnn(bd.Value, bd.Scope, off, depth+1); ok {
+				return a, true
+			}
+		}
+	case pyscope.BindWalrus:
+		if bd.Value >= 0 {
+			return n.exprAnn(bd.Value, n.occScope(bd.Node, bd.Scope), off, depth+1)
+		}
+		return nil, false
+	case pyscope.BindFor:
+		return n.forAnn(bd, depth)
+	default:
+		return nil, false
+	}
+	// x: Foo declared once, assigned elsewhere: the declaration holds.
+	for _, o := range n.tab.Names(bd.Scope, bd.Name) {
+		od := n.tab.Binding(o)
+		switch {
+		case o == b:
+		case od.Kind == pyscope.BindParam:
+			if a, ok := n.paramAnn(o); ok {
+				return a, true
+			}
+		case od.Kind == pyscope.BindAssign:
+			if t := n.assignType(od.Node); t >= 0 {
+				return parseAnn(tr.Text(t), annCtx{local: true, scope: od.Scope, off: uint32(tr.Start(od.Node))}), true
+			}
+		}
+	}
+	return nil, false
+}
+
+// occScope is the scope identifier id is read in (a walrus inside a
+// comprehension binds outside it but reads inside).
+func (n *navigator) occScope(id, fallback int32) int32 {
+	if o, ok := n.tab.OccurrenceOf(id); ok {
+		return o.Scope
+	}
+	return fallback
+}
+
+// paramAnn is the annotation of parameter binding b, read in the scope
+// around its def; *args and **kwargs are left out.
+func (n *navigator) paramAnn(b int32) (*ann, bool) {
+	tr := n.tree
+	bd := n.tab.Binding(b)
+	p := tr.Parent(bd.Node)
+	if k := tr.Kind(p); k != syntax.KindTypedParameter && k != syntax.KindTypedDefaultParameter {
+		return nil, false
+	}
+	t := tr.Child(p, syntax.FieldType)
+	if t < 0 {
+		return nil, false
+	}
+	scope := n.tab.Scope(bd.Scope).Parent
+	if scope < 0 {
+		scope = 0
+	}
+	return parseAnn(tr.Text(t), annCtx{local: true, scope: scope, off: uint32(tr.Start(bd.Stmt))}), true
+}
+
+// assignType is the annotation of "name: T = ..." whose target is
+// identifier id, or -1.
+func (n *navigator) assignType(id int32) int32 {
+	p := n.tree.Parent(id)
+	if p < 0 || n.tree.Kind(p) != syntax.KindAssignment || n.tree.Child(p, syntax.FieldLeft) != id {
+		return -1
+	}
+	return n.tree.Child(p, syntax.FieldType)
+}
+
+// selfAttrAnn is the declared type of the attribute id of "self.id: T =
+// v" or "self.id = v" in a method of the source.
+func (n *navigator) selfAttrAnn(id int32, depth int) (*ann, bool) {
+	tr := n.tree
+	a := tr.Parent(id)
+	if a < 0 || tr.Kind(a) != syntax.KindAttribute {
+		return nil, false
+	}
+	asg := tr.Parent(a)
+	if asg < 0 || tr.Kind(asg) != syntax.KindAssignment || tr.Child(asg, syntax.FieldLeft) != a {
+		return nil, false
+	}
+	key := fmt.Sprintf("declared-attr\x00%d", id)
+	if n.r.enter(key) != nil {
+		return nil, false
+	}
+	defer n.r.leave(key)
+	scope := n.occScope(tr.Child(a, syntax.FieldObject), 0)
+	off := uint32(tr.Start(asg))
+	if t := tr.Child(asg, syntax.FieldType); t >= 0 {
+		return parseAnn(tr.Text(t), annCtx{local: true, scope: scope, off: off}), true
+	}
+	if v := tr.Child(asg, syntax.FieldRight); v >= 0 {
+		return n.exprAnn(v, scope, off, depth+1)
+	}
+	return nil, false
+}
+
+// siteAnn is the declared type of an attribute a method of an index class
+// assigns through self: its annotation, the annotation of the parameter
+// assigned, or the call assigned.
+func (n *navigator) siteAnn(t target, depth int) (*ann, bool) {
+	s := t.site
+	tab := n.r.ix.table(s.file)
+	if tab == nil {
+		return nil, false
+	}
+	tr := tab.Tree()
+	occs := tab.Occurrences()
+	lo, hi := 0, len(occs)
+	for lo < hi { // occurrences are in source order
+		mid := (lo + hi) / 2
+		p := tr.StartPos(occs[mid].Node)
+		if p.Line < int(s.line) || p.Line == int(s.line) && p.Col < int(s.col) {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo >= len(occs) || tr.StartPos(occs[lo].Node) != (syntax.Pos{Line: int(s.line), Col: int(s.col)}) {
+		return nil, false
+	}
+	a := tr.Parent(occs[lo].Node)
+	asg := tr.Parent(a)
+	if asg < 0 || tr.Kind(asg) != syntax.KindAssignment || tr.Child(asg, syntax.FieldLeft) != a {
+		return nil, false
+	}
+	ctx := annCtx{t: target{mod: t.mod, file: s.file}}
+	if ty := tr.Child(asg, syntax.FieldType); ty >= 0 {
+		return parseAnn(tr.Text(ty), ctx), true
+	}
+	v := tr.Unwrap(tr.Child(asg, syntax.FieldRight))
+	switch tr.Kind(v) {
+	case syntax.KindIdentifier:
+		// self.x = x: the parameter's annotation.
+		o, ok := tab.OccurrenceOf(v)
+		if !ok {
+			return nil, false
+		}
+		b := tab.Lookup(tr.Text(v), o.Scope, uint32(tr.Start(v)), nil).Binding
+		if b < 0 || tab.Binding(b).Kind != pyscope.BindParam {
+			return nil, false
+		}
+		p := tr.Parent(tab.Binding(b).Node)
+		if k := tr.Kind(p); k != syntax.KindTypedParameter && k != syntax.KindTypedDefaultParameter {
+			return nil, false
+		}
+		if ty := tr.Child(p, syntax.FieldType); ty >= 0 {
+			return parseAnn(tr.Text(ty), ctx), true
+		}
+	case syntax.KindCall:
+		if fn := tr.Child(v, syntax.FieldFunction); fn >= 0 && isDottedName(tr.Text(fn)) && !strings.HasPrefix(tr.Text(fn), "self.") {
+			return &ann{name: tr.Text(fn), call: true, ctx: ctx}, true
+		}
+	}
+	return nil, false
+}
+
+// exprAnn is the declared type of expression x read in scope at off.
+func (n *navigator) exprAnn(x, scope int32, off uint32, depth int) (*ann, bool) {
+	if depth > maxAnnDepth || n.r.count() != nil {
+		return nil, false
+	}
+	tr := n.tree
+	x = tr.Unwrap(x)
+	switch tr.Kind(x) {
+	case syntax.KindIdentifier, syntax.KindAttribute:
+		e, err := n.eval(x, scope, off)
+		if err != nil {
+			return nil, false
+		}
+		return n.entityAnn(e, depth+1)
+	case syntax.KindCall:
+		fn, args := tr.Child(x, syntax.FieldFunction), tr.Child(x, syntax.FieldArguments)
+		if fn < 0 {
+			return nil, false
+		}
+		if lastPart(tr.Text(fn)) == "cast" && args >= 0 {
+			// typing.cast(T, v) is a T.
+			if cs := tr.CodeChildren(args); len(cs) == 2 {
+				return parseAnn(tr.Text(cs[0]), annCtx{local: true, scope: scope, off: off}), true
+			}
+		}
+		e, err := n.eval(x, scope, off)
+		if err != nil {
+			return nil, false
+		}
+		return n.entityAnn(e, depth+1)
+	case syntax.KindSubscript:
+		base, ok := n.exprAnn(tr.Child(x, syntax.FieldValue), scope, off, depth+1)
+		if !ok {
+			return nil, false
+		}
+		el := n.element(base, false, n.constIndex(tr.Child(x, syntax.FieldSubscript)), depth+1)
+		return el, el != nil
+	case syntax.KindNamedExpression:
+		return n.exprAnn(tr.Child(x, syntax.FieldValue), scope, off, depth+1)
+	case syntax.KindConditionalExpression:
+		cs := tr.CodeChildren(x)
+		if len(cs) < 2 {
+			return nil, false
+		}
+		u := &ann{name: "Union"}
+		for _, c := range []int32{cs[0], cs[len(cs)-1]} {
+			if a, ok := n.exprAnn(c, scope, off, depth+1); ok {
+				u.args = append(u.args, a)
+			}
+		}
+		return u, len(u.args) > 0
+	}
+	return nil, false
+}
+
+// entityAnn is what value e is, as an annotation.
+func (n *navigator) entityAnn(e entity, depth int) (*ann, bool) {
+	switch e.kind {
+	case entInstance, entClass:
+		return &ann{ents: append([]entity{e}, e.alts...)}, true
+	case entOpaque:
+		if d, err := n.deref(e); err == nil && (d.kind == entInstance || d.kind == entClass) {
+			return &ann{ents: append([]entity{d}, d.alts...)}, true
+		}
+		return n.declared(e, depth)
+	}
+	return nil, false
+}
+
+// constIndex is the integer a subscript is, or -1.
+func (n *navigator) constIndex(x int32) int {
+	if x < 0 {
+		return -1
+	}
+	s := strings.ReplaceAll(n.tree.Text(x), " ", "")
+	if i, err := strconv.Atoi(s); err == nil {
+		return i
+	}
+	return -1 << 30
+}
+
+// element is what an item of a value of type a is: iterating over it
+// (iter), or subscripting it with index i (-1 << 30 for no constant).
+func (n *navigator) element(a *ann, iter bool, i, depth int) *ann {
+	if a == nil || depth > maxAnnDepth {
+		return nil
+	}
+	last := lastPart(a.name)
+	switch {
+	case unionNames[last]:
+		u := &ann{name: "Union"}
+		for _, x := range a.args {
+			if el := n.element(x, iter, i, depth+1); el != nil {
+				u.args = append(u.args, el)
+			}
+		}
+		if len(u.args) == 0 {
+			return nil
+		}
+		return u
+	case wrapperNames[last] && len(a.args) > 0:
+		return n.element(a.args[0], iter, i, depth+1)
+	case sequenceNames[last] && len(a.args) > 0:
+		return a.args[0]
+	case mappingNames[last] && len(a.args) == 2:
+		if iter {
+			return a.args[0]
+		}
+		return a.args[1]
+	case tupleNames[last] && len(a.args) > 0:
+		if len(a.args) == 2 && a.args[1].name == "..." {
+			return a.args[0]
+		}
+		if !iter && i < 0 && i >= -len(a.args) {
+			i += len(a.args)
+		}
+		if !iter && i >= 0 && i < len(a.args) {
+			return a.args[i]
+		}
+		return &ann{name: "Union", args: a.args}
+	case a.ents == nil && !opaqueNames[last] && !a.call:
+		// An alias of a container (Foos = List[Foo]).
+		if e, err := n.annName(a); err == nil {
+			if v, ok := n.aliasOf(e); ok {
+				return n.element(v, iter, i, depth+1)
+			}
+		}
+	}
+	return nil
+}
+
+// forAnn is the declared type of a for target: the element of what the
+// loop walks, through enumerate, zip, dict views and copies.
+func (n *navigator) forAnn(bd *pyscope.Binding, depth int) (*ann, bool) {
+	tr := n.tree
+	left, right := tr.Child(bd.Stmt, syntax.FieldLeft), tr.Child(bd.Stmt, syntax.FieldRight)
+	if left < 0 || right < 0 {
+		return nil, false
+	}
+	// The place of the name in the target: for i, (a, b) in ...
+	var path []int
+	for x := bd.Node; x != left; {
+		p := tr.Parent(x)
+		if p < 0 || len(path) > maxAnnDepth {
+			return nil, false
+		}
+		k := 0
+		for c := range tr.Children(p) {
+			if c == x {
+				break
+			}
+			if tr.Kind(c) != syntax.KindComment {
+				k++
+			}
+		}
+		if pk := tr.Kind(p); pk == syntax.KindParenthesizedExpression {
+			k = -1 // (x) is x
+		}
+		if k >= 0 {
+			path = append([]int{k}, path...)
+		}
+		x = p
+	}
+	scope := n.occScope(bd.Node, bd.Scope)
+	off := uint32(tr.Start(bd.Stmt))
+	el := n.iterElement(right, scope, off, depth+1)
+	for _, k := range path {
+		if el == nil {
+			return nil, false
+		}
+		el = n.element(el, false, k, depth+1)
+	}
+	return el, el != nil
+}
+
+// iterElement is what iterating over x gives.
+func (n *navigator) iterElement(x, scope int32, off uint32, depth int) *ann {
+	if depth > maxAnnDepth {
+		return nil
+	}
+	tr := n.tree
+	x = tr.Unwrap(x)
+	if tr.Kind(x) == syntax.KindCall {
+		fn, args := tr.Child(x, syntax.FieldFunction), tr.Child(x, syntax.FieldArguments)
+		var argv []int32
+		if args >= 0 {
+			argv = tr.CodeChildren(args)
+		}
+		switch {
+		case tr.Kind(fn) == syntax.KindIdentifier && n.lookup(tr.Text(fn), scope, off) < 0:
+			switch tr.Text(fn) {
+			case "enumerate":
+				if len(argv) >= 1 {
+					if el := n.iterElement(argv[0], scope, off, depth+1); el != nil {
+						return &ann{name: "tuple", args: []*ann{{name: "int"}, el}}
+					}
+				}
+				return nil
+			case "zip":
+				t := &ann{name: "tuple"}
+				for _, a := range argv {
+					el := n.iterElement(a, scope, off, depth+1)
+					if el == nil {
+						el = &ann{}
+					}
+					t.args = append(t.args, el)
+				}
+				return t
+			case "reversed", "sorted", "list", "tuple", "set", "iter", "frozenset":
+				if len(argv) >= 1 {
+					return n.iterElement(argv[0], scope, off, depth+1)
+				}
+				return nil
+			}
+		case tr.Kind(fn) == syntax.KindAttribute && len(argv) == 0:
+			view := tr.Text(tr.Child(fn, syntax.FieldAttribute))
+			if view == "items" || view == "values" || view == "keys" {
+				d, ok := n.exprAnn(tr.Child(fn, syntax.FieldObject), scope, off, depth+1)
+				if !ok {
+					break
+				}
+				k, v := n.element(d, true, 0, depth+1), n.element(d, false, -1<<30, depth+1)
+				switch view {
+				case "keys":
+					return k
+				case "values":
+					return v
+				}
+				if k == nil {
+					k = &ann{}
+				}
+				if v == nil {
+					v = &ann{}
+				}
+				return &ann{name: "tuple", args: []*ann{k, v}}
+			}
+		}
+	}
+	a, ok := n.exprAnn(x, scope, off, depth+1)
+	if !ok {
+		return nil
+	}
+	return n.element(a, true, 0, depth+1)
+}

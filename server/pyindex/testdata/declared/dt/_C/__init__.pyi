@@ -1,0 +1,6 @@
+from dt import Tensor
+
+class _TensorBase:
+    requires_grad: bool
+    def size(self) -> int: ...
+    def clone(self) -> Tensor: ...

@@ -1,0 +1,1 @@
+from ._tensor import Tensor
