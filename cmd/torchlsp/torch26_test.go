@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,11 +42,13 @@ print(line_of("_inductor/compile_fx.py", "if config.triton.cudagraph_trees:"))
 print(line_of("_inductor/cudagraph_trees.py", "overwritten by a subsequent run"))
 print(line_of("_dynamo/config.py", "cache_size_limit = "))
 print(int(hasattr(torch._dynamo.config, "recompile_limit")))
+print(line_of("_dynamo/eval_frame.py", "self._orig_mod = mod"))
 `))
-	if len(facts) != 8 {
+	if len(facts) != 9 {
 		t.Fatalf("the container's torch said %q", facts)
 	}
 	version, compileLine, linearLine, assertLine, gateLine, overwrittenLine, cacheLimitLine, hasRecompileLimit := facts[0], facts[1], facts[2], facts[3], facts[4], facts[5], facts[6], facts[7] == "1"
+	origModLine := facts[8]
 	if !strings.HasPrefix(version, "2.") {
 		t.Fatalf("the container's torch is %s, not a torch 2.x", version)
 	}
@@ -110,6 +113,36 @@ print(int(hasattr(torch._dynamo.config, "recompile_limit")))
 		}
 	})
 
+	t.Run("check follows values across files with the container's lines", func(t *testing.T) {
+		across := filepath.Join(tmp, "across")
+		for name, text := range torch26Across {
+			writeFile(t, filepath.Join(across, name), text)
+		}
+		code, out, errOut := cli(t, "check", "--quiet", "--format", "json", across)
+		var findings []struct {
+			File    string   `json:"file"`
+			Line    int      `json:"line"`
+			Code    string   `json:"code"`
+			Related []string `json:"related"`
+		}
+		if code != 1 || json.Unmarshal([]byte(out), &findings) != nil {
+			t.Fatalf("check: %d\n%s\n%s", code, out, errOut)
+		}
+		got := map[string]string{}
+		for _, f := range findings {
+			got[fmt.Sprintf("%s:%d %s", filepath.Base(f.File), f.Line, strings.Fields(f.Code)[0])] = strings.Join(f.Related, "\n")
+		}
+		for place, want := range map[string]string{
+			"model.py:6 TL001":      "torch/_inductor/cudagraph_trees.py:" + assertLine + ":",
+			"server.py:7 TL001":     "server.py:11: the thread starts here: threading.Thread",
+			"checkpoint.py:5 TL015": "torch/_dynamo/eval_frame.py:" + origModLine + ":",
+		} {
+			if !strings.Contains(got[place], want) {
+				t.Errorf("%s: related %q, want %q among them; all findings:\n%s", place, got[place], want, out)
+			}
+		}
+	})
+
 	t.Run("hover says the flag's value in the container", func(t *testing.T) {
 		code, out, errOut := cli(t, "hover", "--quiet", hazards+":"+lineColOf(t, hazards, "cudagraph_trees = True", 0))
 		if code != 0 || !strings.Contains(out, "On target **ct200**: `True`") {
@@ -159,4 +192,41 @@ func writeFile(t *testing.T, path, text string) {
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// torch26Across is a workspace whose hazards lie across files: a loader
+// compiles with CUDA graphs and a server's threads call it; a training
+// script hands a compiled module to a save function of another module.
+var torch26Across = map[string]string{
+	"model.py": `import torch
+from torch import nn
+
+
+def load():
+    return torch.compile(nn.Linear(4, 4), mode="reduce-overhead")
+`,
+	"server.py": `import threading
+from model import load
+
+MODEL = load()
+
+def handle(x):
+    return MODEL(x)
+
+
+for r in range(2):
+    threading.Thread(target=handle, args=(r,)).start()
+`,
+	"checkpoint.py": `import torch
+
+
+def save(model, path):
+    torch.save(model.state_dict(), path)
+`,
+	"train.py": `import torch
+from checkpoint import save
+
+net = torch.compile(torch.nn.Linear(2, 2))
+save(net, "ckpt.pt")
+`,
 }

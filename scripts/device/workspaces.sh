@@ -10,12 +10,14 @@
 # Environment: PYTHON (default /opt/torch/.venv/bin/python3); CASES (names
 # to run, all by default); OUT (default
 # ./out-workspaces): <case>.check.json, <case>.run.txt and summary.tsv
-# (case, TL001 places, exit status, the run's last line).
+# (case, the model's findings, exit status, the run's last line).
 #
 # What the verdicts say, and so what torch 2.11 should do:
 #   loader, engine_pool, src_layout, registry, decorated_method, http_server,
 #   compiled_argument  TL001 (at the compile, and at the call in another file)
 #                      exit 1: AssertionError in cudagraph_trees.get_obj in a thread
+#   state_dict         TL015 at checkpoint.py:5 (the compiled module's state_dict)
+#                      exit 1: "Unexpected key(s) in state_dict" loading it into the module
 #   quiet_default      (none): exit 0
 #   quiet_main_only    (none): exit 0
 set -uo pipefail
@@ -39,7 +41,7 @@ cp -r scripts/device/workspaces/. "$ws/"
 export XDG_CACHE_HOME=$ws/.cache XDG_CONFIG_HOME=$ws/.config XDG_STATE_HOME=$ws/.state
 "$PYTHON" -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())' | tee "$OUT/torch.txt"
 
-printf 'case\tTL001 at\texit\tlast line\n' >"$OUT/summary.tsv"
+printf 'case\tfindings\texit\tlast line\n' >"$OUT/summary.tsv"
 for dir in "$ws"/*/; do
 	name=$(basename "$dir")
 	# CASES (space-separated names) runs only those.
@@ -48,11 +50,12 @@ for dir in "$ws"/*/; do
 	places=$("$PYTHON" -c '
 import json, os, sys
 found = json.load(open(sys.argv[1]))
-print(" ".join(sorted("%s:%d" % (os.path.relpath(d["file"], sys.argv[2]), d["line"]) for d in found if d["code"].startswith("TL001"))) or "(none)")
+codes = ("TL001", "TL002", "TL003", "TL014", "TL015")
+print(" ".join(sorted("%s %s:%d" % (d["code"].split()[0], os.path.relpath(d["file"], sys.argv[2]), d["line"]) for d in found if d["code"].startswith(codes))) or "(none)")
 ' "$OUT/$name.check.json" "$dir" 2>/dev/null || echo "(check failed)")
 	(cd "$dir" && PYTHONUNBUFFERED=1 timeout 300 "$PYTHON" run.py) >"$OUT/$name.run.txt" 2>&1
 	rc=$?
-	last=$(grep -E 'failed' "$OUT/$name.run.txt" | tail -n 1 | cut -c1-200)
+	last=$(grep -E 'failed' "$OUT/$name.run.txt" | tail -n 1 | cut -c1-240)
 	printf '%s\t%s\t%s\t%s\n' "$name" "$places" "$rc" "$last" | tee -a "$OUT/summary.tsv"
 done
 echo "results: $OUT/summary.tsv"

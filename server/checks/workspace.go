@@ -238,7 +238,7 @@ func printOf(v *wsmodel.Verdicts, path string) string {
 	for _, f := range v.Funcs[path] {
 		fmt.Fprintf(&b, "%s %d %s;", f.Name, f.Line, f.How)
 	}
-	for _, d := range v.Calls[path] {
+	for _, d := range v.Findings[path] {
 		fmt.Fprintf(&b, "%v %s;", d.Span, d.Message)
 	}
 	return b.String()

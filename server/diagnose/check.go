@@ -57,6 +57,9 @@ const (
 	CodeConfigPerThread     = "TL012 config-per-thread"
 	CodeRecompileLimit      = "TL013 recompile-limit"
 	CodeSharedCallable      = "TL014 compiled-callable-shared"
+	// CodeStateDictPrefixed is decided by the workspace model
+	// (server/wsmodel), which follows the compiled module to the call.
+	CodeStateDictPrefixed = "TL015 compiled-state-dict"
 )
 
 // Diagnostic is one finding in the user's buffer.

@@ -39,6 +39,12 @@ type CompileFact struct {
 	// Decorates is set when the site is a decorator: it compiles the
 	// function it decorates.
 	Decorates bool
+	// OrigModLine is, for a site that returns a new object wrapping what
+	// it compiles (torch.compile(m), not m.compile()), the 0-based line
+	// of the target's eval_frame.py where OptimizedModule keeps the
+	// module as its submodule _orig_mod (so the wrapper's state_dict keys
+	// start with "_orig_mod."); -1 when the target's torch has none.
+	OrigModLine int
 }
 
 // StartFact is one place the buffer runs a callable in another thread.
@@ -66,12 +72,18 @@ func FactsOf(buf *pybuf.Buffer, cat *gates.Catalog, opts Options) Facts {
 	c := &checker{a: a, t: a.t, cat: cat, opts: opts, files: newSiteFiles(opts.SiteDir)}
 	c.confirmInPlace()
 	var f Facts
+	origMod := c.origModLine()
 	for _, s := range a.sites {
 		cg := c.cudagraphs(s)
+		orig := -1
+		if s.kind != siteInPlace && s.call != nil && a.t.Kind(a.t.Parent(s.node)) != syntax.KindDecorator {
+			orig = origMod
+		}
 		f.Compiles = append(f.Compiles, CompileFact{
 			Node: s.node, Span: c.siteSpan(s), CUDAGraphs: cg.on, Why: cg.why,
 			ThreadHazard: cg.on && c.threadHazard(s),
 			Derived:      s.kind == siteDerived, Decorates: s.call == nil || a.t.Kind(a.t.Parent(s.node)) == syntax.KindDecorator,
+			OrigModLine: orig,
 		})
 	}
 	for _, st := range a.starts {
@@ -82,4 +94,18 @@ func FactsOf(buf *pybuf.Buffer, cat *gates.Catalog, opts Options) Facts {
 		f.Starts = append(f.Starts, sf)
 	}
 	return f
+}
+
+// fileEvalFrame is where torch keeps Dynamo's entry points and the module
+// torch.compile returns for a module.
+const fileEvalFrame = "torch/_dynamo/eval_frame.py"
+
+// origModLine is the line of the target's OptimizedModule that keeps the
+// compiled module as its submodule _orig_mod, or -1.
+func (c *checker) origModLine() int {
+	class := c.files.findStatement(fileEvalFrame, 0, "class", "class OptimizedModule")
+	if class < 0 {
+		return -1
+	}
+	return c.files.find(fileEvalFrame, class, "self._orig_mod = mod")
 }

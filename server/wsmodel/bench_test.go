@@ -121,7 +121,7 @@ func BenchmarkColdBuild(b *testing.B) {
 		if st.Files != 1050 {
 			b.Fatalf("%d files indexed", st.Files)
 		}
-		if n := len(m.Verdicts().Calls); n != 100 {
+		if n := len(m.Verdicts().Findings); n != 100 {
 			b.Fatalf("%d files with calls flagged, want 100", n)
 		}
 		b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
@@ -169,7 +169,7 @@ func BenchmarkEdit(b *testing.B) {
 		v := m.Verdicts()
 		diagnose.Check(buf, cat, diagnose.Options{SiteDir: fixtureSite, External: v.External[loader]})
 		diagnose.Check(pybuf.Parse(serverSrc), cat, diagnose.Options{SiteDir: fixtureSite, External: v.External[server]})
-		got := len(v.Calls[server]) > 0
+		got := len(v.Findings[server]) > 0
 		times = append(times, time.Since(start))
 		if want := i%2 == 0; got != want {
 			b.Fatalf("edit %d: server flagged %v, want %v", i, got, want)

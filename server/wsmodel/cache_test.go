@@ -16,7 +16,7 @@ import (
 func TestCacheAcrossBuilds(t *testing.T) {
 	t.Parallel()
 	cat := fixtureCatalog(t)
-	dir, _, _ := writeArchive(t, "testdata/paths/loader_returns_compiled.txtar")
+	dir := writeArchive(t, "testdata/paths/loader_returns_compiled.txtar").dir
 	cache := filepath.Join(t.TempDir(), "ws.gob")
 	build := func(key string) (*Model, Stats) {
 		t.Helper()
@@ -31,7 +31,7 @@ func TestCacheAcrossBuilds(t *testing.T) {
 		}
 		return m, st
 	}
-	flagged := func(m *Model) bool { return len(m.Verdicts().Calls[filepath.Join(dir, "server.py")]) > 0 }
+	flagged := func(m *Model) bool { return len(m.Verdicts().Findings[filepath.Join(dir, "server.py")]) > 0 }
 
 	m, st := build("torch-a")
 	if st.Files != 2 || st.Cached != 0 || !flagged(m) {
@@ -85,7 +85,7 @@ func TestCacheAcrossBuilds(t *testing.T) {
 func TestExcludedDirectory(t *testing.T) {
 	t.Parallel()
 	cat := fixtureCatalog(t)
-	dir, _, _ := writeArchive(t, "testdata/paths/loader_returns_compiled.txtar")
+	dir := writeArchive(t, "testdata/paths/loader_returns_compiled.txtar").dir
 	cache := filepath.Join(dir, "torchlsp-cache")
 	if err := os.MkdirAll(filepath.Join(cache, "site", "torch"), 0o755); err != nil {
 		t.Fatal(err)

@@ -107,6 +107,9 @@ type Compile struct {
 	CUDAGraphs   bool
 	ThreadHazard bool
 	Why          string
+	// OrigModLine is diagnose.CompileFact's: the target's line that keeps
+	// a compiled module as _orig_mod, or -1.
+	OrigModLine int
 }
 
 // Start is a place that runs callables in another thread.
@@ -176,7 +179,7 @@ func Extract(path, module string, buf *pybuf.Buffer, facts diagnose.Facts, tops 
 	x := &extractor{t: t, f: f, compiles: map[int32]int{}, starts: map[int32][]int{}, decorates: map[int32]int{}, texts: map[string]string{}}
 	for _, c := range facts.Compiles {
 		i := len(f.Compiles)
-		f.Compiles = append(f.Compiles, Compile{Line: c.Span.Start.Line, Span: c.Span, CUDAGraphs: c.CUDAGraphs, ThreadHazard: c.ThreadHazard, Why: c.Why})
+		f.Compiles = append(f.Compiles, Compile{Line: c.Span.Start.Line, Span: c.Span, CUDAGraphs: c.CUDAGraphs, ThreadHazard: c.ThreadHazard, Why: c.Why, OrigModLine: c.OrigModLine})
 		x.compiles[c.Node] = i
 		if c.Decorates {
 			if def := decoratedDef(t, c.Node); def >= 0 {

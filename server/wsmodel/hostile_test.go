@@ -19,7 +19,7 @@ import (
 func TestHostileWorkspace(t *testing.T) {
 	t.Parallel()
 	cat := fixtureCatalog(t)
-	dir, _, _ := writeArchive(t, "testdata/paths/loader_returns_compiled.txtar")
+	dir := writeArchive(t, "testdata/paths/loader_returns_compiled.txtar").dir
 	outside := t.TempDir()
 	os.WriteFile(filepath.Join(outside, "secret.py"), []byte("import torch\nx = torch.compile(f, mode='reduce-overhead')\n"), 0o644)
 	os.MkdirAll(filepath.Join(outside, "pkg"), 0o755)
@@ -60,7 +60,7 @@ func TestHostileWorkspace(t *testing.T) {
 	if st.Files != 3 || st.Skipped != 1 {
 		t.Errorf("%+v, want 3 files indexed and the huge one skipped", st)
 	}
-	if len(m.Verdicts().Calls[filepath.Join(dir, "server.py")]) == 0 {
+	if len(m.Verdicts().Findings[filepath.Join(dir, "server.py")]) == 0 {
 		t.Errorf("the real path is no longer decided: %+v", m.Verdicts())
 	}
 }

@@ -27,27 +27,43 @@ func fixtureCatalog(t testing.TB) *gates.Catalog {
 	return cat
 }
 
-// writeArchive writes a txtar's files (all but "want" and "paths") under
-// a new directory and returns it with the want section's lines and the
-// paths section's (the [workspace] paths of torchlsp.toml).
-func writeArchive(t *testing.T, path string) (string, []string, []string) {
+// archive is a workspace written from a txtar: its directory, the want
+// section's lines, the paths section's (the [workspace] paths of
+// torchlsp.toml), and the torch site it is checked against: the
+// fixture's, or a copy of it with the archive's "site/..." files laid
+// over it.
+type archive struct {
+	dir         string
+	want, paths []string
+	site        string
+}
+
+func writeArchive(t *testing.T, path string) archive {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	var want, paths []string
+	a := archive{dir: t.TempDir(), site: fixtureSite}
 	for _, f := range parseArchive(string(data)) {
 		switch f.name {
 		case "want":
-			want = strings.Fields(strings.ReplaceAll(f.data, " TL", "_TL"))
+			a.want = strings.Fields(strings.ReplaceAll(f.data, " TL", "_TL"))
 			continue
 		case "paths":
-			paths = strings.Fields(f.data)
+			a.paths = strings.Fields(f.data)
 			continue
 		}
-		p := filepath.Join(dir, filepath.FromSlash(f.name))
+		p := filepath.Join(a.dir, filepath.FromSlash(f.name))
+		if rest, ok := strings.CutPrefix(f.name, "site/"); ok {
+			if a.site == fixtureSite {
+				a.site = filepath.Join(t.TempDir(), "site")
+				if err := os.CopyFS(a.site, os.DirFS(fixtureSite)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p = filepath.Join(a.site, filepath.FromSlash(rest))
+		}
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +71,7 @@ func writeArchive(t *testing.T, path string) (string, []string, []string) {
 			t.Fatal(err)
 		}
 	}
-	return dir, want, paths
+	return a
 }
 
 type archiveFile struct{ name, data string }
@@ -78,20 +94,25 @@ func parseArchive(s string) []archiveFile {
 }
 
 func testIndexer(dir string, cat *gates.Catalog, extra ...string) *Indexer {
+	return siteIndexer(dir, fixtureSite, cat, extra...)
+}
+
+// siteIndexer is testIndexer against another torch site.
+func siteIndexer(dir, site string, cat *gates.Catalog, extra ...string) *Indexer {
 	return &Indexer{
 		Roots: []string{dir}, Paths: ImportPaths([]string{dir}, extra),
 		Parse: func(ctx context.Context, src []byte) (*pybuf.Buffer, error) { return pybuf.Parse(src), nil },
 		Facts: func(b *pybuf.Buffer) diagnose.Facts {
-			return diagnose.FactsOf(b, cat, diagnose.Options{SiteDir: fixtureSite})
+			return diagnose.FactsOf(b, cat, diagnose.Options{SiteDir: site})
 		},
 		Limits: DefaultLimits(),
 	}
 }
 
 // checkAll runs each file's check with the model's verdicts, as the
-// editor and `torchlsp check` do, and lists the threading codes (TL001,
-// TL002, TL003, TL012, TL014) as "file:line_TL001".
-func checkAll(t *testing.T, dir string, m *Model, cat *gates.Catalog) []string {
+// editor and `torchlsp check` do, and lists the codes the model decides
+// or feeds (modelCodes) as "file:line_TL001".
+func checkAll(t *testing.T, dir, site string, m *Model, cat *gates.Catalog) []string {
 	t.Helper()
 	v := m.Verdicts()
 	var got []string
@@ -100,11 +121,11 @@ func checkAll(t *testing.T, dir string, m *Model, cat *gates.Catalog) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ds := diagnose.Check(pybuf.Parse(src), cat, diagnose.Options{SiteDir: fixtureSite, External: v.External[path], ExternalFuncs: v.Funcs[path]})
-		ds = append(ds, v.Calls[path]...)
+		ds := diagnose.Check(pybuf.Parse(src), cat, diagnose.Options{SiteDir: site, External: v.External[path], ExternalFuncs: v.Funcs[path]})
+		ds = append(ds, v.Findings[path]...)
 		rel, _ := filepath.Rel(dir, path)
 		for _, d := range ds {
-			if code, _, _ := strings.Cut(d.Code, " "); threadCodes[code] {
+			if code, _, _ := strings.Cut(d.Code, " "); modelCodes[code] {
 				got = append(got, fmt.Sprintf("%s:%d_%s", filepath.ToSlash(rel), d.Span.Start.Line+1, code))
 				if t.Failed() || testing.Verbose() {
 					t.Logf("%s:%d: %s", rel, d.Span.Start.Line+1, d.Message)
@@ -119,8 +140,10 @@ func checkAll(t *testing.T, dir string, m *Model, cat *gates.Catalog) []string {
 	return slices.Compact(got)
 }
 
-// threadCodes are the rules that read what threads run.
-var threadCodes = map[string]bool{"TL001": true, "TL002": true, "TL003": true, "TL012": true, "TL014": true}
+// modelCodes are the rules that read what the model decides: what
+// threads run (TL001, TL002, TL003, TL012, TL014) and where a compiled
+// module goes (TL015).
+var modelCodes = map[string]bool{"TL001": true, "TL002": true, "TL003": true, "TL012": true, "TL014": true, "TL015": true}
 
 // Each testdata/paths/*.txtar is a workspace and the TL001 findings its
 // files get when checked with the model's verdicts: paths across files
@@ -135,15 +158,22 @@ func TestPathsAcrossFiles(t *testing.T) {
 	for _, ar := range archives {
 		t.Run(strings.TrimSuffix(filepath.Base(ar), ".txtar"), func(t *testing.T) {
 			t.Parallel()
-			dir, want, paths := writeArchive(t, ar)
-			m, _, err := testIndexer(dir, cat, paths...).Build(context.Background())
+			a := writeArchive(t, ar)
+			c := cat
+			if a.site != fixtureSite {
+				var err error
+				if c, err = gates.Scan(context.Background(), a.site, gates.Options{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			m, _, err := siteIndexer(a.dir, a.site, c, a.paths...).Build(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := checkAll(t, dir, m, cat)
-			slices.Sort(want)
-			if !slices.Equal(got, want) {
-				t.Errorf("got %v\nwant %v", got, want)
+			got := checkAll(t, a.dir, a.site, m, c)
+			slices.Sort(a.want)
+			if !slices.Equal(got, a.want) {
+				t.Errorf("got %v\nwant %v", got, a.want)
 			}
 		})
 	}

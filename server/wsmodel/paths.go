@@ -14,9 +14,10 @@ type Verdicts struct {
 	// External are, for the file of a compile site, the thread starts
 	// that reach it through other files (diagnose.Options.External).
 	External map[string][]diagnose.ExternalStart
-	// Calls are, for the file of a call of compiled code that threads
-	// reach through other files, TL001 at the call.
-	Calls map[string][]diagnose.Diagnostic
+	// Findings are, by file, what the model's own rules find there: TL001
+	// at a call of compiled code that threads reach through other files,
+	// TL015 at a compiled module's state_dict().
+	Findings map[string][]diagnose.Diagnostic
 	// Funcs are, for a file, its functions that threads started in other
 	// files run (diagnose.Options.ExternalFuncs): a config write there
 	// changes every thread's (TL003).
@@ -56,7 +57,7 @@ type step struct {
 }
 
 func (m *Model) computeVerdicts() *Verdicts {
-	v := &Verdicts{External: map[string][]diagnose.ExternalStart{}, Calls: map[string][]diagnose.Diagnostic{},
+	v := &Verdicts{External: map[string][]diagnose.ExternalStart{}, Findings: map[string][]diagnose.Diagnostic{},
 		Funcs: map[string][]diagnose.ExternalFunc{}}
 	seenFunc := map[*Def]bool{}
 	r := newResolver(m)
@@ -105,7 +106,7 @@ func (m *Model) computeVerdicts() *Verdicts {
 					continue
 				}
 				seenCall[h.callIn.Path][k] = true
-				v.Calls[h.callIn.Path] = append(v.Calls[h.callIn.Path], diagnose.Diagnostic{
+				v.Findings[h.callIn.Path] = append(v.Findings[h.callIn.Path], diagnose.Diagnostic{
 					Code: diagnose.CodeCudagraphsInThreads, Severity: diagnose.SeverityError, Span: h.call.Span,
 					Message: fmt.Sprintf("this call runs compiled code with CUDA graphs (%s, compiled at %s:%d) in other threads (%s in %s, line %d): the target's torch fails there or shares CUDA graph buffers between threads (see the diagnostic at the compile for torch's lines and the fixes); turn CUDA graphs off for threaded use, or make every compiled call from one thread",
 						c.Why, m.rel(cf), c.Line+1, h.start.How, m.rel(h.from.Path), h.start.Line+1),
@@ -114,6 +115,7 @@ func (m *Model) computeVerdicts() *Verdicts {
 			}
 		}
 	}
+	m.stateDicts(r, paths, v)
 	return v
 }
 

@@ -1,0 +1,5 @@
+import torch
+
+
+def save(model, path):
+    torch.save(model.state_dict(), path)
