@@ -103,6 +103,14 @@ func (a *analysis) resolve(n int32) int32 {
 	n = t.Unwrap(n)
 	for range maxResolve {
 		a.work++
+		if n >= 0 && t.Kind(n) == syntax.KindSubscript {
+			// CFG["mode"] of a dict the file builds.
+			if v := a.dictItem(n); v >= 0 {
+				n = t.Unwrap(v)
+				continue
+			}
+			return n
+		}
 		if n < 0 || t.Kind(n) != syntax.KindIdentifier {
 			return n
 		}
@@ -423,6 +431,28 @@ func (a *analysis) derive() {
 	for _, d := range a.bareDecorators {
 		name := t.Text(t.CodeChildren(d)[0])
 		decorators[name] = append(decorators[name], d)
+	}
+	// fast = torch.compile(mode=...) with no function is a decorator:
+	// @fast compiles what it decorates with its settings.
+	for _, inner := range a.sites {
+		a.work++
+		if inner.kind != siteCall || inner.call == nil || len(inner.call.args) > 0 || a.sitesFull() {
+			continue
+		}
+		if p := t.Parent(inner.node); p >= 0 && (t.Kind(p) == syntax.KindDecorator || t.Kind(p) == syntax.KindCall) {
+			continue // @torch.compile(...) itself, or torch.compile(...)(f)
+		}
+		for _, name := range inner.targets {
+			for _, d := range decorators[name] {
+				a.work++
+				s := a.newSite(siteDerived, t.CodeChildren(d)[0], nil, inner.settings)
+				s.inner, s.fn, s.spelling = inner, t.fnOf[d], inner.spelling
+				if dn := a.decorated(d); dn != "" {
+					s.targets = []string{dn}
+				}
+				a.addSite(s)
+			}
+		}
 	}
 	from := 0
 	for depth := 0; depth < maxWrapperDepth && from < len(a.sites); depth++ {

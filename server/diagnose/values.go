@@ -484,7 +484,7 @@ func (v *valueFlow) flowCall(c *callInfo) {
 		// dataclass, a NamedTuple): cfg.model holds it.
 		for _, kw := range kwargs {
 			a.work++
-			v.flowInto(v.sourcesOf(kw.value, c.fn), t.Text(kw.name))
+			v.flowInto(v.sourcesOf(kw.value, c.fn), kw.name)
 		}
 	}
 	for _, def := range defs {
@@ -499,11 +499,7 @@ func (v *valueFlow) flowCall(c *callInfo) {
 		}
 		for _, kw := range kwargs {
 			a.work++
-			name := t.Text(kw.name)
-			if k, isStr := t.PlainString(kw.name); isStr {
-				name = k // kwargs={"x": v}
-			}
-			i, ok := idx[name]
+			i, ok := idx[kw.name]
 			if !ok {
 				continue
 			}
@@ -515,7 +511,7 @@ func (v *valueFlow) flowCall(c *callInfo) {
 // invoked says what function call c runs and with which arguments: the
 // callee itself, or the callable a thread, pool or partial is handed and
 // the arguments handed with it. fnExpr is -1 when it is neither.
-func (v *valueFlow) invoked(c *callInfo) (fnExpr int32, args []int32, kwargs []kwarg) {
+func (v *valueFlow) invoked(c *callInfo) (fnExpr int32, args []int32, kwargs []namedArg) {
 	a := v.a
 	t := a.t
 	switch {
@@ -546,14 +542,14 @@ func (v *valueFlow) invoked(c *callInfo) (fnExpr int32, args []int32, kwargs []k
 		if kw, ok := c.keyword("args", t); ok && (c.callee == "apply_async" || c.callee == "apply") {
 			args = v.displayItems(kw.value)
 		}
-		return c.args[0], args, c.kwargs
+		return c.args[0], args, v.named(c.kwargs)
 	case c.callee == "run_in_executor" && t.Kind(c.calleeNode) == syntax.KindAttribute:
 		if len(c.args) < 2 {
 			return -1, nil, nil
 		}
 		return c.args[1], c.args[2:], nil
 	case c.qual == "":
-		return c.calleeNode, c.args, c.kwargs
+		return c.calleeNode, c.args, v.named(c.kwargs)
 	}
 	return -1, nil, nil
 }
@@ -569,24 +565,28 @@ func (v *valueFlow) displayItems(n int32) []int32 {
 	return t.CodeChildren(n)
 }
 
-// dictKwargs are the string-keyed entries of a dict display, as keyword
-// arguments.
-func (v *valueFlow) dictKwargs(n int32) []kwarg {
-	a := v.a
-	t := a.t
-	n = t.Unwrap(n)
-	if t.Kind(n) != syntax.KindDictionary {
-		return nil
+// dictKwargs are the string-keyed entries of a dict display or dict(...),
+// as keyword arguments (kwargs= of a thread).
+func (v *valueFlow) dictKwargs(n int32) []namedArg {
+	entries, _ := v.dictDisplay(v.a.resolve(n))
+	out := make([]namedArg, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, namedArg{e.key, e.value})
 	}
-	var out []kwarg
-	for _, p := range t.CodeChildren(n) {
-		if t.Kind(p) != syntax.KindPair {
-			continue
-		}
-		k := t.Child(p, syntax.FieldKey)
-		if _, ok := t.PlainString(k); ok {
-			out = append(out, kwarg{node: p, name: k, value: t.Child(p, syntax.FieldValue)})
-		}
+	return out
+}
+
+// namedArg is an argument passed by name.
+type namedArg struct {
+	name  string
+	value int32
+}
+
+// named turns a call's keyword arguments into namedArgs.
+func (v *valueFlow) named(kws []kwarg) []namedArg {
+	out := make([]namedArg, 0, len(kws))
+	for _, kw := range kws {
+		out = append(out, namedArg{v.a.t.Text(kw.name), kw.value})
 	}
 	return out
 }
@@ -1189,4 +1189,25 @@ func (v *valueFlow) flowReturns() {
 			v.flowInto(v.sourcesOf(r, def), classKey(t.Text(nm)))
 		}
 	}
+}
+
+// dictItem is the value a subscript with a string key reads from a dict
+// the file builds (CFG["mode"], CFG = {"mode": "reduce-overhead"}): the
+// last write of the key before the subscript; -1 when not known.
+func (a *analysis) dictItem(n int32) int32 {
+	t := a.t
+	key, ok := t.PlainString(t.Child(n, syntax.FieldSubscript))
+	obj := t.Unwrap(t.Child(n, syntax.FieldValue))
+	if !ok || t.Kind(obj) != syntax.KindIdentifier {
+		return -1
+	}
+	entries, _ := a.builtDict(obj, n)
+	v := int32(-1)
+	for _, e := range entries {
+		a.work++
+		if e.key == key {
+			v = e.value
+		}
+	}
+	return v
 }
