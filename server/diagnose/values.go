@@ -1093,6 +1093,75 @@ func (v *valueFlow) poolFactories() {
 			break
 		}
 	}
+	v.poolValues()
+}
+
+// maxPoolRounds bounds how many hand-overs of a pool are followed: into a
+// constructor's parameter, then onto self.
+const maxPoolRounds = 2
+
+// poolValues records pools handed on as values, before the thread starts
+// are read: names bound to a pool's constructor, the parameters of the
+// file's functions and classes' __init__ handed one
+// (Server(ThreadPoolExecutor(4))), and what those are assigned to
+// (self.pool = pool). Each round is one pass over calls and assignments.
+func (v *valueFlow) poolValues() {
+	a := v.a
+	t := a.t
+	set := func(name string, w int) bool {
+		if _, known := a.execs[name]; known || name == "" {
+			return false
+		}
+		a.execs[name] = w
+		return true
+	}
+	var ctors []*callInfo
+	made := false
+	for _, c := range a.calls {
+		a.work++
+		if executorTypes[c.qual] {
+			made = true
+			set(a.boundName(c), a.poolWorkers(c))
+		} else if c.qual == "" && (len(c.args) > 0 || len(c.kwargs) > 0) {
+			ctors = append(ctors, c)
+		}
+	}
+	if !made {
+		return
+	}
+	for range maxPoolRounds {
+		changed := false
+		for _, c := range ctors {
+			a.work++
+			for _, def := range v.defsCalled(c.calleeNode, c) {
+				params := a.params(def)
+				for i := range params {
+					a.work++
+					if arg := a.argumentFor(c, params, i); arg >= 0 {
+						if w, ok := a.poolExpr(arg); ok && set(params[i].name, w) {
+							changed = true
+						}
+					}
+				}
+			}
+		}
+		for _, n := range v.flows {
+			a.work++
+			if t.Kind(n) != syntax.KindAssignment {
+				continue
+			}
+			r, l := t.Child(n, syntax.FieldRight), t.Child(n, syntax.FieldLeft)
+			if r < 0 || l < 0 || t.Chain(t.Unwrap(l)) == nil {
+				continue
+			}
+			if w, ok := a.poolExpr(r); ok && set(t.Text(t.Unwrap(l)), w) {
+				changed = true
+			}
+		}
+		if !changed {
+			break
+		}
+	}
 }
 
 // compiler names what compiles at site s, for messages: torch.compile, or
