@@ -22,6 +22,14 @@ import (
 // same name is not taken for it; calleeKeys gives the thread analysis the
 // same key for a call of the parameter. Names, attributes and containers
 // are the file's plain names, as the compile sites' own targets are.
+// What Name(...) gives back (a class's instances, a function's result) is
+// keyed classKey(Name).
+//
+// The same flows carry two other kinds of value: functions of the file
+// (a dispatch table's handlers, callbacks: heldFuncs, which the thread
+// analysis follows by name where their holder is called) and thread
+// pools (poolValues, into the names threadStarts reads pools by). And
+// the dicts the file builds are read back for settings (builtDict).
 
 // valueFlow follows the values of one analysis, and keeps what it found
 // for the checks to ask later; the analysis keeps only the entry points
