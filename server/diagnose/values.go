@@ -421,6 +421,13 @@ func (v *valueFlow) flowAssign(n int32) {
 	for _, k := range v.holderKeys(l) {
 		v.flowInto(srcs, k)
 	}
+	// pipe.unet = torch.compile(pipe.unet, ...): calling pipe runs its
+	// compiled part (a class's own self.x = ... is flowForwards' to judge).
+	if t.Kind(l) == syntax.KindAttribute {
+		if obj := t.Unwrap(t.Child(l, syntax.FieldObject)); t.Kind(obj) == syntax.KindIdentifier && t.Text(obj) != "self" && t.Text(obj) != "cls" {
+			v.flowInto(srcs, t.Text(obj))
+		}
+	}
 }
 
 // holderKeys are the target keys an assignment's left side binds: a
