@@ -659,6 +659,9 @@ func (x *tl011) keptAcrossCalls(hc hotCall) (overwrite, bool) {
 		if x.pendingBackward(call, t.End(call.node), t.Start(later.call.node)) {
 			return overwrite{}, false
 		}
+		if later.h.site != hc.h.site && x.passedTo(names, later.call) {
+			return overwrite{}, false // fed into other compiled code: not judged (pytorch issue 122192)
+		}
 		for _, name := range names {
 			read := a.readAfter(t.Text(name), t.End(later.call.node), call.fn, t.End(assign))
 			if read < 0 {
@@ -835,4 +838,20 @@ func (c *checker) returnsOneTensor(s *compileSite) bool {
 		}
 	}
 	return true
+}
+
+// passedTo reports whether one of names is read in the arguments of
+// call.
+func (x *tl011) passedTo(names []int32, call *callInfo) bool {
+	a, t := x.c.a, x.c.t
+	if call.argList < 0 {
+		return false
+	}
+	for _, name := range names {
+		reads := a.readsOf(t.Text(name))
+		if i := a.firstFrom(reads, t.Start(call.argList)); i < len(reads) && t.Start(reads[i]) < t.End(call.argList) {
+			return true
+		}
+	}
+	return false
 }
