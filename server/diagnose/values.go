@@ -324,6 +324,12 @@ func (v *valueFlow) collectSources(n, fn int32, depth int) {
 	}
 }
 
+// ownerKey is the target key of the methods of an object that holds
+// compiled code in an attribute (model.model = torch.compile(...)):
+// model.generate(...) runs it. An object that is compiled code itself
+// is not its own owner: torch.compile(model).generate runs uncompiled.
+func ownerKey(object string) string { return object + "." }
+
 // classKey is the target key of the instances of a class whose calls run
 // compiled code (instanceSite), and of what a function returns
 // (flowReturns): what Name(...) gives back.
@@ -426,6 +432,7 @@ func (v *valueFlow) flowAssign(n int32) {
 	if t.Kind(l) == syntax.KindAttribute {
 		if obj := t.Unwrap(t.Child(l, syntax.FieldObject)); t.Kind(obj) == syntax.KindIdentifier && t.Text(obj) != "self" && t.Text(obj) != "cls" {
 			v.flowInto(srcs, t.Text(obj))
+			v.flowInto(srcs, ownerKey(t.Text(obj))) // and its methods: model.generate(...)
 		}
 	}
 }
@@ -701,6 +708,13 @@ func (a *analysis) calleeKeys(dst []string, c *callInfo) []string {
 	dst = a.withHeld(dst, c.callee)
 	name := c.callee
 	switch t.Kind(c.calleeNode) {
+	case syntax.KindAttribute: // model.generate(x) of a model holding compiled parts
+		if obj := t.Unwrap(t.Child(c.calleeNode, syntax.FieldObject)); t.Kind(obj) == syntax.KindIdentifier {
+			if k := ownerKey(t.Text(obj)); len(a.siteByTarget[k]) > 0 {
+				dst = append(dst, k)
+			}
+		}
+		return dst
 	case syntax.KindCall: // get("fast")(x): what get returns
 		if f := t.Child(c.calleeNode, syntax.FieldFunction); t.Chain(f) != nil {
 			dst = append(dst, classKey(t.LastName(f)))
