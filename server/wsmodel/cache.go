@@ -1,14 +1,16 @@
 package wsmodel
 
 import (
+	"fmt"
 	"io/fs"
+	"os"
 
 	"github.com/torchlsp/torchlsp/server/internal/gobfile"
 )
 
 // cacheVersion changes when File's shape or meaning does: a cache of
 // another version is not read.
-const cacheVersion = 3
+const cacheVersion = 5
 
 // diskCache is what a model's cache file holds: each file's facts with
 // the size and modification time they were read at, under the key of
@@ -35,7 +37,7 @@ func loadCache(path, key string) map[string]diskEntry {
 		return nil
 	}
 	var c diskCache
-	if err := gobfile.Read(path, &c); err != nil || c.Version != cacheVersion || c.Key != key {
+	if err := gobfile.Read(path, &c); err != nil || c.Version != cacheVersion || c.Key != key+binaryIdentity() {
 		return nil
 	}
 	return c.Files
@@ -46,7 +48,23 @@ func saveCache(path, key string, files map[string]diskEntry) error {
 	if path == "" {
 		return nil
 	}
-	return gobfile.Write(path, diskCache{Version: cacheVersion, Key: key, Files: files})
+	return gobfile.Write(path, diskCache{Version: cacheVersion, Key: key + binaryIdentity(), Files: files})
+}
+
+// binaryIdentity names the program that read the facts (its size and
+// time): a new build of torchlsp may read files otherwise, so its first
+// build of a workspace reads them again, whether or not cacheVersion was
+// changed with it.
+func binaryIdentity() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	st, err := os.Stat(exe)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("\x00%d %d", st.Size(), st.ModTime().UnixNano())
 }
 
 // fresh says whether a cached entry was read from the file as it is now.

@@ -34,11 +34,15 @@ const (
 	ExprSubscript
 )
 
-// Expr is an expression the model can follow, as plain data.
+// Expr is an expression the model can follow, as plain data. Line is
+// where it is read (0-based): a name read there sees the assignments of
+// its own scope made before that line (m.state_dict() before
+// m = torch.compile(m) is the plain module's).
 type Expr struct {
 	Kind    ExprKind
 	Text    string
 	Compile int
+	Line    int
 }
 
 // Def is a function, method or class of the file.
@@ -83,6 +87,10 @@ type Call struct {
 	Kwargs []Kwarg
 	Line   int
 	Span   pybuf.Span // the callee as written
+	// Saved says the call's value is written out: passed to a call whose
+	// name says it saves (torch.save, save_file, accelerator.save), at
+	// once or through a name of its scope.
+	Saved bool
 }
 
 // Kwarg is a keyword argument.
@@ -176,7 +184,8 @@ func Extract(path, module string, buf *pybuf.Buffer, facts diagnose.Facts, tops 
 			f.Imports[imp.Name] = q
 		}
 	}
-	x := &extractor{t: t, f: f, compiles: map[int32]int{}, starts: map[int32][]int{}, decorates: map[int32]int{}, texts: map[string]string{}}
+	x := &extractor{t: t, f: f, compiles: map[int32]int{}, starts: map[int32][]int{}, decorates: map[int32]int{}, texts: map[string]string{},
+		savedNodes: map[int32]bool{}, savedNames: map[string]map[string]bool{}}
 	for _, c := range facts.Compiles {
 		i := len(f.Compiles)
 		f.Compiles = append(f.Compiles, Compile{Line: c.Span.Start.Line, Span: c.Span, CUDAGraphs: c.CUDAGraphs, ThreadHazard: c.ThreadHazard, Why: c.Why, OrigModLine: c.OrigModLine})
@@ -192,6 +201,7 @@ func Extract(path, module string, buf *pybuf.Buffer, facts diagnose.Facts, tops 
 	}
 	x.facts = facts
 	x.walk(t.Root(), "", "")
+	x.savedThroughNames()
 	if tops != nil {
 		x.dropOutsideCalls(tops)
 	}
@@ -265,6 +275,10 @@ type extractor struct {
 	starts    map[int32][]int   // start node → indexes in facts.Starts
 	decorates map[int32]int     // decorated definition → its compile site
 	texts     map[string]string // intern's
+	// savedNodes are calls whose value a save call is passed; savedNames,
+	// by scope, the names it is passed.
+	savedNodes map[int32]bool
+	savedNames map[string]map[string]bool
 }
 
 func join(scope, name string) string {
@@ -338,10 +352,11 @@ func (x *extractor) walk(n int32, scope, class string) {
 	case syntax.KindCall:
 		fn := t.Child(n, syntax.FieldFunction)
 		if e, ok := x.callee(fn); ok {
-			c := Call{Scope: scope, Callee: e, Line: t.StartPos(n).Line, Span: t.Span(fn)}
+			c := Call{Scope: scope, Callee: e, Line: t.StartPos(n).Line, Span: t.Span(fn), Saved: x.savedNodes[n]}
 			c.Args, c.Kwargs = x.arguments(n)
 			x.f.Calls = append(x.f.Calls, c)
 		}
+		x.saves(n, fn, scope)
 	}
 	for c := t.FirstChild(n); c >= 0; c = t.NextSibling(c) {
 		x.walk(c, scope, class)
@@ -426,17 +441,18 @@ func (x *extractor) expr(n int32) (Expr, bool) {
 	if t.Kind(n) == syntax.KindAwait {
 		return x.expr(t.FirstChild(n))
 	}
+	line := t.StartPos(n).Line
 	if i, ok := x.compiles[n]; ok {
-		return Expr{Kind: ExprCompiled, Compile: i}, true
+		return Expr{Kind: ExprCompiled, Compile: i, Line: line}, true
 	}
 	switch t.Kind(n) {
 	case syntax.KindIdentifier, syntax.KindAttribute:
 		if s := x.chain(n); s != "" {
-			return Expr{Kind: ExprName, Text: s}, true
+			return Expr{Kind: ExprName, Text: s, Line: line}, true
 		}
 	case syntax.KindSubscript:
 		if s := x.chain(t.Unwrap(t.Child(n, syntax.FieldValue))); s != "" {
-			return Expr{Kind: ExprSubscript, Text: s}, true
+			return Expr{Kind: ExprSubscript, Text: s, Line: line}, true
 		}
 	case syntax.KindCall:
 		fn := t.Unwrap(t.Child(n, syntax.FieldFunction))
@@ -451,7 +467,7 @@ func (x *extractor) expr(n int32) (Expr, bool) {
 			return Expr{}, false
 		}
 		if s != "" {
-			return Expr{Kind: ExprCall, Text: s}, true
+			return Expr{Kind: ExprCall, Text: s, Line: line}, true
 		}
 	}
 	return Expr{}, false
@@ -462,17 +478,68 @@ func (x *extractor) expr(n int32) (Expr, bool) {
 func (x *extractor) callee(n int32) (Expr, bool) {
 	t := x.t
 	n = t.Unwrap(n)
+	if n < 0 {
+		return Expr{}, false
+	}
+	line := t.StartPos(n).Line
 	switch t.Kind(n) {
 	case syntax.KindIdentifier, syntax.KindAttribute:
 		if s := x.chain(n); s != "" {
-			return Expr{Kind: ExprName, Text: s}, true
+			return Expr{Kind: ExprName, Text: s, Line: line}, true
 		}
 	case syntax.KindSubscript:
 		if s := x.chain(t.Unwrap(t.Child(n, syntax.FieldValue))); s != "" {
-			return Expr{Kind: ExprSubscript, Text: s}, true
+			return Expr{Kind: ExprSubscript, Text: s, Line: line}, true
 		}
 	}
 	return Expr{}, false
+}
+
+// saves records what a call whose name says it saves is given: a call
+// (saved at once, marked before the walk reaches it, as it lies below)
+// or a name of the scope.
+func (x *extractor) saves(call, fn int32, scope string) {
+	t := x.t
+	name := strings.ToLower(t.LastName(t.Unwrap(fn)))
+	if !strings.Contains(name, "save") {
+		return
+	}
+	args := t.Child(call, syntax.FieldArguments)
+	if args < 0 {
+		return
+	}
+	for _, a := range t.CodeChildren(args) {
+		if t.Kind(a) == syntax.KindKeywordArgument {
+			a = t.Child(a, syntax.FieldValue)
+		}
+		switch a = t.Unwrap(a); t.Kind(a) {
+		case syntax.KindCall:
+			x.savedNodes[a] = true
+		case syntax.KindIdentifier:
+			if x.savedNames[scope] == nil {
+				x.savedNames[scope] = map[string]bool{}
+			}
+			x.savedNames[scope][t.Text(a)] = true
+		}
+	}
+}
+
+// savedThroughNames marks the calls whose value is bound to a name that
+// a save call of the same scope is given (sd = m.state_dict();
+// torch.save(sd, path)).
+func (x *extractor) savedThroughNames() {
+	f := x.f
+	for _, b := range f.Bindings {
+		if b.Value.Kind != ExprCall || !x.savedNames[b.Scope][b.Target] {
+			continue
+		}
+		for i := range f.Calls {
+			c := &f.Calls[i]
+			if c.Scope == b.Scope && c.Line == b.Value.Line && c.Callee.Text == b.Value.Text {
+				c.Saved = true
+			}
+		}
+	}
 }
 
 // builtins are Python's builtin functions and classes: a call of one
@@ -663,7 +730,7 @@ func (x *extractor) start(s diagnose.StartFact, scope string) {
 		if name := t.Text(t.Child(s.Class, syntax.FieldName)); name != "" {
 			cls := join(x.scopeOf(s.Class), name)
 			for _, m := range s.Methods {
-				st.Targets = append(st.Targets, Expr{Kind: ExprName, Text: cls + "." + m})
+				st.Targets = append(st.Targets, Expr{Kind: ExprName, Text: cls + "." + m, Line: st.Line})
 			}
 		}
 	}

@@ -8,7 +8,9 @@ import (
 )
 
 // stateDicts is TL015, a rule over the model: the state_dict() of what
-// torch.compile returned for a module, in any file the value reaches.
+// torch.compile returned for a module, in any file the value reaches,
+// written out (Call.Saved: a state dict compared in memory with another
+// compiled module's harms nothing).
 // The target's OptimizedModule keeps the module as its submodule
 // _orig_mod, so every key starts with "_orig_mod."; loaded into the
 // plain module (a checkpoint written by training, read by serving) they
@@ -21,10 +23,10 @@ func (m *Model) stateDicts(r *resolver, paths []string, v *Verdicts) {
 		for i := range f.Calls {
 			c := &f.Calls[i]
 			recv, ok := strings.CutSuffix(c.Callee.Text, ".state_dict")
-			if c.Callee.Kind != ExprName || !ok || recv == "" {
+			if c.Callee.Kind != ExprName || !ok || recv == "" || !c.Saved {
 				continue
 			}
-			for _, val := range r.eval(f, c.Scope, Expr{Kind: ExprName, Text: recv}, 0) {
+			for _, val := range r.eval(f, c.Scope, Expr{Kind: ExprName, Text: recv, Line: c.Line}, 0) {
 				if val.kind != valCompiled {
 					continue
 				}

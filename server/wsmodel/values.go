@@ -64,6 +64,7 @@ type memoKey struct {
 	scope string
 	kind  ExprKind
 	text  string
+	line  int
 }
 
 // maxWork bounds the steps one computation of the verdicts takes over
@@ -85,7 +86,7 @@ func (r *resolver) eval(f *File, scope string, e Expr, depth int) []value {
 	if e.Kind == ExprCompiled {
 		return []value{{kind: valCompiled, file: f, compile: e.Compile}}
 	}
-	k := memoKey{f, scope, e.Kind, e.Text}
+	k := memoKey{f, scope, e.Kind, e.Text, e.Line}
 	if v, ok := r.memo[k]; ok {
 		return v
 	}
@@ -96,11 +97,11 @@ func (r *resolver) eval(f *File, scope string, e Expr, depth int) []value {
 	var out []value
 	switch e.Kind {
 	case ExprName:
-		out = r.dotted(f, scope, e.Text, depth)
+		out = r.dotted(f, scope, e.Text, e.Line, depth)
 	case ExprSubscript:
-		out = r.dotted(f, scope, e.Text+"[]", depth)
+		out = r.dotted(f, scope, e.Text+"[]", e.Line, depth)
 	case ExprCall:
-		for _, v := range r.dotted(f, scope, e.Text, depth) {
+		for _, v := range r.dotted(f, scope, e.Text, e.Line, depth) {
 			out = addValues(out, r.called(v, depth+1)...)
 		}
 	}
@@ -129,11 +130,11 @@ func (r *resolver) called(v value, depth int) []value {
 	return nil
 }
 
-// dotted resolves a chain of names read in scope of f; the last name may
-// end in [] for a container's elements.
-func (r *resolver) dotted(f *File, scope, text string, depth int) []value {
+// dotted resolves a chain of names read in scope of f at line at (-1:
+// anywhere); the last name may end in [] for a container's elements.
+func (r *resolver) dotted(f *File, scope, text string, at, depth int) []value {
 	parts := strings.Split(text, ".")
-	vals := r.head(f, scope, parts[0], depth)
+	vals := r.head(f, scope, parts[0], at, depth)
 	for _, p := range parts[1:] {
 		var next []value
 		for _, v := range vals {
@@ -149,7 +150,7 @@ func (r *resolver) dotted(f *File, scope, text string, depth int) []value {
 
 // head resolves the first name of a chain: self, a name bound in the
 // scope or one around it, a definition, or an import.
-func (r *resolver) head(f *File, scope, name string, depth int) []value {
+func (r *resolver) head(f *File, scope, name string, at, depth int) []value {
 	fs := f.index()
 	if fs == nil {
 		return nil
@@ -169,6 +170,13 @@ func (r *resolver) head(f *File, scope, name string, depth int) []value {
 		if isClass := fs.defs[s] != nil && fs.defs[s].IsClass; !(isClass && s != scope && inMethod) {
 			var out []value
 			for _, e := range fs.bindings[s][name] {
+				// In the reading scope's own body, an assignment made
+				// at or after the read is not what it reads; names of
+				// enclosing scopes are read when the code runs, after
+				// the module's body.
+				if s == scope && at >= 0 && e.Line >= at {
+					continue
+				}
 				out = addValues(out, r.eval(f, s, e, depth+1)...)
 			}
 			if d := fs.defs[join(s, name)]; d != nil {
@@ -299,7 +307,7 @@ func (r *resolver) member(v value, name string, depth int) []value {
 	switch v.kind {
 	case valModule:
 		if f := r.m.modules[v.qual]; f != nil {
-			if out := r.head(f, "", name, depth+1); len(out) > 0 {
+			if out := r.head(f, "", name, -1, depth+1); len(out) > 0 {
 				return out
 			}
 		}
@@ -340,7 +348,7 @@ func (r *resolver) classMember(v value, name string, depth, bases int) []value {
 		return out
 	}
 	for _, b := range d.def.Bases {
-		for _, bv := range r.dotted(f, parentScope(d.def.Qual), b, depth+1) {
+		for _, bv := range r.dotted(f, parentScope(d.def.Qual), b, -1, depth+1) {
 			if bv.kind == valClass {
 				out = addValues(out, r.classMember(value{kind: v.kind, qual: bv.qual}, name, depth+1, bases+1)...)
 			}
