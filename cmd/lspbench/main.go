@@ -9,6 +9,7 @@
 //	lspbench run [flags] -- SERVER COMMAND LINE...   # one session, one JSON line
 //	lspbench report [flags] RESULTS.jsonl...         # markdown tables
 //	lspbench growth -site DIR [-site DIR]...          # index and gate-scan cost per tree
+//	lspbench navagree -site DIR -file REL... -- SERVER...  # definitions of typed members beside another server
 package main
 
 import (
@@ -42,6 +43,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return reportCmd(args[1:], stdout, stderr)
 	case "growth":
 		return growthCmd(ctx, args[1:], stdout, stderr)
+	case "navagree":
+		return navagreeCmd(ctx, args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "lspbench: unknown command %q\n", args[0])
 	return 2

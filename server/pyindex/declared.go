@@ -220,6 +220,9 @@ func (n *navigator) annName(a *ann) (entity, error) {
 	if a.ctx.local {
 		return n.dotted(a.name, a.ctx.scope, a.ctx.off)
 	}
+	if a.ctx.t.mod == nil { // made here (enumerate's int): no place to look
+		return entity{}, n.errNotFound("%s names nothing here", a.name)
+	}
 	saved := len(n.r.chain)
 	defer func() { n.r.chain = n.r.chain[:saved] }()
 	t, err := n.r.exprIn(a.ctx.t, a.name)
@@ -270,6 +273,9 @@ func (n *navigator) aliasOf(e entity) (*ann, bool) {
 		return parseAnn(n.tree.Text(v), annCtx{local: true, scope: bd.Scope, off: uint32(n.tree.Start(bd.Node))}), true
 	case e.t.b != nil && e.t.site == nil && e.t.b.kind == KindVariable:
 		v := e.t.b.value
+		if strings.HasSuffix(v, "…") {
+			v = n.r.ix.valueText(e.t) // cut short in the index
+		}
 		if !strings.HasSuffix(v, "]") && !strings.Contains(v, "|") {
 			return nil, false
 		}
@@ -278,12 +284,13 @@ func (n *navigator) aliasOf(e entity) (*ann, bool) {
 	return nil, false
 }
 
-// returnAnn is the return annotation of a function.
+// returnAnn is the return annotation of a function; without one, what
+// its return statements return (inferReturn).
 func (n *navigator) returnAnn(f entity) (*ann, bool) {
 	if f.fn >= 0 {
 		ret := n.tree.Child(f.fn, syntax.FieldReturnType)
 		if ret < 0 {
-			return nil, false
+			return n.inferReturn(f)
 		}
 		scope := int32(0)
 		if fs := n.tab.ScopeOf(f.fn); fs >= 0 {
@@ -296,9 +303,152 @@ func (n *navigator) returnAnn(f entity) (*ann, bool) {
 	}
 	ret, ok := returnText(f.t.b.sig)
 	if !ok {
-		return nil, false
+		return n.inferReturn(f)
 	}
 	return parseAnn(ret, annCtx{t: f.t}), true
+}
+
+const (
+	// maxInferDepth bounds the functions whose return types one answer
+	// infers inside one another; maxInferNodes the nodes of a body read
+	// for its return statements.
+	maxInferDepth = 3
+	maxInferNodes = 50000
+)
+
+// inferReturn is what a function without a return annotation returns,
+// as pyright infers it where the text shows it: the union of what its
+// return statements' values are declared as (a class called, self, a
+// typed name). A generator, or a body too long, infers nothing.
+func (n *navigator) inferReturn(f entity) (*ann, bool) {
+	if n.inferring >= maxInferDepth {
+		return nil, false
+	}
+	if f.fn >= 0 {
+		key := fmt.Sprintf("returns\x00%d", f.fn)
+		if n.r.enter(key) != nil {
+			return nil, false
+		}
+		defer n.r.leave(key)
+		ents := n.returned(f.fn)
+		return &ann{ents: ents}, len(ents) > 0
+	}
+	if f.t.b == nil || f.t.file == nil || f.t.file.stub {
+		return nil, false
+	}
+	// A function of another file: its returns, read by a navigator of
+	// that file, kept where they are classes of the index.
+	tab := n.r.ix.table(f.t.file)
+	if tab == nil {
+		return nil, false
+	}
+	def := functionAt(tab.Tree(), int(f.t.b.line), int(f.t.b.col))
+	if def < 0 {
+		return nil, false
+	}
+	key := "returns\x00" + f.t.file.rel + "\x00" + f.t.path
+	if n.r.enter(key) != nil {
+		return nil, false
+	}
+	defer n.r.leave(key)
+	m := f.t.mod
+	sub := n.r.ix.navigator(Source{Module: m.name, Package: m.isPkg && f.t.file == m.py, Path: n.r.ix.abs(f.t.file), Rel: f.t.file.rel, Table: tab})
+	sub.inferring = n.inferring + 1
+	sub.r.steps = n.r.steps
+	ents := sub.returned(def)
+	n.r.steps = sub.r.steps
+	var out []entity
+	for _, e := range ents {
+		if g, ok := sub.global(e); ok {
+			out = append(out, g)
+		}
+	}
+	return &ann{ents: out}, len(out) > 0
+}
+
+// returned are the instances the return statements of def give.
+func (n *navigator) returned(def int32) []entity {
+	tr := n.tree
+	fs := n.tab.ScopeOf(def)
+	body := tr.Child(def, syntax.FieldBody)
+	if fs < 0 || body < 0 {
+		return nil
+	}
+	var out []entity
+	end := tr.End(body)
+	skip := -1 // the end of a nested def, class or lambda
+	for i := body + 1; int(i) < tr.Len() && tr.Start(i) < end; i++ {
+		if int(i-body) > maxInferNodes {
+			return nil
+		}
+		if tr.Start(i) < skip {
+			continue
+		}
+		switch tr.Kind(i) {
+		case syntax.KindFunctionDefinition, syntax.KindClassDefinition, syntax.KindLambda:
+			skip = tr.End(i)
+		case syntax.KindYield:
+			return nil // a generator
+		case syntax.KindReturnStatement:
+			cs := tr.CodeChildren(i)
+			if len(cs) != 1 {
+				continue
+			}
+			if a, ok := n.exprAnn(cs[0], fs, uint32(tr.Start(i)), 0); ok {
+				out = appendCandidates(out, n.instances(a, 0))
+			}
+		}
+	}
+	return out
+}
+
+// global is entity e of this navigator's file as the index's: a class
+// of the file by its binding.
+func (n *navigator) global(e entity) (entity, bool) {
+	if e.cls.local >= 0 {
+		sc := n.tab.Scope(e.cls.local)
+		name := n.tree.Child(sc.Node, syntax.FieldName)
+		f := n.r.ix.fileByRel(n.src.Rel)
+		if name < 0 || f == nil {
+			return entity{}, false
+		}
+		pos := n.tree.StartPos(name)
+		path, b := findClass(n.r.ix.load(f).bindings, "", int32(pos.Line), int32(pos.Col))
+		if b == nil {
+			return entity{}, false
+		}
+		m := n.r.ix.modules[f.module]
+		if m == nil {
+			return entity{}, false
+		}
+		e.cls = classRef{local: -1, t: target{mod: m, file: f, b: b, path: path}}
+	}
+	if e.kind != entInstance && e.kind != entClass {
+		return entity{}, false
+	}
+	e.node, e.bind, e.fn, e.t, e.alts = -1, -1, -1, e.cls.t, nil
+	return e, true
+}
+
+// findClass is the class binding at line and col among bs and their
+// members, with its dotted path.
+func findClass(bs []binding, prefix string, line, col int32) (string, *binding) {
+	for i := range bs {
+		b := &bs[i]
+		if b.kind != KindClass {
+			continue
+		}
+		path := joinName(prefix, b.name)
+		if b.line == line && b.col == col {
+			return path, b
+		}
+		if b.line < line && b.endLine >= line {
+			if p, m := findClass(b.members, path, line, col); m != nil {
+				return p, m
+			}
+		}
+	}
+	return "", nil
 }
 
 // returnText is the return annotation of an index function's signature,
@@ -323,9 +473,8 @@ func returnText(sig string) (string, bool) {
 	return strings.TrimSpace(ret), ok && strings.TrimSpace(ret) != ""
 }
 
-// isProperty reports whether function f is read as a value: @property,
-// @cached_property.
-func (n *navigator) isProperty(f entity) bool {
+// decorators are the decorator expressions of function f.
+func (n *navigator) decorators(f entity) []string {
 	var decos []string
 	if f.fn >= 0 {
 		if p := n.tree.Parent(f.fn); p >= 0 && n.tree.Kind(p) == syntax.KindDecoratedDefinition {
@@ -335,16 +484,66 @@ func (n *navigator) isProperty(f entity) bool {
 				}
 			}
 		}
-	} else if f.t.b != nil && f.t.site == nil {
+	} else if f.t.b != nil && f.t.site == nil && f.t.b.decorators != "" {
 		decos = strings.Split(f.t.b.decorators, "\n")
 	}
-	for _, d := range decos {
-		switch lastPart(strings.TrimSpace(d)) {
+	return decos
+}
+
+// propertyGetter is the getter of function f when f is read as a value
+// (@property, @cached_property; the getter of an @x.setter).
+func (n *navigator) propertyGetter(f entity) (entity, bool) {
+	setter := false
+	for _, d := range n.decorators(f) {
+		switch last := lastPart(strings.TrimSpace(d)); last {
 		case "property", "cached_property", "abstractproperty":
-			return true
+			return f, true
+		case "setter", "deleter", "getter":
+			setter = true
 		}
 	}
-	return false
+	if !setter {
+		return entity{}, false
+	}
+	// @x.setter rebinds x: the getter is the @property def of the name.
+	isGetter := func(g entity) bool {
+		for _, d := range n.decorators(g) {
+			if l := lastPart(strings.TrimSpace(d)); l == "property" || l == "cached_property" {
+				return true
+			}
+		}
+		return false
+	}
+	if f.fn >= 0 {
+		fs := n.tab.ScopeOf(f.fn)
+		if fs < 0 || n.tab.Scope(fs).Parent < 0 {
+			return entity{}, false
+		}
+		for _, b := range n.tab.Names(n.tab.Scope(fs).Parent, n.tab.Scope(fs).Name) {
+			if bd := n.tab.Binding(b); bd.Kind == pyscope.BindDef {
+				g := n.sourceEntity(bd.Node, b)
+				g.kind, g.fn = entFunction, bd.Stmt
+				if isGetter(g) {
+					return g, true
+				}
+			}
+		}
+		return entity{}, false
+	}
+	o, ok := n.r.owner(f.t)
+	if !ok {
+		return entity{}, false
+	}
+	for i := range o.b.members {
+		m := &o.b.members[i]
+		if m.name == f.t.b.name && m.kind == KindFunction {
+			g := indexEntity(target{mod: f.t.mod, file: f.t.file, b: m, path: f.t.path})
+			if isGetter(g) {
+				return g, true
+			}
+		}
+	}
+	return entity{}, false
 }
 
 // candidates makes ents (one class or several) the value of e: the first
@@ -412,6 +611,8 @@ func (n *navigator) bindingAnn(b int32, depth int) (*ann, bool) {
 			if a, ok := n.exprAnn(bd.Value, bd.Scope, off, depth+1); ok {
 				return a, true
 			}
+		} else if a, ok := n.unpackAnn(bd, depth); ok {
+			return a, true
 		}
 	case pyscope.BindWalrus:
 		if bd.Value >= 0 {
@@ -424,7 +625,8 @@ func (n *navigator) bindingAnn(b int32, depth int) (*ann, bool) {
 		return nil, false
 	}
 	// x: Foo declared once, assigned elsewhere: the declaration holds.
-	for _, o := range n.tab.Names(bd.Scope, bd.Name) {
+	names := n.tab.Names(bd.Scope, bd.Name)
+	for _, o := range names {
 		od := n.tab.Binding(o)
 		switch {
 		case o == b:
@@ -435,6 +637,17 @@ func (n *navigator) bindingAnn(b int32, depth int) (*ann, bool) {
 		case od.Kind == pyscope.BindAssign:
 			if t := n.assignType(od.Node); t >= 0 {
 				return parseAnn(tr.Text(t), annCtx{local: true, scope: od.Scope, off: uint32(tr.Start(od.Node))}), true
+			}
+		}
+	}
+	// Else what another assignment of the name gives (x = w; x = x.f()
+	// in a loop): pyright's type of x is the union of them all.
+	if len(names) > 1 && len(names) <= maxCandidates && bd.Scope != 0 {
+		for _, o := range names {
+			if od := n.tab.Binding(o); o != b && od.Kind == pyscope.BindAssign && od.Value >= 0 {
+				if a, ok := n.exprAnn(od.Value, od.Scope, uint32(tr.Start(od.Node)), depth+1); ok {
+					return a, true
+				}
 			}
 		}
 	}
@@ -593,11 +806,26 @@ func (n *navigator) exprAnn(x, scope int32, off uint32, depth int) (*ann, bool) 
 				return parseAnn(tr.Text(cs[0]), annCtx{local: true, scope: scope, off: off}), true
 			}
 		}
-		e, err := n.eval(x, scope, off)
+		if tr.Kind(fn) == syntax.KindIdentifier && args >= 0 && n.lookup(tr.Text(fn), scope, off) < 0 {
+			// list(xs), sorted(xs): a list of what xs holds.
+			switch name := tr.Text(fn); name {
+			case "list", "tuple", "set", "sorted", "reversed", "iter", "frozenset":
+				if cs := tr.CodeChildren(args); len(cs) >= 1 {
+					if el := n.iterElement(cs[0], scope, off, depth+1); el != nil {
+						if name == "tuple" {
+							return &ann{name: "tuple", args: []*ann{el, {name: "..."}}}, true
+						}
+						return &ann{name: "list", args: []*ann{el}}, true
+					}
+				}
+				return nil, false
+			}
+		}
+		f, err := n.eval(fn, scope, off)
 		if err != nil {
 			return nil, false
 		}
-		return n.entityAnn(e, depth+1)
+		return n.callAnn(f, depth+1)
 	case syntax.KindSubscript:
 		base, ok := n.exprAnn(tr.Child(x, syntax.FieldValue), scope, off, depth+1)
 		if !ok {
@@ -607,6 +835,25 @@ func (n *navigator) exprAnn(x, scope int32, off uint32, depth int) (*ann, bool) 
 		return el, el != nil
 	case syntax.KindNamedExpression:
 		return n.exprAnn(tr.Child(x, syntax.FieldValue), scope, off, depth+1)
+	case syntax.KindBinaryOperator:
+		return n.operatorAnn(x, scope, off, depth+1)
+	case syntax.KindTuple, syntax.KindExpressionList, syntax.KindList, syntax.KindSet:
+		// (a, b): each item's type in its place; [a, b]: any of them.
+		items := &ann{name: "tuple"}
+		for i, c := range tr.CodeChildren(x) {
+			if i >= maxAnnNodes {
+				break
+			}
+			a, ok := n.exprAnn(c, scope, off, depth+1)
+			if !ok {
+				a = &ann{}
+			}
+			items.args = append(items.args, a)
+		}
+		if k := tr.Kind(x); k == syntax.KindList || k == syntax.KindSet {
+			return &ann{name: "list", args: []*ann{{name: "Union", args: items.args}}}, len(items.args) > 0
+		}
+		return items, len(items.args) > 0
 	case syntax.KindConditionalExpression:
 		cs := tr.CodeChildren(x)
 		if len(cs) < 2 {
@@ -621,6 +868,35 @@ func (n *navigator) exprAnn(x, scope int32, off uint32, depth int) (*ann, bool) 
 		return u, len(u.args) > 0
 	}
 	return nil, false
+}
+
+// callAnn is the declared type of a call of f: an instance of a class, a
+// function's return annotation; for a union, each one's.
+func (n *navigator) callAnn(f entity, depth int) (*ann, bool) {
+	u := &ann{name: "Union"}
+	for _, x := range append([]entity{f}, f.alts...) {
+		x.alts = nil
+		x, err := n.deref(x)
+		if err != nil {
+			continue
+		}
+		switch x.kind {
+		case entClass:
+			x.kind, x.alts = entInstance, nil
+			u.args = append(u.args, &ann{ents: []entity{x}})
+		case entFunction:
+			if r, ok := n.returnAnn(x); ok {
+				u.args = append(u.args, r)
+			}
+		}
+	}
+	switch len(u.args) {
+	case 0:
+		return nil, false
+	case 1:
+		return u.args[0], true
+	}
+	return u, true
 }
 
 // entityAnn is what value e is, as an annotation.
@@ -707,35 +983,77 @@ func (n *navigator) forAnn(bd *pyscope.Binding, depth int) (*ann, bool) {
 	if left < 0 || right < 0 {
 		return nil, false
 	}
-	// The place of the name in the target: for i, (a, b) in ...
-	var path []int
-	for x := bd.Node; x != left; {
-		p := tr.Parent(x)
-		if p < 0 || len(path) > maxAnnDepth {
-			return nil, false
-		}
-		k := 0
-		for c := range tr.Children(p) {
-			if c == x {
-				break
-			}
-			if tr.Kind(c) != syntax.KindComment {
-				k++
-			}
-		}
-		if pk := tr.Kind(p); pk == syntax.KindParenthesizedExpression {
-			k = -1 // (x) is x
-		}
-		if k >= 0 {
-			path = append([]int{k}, path...)
-		}
-		x = p
+	path, ok := n.targetPath(bd.Node, left)
+	if !ok {
+		return nil, false
 	}
 	scope := n.occScope(bd.Node, bd.Scope)
 	off := uint32(tr.Start(bd.Stmt))
 	el := n.iterElement(right, scope, off, depth+1)
 	for _, k := range path {
 		if el == nil {
+			return nil, false
+		}
+		el = n.element(el, false, k, depth+1)
+	}
+	return el, el != nil
+}
+
+// targetPath is the place of identifier id in target left: for i, (a, b)
+// in ... puts b at [1 1].
+func (n *navigator) targetPath(id, left int32) ([]int, bool) {
+	tr := n.tree
+	var path []int
+	for x := id; x != left; {
+		p := tr.Parent(x)
+		if p < 0 || len(path) > maxAnnDepth {
+			return nil, false
+		}
+		switch tr.Kind(p) {
+		case syntax.KindParenthesizedExpression:
+			// (x) is x
+		case syntax.KindPatternList, syntax.KindTuplePattern, syntax.KindListPattern, syntax.KindTuple,
+			syntax.KindList, syntax.KindExpressionList:
+			k := 0
+			for c := range tr.Children(p) {
+				if c == x {
+					break
+				}
+				if tr.Kind(c) != syntax.KindComment {
+					k++
+				}
+			}
+			path = append([]int{k}, path...)
+		default:
+			return nil, false // a starred name, an attribute
+		}
+		x = p
+	}
+	return path, true
+}
+
+// unpackAnn is the declared type of a name unpacked from a typed tuple:
+// a, b = f() with f() -> Tuple[A, B].
+func (n *navigator) unpackAnn(bd *pyscope.Binding, depth int) (*ann, bool) {
+	tr := n.tree
+	asg := tr.Parent(bd.Node)
+	for asg >= 0 && tr.Kind(asg) != syntax.KindAssignment {
+		asg = tr.Parent(asg)
+	}
+	if asg < 0 {
+		return nil, false
+	}
+	left, right := tr.Child(asg, syntax.FieldLeft), tr.Child(asg, syntax.FieldRight)
+	if left < 0 || right < 0 || tr.Kind(right) == syntax.KindAssignment {
+		return nil, false
+	}
+	path, ok := n.targetPath(bd.Node, left)
+	if !ok || len(path) == 0 {
+		return nil, false
+	}
+	el, ok := n.exprAnn(right, bd.Scope, uint32(tr.Start(asg)), depth+1)
+	for _, k := range path {
+		if !ok || el == nil {
 			return nil, false
 		}
 		el = n.element(el, false, k, depth+1)
@@ -811,4 +1129,185 @@ func (n *navigator) iterElement(x, scope int32, off uint32, depth int) *ann {
 		return nil
 	}
 	return n.element(a, true, 0, depth+1)
+}
+
+// binaryDunders are the methods a binary operator calls on its left
+// operand, and on its right one when the left has none.
+var binaryDunders = map[string][2]string{
+	"+": {"__add__", "__radd__"}, "-": {"__sub__", "__rsub__"}, "*": {"__mul__", "__rmul__"},
+	"/": {"__truediv__", "__rtruediv__"}, "//": {"__floordiv__", "__rfloordiv__"}, "%": {"__mod__", "__rmod__"},
+	"**": {"__pow__", "__rpow__"}, "@": {"__matmul__", "__rmatmul__"}, "&": {"__and__", "__rand__"},
+	"|": {"__or__", "__ror__"}, "^": {"__xor__", "__rxor__"}, "<<": {"__lshift__", "__rlshift__"},
+	">>": {"__rshift__", "__rrshift__"},
+}
+
+// operatorAnn is the declared type of a binary operation: what the
+// operand's method for it returns (Tensor.__mul__ -> Tensor).
+func (n *navigator) operatorAnn(x, scope int32, off uint32, depth int) (*ann, bool) {
+	tr := n.tree
+	left, right := tr.Child(x, syntax.FieldLeft), tr.Child(x, syntax.FieldRight)
+	if left < 0 || right < 0 || tr.End(left) > tr.Start(right) {
+		return nil, false
+	}
+	dunders, ok := binaryDunders[strings.TrimSpace(string(tr.Src()[tr.End(left):tr.Start(right)]))]
+	if !ok {
+		return nil, false
+	}
+	for i, operand := range []int32{left, right} {
+		a, ok := n.exprAnn(operand, scope, off, depth+1)
+		if !ok {
+			continue
+		}
+		for _, inst := range n.instances(a, depth+1) {
+			if inst.kind != entInstance {
+				continue
+			}
+			m, err := n.attr(inst, dunders[i])
+			if err != nil || m.kind != entFunction {
+				continue
+			}
+			if r, ok := n.returnAnn(m); ok {
+				return r, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// narrowed is what isinstance says a name read at x is, where its value
+// shows nothing: inside "if isinstance(x, C):", after "assert
+// isinstance(x, C)", after "if not isinstance(x, C): raise" or "while
+// not isinstance(x, C): ..." (pyright's narrowing, in its common forms).
+// The nearest such test before the read decides.
+func (n *navigator) narrowed(x, scope int32, off uint32) []entity {
+	tr := n.tree
+	name := tr.Text(x)
+	fnode := n.tab.Scope(scope).Node
+	steps := 0
+	for child, p := x, tr.Parent(x); p >= 0 && child != fnode; child, p = p, tr.Parent(p) {
+		switch tr.Kind(p) {
+		case syntax.KindIfStatement:
+			// Inside the consequence of if isinstance(x, C).
+			if tr.Field(child) == syntax.FieldConsequence {
+				if c := n.isinstanceOf(tr.Child(p, syntax.FieldCondition), name, false); c >= 0 {
+					return n.narrowTo(c, scope, off)
+				}
+			}
+		case syntax.KindBlock, syntax.KindModule:
+			// The statements before the one holding the read.
+			var before []int32
+			for s := range tr.Children(p) {
+				if s == child {
+					break
+				}
+				before = append(before, s)
+			}
+			for i := len(before) - 1; i >= 0; i-- {
+				if steps++; steps > maxInferNodes {
+					return nil
+				}
+				if c := n.narrowingStatement(before[i], name); c >= 0 {
+					return n.narrowTo(c, scope, off)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// narrowingStatement is the class argument of statement s when it makes
+// name an instance of it for the statements after: assert isinstance,
+// if not isinstance(...): raise/return/continue, while not isinstance.
+func (n *navigator) narrowingStatement(s int32, name string) int32 {
+	tr := n.tree
+	switch tr.Kind(s) {
+	case syntax.KindAssertStatement:
+		if cs := tr.CodeChildren(s); len(cs) > 0 {
+			return n.isinstanceOf(cs[0], name, false)
+		}
+	case syntax.KindWhileStatement:
+		return n.isinstanceOf(tr.Child(s, syntax.FieldCondition), name, true)
+	case syntax.KindIfStatement:
+		body := tr.Child(s, syntax.FieldConsequence)
+		if body < 0 || tr.Child(s, syntax.FieldAlternative) >= 0 {
+			return -1
+		}
+		cs := tr.CodeChildren(body)
+		if len(cs) == 0 {
+			return -1
+		}
+		switch tr.Kind(cs[len(cs)-1]) {
+		case syntax.KindRaiseStatement, syntax.KindReturnStatement, syntax.KindContinueStatement:
+			return n.isinstanceOf(tr.Child(s, syntax.FieldCondition), name, true)
+		}
+	}
+	return -1
+}
+
+// isinstanceOf is C of the condition isinstance(name, C) (negated: not
+// isinstance(name, C)), or of one operand of an "and" of such; -1 if
+// the condition is no such test.
+func (n *navigator) isinstanceOf(cond int32, name string, negated bool) int32 {
+	tr := n.tree
+	cond = tr.Unwrap(cond)
+	if cond < 0 {
+		return -1
+	}
+	if negated {
+		if tr.Kind(cond) != syntax.KindNotOperator {
+			return -1
+		}
+		cs := tr.CodeChildren(cond)
+		if len(cs) != 1 {
+			return -1
+		}
+		return n.isinstanceOf(cs[0], name, false)
+	}
+	switch tr.Kind(cond) {
+	case syntax.KindBooleanOperator:
+		if strings.TrimSpace(string(tr.Src()[tr.End(tr.Child(cond, syntax.FieldLeft)):tr.Start(tr.Child(cond, syntax.FieldRight))])) != "and" {
+			return -1
+		}
+		for _, c := range []int32{tr.Child(cond, syntax.FieldLeft), tr.Child(cond, syntax.FieldRight)} {
+			if k := n.isinstanceOf(c, name, false); k >= 0 {
+				return k
+			}
+		}
+	case syntax.KindCall:
+		fn, args := tr.Child(cond, syntax.FieldFunction), tr.Child(cond, syntax.FieldArguments)
+		if fn < 0 || args < 0 || tr.Text(fn) != "isinstance" {
+			return -1
+		}
+		cs := tr.CodeChildren(args)
+		if len(cs) == 2 && tr.Kind(cs[0]) == syntax.KindIdentifier && tr.Text(cs[0]) == name {
+			return cs[1]
+		}
+	}
+	return -1
+}
+
+// narrowTo is the instances of class expression c (a tuple of classes:
+// each).
+func (n *navigator) narrowTo(c, scope int32, off uint32) []entity {
+	tr := n.tree
+	c = tr.Unwrap(c)
+	classes := []int32{c}
+	if tr.Kind(c) == syntax.KindTuple {
+		classes = tr.CodeChildren(c)
+	}
+	var out []entity
+	for _, k := range classes {
+		if !n.isChain(k) {
+			continue
+		}
+		e, err := n.eval(k, scope, off)
+		if err != nil {
+			continue
+		}
+		if e, err = n.deref(e); err == nil && e.kind == entClass {
+			e.kind, e.alts = entInstance, nil
+			out = appendCandidates(out, []entity{e})
+		}
+	}
+	return out
 }

@@ -104,6 +104,9 @@ type navigator struct {
 	tree *syntax.Tree
 	pkg  string // the package relative imports start from; "" unknown
 	r    *resolver
+	// inferring counts the return types being inferred through other
+	// files' navigators around this one (maxInferDepth).
+	inferring int
 }
 
 func (ix *Index) navigator(src Source) *navigator {
@@ -423,7 +426,17 @@ func (n *navigator) eval(x, scope int32, off uint32) (entity, error) {
 		if b < 0 {
 			return entity{}, n.errNotFound("%s is a builtin or bound at run time", name)
 		}
-		return n.bindingEntity(b, name)
+		e, err := n.bindingEntity(b, name)
+		if err != nil || e.kind != entOpaque || e.bind < 0 || n.tab.Scope(scope).Kind != pyscope.ScopeFunction {
+			return e, err
+		}
+		if d, err := n.deref(e); err != nil || d.kind != entOpaque {
+			return e, err
+		}
+		if ents := n.narrowed(x, scope, off); len(ents) > 0 {
+			return candidates(e, ents), nil
+		}
+		return e, nil
 	case syntax.KindAttribute:
 		obj, attr := tr.Child(x, syntax.FieldObject), tr.Child(x, syntax.FieldAttribute)
 		if obj < 0 || attr < 0 {
@@ -470,7 +483,7 @@ func (n *navigator) eval(x, scope int32, off uint32) (entity, error) {
 				return n.deref(n.sourceEntity(id, o.Binding))
 			}
 		}
-	case syntax.KindSubscript, syntax.KindConditionalExpression:
+	case syntax.KindSubscript, syntax.KindConditionalExpression, syntax.KindBinaryOperator:
 		if a, ok := n.exprAnn(x, scope, off, 0); ok {
 			if ents := n.instances(a, 0); len(ents) > 0 {
 				return candidates(n.sourceEntity(-1, -1), ents), nil
@@ -524,7 +537,11 @@ func (n *navigator) deref(e entity) (entity, error) {
 					if errors.Is(err, errCycle) {
 						return entity{}, err
 					}
-					return e, nil
+					return n.declaredValue(e), nil
+				}
+				if d.kind == entOpaque && d.bind != e.bind {
+					// x = self.attr: what the attribute is declared as.
+					return n.deref(d)
 				}
 				return d, nil
 			}
@@ -612,9 +629,9 @@ func (n *navigator) attr(e entity, name string) (entity, error) {
 	case entExternal:
 		return entity{}, n.errNotFound("%s is an attribute of a module outside the index", name)
 	case entFunction:
-		if n.isProperty(e) {
+		if g, ok := n.propertyGetter(e); ok {
 			// x.prop.name: what the property returns.
-			if a, ok := n.returnAnn(e); ok {
+			if a, ok := n.returnAnn(g); ok {
 				if ents := n.instances(a, 0); len(ents) > 0 {
 					return n.attr(candidates(e, ents), name)
 				}

@@ -1,6 +1,7 @@
 package pyindex
 
 import (
+	"sort"
 	"strings"
 	"sync"
 
@@ -115,6 +116,55 @@ func (ix *Index) instanceAttr(t target, name string) (*extSite, bool) {
 	pos := tab.Tree().StartPos(a)
 	return &extSite{file: t.file, line: int32(pos.Line), col: int32(pos.Col), name: name, kind: KindVariable, owner: t.path}, true
 }
+
+// valueText is the whole right-hand side of the assignment that binds
+// variable t, read from its file ("" when it cannot be).
+func (ix *Index) valueText(t target) string {
+	tab := ix.table(t.file)
+	if tab == nil {
+		return ""
+	}
+	tr := tab.Tree()
+	want := syntax.Pos{Line: int(t.b.line), Col: int(t.b.col)}
+	occs := tab.Occurrences()
+	i := sort.Search(len(occs), func(i int) bool {
+		p := tr.StartPos(occs[i].Node)
+		return p.Line > want.Line || p.Line == want.Line && p.Col >= want.Col
+	})
+	if i >= len(occs) || tr.StartPos(occs[i].Node) != want {
+		return ""
+	}
+	asg := tr.Parent(occs[i].Node)
+	if asg < 0 || tr.Kind(asg) != syntax.KindAssignment {
+		return ""
+	}
+	v := tr.Child(asg, syntax.FieldRight)
+	if v < 0 || tr.End(v)-tr.Start(v) > maxAnnText {
+		return ""
+	}
+	var b strings.Builder
+	for line := range strings.SplitSeq(tr.Text(v), "\n") {
+		b.WriteString(stripComment(line))
+		b.WriteByte(' ')
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// stripComment cuts a line of code at its comment.
+func stripComment(line string) string {
+	cut := len(line)
+	walkTopLevel(line, 0, func(i int, c byte, _ int) bool {
+		if c == '#' {
+			cut = i
+			return false
+		}
+		return true
+	})
+	return line[:cut]
+}
+
+// maxAnnText bounds the text of an alias read back from its file.
+const maxAnnText = 4096
 
 // servedName finds, in the body of the __getattr__ def ga, the string
 // literal that compares the attribute's name ("if name == 'allow_tf32':"):
