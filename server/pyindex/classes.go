@@ -34,14 +34,37 @@ func (r *resolver) classMember(c classRef, name string, instance, skipFirst bool
 		if i > 0 && k.local < 0 {
 			r.chain = append(r.chain, Hop{Kind: HopBase, Module: k.t.mod.name, Name: k.t.path, File: k.t.file.rel, Line: int(k.t.b.line), Target: k.t.mod.name + "." + k.t.path})
 		}
-		e, ok, err := r.member(k, name, instance)
+		e, ok, err := r.member(k, name, false)
 		if errors.Is(err, errCycle) {
 			return entity{}, err
 		}
 		if ok && err == nil {
 			return e, nil
 		}
+		if instance {
+			if e, ok, err = r.member(k, name, true); errors.Is(err, errCycle) {
+				return entity{}, err
+			}
+			if ok && err == nil {
+				// self.x = ... in a method sets the attribute of a compiled
+				// base that declares x (its .pyi stub: a data descriptor,
+				// Tensor's requires_grad), not one of the instance.
+				for _, later := range mro[i+1:] {
+					if later.local < 0 && later.t.file.stub && best(later.t.b.members, name) != nil {
+						if d, ok, err := r.member(later, name, false); ok && err == nil {
+							return d, nil
+						}
+					}
+				}
+				return e, nil
+			}
+		}
 		r.chain = r.chain[:saved]
+	}
+	for _, k := range mro {
+		if e, ok := r.tupleField(k, name); ok {
+			return e, nil
+		}
 	}
 	if instance {
 		for _, k := range mro {

@@ -669,6 +669,10 @@ func (n *navigator) paramAnn(b int32) (*ann, bool) {
 	tr := n.tree
 	bd := n.tab.Binding(b)
 	p := tr.Parent(bd.Node)
+	splat := tr.Kind(p)
+	if splat == syntax.KindListSplatPattern || splat == syntax.KindDictionarySplatPattern {
+		p = tr.Parent(p)
+	}
 	if k := tr.Kind(p); k != syntax.KindTypedParameter && k != syntax.KindTypedDefaultParameter {
 		return nil, false
 	}
@@ -680,7 +684,14 @@ func (n *navigator) paramAnn(b int32) (*ann, bool) {
 	if scope < 0 {
 		scope = 0
 	}
-	return parseAnn(tr.Text(t), annCtx{local: true, scope: scope, off: uint32(tr.Start(bd.Stmt))}), true
+	a := parseAnn(tr.Text(t), annCtx{local: true, scope: scope, off: uint32(tr.Start(bd.Stmt))})
+	switch splat {
+	case syntax.KindListSplatPattern: // *args: T is a tuple of T
+		return &ann{name: "tuple", args: []*ann{a, {name: "..."}}}, true
+	case syntax.KindDictionarySplatPattern: // **kwargs: T maps str to T
+		return &ann{name: "dict", args: []*ann{{name: "str"}, a}}, true
+	}
+	return a, true
 }
 
 // assignType is the annotation of "name: T = ..." whose target is
@@ -809,6 +820,14 @@ func (n *navigator) exprAnn(x, scope int32, off uint32, depth int) (*ann, bool) 
 		if tr.Kind(fn) == syntax.KindIdentifier && args >= 0 && n.lookup(tr.Text(fn), scope, off) < 0 {
 			// list(xs), sorted(xs): a list of what xs holds.
 			switch name := tr.Text(fn); name {
+			case "next":
+				// next(it[, default]): an item of it.
+				if cs := tr.CodeChildren(args); len(cs) >= 1 {
+					if el := n.iterElement(cs[0], scope, off, depth+1); el != nil {
+						return el, true
+					}
+				}
+				return nil, false
 			case "list", "tuple", "set", "sorted", "reversed", "iter", "frozenset":
 				if cs := tr.CodeChildren(args); len(cs) >= 1 {
 					if el := n.iterElement(cs[0], scope, off, depth+1); el != nil {
@@ -835,8 +854,17 @@ func (n *navigator) exprAnn(x, scope int32, off uint32, depth int) (*ann, bool) 
 		return el, el != nil
 	case syntax.KindNamedExpression:
 		return n.exprAnn(tr.Child(x, syntax.FieldValue), scope, off, depth+1)
-	case syntax.KindBinaryOperator:
+	case syntax.KindBinaryOperator, syntax.KindComparisonOperator:
 		return n.operatorAnn(x, scope, off, depth+1)
+	case syntax.KindBooleanOperator:
+		// a or b: either one.
+		u := &ann{name: "Union"}
+		for _, c := range []int32{tr.Child(x, syntax.FieldLeft), tr.Child(x, syntax.FieldRight)} {
+			if a, ok := n.exprAnn(c, scope, off, depth+1); ok {
+				u.args = append(u.args, a)
+			}
+		}
+		return u, len(u.args) > 0
 	case syntax.KindTuple, syntax.KindExpressionList, syntax.KindList, syntax.KindSet:
 		// (a, b): each item's type in its place; [a, b]: any of them.
 		items := &ann{name: "tuple"}
@@ -970,6 +998,27 @@ func (n *navigator) element(a *ann, iter bool, i, depth int) *ann {
 			if v, ok := n.aliasOf(e); ok {
 				return n.element(v, iter, i, depth+1)
 			}
+		}
+	}
+	// An instance of a class: what its __getitem__ returns, or the
+	// items of the iterator its __iter__ returns.
+	dunder := "__getitem__"
+	if iter {
+		dunder = "__iter__"
+	}
+	for _, inst := range n.instances(a, depth+1) {
+		if inst.kind != entInstance {
+			continue
+		}
+		m, err := n.attr(inst, dunder)
+		if err != nil || m.kind != entFunction {
+			continue
+		}
+		if r, ok := n.returnAnn(m); ok {
+			if iter {
+				return n.element(r, true, 0, depth+1)
+			}
+			return r
 		}
 	}
 	return nil
@@ -1139,6 +1188,8 @@ var binaryDunders = map[string][2]string{
 	"**": {"__pow__", "__rpow__"}, "@": {"__matmul__", "__rmatmul__"}, "&": {"__and__", "__rand__"},
 	"|": {"__or__", "__ror__"}, "^": {"__xor__", "__rxor__"}, "<<": {"__lshift__", "__rlshift__"},
 	">>": {"__rshift__", "__rrshift__"},
+	"==": {"__eq__", "__eq__"}, "!=": {"__ne__", "__ne__"}, "<": {"__lt__", "__gt__"}, "<=": {"__le__", "__ge__"},
+	">": {"__gt__", "__lt__"}, ">=": {"__ge__", "__le__"},
 }
 
 // operatorAnn is the declared type of a binary operation: what the
@@ -1146,6 +1197,12 @@ var binaryDunders = map[string][2]string{
 func (n *navigator) operatorAnn(x, scope int32, off uint32, depth int) (*ann, bool) {
 	tr := n.tree
 	left, right := tr.Child(x, syntax.FieldLeft), tr.Child(x, syntax.FieldRight)
+	if tr.Kind(x) == syntax.KindComparisonOperator {
+		// a < b: one comparison of two operands (a chain is a bool).
+		if cs := tr.CodeChildren(x); len(cs) == 2 {
+			left, right = cs[0], cs[1]
+		}
+	}
 	if left < 0 || right < 0 || tr.End(left) > tr.Start(right) {
 		return nil, false
 	}
@@ -1186,8 +1243,15 @@ func (n *navigator) narrowed(x, scope int32, off uint32) []entity {
 	steps := 0
 	for child, p := x, tr.Parent(x); p >= 0 && child != fnode; child, p = p, tr.Parent(p) {
 		switch tr.Kind(p) {
-		case syntax.KindIfStatement:
-			// Inside the consequence of if isinstance(x, C).
+		case syntax.KindBooleanOperator:
+			// isinstance(x, C) and x.attr
+			if tr.Field(child) == syntax.FieldRight && n.boolOp(p) == "and" {
+				if c := n.isinstanceOf(tr.Child(p, syntax.FieldLeft), name, false); c >= 0 {
+					return n.narrowTo(c, scope, off)
+				}
+			}
+		case syntax.KindIfStatement, syntax.KindElifClause:
+			// Inside the consequence of if (elif) isinstance(x, C).
 			if tr.Field(child) == syntax.FieldConsequence {
 				if c := n.isinstanceOf(tr.Child(p, syntax.FieldCondition), name, false); c >= 0 {
 					return n.narrowTo(c, scope, off)
@@ -1265,7 +1329,7 @@ func (n *navigator) isinstanceOf(cond int32, name string, negated bool) int32 {
 	}
 	switch tr.Kind(cond) {
 	case syntax.KindBooleanOperator:
-		if strings.TrimSpace(string(tr.Src()[tr.End(tr.Child(cond, syntax.FieldLeft)):tr.Start(tr.Child(cond, syntax.FieldRight))])) != "and" {
+		if n.boolOp(cond) != "and" {
 			return -1
 		}
 		for _, c := range []int32{tr.Child(cond, syntax.FieldLeft), tr.Child(cond, syntax.FieldRight)} {
@@ -1310,4 +1374,89 @@ func (n *navigator) narrowTo(c, scope int32, off uint32) []entity {
 		}
 	}
 	return out
+}
+
+// namedtupleField is the string that names field name among the fields
+// of a namedtuple('X', [...]) (or NamedTuple) that class node cls
+// derives from, or -1.
+func namedtupleField(tr *syntax.Tree, cls int32, name string) int32 {
+	args := tr.Child(cls, syntax.FieldSuperclasses)
+	if args < 0 {
+		return -1
+	}
+	for c := range tr.Children(args) {
+		if tr.Kind(c) != syntax.KindCall {
+			continue
+		}
+		if l := lastPart(tr.Text(tr.Child(c, syntax.FieldFunction))); l != "namedtuple" && l != "NamedTuple" {
+			continue
+		}
+		cargs := tr.Child(c, syntax.FieldArguments)
+		if cargs < 0 {
+			continue
+		}
+		cs := tr.CodeChildren(cargs)
+		if len(cs) < 2 {
+			continue
+		}
+		end := tr.End(cs[1])
+		for i := cs[1]; int(i) < tr.Len() && tr.Start(i) < end; i++ {
+			if tr.Kind(i) != syntax.KindString {
+				continue
+			}
+			v, ok := tr.PlainString(i)
+			if !ok {
+				continue
+			}
+			for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == ',' }) {
+				if f == name {
+					return i
+				}
+			}
+		}
+	}
+	return -1
+}
+
+// tupleField is field name of a namedtuple class c derives from: a place
+// in its file.
+func (r *resolver) tupleField(c classRef, name string) (entity, bool) {
+	if c.local >= 0 {
+		tr := r.nav.tree
+		s := namedtupleField(tr, r.nav.tab.Scope(c.local).Node, name)
+		if s < 0 {
+			return entity{}, false
+		}
+		pos := tr.ContentSpan(s).Start
+		return entity{kind: entOpaque, node: -1, fn: -1, bind: -1, cls: classRef{local: -1},
+			t: target{site: &extSite{line: int32(pos.Line), col: int32(pos.Col), name: name, kind: KindVariable}}}, true
+	}
+	if !strings.Contains(c.t.b.sig, "amedtuple") && !strings.Contains(c.t.b.sig, "NamedTuple(") {
+		return entity{}, false
+	}
+	tab := r.ix.table(c.t.file)
+	if tab == nil {
+		return entity{}, false
+	}
+	cs := tab.ClassScope(int(c.t.b.line), int(c.t.b.col))
+	if cs < 0 {
+		return entity{}, false
+	}
+	tr := tab.Tree()
+	s := namedtupleField(tr, tab.Scope(cs).Node, name)
+	if s < 0 {
+		return entity{}, false
+	}
+	pos := tr.ContentSpan(s).Start
+	return indexEntity(target{mod: c.t.mod, site: &extSite{file: c.t.file, line: int32(pos.Line), col: int32(pos.Col), name: name, kind: KindVariable, owner: c.t.path}}), true
+}
+
+// boolOp is the operator of boolean operation x: "and" or "or".
+func (n *navigator) boolOp(x int32) string {
+	tr := n.tree
+	l, r := tr.Child(x, syntax.FieldLeft), tr.Child(x, syntax.FieldRight)
+	if l < 0 || r < 0 || tr.End(l) > tr.Start(r) {
+		return ""
+	}
+	return strings.TrimSpace(stripComment(string(tr.Src()[tr.End(l):tr.Start(r)])))
 }

@@ -430,9 +430,7 @@ func (n *navigator) eval(x, scope int32, off uint32) (entity, error) {
 		if err != nil || e.kind != entOpaque || e.bind < 0 || n.tab.Scope(scope).Kind != pyscope.ScopeFunction {
 			return e, err
 		}
-		if d, err := n.deref(e); err != nil || d.kind != entOpaque {
-			return e, err
-		}
+		// isinstance(x, C) before the read says more than x's declaration.
 		if ents := n.narrowed(x, scope, off); len(ents) > 0 {
 			return candidates(e, ents), nil
 		}

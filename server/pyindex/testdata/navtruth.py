@@ -32,7 +32,9 @@ The rules (docs/NAVIGATION.md states them for both sides):
   - An attribute of a module or class is looked up as Python does (the
     module's bindings, star imports, then submodules; a class's C3 MRO,
     instance attributes assigned through self in its methods after each
-    class's body); a plain rebinding "a = b.c" reached that way is the
+    class's body, unless a later class of the MRO declared in a .pyi stub,
+    a compiled class, declares the name: its data descriptor takes the
+    assignment); a plain rebinding "a = b.c" reached that way is the
     object b.c names, unless that is only declared in a .pyi stub.
   - self is the instance, cls the class; x = C(...) makes x an instance of
     C; super().m looks past the enclosing class in the MRO.
@@ -668,10 +670,21 @@ class Resolver:
         mro = self.mro(c)
         if skip_first:
             mro = mro[1:]
-        for k in mro:
-            e, b = self.member(k, name, instance)
+        for i, k in enumerate(mro):
+            e, b = self.member(k, name, False)
             if e is not None:
                 return e
+            off = self.instance_attr(k, name) if instance else None
+            if off is not None:
+                # self.x = ... sets the attribute of a compiled base that
+                # declares x in its .pyi stub (a data descriptor, which
+                # takes the assignment), not one of the instance's own.
+                for later in mro[i + 1:]:
+                    if later.src.is_stub:
+                        d, _ = self.member(later, name, False)
+                        if d is not None:
+                            return d
+                return Ent("opaque", k.src.site(off))
         raise Undecided("attribute not found in class")
 
     # --- attributes
