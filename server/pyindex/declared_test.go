@@ -2,9 +2,13 @@ package pyindex
 
 import (
 	"errors"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/torchlsp/torchlsp/server/pyscope"
+	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
 // TestDefinitionThroughDeclaredTypes: a member of a value whose type is
@@ -29,35 +33,53 @@ func TestDefinitionThroughDeclaredTypes(t *testing.T) {
 		n          int
 		want       string // "file:line" of each answer (0-based), "|" between candidates; "" to decline
 	}{
-		{"dt/use.py", "size", 0, stub + ":4"},                           // input: Tensor, the stub's base
-		{"dt/use.py", "meta", 0, models + ":6"},                         // gm: "GraphModule"
-		{"dt/use.py", "recompile", 0, models + ":12"},                   // Optional[GraphModule]
-		{"dt/use.py", "recompile", 1, models + ":12|" + models + ":34"}, // Union[GraphModule, Other]
-		{"dt/use.py", "graph", 0, models + ":10"},                       // GraphModule | None; self.graph: "Graph"
-		{"dt/use.py", "recompile", 2, models + ":12"},                   // make() -> GraphModule
-		{"dt/use.py", "meta", 1, models + ":6"},                         // maybe() -> Optional[GraphModule]
-		{"dt/use.py", "graph", 1, models + ":10"},                       // through a return annotation
-		{"dt/use.py", "owner", 0, models + ":21"},                       // a property's def
-		{"dt/use.py", "meta", 2, models + ":6"},                         // what the property returns
-		{"dt/use.py", "code", 0, models + ":9"},                         // x: GraphModule = make()
-		{"dt/use.py", "meta", 3, models + ":6"},                         // y: GraphModule declared, assigned elsewhere
-		{"dt/use.py", "_group", 0, models + ":27"},                      // for s in states: List[State]
-		{"dt/use.py", "meta", 4, models + ":6"},                         // self._group = gm, gm: GraphModule
-		{"dt/use.py", "ts", 0, models + ":28"},                          // enumerate(states)
-		{"dt/use.py", "requires_grad", 0, stub + ":3"},                  // s2.ts[0], ts: List[Tensor]
-		{"dt/use.py", "requires_grad", 1, stub + ":3"},                  // Tuple[Tensor, ...][0]
-		{"dt/use.py", "_group", 1, models + ":27"},                      // walrus over a subscript
-		{"dt/use.py", "recompile", 3, models + ":12"},                   // for k, v in d.items()
-		{"dt/use.py", "recompile", 4, models + ":12"},                   // d["a"], Dict[str, GraphModule]
-		{"dt/use.py", "owner", 1, models + ":21"},                       // pair[0], Tuple[Graph, GraphModule]
-		{"dt/use.py", "code", 1, models + ":9"},                         // pair[1]
-		{"dt/use.py", "clone", 0, stub + ":5"},                          // a comprehension over a typed tuple
-		{"dt/use.py", "extra", 0, "dt/_tensor.py:4"},                    // out = outputs[1].clone() -> Tensor
-		{"dt/cyc.py", "back", 0, "dt/cyc.py:14"},                        // a.b.a.b: forward references both ways
-		{"dt/cyc.py", "b", 3, "dt/cyc.py:5"},                            // a.go().go()
-		{"dt/cyc.py", "x", 0, ""},                                       // Loop = Loop
-		{"dt/cyc.py", "q", 0, ""},                                       // Z = Optional["Z"]
-		{"dt/cyc.py", "attr", 0, ""},                                    // x = x[0]
+		{"dt/use.py", "size", 0, stub + ":4"},                            // input: Tensor, the stub's base
+		{"dt/use.py", "meta", 0, models + ":6"},                          // gm: "GraphModule"
+		{"dt/use.py", "recompile", 0, models + ":12"},                    // Optional[GraphModule]
+		{"dt/use.py", "recompile", 1, models + ":12|" + models + ":34"},  // Union[GraphModule, Other]
+		{"dt/use.py", "graph", 0, models + ":10"},                        // GraphModule | None; self.graph: "Graph"
+		{"dt/use.py", "recompile", 2, models + ":12"},                    // make() -> GraphModule
+		{"dt/use.py", "meta", 1, models + ":6"},                          // maybe() -> Optional[GraphModule]
+		{"dt/use.py", "graph", 1, models + ":10"},                        // through a return annotation
+		{"dt/use.py", "owner", 0, models + ":21"},                        // a property's def
+		{"dt/use.py", "meta", 2, models + ":6"},                          // what the property returns
+		{"dt/use.py", "code", 0, models + ":9"},                          // x: GraphModule = make()
+		{"dt/use.py", "meta", 3, models + ":6"},                          // y: GraphModule declared, assigned elsewhere
+		{"dt/use.py", "_group", 0, models + ":27"},                       // for s in states: List[State]
+		{"dt/use.py", "meta", 4, models + ":6"},                          // self._group = gm, gm: GraphModule
+		{"dt/use.py", "ts", 0, models + ":28"},                           // enumerate(states)
+		{"dt/use.py", "requires_grad", 0, stub + ":3"},                   // s2.ts[0], ts: List[Tensor]
+		{"dt/use.py", "requires_grad", 1, stub + ":3"},                   // Tuple[Tensor, ...][0]
+		{"dt/use.py", "_group", 1, models + ":27"},                       // walrus over a subscript
+		{"dt/use.py", "recompile", 3, models + ":12"},                    // for k, v in d.items()
+		{"dt/use.py", "recompile", 4, models + ":12"},                    // d["a"], Dict[str, GraphModule]
+		{"dt/use.py", "owner", 1, models + ":21"},                        // pair[0], Tuple[Graph, GraphModule]
+		{"dt/use.py", "code", 1, models + ":9"},                          // pair[1]
+		{"dt/use.py", "clone", 0, stub + ":5"},                           // a comprehension over a typed tuple
+		{"dt/use.py", "extra", 0, "dt/_tensor.py:4"},                     // out = outputs[1].clone() -> Tensor
+		{"dt/more.py", "meta", 0, models + ":6"},                         // a return inferred: GraphModule("")
+		{"dt/more.py", "owner", 0, models + ":21"},                       // a property with a setter: its getter's return
+		{"dt/more.py", "code", 0, models + ":9"},                         // a, b = f() -> Tuple[Tensor, GraphModule]
+		{"dt/more.py", "requires_grad", 1, stub + ":3"},                  // self.x = ... sets the compiled base's declared x
+		{"dt/more.py", "extra", 0, "dt/_tensor.py:4"},                    // h * h: __mul__ -> Tensor
+		{"dt/more.py", "extra", 1, "dt/_tensor.py:4"},                    // h != h: __ne__ -> Tensor
+		{"dt/more.py", "code", 1, models + ":9"},                         // h[0]: __getitem__ -> GraphModule
+		{"dt/more.py", "clone", 0, stub + ":5"},                          // *ts: Tensor
+		{"dt/more.py", "meta", 1, models + ":6"},                         // **named: GraphModule
+		{"dt/more.py", "size", 0, stub + ":4"},                           // for k, v in Iterator[Tuple[str, Tensor]]
+		{"dt/more.py", "size", 1, stub + ":4"},                           // next(...)[1]
+		{"dt/more.py", "code", 2, models + ":9"},                         // x or GraphModule("")
+		{"dt/more.py", "weight", 1, "dt/more.py:9"},                      // a namedtuple's field
+		{"dt/more.py", "code", 3, models + ":9"},                         // Pair = Tuple[Graph, GraphModule]; pair[1]
+		{"dt/more.py", "code", 4, models + ":9"},                         // if isinstance(x, GraphModule):
+		{"dt/more.py", "owner", 1, models + ":21"},                       // if not isinstance(y, Graph): raise
+		{"dt/more.py", "recompile", 0, models + ":34"},                   // isinstance(x, Other) and x.recompile
+		{"dt/more.py", "recompile", 1, models + ":12|" + models + ":34"}, // for g in [GraphModule(""), Other()]
+		{"dt/cyc.py", "back", 0, "dt/cyc.py:14"},                         // a.b.a.b: forward references both ways
+		{"dt/cyc.py", "b", 3, "dt/cyc.py:5"},                             // a.go().go()
+		{"dt/cyc.py", "x", 0, ""},                                        // Loop = Loop
+		{"dt/cyc.py", "q", 0, ""},                                        // Z = Optional["Z"]
+		{"dt/cyc.py", "attr", 0, ""},                                     // x = x[0]
 	}
 	for _, tt := range tests {
 		d, err := definitionOf(t, ix, tt.file, tt.name, tt.n)
@@ -73,6 +95,44 @@ func TestDefinitionThroughDeclaredTypes(t *testing.T) {
 		}
 		if got != tt.want {
 			t.Errorf("%s %s #%d: %q (%v), want %q", tt.file, tt.name, tt.n, got, err, tt.want)
+		}
+	}
+}
+
+// TestDeclaredTypesInUserFile: a user's buffer (no module name, outside
+// the site) resolves annotated parameters into the index as a mirrored
+// file does: def f(x: torch.Tensor): x.size.
+func TestDeclaredTypesInUserFile(t *testing.T) {
+	t.Parallel()
+	ix, err := Open("testdata/declared", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "import dt\nfrom dt.models import GraphModule, Other\n\n\ndef f(x: dt.Tensor, u: \"GraphModule | Other\"):\n    x.size()\n    u.recompile()\n"
+	tree, err := syntax.Parse([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := Source{Path: filepath.Join(t.TempDir(), "train.py"), Table: pyscope.New(tree)}
+	tests := []struct {
+		needle string
+		want   string
+	}{
+		{"size", "dt/_C/__init__.pyi:4"},
+		{"recompile", "dt/models.py:12|dt/models.py:34"},
+	}
+	for _, tt := range tests {
+		d, err := ix.DefinitionAt(src, strings.Index(text, tt.needle))
+		if err != nil {
+			t.Errorf("%s: %v", tt.needle, err)
+			continue
+		}
+		places := []string{d.Symbol.File + ":" + strconv.Itoa(d.Symbol.Line)}
+		for _, a := range d.Also {
+			places = append(places, a.Symbol.File+":"+strconv.Itoa(a.Symbol.Line))
+		}
+		if got := strings.Join(places, "|"); got != tt.want || d.InSource {
+			t.Errorf("%s: %s (in source %v), want %s", tt.needle, got, d.InSource, tt.want)
 		}
 	}
 }

@@ -481,7 +481,7 @@ func (n *navigator) eval(x, scope int32, off uint32) (entity, error) {
 				return n.deref(n.sourceEntity(id, o.Binding))
 			}
 		}
-	case syntax.KindSubscript, syntax.KindConditionalExpression, syntax.KindBinaryOperator:
+	case syntax.KindSubscript, syntax.KindConditionalExpression, syntax.KindBinaryOperator, syntax.KindComparisonOperator, syntax.KindBooleanOperator:
 		if a, ok := n.exprAnn(x, scope, off, 0); ok {
 			if ents := n.instances(a, 0); len(ents) > 0 {
 				return candidates(n.sourceEntity(-1, -1), ents), nil

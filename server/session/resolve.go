@@ -43,6 +43,10 @@ type Definition struct {
 	// Hover is the rendered hover of a definition from the lookup cache
 	// (Options.HoverText); "" otherwise.
 	Hover string
+	// Also are the other definitions of a name with several (an
+	// attribute of a value whose declared type is a union), as
+	// DefinitionAt answers them; each has no Also of its own.
+	Also []*Definition
 }
 
 // RelPath is the definition's file inside the site dir
@@ -234,6 +238,15 @@ func (s *Session) DefinitionAt(ps *Package, src pyindex.Source, mirrored string,
 	if err != nil {
 		return nil, err
 	}
+	d := s.indexDefinition(ps, src, mirrored, pd)
+	for _, a := range pd.Also {
+		d.Also = append(d.Also, s.indexDefinition(ps, src, mirrored, a))
+	}
+	return d, nil
+}
+
+// indexDefinition is one answer of the index's DefinitionAt.
+func (s *Session) indexDefinition(ps *Package, src pyindex.Source, mirrored string, pd pyindex.Definition) *Definition {
 	d := s.newDefinition(ps, pd.Symbol.Qualname)
 	d.fromSymbol(pd.Symbol, "index")
 	d.Chain = pyindex.Resolution{Chain: pd.Chain}.ReexportedFrom()
@@ -246,7 +259,7 @@ func (s *Session) DefinitionAt(ps *Package, src pyindex.Source, mirrored string,
 	if pd.Symbol.Kind == pyindex.KindParameter {
 		d.ParamText, d.Signature = pd.Symbol.Signature, ""
 	}
-	return d, nil
+	return d
 }
 
 func lastComponent(name string) string {
