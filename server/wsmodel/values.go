@@ -169,6 +169,7 @@ func (r *resolver) head(f *File, scope, name string, at, depth int) []value {
 		// A method does not see its class's names.
 		if isClass := fs.defs[s] != nil && fs.defs[s].IsClass; !(isClass && s != scope && inMethod) {
 			var out []value
+			rebound := false
 			for _, e := range fs.bindings[s][name] {
 				// In the reading scope's own body, an assignment made
 				// at or after the read is not what it reads; names of
@@ -177,12 +178,16 @@ func (r *resolver) head(f *File, scope, name string, at, depth int) []value {
 				if s == scope && at >= 0 && e.Line >= at {
 					continue
 				}
+				rebound = true
 				out = addValues(out, r.eval(f, s, e, depth+1)...)
 			}
 			if d := fs.defs[join(s, name)]; d != nil {
 				out = addValues(out, r.defValue(f, d)...)
 			}
-			if d := fs.defs[s]; d != nil && !d.IsClass && len(out) == 0 {
+			// A parameter the function assigns again before the read
+			// (model = getattr(model, "_orig_mod", model)) is no longer
+			// known to hold what callers pass: nothing is guessed.
+			if d := fs.defs[s]; d != nil && !d.IsClass && len(out) == 0 && !rebound {
 				out = r.param(f, d, name, depth+1)
 			}
 			if len(out) > 0 {
