@@ -2,6 +2,7 @@ package wsmodel
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,5 +63,38 @@ func TestHostileWorkspace(t *testing.T) {
 	}
 	if len(m.Verdicts().Findings[filepath.Join(dir, "server.py")]) == 0 {
 		t.Errorf("the real path is no longer decided: %+v", m.Verdicts())
+	}
+}
+
+// A workspace past the limits is indexed up to them and says which one
+// stopped it.
+func TestBuildLimits(t *testing.T) {
+	t.Parallel()
+	cat := fixtureCatalog(t)
+	dir := t.TempDir()
+	for i := range 10 {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("m%d.py", i)), []byte(strings.Repeat("x = 1\n", 100)), 0o644)
+	}
+	for _, tt := range []struct {
+		name   string
+		limits Limits
+		files  int
+		says   string
+	}{
+		{"files", Limits{MaxEntries: 1000, MaxFiles: 3, MaxFileBytes: 1 << 20}, 3, "past the 3 files"},
+		{"bytes", Limits{MaxEntries: 1000, MaxFiles: 100, MaxFileBytes: 1 << 20, MaxBytes: 1500}, 3, "past the 1500 bytes"},
+		{"entries", Limits{MaxEntries: 4, MaxFiles: 100, MaxFileBytes: 1 << 20}, 4, "past the 4 directory entries"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ix := testIndexer(dir, cat)
+			ix.Limits = tt.limits
+			_, st, err := ix.Build(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Files != tt.files || !strings.Contains(st.Truncated, tt.says) {
+				t.Errorf("%+v, want %d files and %q", st, tt.files, tt.says)
+			}
+		})
 	}
 }

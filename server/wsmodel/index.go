@@ -21,14 +21,17 @@ type Limits struct {
 	// MaxEntries bounds the directory entries walked per root.
 	MaxEntries int
 	// MaxFiles bounds the Python files indexed; MaxFileBytes each one's
-	// size (a larger file is left out, as the editor's size limit does).
+	// size (a larger file is left out, as the editor's size limit does);
+	// MaxBytes the source read in all (a home directory opened as a
+	// workspace is not read whole).
 	MaxFiles     int
 	MaxFileBytes int64
+	MaxBytes     int64
 }
 
 // DefaultLimits are the limits of a workspace model.
 func DefaultLimits() Limits {
-	return Limits{MaxEntries: 200_000, MaxFiles: 20_000, MaxFileBytes: 4 << 20}
+	return Limits{MaxEntries: 200_000, MaxFiles: 20_000, MaxFileBytes: 4 << 20, MaxBytes: 256 << 20}
 }
 
 // Indexer builds models of one workspace.
@@ -197,6 +200,10 @@ func (ix *Indexer) Build(ctx context.Context) (*Model, Stats, error) {
 			}
 			if len(files) >= ix.Limits.MaxFiles {
 				st.Truncated = fmt.Sprintf("past the %d files a model indexes", ix.Limits.MaxFiles)
+				break
+			}
+			if ix.Limits.MaxBytes > 0 && st.Bytes >= ix.Limits.MaxBytes {
+				st.Truncated = fmt.Sprintf("past the %d bytes of source a model reads", ix.Limits.MaxBytes)
 				break
 			}
 			full := filepath.Join(w.root, filepath.FromSlash(p))
