@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/torchlsp/torchlsp/server/api"
 	"github.com/torchlsp/torchlsp/server/diagnose"
@@ -92,13 +93,21 @@ func (ch *Checks) modelFor(ctx context.Context, cat *gates.Catalog, siteDir stri
 		started := ch.deps.Work.Go(func() {
 			defer close(done)
 			ctx := ch.deps.Work.Context()
-			built, _, err := ix.Build(ctx)
+			start := time.Now()
+			built, st, err := ix.Build(ctx)
 			if parser != nil {
 				parser.Close()
 			}
-			if err != nil {
+			switch {
+			case err != nil:
 				ch.deps.Notify.LogMessage(ctx, api.MessageWarning, fmt.Sprintf("workspace model: %v", err))
 				built = wsmodel.New(folders, nil)
+			default:
+				msg := fmt.Sprintf("workspace model: %d files (%d from the cache, %d unreadable) in %v", st.Files, st.Cached, st.Skipped, time.Since(start).Round(time.Millisecond))
+				if st.Truncated != "" {
+					msg += "; the rest left out: " + st.Truncated
+				}
+				ch.deps.Notify.LogMessage(ctx, api.MessageInfo, msg)
 			}
 			// The open documents' versions win over the disk.
 			versions := map[string]int32{}
