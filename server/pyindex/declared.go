@@ -828,6 +828,12 @@ func (n *navigator) exprAnn(x, scope int32, off uint32, depth int) (*ann, bool) 
 					}
 				}
 				return nil, false
+			case "dict":
+				// dict(m): a mapping of the same types.
+				if cs := tr.CodeChildren(args); len(cs) == 1 {
+					return n.exprAnn(cs[0], scope, off, depth+1)
+				}
+				return nil, false
 			case "list", "tuple", "set", "sorted", "reversed", "iter", "frozenset":
 				if cs := tr.CodeChildren(args); len(cs) >= 1 {
 					if el := n.iterElement(cs[0], scope, off, depth+1); el != nil {
@@ -937,6 +943,11 @@ func (n *navigator) entityAnn(e entity, depth int) (*ann, bool) {
 			return &ann{ents: append([]entity{d}, d.alts...)}, true
 		}
 		return n.declared(e, depth)
+	case entFunction:
+		// x.prop read as a value: what the getter returns.
+		if g, ok := n.propertyGetter(e); ok {
+			return n.returnAnn(g)
+		}
 	}
 	return nil, false
 }
@@ -1458,5 +1469,9 @@ func (n *navigator) boolOp(x int32) string {
 	if l < 0 || r < 0 || tr.End(l) > tr.Start(r) {
 		return ""
 	}
-	return strings.TrimSpace(stripComment(string(tr.Src()[tr.End(l):tr.Start(r)])))
+	var op strings.Builder
+	for line := range strings.SplitSeq(string(tr.Src()[tr.End(l):tr.Start(r)]), "\n") {
+		op.WriteString(strings.Trim(stripComment(line), " \t\r\\()"))
+	}
+	return op.String()
 }

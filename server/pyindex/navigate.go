@@ -427,7 +427,7 @@ func (n *navigator) eval(x, scope int32, off uint32) (entity, error) {
 			return entity{}, n.errNotFound("%s is a builtin or bound at run time", name)
 		}
 		e, err := n.bindingEntity(b, name)
-		if err != nil || e.kind != entOpaque || e.bind < 0 || n.tab.Scope(scope).Kind != pyscope.ScopeFunction {
+		if err != nil || e.kind != entOpaque || e.bind < 0 || n.tab.Scope(scope).Kind == pyscope.ScopeModule || n.tab.Scope(scope).Kind == pyscope.ScopeClass {
 			return e, err
 		}
 		// isinstance(x, C) before the read says more than x's declaration.
