@@ -314,6 +314,9 @@ const (
 	// for its return statements.
 	maxInferDepth = 3
 	maxInferNodes = 50000
+	// maxNarrowStatements bounds the statements before a read that are
+	// looked at for an isinstance test: narrowing is near the read.
+	maxNarrowStatements = 256
 )
 
 // inferReturn is what a function without a return annotation returns,
@@ -379,6 +382,9 @@ func (n *navigator) returned(def int32) []entity {
 	skip := -1 // the end of a nested def, class or lambda
 	for i := body + 1; int(i) < tr.Len() && tr.Start(i) < end; i++ {
 		if int(i-body) > maxInferNodes {
+			return nil
+		}
+		if (i-body)%256 == 0 && n.r.count() != nil { // the walk counts against the navigation's bound
 			return nil
 		}
 		if tr.Start(i) < skip {
@@ -1251,6 +1257,9 @@ func (n *navigator) narrowed(x, scope int32, off uint32) []entity {
 	tr := n.tree
 	name := tr.Text(x)
 	fnode := n.tab.Scope(scope).Node
+	if n.r.count() != nil {
+		return nil
+	}
 	steps := 0
 	for child, p := x, tr.Parent(x); p >= 0 && child != fnode; child, p = p, tr.Parent(p) {
 		switch tr.Kind(p) {
@@ -1278,7 +1287,7 @@ func (n *navigator) narrowed(x, scope int32, off uint32) []entity {
 				before = append(before, s)
 			}
 			for i := len(before) - 1; i >= 0; i-- {
-				if steps++; steps > maxInferNodes {
+				if steps++; steps > maxNarrowStatements {
 					return nil
 				}
 				if c := n.narrowingStatement(before[i], name); c >= 0 {

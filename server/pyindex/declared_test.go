@@ -2,6 +2,7 @@ package pyindex
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -133,6 +134,78 @@ func TestDeclaredTypesInUserFile(t *testing.T) {
 		}
 		if got := strings.Join(places, "|"); got != tt.want || d.InSource {
 			t.Errorf("%s: %s (in source %v), want %s", tt.needle, got, d.InSource, tt.want)
+		}
+	}
+}
+
+// TestDeclaredTypesBounded: shapes that make declared types go round or
+// grow (returns that call each other in a ring, aliases in a ring, a
+// union of hundreds of classes, containers nested a hundred deep, a long
+// function read at its end) answer or decline within the navigation's
+// bound on lookups; a union gives at most maxCandidates classes.
+func TestDeclaredTypesBounded(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	const n = 200
+	for i := range n {
+		fmt.Fprintf(&b, "class C%d:\n    def m(self):\n        pass\n\n\n", i)
+	}
+	for i := range n {
+		fmt.Fprintf(&b, "def f%d():\n    return f%d()\n\n\n", i, (i+1)%n)
+		fmt.Fprintf(&b, "A%d = Optional[\"A%d\"]\n", i, (i+1)%n)
+	}
+	union := make([]string, n)
+	for i := range union {
+		union[i] = fmt.Sprintf("C%d", i)
+	}
+	fmt.Fprintf(&b, "U = Union[%s]\n", strings.Join(union, ", "))
+	fmt.Fprintf(&b, "N = %sC0%s\n", strings.Repeat("List[", 100), strings.Repeat("]", 100))
+	b.WriteString("\n\ndef use(a: A0, u: U, nest: N, big: C0):\n")
+	b.WriteString("    f0().m\n    a.m\n    u.m\n    nest[0][0][0].m\n")
+	b.WriteString("    if isinstance(big, C1):\n        pass\n")
+	for i := range 20000 {
+		fmt.Fprintf(&b, "    v%d = big\n", i)
+	}
+	b.WriteString("    big.m\n")
+	site := writeSite(t, map[string]string{
+		"ring/__init__.py": "",
+		"ring/shapes.py":   "from typing import List, Optional, Union\n\n" + b.String(),
+	})
+	ix, err := Open(site, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, _ := navSource(t, ix, "ring/shapes.py")
+	text := string(src.Table.Tree().Src())
+	tests := []struct {
+		needle string
+		want   int // answers (the definition and its Also); 0 to decline
+	}{
+		{"    f0().m", 0},
+		{"    a.m", 0},
+		{"    u.m", maxCandidates},
+		{"    nest[0][0][0].m", 0},
+		{"    big.m", 1},
+	}
+	for _, tt := range tests {
+		off := strings.LastIndex(text, tt.needle) + len(tt.needle) - 1
+		occ, ok := src.Table.OccurrenceAt(off)
+		if !ok {
+			t.Fatalf("%s: no name", tt.needle)
+		}
+		nav := ix.navigator(src)
+		e, err := nav.definition(occ)
+		if nav.r.steps > maxNavSteps+1 {
+			t.Errorf("%s: %d lookups, want at most %d", tt.needle, nav.r.steps, maxNavSteps)
+		}
+		got := 0
+		if err == nil {
+			got = 1 + len(e.alts)
+		} else if !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s: %v, want an answer or ErrNotFound", tt.needle, err)
+		}
+		if got != tt.want {
+			t.Errorf("%s: %d answers (%v), want %d", tt.needle, got, err, tt.want)
 		}
 	}
 }
