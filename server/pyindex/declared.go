@@ -1277,6 +1277,23 @@ func (n *navigator) narrowed(x, scope int32, off uint32) []entity {
 					return n.narrowTo(c, scope, off)
 				}
 			}
+			// In an elif or else after "if not isinstance(x, C):".
+			if k := tr.Kind(child); tr.Kind(p) == syntax.KindIfStatement && (k == syntax.KindElifClause || k == syntax.KindElseClause) {
+				if c := n.isinstanceOf(tr.Child(p, syntax.FieldCondition), name, true); c >= 0 {
+					return n.narrowTo(c, scope, off)
+				}
+				for e := range tr.Children(p) {
+					if e == child || steps > maxNarrowStatements {
+						break
+					}
+					steps++
+					if tr.Kind(e) == syntax.KindElifClause {
+						if c := n.isinstanceOf(tr.Child(e, syntax.FieldCondition), name, true); c >= 0 {
+							return n.narrowTo(c, scope, off)
+						}
+					}
+				}
+			}
 		case syntax.KindBlock, syntax.KindModule:
 			// The statements before the one holding the read.
 			var before []int32

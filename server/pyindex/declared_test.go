@@ -76,6 +76,8 @@ func TestDefinitionThroughDeclaredTypes(t *testing.T) {
 		{"dt/more.py", "owner", 1, models + ":21"},                       // if not isinstance(y, Graph): raise
 		{"dt/more.py", "recompile", 0, models + ":34"},                   // isinstance(x, Other) and x.recompile
 		{"dt/more.py", "recompile", 1, models + ":12|" + models + ":34"}, // for g in [GraphModule(""), Other()]
+		{"dt/more.py", "recompile", 2, models + ":12"},                   // super(Sub, self)
+		{"dt/more.py", "code", 5, models + ":9"},                         // elif after if not isinstance(z, GraphModule)
 		{"dt/cyc.py", "back", 0, "dt/cyc.py:14"},                         // a.b.a.b: forward references both ways
 		{"dt/cyc.py", "b", 3, "dt/cyc.py:5"},                             // a.go().go()
 		{"dt/cyc.py", "x", 0, ""},                                        // Loop = Loop

@@ -451,8 +451,16 @@ func (n *navigator) eval(x, scope int32, off uint32) (entity, error) {
 		return n.rebound(e)
 	case syntax.KindCall:
 		fn, args := tr.Child(x, syntax.FieldFunction), tr.Child(x, syntax.FieldArguments)
-		if tr.Kind(fn) == syntax.KindIdentifier && tr.Text(fn) == "super" && len(tr.CodeChildren(args)) == 0 {
-			return n.super(scope)
+		if tr.Kind(fn) == syntax.KindIdentifier && tr.Text(fn) == "super" {
+			switch cs := tr.CodeChildren(args); {
+			case len(cs) == 0:
+				return n.super(scope)
+			case len(cs) == 2 && tr.Kind(cs[0]) == syntax.KindIdentifier:
+				// super(C, self) in a method of C is super().
+				if e, err := n.super(scope); err == nil && n.tab.Scope(e.cls.local).Name == tr.Text(cs[0]) {
+					return e, nil
+				}
+			}
 		}
 		f, err := n.eval(fn, scope, off)
 		if err != nil {

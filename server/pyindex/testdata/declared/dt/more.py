@@ -65,3 +65,15 @@ def use(h: Holder, x, y, *ts: Tensor, **named: GraphModule):
     isinstance(x, Other) and x.recompile
     for g in [GraphModule(""), Other()]:
         g.recompile
+
+
+class Sub(GraphModule):
+    def __init__(self):
+        super(Sub, self).recompile()
+
+
+def chain(z):
+    if not isinstance(z, GraphModule):
+        pass
+    elif z.code:
+        pass
