@@ -732,8 +732,41 @@ func (n *navigator) selfAttrAnn(id int32, depth int) (*ann, bool) {
 	if t := tr.Child(asg, syntax.FieldType); t >= 0 {
 		return parseAnn(tr.Text(t), annCtx{local: true, scope: scope, off: off}), true
 	}
+	// A class of the hierarchy that declares the attribute (x: T in its
+	// body) gives its type, as pyright reads it.
+	if cs := n.tab.Scope(scope).Parent; cs >= 0 && n.tab.Scope(cs).Kind == pyscope.ScopeClass {
+		if a, ok := n.declaredMember(classRef{local: cs}, tr.Text(id)); ok {
+			return a, true
+		}
+	}
 	if v := tr.Child(asg, syntax.FieldRight); v >= 0 {
 		return n.exprAnn(v, scope, off, depth+1)
+	}
+	return nil, false
+}
+
+// declaredMember is the annotation a class of c's method resolution
+// order declares attribute name with in its body.
+func (n *navigator) declaredMember(c classRef, name string) (*ann, bool) {
+	mro, err := n.r.mro(c)
+	if err != nil {
+		return nil, false
+	}
+	for _, k := range mro {
+		if k.local >= 0 {
+			for _, b := range n.tab.Names(k.local, name) {
+				bd := n.tab.Binding(b)
+				if t := n.assignType(bd.Node); bd.Kind == pyscope.BindAssign && t >= 0 {
+					return parseAnn(n.tree.Text(t), annCtx{local: true, scope: k.local, off: uint32(n.tree.Start(bd.Node))}), true
+				}
+			}
+			continue
+		}
+		if m := best(k.t.b.members, name); m != nil && m.kind == KindVariable {
+			if a, ok := strings.CutPrefix(m.sig, ":"); ok {
+				return parseAnn(a, annCtx{t: target{mod: k.t.mod, file: k.t.file, b: m, path: k.t.path + "." + name}}), true
+			}
+		}
 	}
 	return nil, false
 }
@@ -770,6 +803,13 @@ func (n *navigator) siteAnn(t target, depth int) (*ann, bool) {
 	ctx := annCtx{t: target{mod: t.mod, file: s.file}}
 	if ty := tr.Child(asg, syntax.FieldType); ty >= 0 {
 		return parseAnn(tr.Text(ty), ctx), true
+	}
+	if f := n.r.ix.load(s.file); f != nil {
+		if path, b := findClassPath(f.bindings, "", s.owner); b != nil {
+			if a, ok := n.declaredMember(classRef{local: -1, t: target{mod: t.mod, file: s.file, b: b, path: path}}, s.name); ok {
+				return a, true
+			}
+		}
 	}
 	v := tr.Unwrap(tr.Child(asg, syntax.FieldRight))
 	switch tr.Kind(v) {
@@ -1500,4 +1540,17 @@ func (n *navigator) boolOp(x int32) string {
 		op.WriteString(strings.Trim(stripComment(line), " \t\r\\()"))
 	}
 	return op.String()
+}
+
+// findClassPath is the class binding at dotted path among bs.
+func findClassPath(bs []binding, prefix, path string) (string, *binding) {
+	first, rest, _ := strings.Cut(path, ".")
+	b := best(bs, first)
+	if b == nil || b.kind != KindClass {
+		return "", nil
+	}
+	if rest == "" {
+		return joinName(prefix, first), b
+	}
+	return findClassPath(b.members, joinName(prefix, first), rest)
 }

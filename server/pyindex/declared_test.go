@@ -78,6 +78,7 @@ func TestDefinitionThroughDeclaredTypes(t *testing.T) {
 		{"dt/more.py", "recompile", 1, models + ":12|" + models + ":34"}, // for g in [GraphModule(""), Other()]
 		{"dt/more.py", "recompile", 2, models + ":12"},                   // super(Sub, self)
 		{"dt/more.py", "code", 5, models + ":9"},                         // elif after if not isinstance(z, GraphModule)
+		{"dt/more.py", "meta", 2, models + ":6"},                         // self.holder = v typed by the base's holder: GraphModule
 		{"dt/cyc.py", "back", 0, "dt/cyc.py:14"},                         // a.b.a.b: forward references both ways
 		{"dt/cyc.py", "b", 3, "dt/cyc.py:5"},                             // a.go().go()
 		{"dt/cyc.py", "x", 0, ""},                                        // Loop = Loop

@@ -77,3 +77,15 @@ def chain(z):
         pass
     elif z.code:
         pass
+
+
+class Base:
+    holder: GraphModule
+
+
+class Derived(Base):
+    def __init__(self, v):
+        self.holder = v
+
+    def go(self):
+        return self.holder.meta
