@@ -171,11 +171,11 @@ func (a *analysis) walk() {
 				continue // not the outermost
 			}
 			if a.cat != nil {
-				a.attributeRef(n)
+				(refFacts{a}).attributeRef(n)
 			}
 		case syntax.KindSubscript:
 			if a.cat != nil {
-				a.subscriptEnvRef(n)
+				(refFacts{a}).subscriptEnvRef(n)
 			}
 		case syntax.KindImportStatement, syntax.KindImportFromStatement:
 			if a.torchAt < 0 && t.Parent(n) == 0 && a.importsTorch(n) {
@@ -184,7 +184,7 @@ func (a *analysis) walk() {
 		case syntax.KindClassDefinition:
 			a.classes = append(a.classes, n)
 		case syntax.KindDecorator:
-			a.decorator(n)
+			(siteFacts{a}).decorator(n)
 		case syntax.KindAssignment, syntax.KindForStatement, syntax.KindForInClause:
 			a.valueState().flows = append(a.valueState().flows, n) // followValues, builtDict
 		case syntax.KindReturnStatement:
@@ -199,9 +199,9 @@ func (a *analysis) walk() {
 		a.work++
 		a.classifyCall(c)
 	}
-	a.derive()
+	(siteFacts{a}).derive()
 	a.followValues()
-	a.threadStarts()
+	(threadFacts{a}).threadStarts()
 }
 
 // isRead reports whether identifier n reads a name (not an attribute, a
@@ -346,21 +346,21 @@ func (a *analysis) classifyCall(c *callInfo) {
 	if a.cat != nil {
 		switch {
 		case c.qual == "torch.compile" || compileSpellings[c.qual] != "":
-			a.compileCall(c)
+			(siteFacts{a}).compileCall(c)
 		case c.qual == "functools.partial":
-			a.partialCall(c)
+			(siteFacts{a}).partialCall(c)
 		case c.callee == "compile":
-			a.inPlaceCompile(c)
+			(siteFacts{a}).inPlaceCompile(c)
 		case c.callee == "patch" && a.isModule[a.patchModule(c)]:
-			a.patchRefs(c, a.patchModule(c))
+			(refFacts{a}).patchRefs(c, a.patchModule(c))
 		case c.qual == "" && (c.callee == "getattr" || c.callee == "setattr" ||
 			c.callee == "hasattr" || c.callee == "delattr") && t.Kind(c.calleeNode) == syntax.KindIdentifier:
-			a.getattrRef(c)
+			(refFacts{a}).getattrRef(c)
 		default:
-			a.envCallRefs(c)
+			(refFacts{a}).envCallRefs(c)
 		}
 	} else if c.qual == "torch.compile" || compileSpellings[c.qual] != "" {
-		a.compileCall(c)
+		(siteFacts{a}).compileCall(c)
 	}
 }
 

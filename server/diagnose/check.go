@@ -24,7 +24,6 @@ import (
 	"strings"
 
 	"github.com/torchlsp/torchlsp/server/gates"
-	"github.com/torchlsp/torchlsp/server/internal/editdist"
 	"github.com/torchlsp/torchlsp/server/pybuf"
 	"github.com/torchlsp/torchlsp/server/syntax"
 )
@@ -163,15 +162,15 @@ func Check(buf *pybuf.Buffer, cat *gates.Catalog, opts Options) []Diagnostic {
 func (c *checker) run() {
 	c.confirmInPlace()
 	if !c.cat.HasCompile {
-		c.noCompile()
+		ruleTL005{c}.noCompile()
 	} else {
-		c.compileArgs()
+		ruleTL006{c}.compileArgs()
 		c.threads()
-		c.outputsOverwritten()
-		c.recompiles()
+		ruleTL011{c}.outputsOverwritten()
+		ruleTL013{c}.recompiles()
 	}
 	c.flagUse()
-	c.envAfterImport()
+	ruleTL009{c}.envAfterImport()
 	sort.SliceStable(c.out, func(i, j int) bool {
 		if c.out[i].Span.Start != c.out[j].Span.Start {
 			return less(c.out[i].Span.Start, c.out[j].Span.Start)
@@ -309,154 +308,12 @@ func (c *checker) flagRelated(f *gates.Flag, msg string) Related {
 	return Related{File: f.File, Line: f.Line, Message: msg}
 }
 
-// noCompile reports each torch.compile once when the target has none.
-func (c *checker) noCompile() {
-	for _, s := range c.a.sites {
-		if s.kind != siteCall {
-			continue // a wrapper's call or model.compile: its torch.compile is reported, or it may be another compile
-		}
-		c.add(Diagnostic{
-			Code: CodeNoCompile, Severity: SeverityError, Span: c.siteSpan(s),
-			Message: fmt.Sprintf("%s on the target has no torch.compile (its torch/__init__.py defines none); this call fails with AttributeError there", c.torchName()),
-		})
-	}
-}
-
 // siteSpan is the callee of a compile site (torch.compile).
 func (c *checker) siteSpan(s *compileSite) pybuf.Span {
 	if s.call != nil {
 		return c.t.Span(s.call.calleeNode)
 	}
 	return c.t.Span(s.node)
-}
-
-// compileArgs checks mode strings and mode with options together.
-func (c *checker) compileArgs() {
-	t := c.t
-	for _, s := range c.a.sites {
-		c.a.work++
-		if s.modeNode >= 0 && s.mode != "" && len(c.cat.Modes) > 0 {
-			if _, ok := c.cat.Modes[s.mode]; !ok {
-				c.unknownMode(s)
-			}
-		}
-		if s.modeNode < 0 || s.optionsNode < 0 ||
-			t.literalKind(s.settingValue("mode")) == "none" || t.literalKind(s.settingValue("options")) == "none" {
-			continue
-		}
-		span := t.Span(s.optionsNode)
-		if s.optionsKw.node >= 0 {
-			span = t.Span(s.optionsKw.node)
-		} else if p := t.Parent(s.optionsNode); t.Kind(p) == syntax.KindDictionarySplat {
-			span = t.Span(p)
-		}
-		d := Diagnostic{Code: CodeModeAndOptions, Severity: SeverityError, Span: span}
-		const init = "torch/__init__.py"
-		raise := c.files.find(init, 0, "Either mode or options can be specified")
-		switch {
-		case raise >= 0:
-			from := raise
-			for i := raise; i >= max(0, raise-6); i-- {
-				if strings.Contains(c.files.text(init, i), "options is not None") {
-					from = i
-					break
-				}
-			}
-			d.Message = fmt.Sprintf("torch.compile raises RuntimeError when given both mode and options (torch/__init__.py:%d in %s); put the mode's settings into options", from+1, c.torchName())
-			if from != raise {
-				d.Related = append(d.Related, Related{File: init, Line: from, Message: c.files.text(init, from)})
-			}
-			d.Related = append(d.Related, Related{File: init, Line: raise, Message: "RuntimeError: " + strings.Trim(c.files.text(init, raise), `"`)})
-		case c.opts.SiteDir != "":
-			continue // the target's torch accepts both
-		default:
-			d.Severity = SeverityWarning
-			d.Message = "torch.compile raises RuntimeError when given both mode and options (not checked against the target's source: no mirror)"
-		}
-		if fix, ok := c.foldModeFix(s); ok {
-			d.Fixes = append(d.Fixes, fix)
-		}
-		c.add(d)
-	}
-}
-
-// foldModeFix removes mode= and adds the mode's flags to the options dict.
-func (c *checker) foldModeFix(s *compileSite) (Fix, bool) {
-	t := c.t
-	flags, ok := c.cat.Modes[s.mode]
-	dict := t.Unwrap(s.optionsNode)
-	if !ok || t.Kind(dict) != syntax.KindDictionary || s.call == nil || s.kind == siteDerived || s.modeKw.node < 0 || s.optionsKw.node < 0 {
-		return Fix{}, false
-	}
-	have := map[string]bool{}
-	entries := 0
-	for _, p := range t.CodeChildren(dict) {
-		entries++
-		if k, ok := t.PlainString(t.Child(p, syntax.FieldKey)); ok {
-			have[k] = true
-		}
-	}
-	var add []string
-	for _, k := range sortedKeys(flags) {
-		if !have[k] {
-			add = append(add, fmt.Sprintf("%q: %s", k, flags[k]))
-		}
-	}
-	var edits []Edit
-	if len(add) > 0 {
-		text := strings.Join(add, ", ")
-		if entries > 0 {
-			text += ", "
-		}
-		at := t.StartPos(dict)
-		at.Col++ // after "{"
-		edits = append(edits, Edit{Span: pybuf.Span{Start: at, End: at}, NewText: text})
-	}
-	edits = append(edits, c.deleteArg(s.call, s.modeKw.node))
-	return Fix{Title: fmt.Sprintf("Move mode=%q's settings into options", s.mode), Edits: edits, Preferred: true}, true
-}
-
-// deleteArg deletes one argument of a call with its separating comma.
-func (c *checker) deleteArg(call *callInfo, arg int32) Edit {
-	t := c.t
-	args := t.CodeChildren(call.argList)
-	for i, x := range args {
-		if x != arg {
-			continue
-		}
-		switch {
-		case i > 0:
-			return Edit{Span: pybuf.Span{Start: t.EndPos(args[i-1]), End: t.EndPos(x)}}
-		case i+1 < len(args):
-			return Edit{Span: pybuf.Span{Start: t.StartPos(x), End: t.StartPos(args[i+1])}}
-		}
-	}
-	return Edit{Span: t.Span(arg)}
-}
-
-func (c *checker) unknownMode(s *compileSite) {
-	modes := sortedKeys(c.cat.Modes)
-	lit := s.settingValue("mode")
-	if _, ok := c.t.PlainString(lit); !ok {
-		return
-	}
-	d := Diagnostic{
-		Code: CodeUnknownFlag, Severity: SeverityError, Span: c.t.ContentSpan(lit),
-		Message: fmt.Sprintf("%q is not a torch.compile mode in %s (the target's); its modes are %s",
-			s.mode, c.torchName(), strings.Join(modes, ", ")),
-	}
-	best, bestD := "", 4
-	for _, m := range modes {
-		if dist := editdist.Distance(s.mode, m, bestD-1); dist < bestD {
-			best, bestD = m, dist
-		}
-	}
-	if best != "" {
-		d.Message += fmt.Sprintf("; did you mean %q?", best)
-		d.Fixes = append(d.Fixes, Fix{Title: fmt.Sprintf("Change mode to %q", best),
-			Edits: []Edit{{Span: d.Span, NewText: best}}, Preferred: true})
-	}
-	c.add(d)
 }
 
 // cudagraphState says whether a compile site runs with CUDA graphs and why.
@@ -622,7 +479,7 @@ func (c *checker) threads() {
 	if len(a.starts) == 0 && len(a.backwardStarts) == 0 && len(c.opts.External) == 0 && len(c.opts.ExternalFuncs) == 0 {
 		return
 	}
-	rc := a.threadReach()
+	rc := (threadFacts{a}).threadReach()
 	c.externalStarts(rc)
 	c.externalFuncs(rc)
 	field, looked := -1, false
@@ -638,16 +495,16 @@ func (c *checker) threads() {
 			continue
 		}
 		hot = append(hot, s)
-		c.cudagraphsInThreads(s, st, cg)
+		ruleTL001{c}.cudagraphsInThreads(s, st, cg)
 		if !looked {
-			field, looked = c.sharedCallable(), true
+			field, looked = ruleTL014{c}.sharedCallable(), true
 		}
 		if field >= 0 {
-			c.sharedCallableInThreads(s, st, cg, rc, field)
+			ruleTL014{c}.sharedCallableInThreads(s, st, cg, rc, field)
 		}
 	}
 	if len(hot) > 0 {
-		c.treesOffInThreads(hot, rc)
+		ruleTL002{c}.treesOffInThreads(hot, rc)
 	}
 	writes := false
 	for i := range a.refs {
@@ -659,35 +516,16 @@ func (c *checker) threads() {
 	if !writes {
 		return
 	}
-	if ctx := c.perThreadConfig(); ctx >= 0 {
+	if ctx := (ruleTL012{c}).perThreadConfig(); ctx >= 0 {
 		// Overrides are per thread: one set in a thread stays there, and
 		// one set elsewhere does not reach it.
-		c.configNotInThreads(rc, ctx)
+		ruleTL012{c}.configNotInThreads(rc, ctx)
 		if len(a.backwardStarts) > 0 {
-			c.configNotInThreads(a.reachOf(a.backwardStarts), ctx)
+			ruleTL012{c}.configNotInThreads((threadFacts{a}).reachOf(a.backwardStarts), ctx)
 		}
 		return
 	}
-	for i := range a.refs {
-		a.work++
-		r := &a.refs[i]
-		if !r.Write || r.Spelling == SpellOptionsKey || r.Spelling == SpellEnvVar || r.fn < 0 {
-			continue
-		}
-		st, ok := rc.funcs[r.fn]
-		if !ok {
-			continue
-		}
-		d := Diagnostic{
-			Code: CodeConfigInThread, Severity: SeverityWarning, Span: r.Span,
-			Message: fmt.Sprintf("%s.%s is process-wide: changing it here, in code run by %s, changes it for every thread, and a patch's restore races with the other threads; set it once before starting threads",
-				r.Module, r.Key, c.runBy(st)),
-		}
-		if st.ext != nil {
-			d.Related = append(d.Related, st.ext.Path...)
-		}
-		c.add(d)
-	}
+	ruleTL003{c}.configInThreads(rc)
 }
 
 // threadHazard says whether compiled code of site s with CUDA graphs on
@@ -756,54 +594,6 @@ func (c *checker) externalFuncs(rc reach) {
 			}
 		}
 	}
-}
-
-func (c *checker) cudagraphsInThreads(s *compileSite, st threadStart, cg cudagraphState) {
-	d := Diagnostic{Code: CodeCudagraphsInThreads, Severity: SeverityError, Span: cg.span}
-	off := c.treesOff(s)
-	treeGates := c.index().treeGates
-	const trees = fileTrees
-	assertLine := c.files.findStatement(trees, 0, "assert", "_is_key_in_tls")
-	if !c.threadHazard(s) {
-		return
-	}
-	switch {
-	case off != nil:
-		d.Message = fmt.Sprintf("%s turns on CUDA graphs, and this compiled code runs in other threads (%s); with cudagraph_trees off (line %d), legacy CUDA graphs share static input and output buffers between threads: results can be wrong",
-			cg.why, c.where(st), off.Span.Start.Line+1)
-	case len(treeGates) > 0:
-		d.Message = fmt.Sprintf("%s turns on CUDA graphs, and this compiled code runs in other threads (%s); in %s, CUDA graph trees keep their state in the thread that first used them, and other threads fail with AssertionError at %s:%d",
-			cg.why, c.where(st), c.torchName(), trees, assertLine+1)
-	default:
-		d.Message = fmt.Sprintf("%s turns on CUDA graphs, and this compiled code runs in other threads (%s); CUDA graphs share static input and output buffers between threads: results can be wrong",
-			cg.why, c.where(st))
-	}
-	if st.ext != nil {
-		d.Related = append(d.Related, st.ext.Path...)
-	}
-	d.Message += "; turn CUDA graphs off for threaded use, or make every compiled call from one thread"
-	if f := c.a.lookupFlag(inductorConfig, keyCudagraphs); f != nil {
-		d.Related = append(d.Related, c.flagRelated(f, "triton.cudagraphs is defined here"))
-	}
-	if cg.kind == "mode" {
-		if l := c.modeLine(s.mode); l >= 0 {
-			d.Related = append(d.Related, Related{File: "torch/_inductor/__init__.py", Line: l,
-				Message: fmt.Sprintf("mode %q sets triton.cudagraphs", s.mode)})
-		}
-	}
-	if off == nil {
-		for i, g := range treeGates {
-			if i == 2 {
-				break
-			}
-			d.Related = append(d.Related, Related{File: g.File, Line: g.Line, Message: "gate: " + g.Text})
-		}
-		if assertLine >= 0 {
-			d.Related = append(d.Related, Related{File: trees, Line: assertLine, Message: c.files.text(trees, assertLine)})
-		}
-	}
-	d.Fixes = c.cudagraphsOffFixes(s, cg)
-	c.add(d)
 }
 
 // conditionSites are the sites where a flag decides a branch.
@@ -911,63 +701,6 @@ func (c *checker) modeWithoutCudagraphs(mode string) bool {
 	return ok && flags[keyCudagraphs] != "True"
 }
 
-// treesOffInThreads flags turning cudagraph trees off while threads run
-// compiled code with CUDA graphs.
-func (c *checker) treesOffInThreads(hot []*compileSite, rc reach) {
-	a := c.a
-	cg := a.lookupFlag(inductorConfig, keyCudagraphs)
-	hotCalls := map[int32]bool{}
-	for _, s := range hot {
-		hotCalls[s.node] = true
-	}
-	for i := range a.refs {
-		a.work++
-		r := &a.refs[i]
-		if r.Key != keyTrees || r.Module != inductorConfig || r.Flag == nil || !r.Write ||
-			r.Value != "False" || r.Spelling == SpellEnvVar {
-			continue
-		}
-		if r.Spelling == SpellOptionsKey && !hotCalls[r.call] {
-			continue
-		}
-		st := rc.sites[hot[0]]
-		d := Diagnostic{
-			Code: CodeTreesOffInThreads, Severity: SeverityError, Span: r.Span,
-			Message: fmt.Sprintf("with cudagraph_trees off, compiled code that threads run with CUDA graphs (%s) uses legacy CUDA graphs, which share static input and output buffers between threads: results can be wrong; turn CUDA graphs off instead",
-				c.where(st)),
-			Related: []Related{c.flagRelated(r.Flag, "triton.cudagraph_trees is defined here")},
-		}
-		for i, g := range c.index().treeGates {
-			if i == 2 {
-				break
-			}
-			d.Related = append(d.Related, Related{File: g.File, Line: g.Line, Message: "gate: " + g.Text})
-		}
-		if cg != nil {
-			if sp, ok := c.lastComponentSpan(r.Span, "cudagraph_trees"); ok {
-				d.Fixes = append(d.Fixes, Fix{Title: "Turn CUDA graphs off instead (triton.cudagraphs = False)", Preferred: true,
-					Edits: []Edit{{Span: sp, NewText: "cudagraphs"}}})
-			}
-		}
-		c.add(d)
-	}
-}
-
-// lastComponentSpan is the span of the trailing name within a one-line
-// span whose text ends with name.
-func (c *checker) lastComponentSpan(sp pybuf.Span, name string) (pybuf.Span, bool) {
-	if sp.Start.Line != sp.End.Line {
-		return pybuf.Span{}, false
-	}
-	ls, le := c.t.lines.Bounds(c.t.src, sp.End.Line)
-	if sp.End.Col > le-ls || !strings.HasSuffix(string(c.t.src[max(ls, ls+sp.End.Col-len(name)):ls+sp.End.Col]), name) {
-		return pybuf.Span{}, false
-	}
-	start := sp.End
-	start.Col -= len(name)
-	return pybuf.Span{Start: start, End: sp.End}, true
-}
-
 // line returns line i of the buffer without its ending.
 func (c *checker) line(i int) string { return c.t.line(i) }
 
@@ -978,4 +711,22 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// deleteArg deletes one argument of a call with its separating comma.
+func (c *checker) deleteArg(call *callInfo, arg int32) Edit {
+	t := c.t
+	args := t.CodeChildren(call.argList)
+	for i, x := range args {
+		if x != arg {
+			continue
+		}
+		switch {
+		case i > 0:
+			return Edit{Span: pybuf.Span{Start: t.EndPos(args[i-1]), End: t.EndPos(x)}}
+		case i+1 < len(args):
+			return Edit{Span: pybuf.Span{Start: t.StartPos(x), End: t.StartPos(args[i+1])}}
+		}
+	}
+	return Edit{Span: t.Span(arg)}
 }

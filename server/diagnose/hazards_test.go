@@ -109,15 +109,15 @@ func TestHazardLinesOn211(t *testing.T) {
 		name, file, want string
 		line             int
 	}{
-		{"overwrite check", fileTrees, "overwritten by a subsequent run", c.overwriteCheck()},
-		{"replays free silently", fileTrees, "def try_end_curr_execution(", c.silentReplays()},
-		{"shared callable", fileOutputCode, "current_callable", c.sharedCallable()},
+		{"overwrite check", fileTrees, "overwritten by a subsequent run", ruleTL011{c}.overwriteCheck()},
+		{"replays free silently", fileTrees, "def try_end_curr_execution(", ruleTL011{c}.silentReplays()},
+		{"shared callable", fileOutputCode, "current_callable", ruleTL014{c}.sharedCallable()},
 	} {
 		if tc.line < 0 || !strings.Contains(c.files.text(tc.file, tc.line), tc.want) {
 			t.Errorf("%s: %s:%d does not hold %q", tc.name, tc.file, tc.line+1, tc.want)
 		}
 	}
-	if l := c.perThreadConfig(); l >= 0 {
+	if l := (ruleTL012{c}).perThreadConfig(); l >= 0 {
 		t.Errorf("torch 2.11 keeps config overrides process-wide, but a ContextVar was found at %s:%d", fileConfigModule, l+1)
 	}
 }

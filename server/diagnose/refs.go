@@ -85,7 +85,7 @@ func FlagRefs(buf *pybuf.Buffer, cat *gates.Catalog) []FlagRef {
 	if buf == nil {
 		return nil
 	}
-	return analyze(buf, cat).exportedRefs()
+	return (refFacts{analyze(buf, cat)}).exportedRefs()
 }
 
 // FlagAt returns the first of refs (a buffer's FlagRefs) that names a flag
@@ -108,28 +108,6 @@ func less(a, b pybuf.Pos) bool {
 	return a.Line < b.Line || a.Line == b.Line && a.Col < b.Col
 }
 
-func (a *analysis) exportedRefs() []FlagRef {
-	out := append([]FlagRef(nil), a.refs...)
-	sort.SliceStable(out, func(i, j int) bool { return less(out[i].Span.Start, out[j].Span.Start) })
-	return out
-}
-
-// splitModule splits a qualified name into the config module that is its
-// longest prefix and the rest.
-func (a *analysis) splitModule(q string) (mod, rest string, ok bool) {
-	for _, m := range a.modules { // longest first
-		if strings.HasPrefix(q, m) && len(q) > len(m) && q[len(m)] == '.' {
-			return m, q[len(m)+1:], true
-		}
-	}
-	return "", "", false
-}
-
-// isSubconfig reports whether key names a nested class of module mod.
-func (a *analysis) isSubconfig(mod, key string) bool {
-	return a.subconfigs[mod+"."+key]
-}
-
 // lookupFlag finds the flag key of module mod in the target's catalog.
 func (a *analysis) lookupFlag(mod, key string) *gates.Flag {
 	f, ok := a.cat.Flag(mod + "." + key)
@@ -139,8 +117,70 @@ func (a *analysis) lookupFlag(mod, key string) *gates.Flag {
 	return f
 }
 
+// envFuncs are the calls that name an environment variable in their first
+// argument, and whether they set it.
+var envFuncs = map[string]bool{
+	"os.environ.get": false, "os.getenv": false, "os.environ.pop": true,
+	"os.environ.setdefault": true, "os.putenv": true, "os.unsetenv": true,
+}
+
+// assigned is the value the right side n of an assignment gives its
+// targets: v for each target of a = b = v. Chains are walked once, however
+// many targets they have.
+func (a *analysis) assigned(n int32) int32 {
+	t := a.t
+	var path []int32
+	for t.Kind(n) == syntax.KindAssignment {
+		a.work++
+		if v, ok := a.finals[n]; ok {
+			n = v
+			break
+		}
+		path = append(path, n)
+		n = t.Child(n, syntax.FieldRight)
+	}
+	for _, p := range path {
+		a.finals[p] = n
+	}
+	return n
+}
+
+// valueText is the source text of value node n, made once: the targets of
+// a chained assignment share it.
+func (a *analysis) valueText(n int32) string {
+	a.work++
+	if s, ok := a.texts[n]; ok {
+		return s
+	}
+	s := a.t.Text(n)
+	a.texts[n] = s
+	return s
+}
+
+func (a refFacts) exportedRefs() []FlagRef {
+	out := append([]FlagRef(nil), a.refs...)
+	sort.SliceStable(out, func(i, j int) bool { return less(out[i].Span.Start, out[j].Span.Start) })
+	return out
+}
+
+// splitModule splits a qualified name into the config module that is its
+// longest prefix and the rest.
+func (a refFacts) splitModule(q string) (mod, rest string, ok bool) {
+	for _, m := range a.modules { // longest first
+		if strings.HasPrefix(q, m) && len(q) > len(m) && q[len(m)] == '.' {
+			return m, q[len(m)+1:], true
+		}
+	}
+	return "", "", false
+}
+
+// isSubconfig reports whether key names a nested class of module mod.
+func (a refFacts) isSubconfig(mod, key string) bool {
+	return a.subconfigs[mod+"."+key]
+}
+
 // attributeRef records the flag an outermost dotted chain names.
-func (a *analysis) attributeRef(n int32) {
+func (a refFacts) attributeRef(n int32) {
 	t := a.t
 	parts := t.Chain(n)
 	if len(parts) < 2 {
@@ -205,12 +245,12 @@ func (a *analysis) attributeRef(n int32) {
 	}
 }
 
-func (a *analysis) isCallee(n int32) bool {
+func (a refFacts) isCallee(n int32) bool {
 	p := a.t.Parent(n)
 	return p >= 0 && a.t.Kind(p) == syntax.KindCall && a.t.Field(n) == syntax.FieldFunction
 }
 
-func (a *analysis) addRef(r FlagRef, at int32) {
+func (a refFacts) addRef(r FlagRef, at int32) {
 	t := a.t
 	a.work++
 	r.stmt = t.stmt[at]
@@ -230,7 +270,7 @@ func (a *analysis) addRef(r FlagRef, at int32) {
 }
 
 // keyRef records a flag named by a string or keyword inside a call.
-func (a *analysis) keyRef(call int32, mod string, keyNode int32, key string, sp Spelling, value int32) {
+func (a refFacts) keyRef(call int32, mod string, keyNode int32, key string, sp Spelling, value int32) {
 	t := a.t
 	r := FlagRef{
 		Flag: a.lookupFlag(mod, key), Module: mod, Key: key, Spelling: sp,
@@ -243,7 +283,7 @@ func (a *analysis) keyRef(call int32, mod string, keyNode int32, key string, sp 
 }
 
 // patchRefs records the keys of a config module's patch(...) call.
-func (a *analysis) patchRefs(c *callInfo, mod string) {
+func (a refFacts) patchRefs(c *callInfo, mod string) {
 	t := a.t
 	args := c.args
 	if len(args) >= 1 {
@@ -266,7 +306,7 @@ func (a *analysis) patchRefs(c *callInfo, mod string) {
 }
 
 // dictRefs records the string keys of a dict display as flag keys.
-func (a *analysis) dictRefs(call int32, mod string, d int32, sp Spelling) {
+func (a refFacts) dictRefs(call int32, mod string, d int32, sp Spelling) {
 	t := a.t
 	for _, p := range t.CodeChildren(d) {
 		a.work++
@@ -281,7 +321,7 @@ func (a *analysis) dictRefs(call int32, mod string, d int32, sp Spelling) {
 }
 
 // getattrRef records getattr/setattr/hasattr/delattr(config, "key", ...).
-func (a *analysis) getattrRef(c *callInfo) {
+func (a refFacts) getattrRef(c *callInfo) {
 	t := a.t
 	if len(c.args) < 2 {
 		return
@@ -327,15 +367,8 @@ func (a *analysis) getattrRef(c *callInfo) {
 	a.addRef(r, c.args[1])
 }
 
-// envFuncs are the calls that name an environment variable in their first
-// argument, and whether they set it.
-var envFuncs = map[string]bool{
-	"os.environ.get": false, "os.getenv": false, "os.environ.pop": true,
-	"os.environ.setdefault": true, "os.putenv": true, "os.unsetenv": true,
-}
-
 // envCallRefs records environment variables named by calls.
-func (a *analysis) envCallRefs(c *callInfo) {
+func (a refFacts) envCallRefs(c *callInfo) {
 	t := a.t
 	if c.qual == "os.environ.update" {
 		for _, arg := range c.args {
@@ -377,7 +410,7 @@ func (a *analysis) envCallRefs(c *callInfo) {
 }
 
 // subscriptEnvRef records os.environ["NAME"], read or written.
-func (a *analysis) subscriptEnvRef(n int32) {
+func (a refFacts) subscriptEnvRef(n int32) {
 	t := a.t
 	val, sub := t.Child(n, syntax.FieldValue), t.Child(n, syntax.FieldSubscript)
 	if val < 0 || sub < 0 {
@@ -405,7 +438,7 @@ func (a *analysis) subscriptEnvRef(n int32) {
 	a.envRef(sub, name, write, v)
 }
 
-func (a *analysis) envRef(nameNode int32, name string, write bool, value int32) {
+func (a refFacts) envRef(nameNode int32, name string, write bool, value int32) {
 	flags := a.cat.FlagForEnv(name)
 	for _, f := range flags {
 		r := FlagRef{
@@ -419,35 +452,6 @@ func (a *analysis) envRef(nameNode int32, name string, write bool, value int32) 
 	}
 }
 
-// assigned is the value the right side n of an assignment gives its
-// targets: v for each target of a = b = v. Chains are walked once, however
-// many targets they have.
-func (a *analysis) assigned(n int32) int32 {
-	t := a.t
-	var path []int32
-	for t.Kind(n) == syntax.KindAssignment {
-		a.work++
-		if v, ok := a.finals[n]; ok {
-			n = v
-			break
-		}
-		path = append(path, n)
-		n = t.Child(n, syntax.FieldRight)
-	}
-	for _, p := range path {
-		a.finals[p] = n
-	}
-	return n
-}
-
-// valueText is the source text of value node n, made once: the targets of
-// a chained assignment share it.
-func (a *analysis) valueText(n int32) string {
-	a.work++
-	if s, ok := a.texts[n]; ok {
-		return s
-	}
-	s := a.t.Text(n)
-	a.texts[n] = s
-	return s
-}
+// refFacts are the analysis's facts of one family: the references of torch's config flags in every spelling. They read
+// and fill the analysis they embed; the rules read them.
+type refFacts struct{ *analysis }

@@ -123,11 +123,111 @@ func (a *analysis) resolve(n int32) int32 {
 	return n
 }
 
+// maxSites bounds the compile sites of one buffer, direct and derived:
+// wrappers multiply them (a wrapper that calls another a thousand times,
+// itself called a thousand times, made a million sites of a 36 KB file,
+// 290 s and 5 GB), and each costs every check. Real scripts have a few.
+// Sites past the bound are not made, and the checks say nothing of them.
+const maxSites = 1024
+
+// maxWrapperDepth bounds how many wrappers deep compile sites are
+// followed (a wrapper calling a wrapper of torch.compile).
+const maxWrapperDepth = 3
+
+// wrapper is a function of the buffer that hands back what torch.compile
+// made of its argument, or compiles its argument in place.
+type wrapper struct {
+	def    int32
+	name   string
+	params []param
+	// inPlace is the parameter a siteInPlace compiles, or -1.
+	inPlace int
+}
+
+// param is one parameter of a function definition.
+type param struct {
+	name    string
+	deflt   int32 // the default value, or -1
+	splat   bool  // **kwargs
+	star    bool  // *args
+	keyword bool  // after * or *args: keyword only
+}
+
+// params lists the parameters of a function definition, self and cls of
+// methods left out; made once per definition.
+func (a *analysis) params(def int32) []param {
+	if ps, ok := a.paramsOf[def]; ok {
+		return ps
+	}
+	ps := a.readParams(def)
+	a.paramsOf[def] = ps
+	return ps
+}
+
+func (a *analysis) readParams(def int32) []param {
+	t := a.t
+	var out []param
+	keyword := false
+	ps := t.Child(def, syntax.FieldParameters)
+	for i, p := range t.CodeChildren(ps) {
+		a.work++
+		pr := param{deflt: -1, keyword: keyword}
+		switch t.Kind(p) {
+		case syntax.KindIdentifier:
+			pr.name = t.Text(p)
+		case syntax.KindTypedParameter:
+			cs := t.CodeChildren(p)
+			if len(cs) == 0 {
+				continue
+			}
+			switch t.Kind(cs[0]) {
+			case syntax.KindIdentifier:
+				pr.name = t.Text(cs[0])
+			case syntax.KindListSplatPattern, syntax.KindDictionarySplatPattern:
+				pr.name = t.LastName(t.CodeChildren(cs[0])[0])
+				pr.star, pr.splat = t.Kind(cs[0]) == syntax.KindListSplatPattern, t.Kind(cs[0]) == syntax.KindDictionarySplatPattern
+			}
+		case syntax.KindDefaultParameter, syntax.KindTypedDefaultParameter:
+			pr.name = t.Text(t.Child(p, syntax.FieldName))
+			pr.deflt = t.Child(p, syntax.FieldValue)
+		case syntax.KindListSplatPattern:
+			if cs := t.CodeChildren(p); len(cs) > 0 {
+				pr.name = t.Text(cs[0])
+			}
+			pr.star, keyword = true, true
+		case syntax.KindDictionarySplatPattern:
+			if cs := t.CodeChildren(p); len(cs) > 0 {
+				pr.name = t.Text(cs[0])
+			}
+			pr.splat = true
+		case syntax.KindKeywordSeparator:
+			keyword = true
+			continue
+		default:
+			continue
+		}
+		if i == 0 && (pr.name == "self" || pr.name == "cls") && t.clsOf[def] >= 0 {
+			continue
+		}
+		out = append(out, pr)
+	}
+	return out
+}
+
+// within reports whether node n lies inside node outer.
+func (a *analysis) within(n, outer int32) bool {
+	t := a.t
+	return t.Start(n) >= t.Start(outer) && t.End(n) <= t.End(outer)
+}
+
+// quoted is s as a Python string literal.
+func quoted(s string) string { return strconv.Quote(s) }
+
 // settingsOf reads the torch.compile arguments a call passes by keyword:
 // keyword arguments, and **splats of a dict display, of dict(...), or of
 // a name assigned one of those once, with the items the file assigns it
 // or updates it with before the call (builtDict).
-func (a *analysis) settingsOf(c *callInfo) map[string]setting {
+func (a siteFacts) settingsOf(c *callInfo) map[string]setting {
 	t := a.t
 	out := map[string]setting{}
 	for _, sp := range c.splats {
@@ -148,7 +248,7 @@ func (a *analysis) settingsOf(c *callInfo) map[string]setting {
 }
 
 // newSite makes a compile site and reads its settings.
-func (a *analysis) newSite(kind siteKind, node int32, c *callInfo, settings map[string]setting) *compileSite {
+func (a siteFacts) newSite(kind siteKind, node int32, c *callInfo, settings map[string]setting) *compileSite {
 	t := a.t
 	s := &compileSite{kind: kind, node: node, call: c, fn: t.fnOf[node], settings: settings,
 		modeNode: -1, optionsNode: -1, modeKw: kwarg{node: -1, name: -1, value: -1}, optionsKw: kwarg{node: -1, name: -1, value: -1}}
@@ -170,18 +270,11 @@ func (a *analysis) newSite(kind siteKind, node int32, c *callInfo, settings map[
 	return s
 }
 
-// maxSites bounds the compile sites of one buffer, direct and derived:
-// wrappers multiply them (a wrapper that calls another a thousand times,
-// itself called a thousand times, made a million sites of a 36 KB file,
-// 290 s and 5 GB), and each costs every check. Real scripts have a few.
-// Sites past the bound are not made, and the checks say nothing of them.
-const maxSites = 1024
-
 // sitesFull reports whether the buffer has maxSites compile sites.
-func (a *analysis) sitesFull() bool { return len(a.sites) >= maxSites }
+func (a siteFacts) sitesFull() bool { return len(a.sites) >= maxSites }
 
 // addSite records a compile site, unless the buffer has maxSites.
-func (a *analysis) addSite(s *compileSite) {
+func (a siteFacts) addSite(s *compileSite) {
 	if a.sitesFull() {
 		return
 	}
@@ -196,7 +289,7 @@ func (a *analysis) addSite(s *compileSite) {
 
 // compileCall records torch.compile(f, ...), @torch.compile(...) and
 // torch.compile(**settings)(f), and the other spellings of a compile.
-func (a *analysis) compileCall(c *callInfo) {
+func (a siteFacts) compileCall(c *callInfo) {
 	t := a.t
 	if c.qual == "torch._dynamo.optimize" || c.qual == "torch._dynamo.optimize_assert" {
 		a.optimizeCall(c)
@@ -210,7 +303,7 @@ func (a *analysis) compileCall(c *callInfo) {
 		// Keys of an options dict are flag references, once per dict.
 		if d := st.value; t.Kind(d) == syntax.KindDictionary && a.isModule[inductorConfig] && !a.optionDicts[d] {
 			a.optionDicts[d] = true
-			a.dictRefs(c.node, inductorConfig, d, SpellOptionsKey)
+			refFacts(a).dictRefs(c.node, inductorConfig, d, SpellOptionsKey)
 		}
 	}
 	s.targets = a.boundNames(c.node)
@@ -224,7 +317,7 @@ func (a *analysis) compileCall(c *callInfo) {
 // call or a decorator, and optimize_assert: the backend is the first
 // argument or backend=, Inductor when not given; disable and dynamic are
 // read as torch.compile's.
-func (a *analysis) optimizeCall(c *callInfo) {
+func (a siteFacts) optimizeCall(c *callInfo) {
 	t := a.t
 	settings := a.settingsOf(c)
 	for k := range settings {
@@ -251,7 +344,7 @@ func (a *analysis) optimizeCall(c *callInfo) {
 
 // forwardOwner names the module whose forward a compiled callable is:
 // model for torch.compile(model.forward), since model(x) calls it.
-func (a *analysis) forwardOwner(n int32) []string {
+func (a siteFacts) forwardOwner(n int32) []string {
 	t := a.t
 	n = t.Unwrap(n)
 	if t.Kind(n) != syntax.KindAttribute || t.Text(t.Child(n, syntax.FieldAttribute)) != "forward" {
@@ -267,7 +360,7 @@ func (a *analysis) forwardOwner(n int32) []string {
 // target of x = n (its last name for self.x = n), the function n
 // decorates, or, for n called at once as in torch.compile(...)(f), what
 // that call is bound to.
-func (a *analysis) boundNames(n int32) []string {
+func (a siteFacts) boundNames(n int32) []string {
 	t := a.t
 	for range 3 {
 		a.work++
@@ -299,7 +392,7 @@ func (a *analysis) boundNames(n int32) []string {
 
 // decorator handles a bare @torch.compile (no call), and bare decorators
 // that name a wrapper of torch.compile (found later).
-func (a *analysis) decorator(n int32) {
+func (a siteFacts) decorator(n int32) {
 	t := a.t
 	cs := t.CodeChildren(n)
 	if len(cs) != 1 || t.Kind(cs[0]) == syntax.KindCall {
@@ -326,7 +419,7 @@ func (a *analysis) decorator(n int32) {
 // definition follows every decorator of its stack, so finding it costs the
 // stack's height: it is found once per stack (a stack of thousands of
 // decorators, each asking, cost their square).
-func (a *analysis) decorated(dec int32) string {
+func (a siteFacts) decorated(dec int32) string {
 	t := a.t
 	dd := t.Parent(dec)
 	if dd < 0 || t.Kind(dd) != syntax.KindDecoratedDefinition {
@@ -353,7 +446,7 @@ func (a *analysis) decorated(dec int32) string {
 // call passes nothing but torch.compile's keyword arguments (Keras's
 // model.compile(optimizer=...) passes others). Whether the target's
 // nn.Module has compile is the checker's question.
-func (a *analysis) inPlaceCompile(c *callInfo) {
+func (a siteFacts) inPlaceCompile(c *callInfo) {
 	t := a.t
 	if c.callee != "compile" || c.qual != "" || a.torchAt < 0 || len(c.args) > 0 || t.Kind(c.calleeNode) != syntax.KindAttribute {
 		return
@@ -377,7 +470,7 @@ func (a *analysis) inPlaceCompile(c *callInfo) {
 // partialCall records functools.partial(torch.compile, ...): as a
 // decorator it compiles the function it decorates; bound to a name, calls
 // of that name compile.
-func (a *analysis) partialCall(c *callInfo) {
+func (a siteFacts) partialCall(c *callInfo) {
 	t := a.t
 	if len(c.args) == 0 || a.chainQual(c.args[0]) != "torch.compile" {
 		return
@@ -397,13 +490,9 @@ func (a *analysis) partialCall(c *callInfo) {
 	}
 }
 
-// maxWrapperDepth bounds how many wrappers deep compile sites are
-// followed (a wrapper calling a wrapper of torch.compile).
-const maxWrapperDepth = 3
-
 // derive finds the calls of partials and thin wrappers of torch.compile
 // and makes each a compile site of its own.
-func (a *analysis) derive() {
+func (a siteFacts) derive() {
 	t := a.t
 	for name, pc := range a.partials {
 		for _, c := range a.callsNamed(name) {
@@ -491,29 +580,10 @@ func (a *analysis) derive() {
 	}
 }
 
-// wrapper is a function of the buffer that hands back what torch.compile
-// made of its argument, or compiles its argument in place.
-type wrapper struct {
-	def    int32
-	name   string
-	params []param
-	// inPlace is the parameter a siteInPlace compiles, or -1.
-	inPlace int
-}
-
-// param is one parameter of a function definition.
-type param struct {
-	name    string
-	deflt   int32 // the default value, or -1
-	splat   bool  // **kwargs
-	star    bool  // *args
-	keyword bool  // after * or *args: keyword only
-}
-
 // wrapperOf reports whether site s is the body of a thin wrapper: a
 // function whose return value is what s compiled, or which compiles one
 // of its parameters in place.
-func (a *analysis) wrapperOf(s *compileSite) (wrapper, bool) {
+func (a siteFacts) wrapperOf(s *compileSite) (wrapper, bool) {
 	t := a.t
 	if s.fn < 0 || s.kind == siteCall && s.call == nil {
 		return wrapper{}, false
@@ -553,77 +623,10 @@ func (a *analysis) wrapperOf(s *compileSite) (wrapper, bool) {
 	return wrapper{}, false
 }
 
-// params lists the parameters of a function definition, self and cls of
-// methods left out; made once per definition.
-func (a *analysis) params(def int32) []param {
-	if ps, ok := a.paramsOf[def]; ok {
-		return ps
-	}
-	ps := a.readParams(def)
-	a.paramsOf[def] = ps
-	return ps
-}
-
-func (a *analysis) readParams(def int32) []param {
-	t := a.t
-	var out []param
-	keyword := false
-	ps := t.Child(def, syntax.FieldParameters)
-	for i, p := range t.CodeChildren(ps) {
-		a.work++
-		pr := param{deflt: -1, keyword: keyword}
-		switch t.Kind(p) {
-		case syntax.KindIdentifier:
-			pr.name = t.Text(p)
-		case syntax.KindTypedParameter:
-			cs := t.CodeChildren(p)
-			if len(cs) == 0 {
-				continue
-			}
-			switch t.Kind(cs[0]) {
-			case syntax.KindIdentifier:
-				pr.name = t.Text(cs[0])
-			case syntax.KindListSplatPattern, syntax.KindDictionarySplatPattern:
-				pr.name = t.LastName(t.CodeChildren(cs[0])[0])
-				pr.star, pr.splat = t.Kind(cs[0]) == syntax.KindListSplatPattern, t.Kind(cs[0]) == syntax.KindDictionarySplatPattern
-			}
-		case syntax.KindDefaultParameter, syntax.KindTypedDefaultParameter:
-			pr.name = t.Text(t.Child(p, syntax.FieldName))
-			pr.deflt = t.Child(p, syntax.FieldValue)
-		case syntax.KindListSplatPattern:
-			if cs := t.CodeChildren(p); len(cs) > 0 {
-				pr.name = t.Text(cs[0])
-			}
-			pr.star, keyword = true, true
-		case syntax.KindDictionarySplatPattern:
-			if cs := t.CodeChildren(p); len(cs) > 0 {
-				pr.name = t.Text(cs[0])
-			}
-			pr.splat = true
-		case syntax.KindKeywordSeparator:
-			keyword = true
-			continue
-		default:
-			continue
-		}
-		if i == 0 && (pr.name == "self" || pr.name == "cls") && t.clsOf[def] >= 0 {
-			continue
-		}
-		out = append(out, pr)
-	}
-	return out
-}
-
-// within reports whether node n lies inside node outer.
-func (a *analysis) within(n, outer int32) bool {
-	t := a.t
-	return t.Start(n) >= t.Start(outer) && t.End(n) <= t.End(outer)
-}
-
 // derivedSite is the compile site a call c of wrapper w makes (c is nil
 // for w used as a bare decorator): inner's settings, with the arguments
 // that come from w's parameters taken from c, or from their defaults.
-func (a *analysis) derivedSite(inner *compileSite, w wrapper, c *callInfo) *compileSite {
+func (a siteFacts) derivedSite(inner *compileSite, w wrapper, c *callInfo) *compileSite {
 	t := a.t
 	settings := map[string]setting{}
 	byName := map[string]int{}
@@ -688,7 +691,7 @@ func (a *analysis) derivedSite(inner *compileSite, w wrapper, c *callInfo) *comp
 
 // argumentFor returns the argument call c passes for parameter i of
 // params (by keyword or by position), or -1.
-func (a *analysis) argumentFor(c *callInfo, params []param, i int) int32 {
+func (a siteFacts) argumentFor(c *callInfo, params []param, i int) int32 {
 	if c == nil {
 		return -1
 	}
@@ -713,5 +716,6 @@ func (a *analysis) argumentFor(c *callInfo, params []param, i int) int32 {
 	return -1
 }
 
-// quoted is s as a Python string literal.
-func quoted(s string) string { return strconv.Quote(s) }
+// siteFacts are the analysis's facts of one family: the compile sites of the buffer: how it compiles, with what settings. They read
+// and fill the analysis they embed; the rules read them.
+type siteFacts struct{ *analysis }

@@ -41,7 +41,7 @@ func entryReach(s site, src, id string) (reach, int) {
 			mine = append(mine, st)
 		}
 	}
-	return a.reachOf(mine), len(mine)
+	return threadFacts{a}.reachOf(mine), len(mine)
 }
 
 // Every entry of the catalogue says where the framework shows it, and has
@@ -112,7 +112,7 @@ func TestThreadCatalogue(t *testing.T) {
 		switch {
 		case id == "none":
 			a := analyze(pybuf.Parse([]byte(src)), s.cat)
-			if rc := a.threadReach(); len(rc.sites) > 0 || len(a.starts) > 0 {
+			if rc := (threadFacts{a}).threadReach(); len(rc.sites) > 0 || len(a.starts) > 0 {
 				t.Errorf("%s: %d starts, reaching %d compile sites; it has no entry on purpose", name, len(a.starts), len(rc.sites))
 			}
 		case !ids[id]:

@@ -87,7 +87,7 @@ func (sc *entryScan) scanCall(c *callInfo) {
 	for _, q := range kinds {
 		a.work++
 		if isInstanceType(q) {
-			if name := a.boundName(c); name != "" {
+			if name := (threadFacts{a}).boundName(c); name != "" {
 				sc.insts[name] = kinds
 			}
 			break
@@ -181,8 +181,8 @@ func (sc *entryScan) threadCall(c *callInfo) {
 	a := sc.a
 	t := a.t
 	start := func(how string, target int32, many bool) {
-		a.addStart(threadStart{node: c.node, how: how, targets: a.targetNames(target), exprs: []int32{target}, within: -1,
-			many: many || a.inLoop(c.node), param: a.paramIndex(c.fn, target), fn: c.fn, owners: a.ownerNames(target)})
+		(threadFacts{a}).addStart(threadStart{node: c.node, how: how, targets: (threadFacts{a}).targetNames(target), exprs: []int32{target}, within: -1,
+			many: many || a.inLoop(c.node), param: (threadFacts{a}).paramIndex(c.fn, target), fn: c.fn, owners: (threadFacts{a}).ownerNames(target)})
 	}
 	if p := t.Parent(c.node); p >= 0 && t.Kind(p) == syntax.KindDecorator {
 		sc.decoratorStart(c, p)
@@ -199,13 +199,13 @@ func (sc *entryScan) threadCall(c *callInfo) {
 			// own threads.
 			if target := e.callableArg(c, t); target >= 0 {
 				a.backwardStarts = append(a.backwardStarts, threadStart{node: c.node, how: e.how,
-					targets: a.targetNames(target), exprs: []int32{target}, within: -1, param: -1, fn: c.fn,
-					owners: a.ownerNames(target), entry: e.id})
+					targets: (threadFacts{a}).targetNames(target), exprs: []int32{target}, within: -1, param: -1, fn: c.fn,
+					owners: (threadFacts{a}).ownerNames(target), entry: e.id})
 			}
 		case entryPool:
 			// The initializer runs in every worker thread.
 			if target := e.callableArg(c, t); target >= 0 {
-				start(c.qual+" initializer", target, a.poolWorkers(c) != 1)
+				start(c.qual+" initializer", target, (threadFacts{a}).poolWorkers(c) != 1)
 				a.starts[len(a.starts)-1].entry = e.id
 			}
 		}
@@ -219,7 +219,7 @@ func (sc *entryScan) threadCall(c *callInfo) {
 		switch e.kind {
 		case entryLoopExecutor:
 			if target := e.callableArg(c, t); target >= 0 { // loop.run_in_executor(executor or None, fn, ...)
-				w, _ := a.poolExpr(c.args[0])
+				w, _ := (threadFacts{a}).poolExpr(c.args[0])
 				start(e.how, target, false)
 				st := &a.starts[len(a.starts)-1]
 				st.entry = e.id
@@ -272,7 +272,7 @@ func (sc *entryScan) poolMethodCall(c *callInfo, start func(string, int32, bool)
 	case t.Kind(recv) == syntax.KindIdentifier || t.Kind(recv) == syntax.KindAttribute && t.Chain(recv) != nil:
 		workers, ok = a.execs[t.Text(recv)]
 	case t.Kind(recv) == syntax.KindCall:
-		workers, ok = a.poolExpr(recv)
+		workers, ok = (threadFacts{a}).poolExpr(recv)
 	}
 	if !ok {
 		return false
@@ -333,7 +333,7 @@ func (sc *entryScan) entryStart(e *threadEntry, c *callInfo, target int32) {
 		if fn >= 0 {
 			st.exprs = []int32{fn}
 		}
-		a.addStart(st)
+		(threadFacts{a}).addStart(st)
 		return
 	}
 	if cls, names := sc.instanceMethods(target, e.instance); cls >= 0 {
@@ -341,9 +341,9 @@ func (sc *entryScan) entryStart(e *threadEntry, c *callInfo, target int32) {
 		sc.addInstanceStart(st)
 		return
 	}
-	st.targets, st.exprs = a.targetNames(target), []int32{target}
-	st.param, st.owners = a.paramIndex(c.fn, target), a.ownerNames(target)
-	a.addStart(st)
+	st.targets, st.exprs = (threadFacts{a}).targetNames(target), []int32{target}
+	st.param, st.owners = (threadFacts{a}).paramIndex(c.fn, target), (threadFacts{a}).ownerNames(target)
+	(threadFacts{a}).addStart(st)
 }
 
 // decoratorStart records @app.get(...) and the like on a def: the
@@ -371,7 +371,7 @@ func (sc *entryScan) decoratorStart(c *callInfo, dec int32) {
 		if e.syncOnly && isAsyncDef(t, def) {
 			return
 		}
-		a.addStart(threadStart{node: c.node, how: e.how, targets: []string{t.Text(name)}, exprs: []int32{name},
+		(threadFacts{a}).addStart(threadStart{node: c.node, how: e.how, targets: []string{t.Text(name)}, exprs: []int32{name},
 			within: -1, many: e.many || a.inLoop(c.node), param: -1, fn: c.fn, entry: e.id})
 		return
 	}
@@ -421,7 +421,7 @@ func (sc *entryScan) decoratedStarts() {
 				continue
 			}
 			e := &threadCatalogue[es[0]]
-			a.addStart(threadStart{node: dec, how: e.how, targets: []string{t.Text(name)}, exprs: []int32{name},
+			(threadFacts{a}).addStart(threadStart{node: dec, how: e.how, targets: []string{t.Text(name)}, exprs: []int32{name},
 				within: -1, many: e.many, param: -1, fn: t.fnOf[dec], entry: e.id})
 			break
 		}
@@ -497,7 +497,7 @@ func (sc *entryScan) addInstanceStart(st threadStart) {
 		return
 	}
 	sc.instances[st.within] = len(a.starts)
-	a.addStart(st)
+	(threadFacts{a}).addStart(st)
 }
 
 // instanceMethods returns, when n is an instance of a class of the buffer
@@ -579,7 +579,7 @@ func (sc *entryScan) syncCallable(n int32) bool {
 		}
 		return len(a.siteByTarget[name]) > 0
 	case syntax.KindCall: // functools.partial(f, ...)
-		if names := a.targetNames(n); len(names) == 1 && len(a.funcs[names[0]]) > 0 {
+		if names := (threadFacts{a}).targetNames(n); len(names) == 1 && len(a.funcs[names[0]]) > 0 {
 			return !sc.asyncName(names[0])
 		}
 	}
@@ -615,7 +615,7 @@ func (sc *entryScan) asyncName(name string) bool {
 func (sc *entryScan) threadSubclass(n int32) {
 	a := sc.a
 	t := a.t
-	i, ok := a.threadClassSet()[n]
+	i, ok := (threadFacts{a}).threadClassSet()[n]
 	if !ok {
 		return
 	}
@@ -647,7 +647,7 @@ func (sc *entryScan) threadSubclass(n int32) {
 			}
 		}
 	}
-	a.addStart(threadStart{node: n, how: e.how, targets: targets, within: n,
+	(threadFacts{a}).addStart(threadStart{node: n, how: e.how, targets: targets, within: n,
 		many: many || made > 1, param: -1, fn: -1, entry: e.id})
 	if len(e.kws) == 0 {
 		return
@@ -660,7 +660,7 @@ func (sc *entryScan) threadSubclass(n int32) {
 		}
 		for _, k := range e.kws {
 			if kw, ok := c.keyword(k, t); ok {
-				a.addStart(threadStart{node: c.node, how: e.how, targets: a.targetNames(kw.value), exprs: []int32{kw.value},
+				(threadFacts{a}).addStart(threadStart{node: c.node, how: e.how, targets: (threadFacts{a}).targetNames(kw.value), exprs: []int32{kw.value},
 					within: -1, many: many || made > 1, param: -1, fn: c.fn, entry: e.id})
 			}
 		}

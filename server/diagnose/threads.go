@@ -42,11 +42,64 @@ type threadStart struct {
 // wrapper of a thread start is followed.
 const maxStartWrappers = 2
 
+// callableArg returns the argument of c that an entry runs: by one of
+// its keywords, else at its position; -1 when c passes none.
+func (e *threadEntry) callableArg(c *callInfo, t *tree) int32 {
+	for _, k := range e.kws {
+		if kw, ok := c.keyword(k, t); ok {
+			return kw.value
+		}
+	}
+	if e.arg >= 0 && len(c.args) > e.arg {
+		return c.args[e.arg]
+	}
+	if g := t.Child(c.node, syntax.FieldArguments); e.arg == 0 && t.Kind(g) == syntax.KindGeneratorExpression {
+		return g // f(x for x in xs): the generator is the call's only argument
+	}
+	return -1
+}
+
+// isAsyncDef reports whether a function definition is an async def.
+func isAsyncDef(t *tree, def int32) bool {
+	return bytes.HasPrefix(t.Bytes(def), []byte("async"))
+}
+
+// oneLineText shortens text for a message.
+func oneLineText(s string, limit int) string {
+	s = syntax.OneLine(s)
+	if len(s) > limit {
+		return s[:limit] + "…"
+	}
+	return s
+}
+
+// inLoop reports whether node n runs in a loop or a comprehension of its
+// own function (or of the module).
+func (a *analysis) inLoop(n int32) bool {
+	a.work++
+	return a.t.loop[n] >= 0
+}
+
+// maxClassDepth bounds how many local base classes deep a subclass of a
+// catalogue class is looked for.
+const maxClassDepth = 4
+
+// reach is what the thread starts of the buffer reach.
+type reach struct {
+	funcs map[int32]threadStart        // function definitions run in threads
+	sites map[*compileSite]threadStart // compiled code run in threads
+	// starts counts the thread starts that reach each compile site.
+	starts map[*compileSite]int
+}
+
+// maxCallDepth bounds how many calls deep the thread analysis follows.
+const maxCallDepth = 4
+
 // threadStarts finds every place the buffer runs a callable in another
 // thread. Executors and instances are found first, so that one used in
 // the text before the line that makes it is still known.
-func (a *analysis) threadStarts() {
-	sc := &entryScan{a: a, insts: map[string][]string{}, bases: map[string][]string{}, classes: map[string]int32{},
+func (a threadFacts) threadStarts() {
+	sc := &entryScan{a: a.analysis, insts: map[string][]string{}, bases: map[string][]string{}, classes: map[string]int32{},
 		served: map[string]bool{}, off: map[string][]int32{}, methods: map[int32][]string{}, async: map[string]bool{},
 		instances: map[int32]int{}}
 	sc.classBases()
@@ -70,7 +123,7 @@ func (a *analysis) threadStarts() {
 
 // boundName is the text of the name a call's value is bound to: x in
 // x = f(...) or with f(...) as x; "" for none.
-func (a *analysis) boundName(c *callInfo) string {
+func (a threadFacts) boundName(c *callInfo) string {
 	t := a.t
 	p := t.Parent(c.node)
 	switch {
@@ -88,7 +141,7 @@ func (a *analysis) boundName(c *callInfo) string {
 
 // executorCall records names bound to thread pools: ex = Pool(...), with
 // Pool() as ex, self.ex = Pool(...).
-func (a *analysis) executorCall(c *callInfo) {
+func (a threadFacts) executorCall(c *callInfo) {
 	if !executorTypes[c.qual] {
 		return
 	}
@@ -100,7 +153,7 @@ func (a *analysis) executorCall(c *callInfo) {
 
 // poolWorkers is a pool constructor's worker count when it is a literal,
 // else 0.
-func (a *analysis) poolWorkers(c *callInfo) int {
+func (a threadFacts) poolWorkers(c *callInfo) int {
 	t := a.t
 	n := int32(-1)
 	if kw, ok := c.keyword("max_workers", t); ok {
@@ -125,7 +178,7 @@ func (a *analysis) poolWorkers(c *callInfo) int {
 // to (def run(pool): pool.submit(f) ... run(ThreadPoolExecutor())); and
 // those annotated with a type the catalogue asks instances of
 // (background_tasks: BackgroundTasks).
-func (a *analysis) executorParams(sc *entryScan) {
+func (a threadFacts) executorParams(sc *entryScan) {
 	t := a.t
 	for _, defs := range a.funcs {
 		for _, def := range defs {
@@ -175,7 +228,7 @@ func (a *analysis) executorParams(sc *entryScan) {
 			}
 			params := a.params(defs[0])
 			for i := range params {
-				arg := a.argumentFor(c, params, i)
+				arg := siteFacts(a).argumentFor(c, params, i)
 				if arg < 0 {
 					continue
 				}
@@ -191,7 +244,7 @@ func (a *analysis) executorParams(sc *entryScan) {
 
 // poolExpr reports whether expression n is a thread pool: a name bound to
 // one, or a pool constructor call; and its worker count.
-func (a *analysis) poolExpr(n int32) (int, bool) {
+func (a threadFacts) poolExpr(n int32) (int, bool) {
 	t := a.t
 	n = t.Unwrap(n)
 	switch t.Kind(n) {
@@ -214,49 +267,11 @@ func (a *analysis) poolExpr(n int32) (int, bool) {
 	return 0, false
 }
 
-// callableArg returns the argument of c that an entry runs: by one of
-// its keywords, else at its position; -1 when c passes none.
-func (e *threadEntry) callableArg(c *callInfo, t *tree) int32 {
-	for _, k := range e.kws {
-		if kw, ok := c.keyword(k, t); ok {
-			return kw.value
-		}
-	}
-	if e.arg >= 0 && len(c.args) > e.arg {
-		return c.args[e.arg]
-	}
-	if g := t.Child(c.node, syntax.FieldArguments); e.arg == 0 && t.Kind(g) == syntax.KindGeneratorExpression {
-		return g // f(x for x in xs): the generator is the call's only argument
-	}
-	return -1
-}
-
-// isAsyncDef reports whether a function definition is an async def.
-func isAsyncDef(t *tree, def int32) bool {
-	return bytes.HasPrefix(t.Bytes(def), []byte("async"))
-}
-
-func (a *analysis) addStart(st threadStart) { a.starts = append(a.starts, st) }
-
-// oneLineText shortens text for a message.
-func oneLineText(s string, limit int) string {
-	s = syntax.OneLine(s)
-	if len(s) > limit {
-		return s[:limit] + "…"
-	}
-	return s
-}
-
-// inLoop reports whether node n runs in a loop or a comprehension of its
-// own function (or of the module).
-func (a *analysis) inLoop(n int32) bool {
-	a.work++
-	return a.t.loop[n] >= 0
-}
+func (a threadFacts) addStart(st threadStart) { a.starts = append(a.starts, st) }
 
 // paramIndex returns the index of the parameter of function def that
 // expression n names, or -1.
-func (a *analysis) paramIndex(def, n int32) int {
+func (a threadFacts) paramIndex(def, n int32) int {
 	t := a.t
 	n = t.Unwrap(n)
 	if def < 0 || t.Kind(n) != syntax.KindIdentifier {
@@ -270,10 +285,6 @@ func (a *analysis) paramIndex(def, n int32) int {
 	return -1
 }
 
-// maxClassDepth bounds how many local base classes deep a subclass of a
-// catalogue class is looked for.
-const maxClassDepth = 4
-
 // threadClassSet returns the classes of the buffer that derive from a
 // catalogue class (threading.Thread, QThread, a request handler), directly
 // or through at most maxClassDepth classes of the buffer named as bases,
@@ -282,7 +293,7 @@ const maxClassDepth = 4
 // the classes and bases whatever their names: a circle of bases, or a
 // thousand classes of one name each naming it as a base, used to cost the
 // square of the classes or more at every level.
-func (a *analysis) threadClassSet() map[int32]int {
+func (a threadFacts) threadClassSet() map[int32]int {
 	if a.threadClasses != nil {
 		return a.threadClasses
 	}
@@ -356,7 +367,7 @@ func (a *analysis) threadClassSet() map[int32]int {
 // startWrappers makes starts of the calls of functions that hand one of
 // their parameters to a thread start: def run_async(fn, *a): return
 // pool.submit(fn, *a) ... run_async(model, x) runs model in a thread.
-func (a *analysis) startWrappers() {
+func (a threadFacts) startWrappers() {
 	t := a.t
 	from := 0
 	for depth := 0; depth < maxStartWrappers && from < len(a.starts); depth++ {
@@ -376,7 +387,7 @@ func (a *analysis) startWrappers() {
 				if a.within(c.node, st.fn) {
 					continue
 				}
-				arg := a.argumentFor(c, params, st.param)
+				arg := siteFacts(a).argumentFor(c, params, st.param)
 				if arg < 0 {
 					continue
 				}
@@ -391,7 +402,7 @@ func (a *analysis) startWrappers() {
 
 // targetNames returns the names of the functions a callable expression
 // runs: f, obj.method, lambda: f(x), functools.partial(f, ...).
-func (a *analysis) targetNames(n int32) []string {
+func (a threadFacts) targetNames(n int32) []string {
 	t := a.t
 	n = t.Unwrap(n)
 	switch t.Kind(n) {
@@ -427,7 +438,7 @@ func (a *analysis) targetNames(n int32) []string {
 
 // ownerNames names the object a bound method belongs to: model for
 // model.generate, self.model for ... self.model.generate ("model").
-func (a *analysis) ownerNames(n int32) []string {
+func (a threadFacts) ownerNames(n int32) []string {
 	t := a.t
 	n = t.Unwrap(n)
 	if t.Kind(n) != syntax.KindAttribute {
@@ -443,26 +454,15 @@ func (a *analysis) ownerNames(n int32) []string {
 	return nil
 }
 
-// reach is what the thread starts of the buffer reach.
-type reach struct {
-	funcs map[int32]threadStart        // function definitions run in threads
-	sites map[*compileSite]threadStart // compiled code run in threads
-	// starts counts the thread starts that reach each compile site.
-	starts map[*compileSite]int
-}
-
-// maxCallDepth bounds how many calls deep the thread analysis follows.
-const maxCallDepth = 4
-
 // threadReach follows calls from every thread start, a few levels deep, by
 // name within the buffer. Each start claims what it reaches first; a
 // function already reached at the same depth or less is not followed again
 // (everything it leads to is claimed already), so a function is followed
 // at most maxCallDepth+1 times however many starts reach it.
-func (a *analysis) threadReach() reach { return a.reachOf(a.starts) }
+func (a threadFacts) threadReach() reach { return a.reachOf(a.starts) }
 
 // reachOf follows calls from the given starts (threadReach).
-func (a *analysis) reachOf(starts []threadStart) reach {
+func (a threadFacts) reachOf(starts []threadStart) reach {
 	r := reach{funcs: map[int32]threadStart{}, sites: map[*compileSite]threadStart{}, starts: map[*compileSite]int{}}
 	byFn := map[int32][]*compileSite{}
 	for _, s := range a.sites {
@@ -587,3 +587,7 @@ func (a *analysis) reachOf(starts []threadStart) reach {
 	}
 	return r
 }
+
+// threadFacts are the analysis's facts of one family: the thread starts of the buffer and what they reach. They read
+// and fill the analysis they embed; the rules read them.
+type threadFacts struct{ *analysis }

@@ -39,171 +39,6 @@ type hotCall struct {
 	h    *hotName
 }
 
-// hotTargets lists each name a compile site with CUDA graphs is called
-// by, with the binding that holds the compiled value.
-func (c *checker) hotTargets() []*hotName {
-	var out []*hotName
-	for _, s := range c.a.sites {
-		c.a.work++
-		cg := c.cudagraphs(s)
-		if !cg.on {
-			continue
-		}
-		for i, name := range s.targets {
-			if name == "" || slices.Index(s.targets, name) != i {
-				continue
-			}
-			h := &hotName{name: name, site: s, cg: cg}
-			h.bind, h.after = c.siteBinding(s, name)
-			out = append(out, h)
-		}
-	}
-	return out
-}
-
-// siteBinding returns the binding of name that holds what site s
-// compiles, and whether s changes an object bound before it; -1 when
-// name is not bound as a name there (an attribute).
-func (c *checker) siteBinding(s *compileSite, name string) (int32, bool) {
-	a, t := c.a, c.t
-	tbl := a.buf.Scopes()
-	n := s.node
-	for range 3 {
-		a.work++
-		p := t.Parent(n)
-		if p < 0 {
-			break
-		}
-		if k := t.Kind(p); k == syntax.KindParenthesizedExpression || k == syntax.KindCall && t.Field(n) == syntax.FieldFunction {
-			n = p
-			continue
-		}
-		if t.Kind(p) == syntax.KindAssignment && t.Field(n) == syntax.FieldRight {
-			if l := t.Unwrap(t.Child(p, syntax.FieldLeft)); t.Kind(l) == syntax.KindIdentifier && t.Text(l) == name {
-				return c.bindingAt(tbl, l), false
-			}
-		}
-		if t.Kind(p) == syntax.KindDecorator {
-			if dd := t.Parent(p); dd >= 0 && t.Kind(dd) == syntax.KindDecoratedDefinition {
-				if def := t.Child(dd, syntax.FieldDefinition); def >= 0 {
-					if id := t.Child(def, syntax.FieldName); id >= 0 && t.Text(id) == name {
-						return c.bindingAt(tbl, id), false
-					}
-				}
-			}
-		}
-		break
-	}
-	// model.compile(...), torch.compile(model.forward): the binding the
-	// statement reads the module by.
-	stmt := t.stmt[s.node]
-	reads := a.readsOf(name)
-	if i := a.firstFrom(reads, t.Start(stmt)); i < len(reads) && t.Start(reads[i]) < t.End(stmt) {
-		return c.bindingAt(tbl, reads[i]), true
-	}
-	return -1, false
-}
-
-// bindingAt returns the binding identifier n binds or reads (pyscope's
-// lookup), or -1.
-func (c *checker) bindingAt(tbl *pyscope.Table, n int32) int32 {
-	c.a.work++
-	occ, ok := tbl.OccurrenceOf(n)
-	if !ok {
-		return -1
-	}
-	if occ.Role == pyscope.RoleBind {
-		return occ.Binding
-	}
-	return tbl.Lookup(c.t.Text(n), occ.Scope, uint32(c.t.Start(n)), nil).Binding
-}
-
-// callsOf returns the calls of compiled code with CUDA graphs, in source
-// order, each with the name it is a call of: a name alone counts when
-// it reads the compiled value's binding (not an earlier or later one, nor
-// a local of a function that compiles nothing), an attribute by its name
-// unless the call comes before the compile in the compile's own function.
-// Each call is looked at once, and matched against at most maxScan sites
-// of its name.
-func (c *checker) callsOf(hot []*hotName) []hotCall {
-	a, t := c.a, c.t
-	tbl := a.buf.Scopes()
-	byName := map[string][]*hotName{}
-	var names []string
-	for _, h := range hot {
-		if len(byName[h.name]) == 0 {
-			names = append(names, h.name)
-		}
-		byName[h.name] = append(byName[h.name], h)
-	}
-	var out []hotCall
-	for _, name := range names {
-		hs := byName[name]
-		for _, call := range a.callsNamed(name) {
-			a.work++
-			if call.qual == "torch.compile" {
-				continue
-			}
-			callee := t.Unwrap(call.calleeNode)
-			b := int32(-1)
-			switch t.Kind(callee) {
-			case syntax.KindIdentifier:
-				if b = c.bindingAt(tbl, callee); b < 0 {
-					continue
-				}
-			case syntax.KindAttribute:
-			default:
-				continue
-			}
-			for _, h := range hs[:min(len(hs), maxScan)] {
-				a.work++
-				if call.node == h.site.node {
-					break
-				}
-				if b >= 0 && (h.bind < 0 || !c.sameValue(tbl, b, h.bind)) || (b < 0 || h.after) && c.eagerBefore(call, h.site) {
-					continue
-				}
-				out = append(out, hotCall{call: call, h: h})
-				break
-			}
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return t.Start(out[i].call.node) < t.Start(out[j].call.node) })
-	return out
-}
-
-// sameValue reports whether a name read bound by binding b reads the
-// compiled value of binding hot: the same binding, or, for one a function
-// makes under "global" (litgpt's main compiles the module's next_token),
-// any binding of that name in the scope it binds in, since the function
-// replaces it there when it runs.
-func (c *checker) sameValue(tbl *pyscope.Table, b, hot int32) bool {
-	if b < 0 {
-		return false
-	}
-	if b == hot {
-		return true
-	}
-	hb, bb := tbl.Binding(hot), tbl.Binding(b)
-	return hb.Declared && bb.Scope == hb.Scope && bb.Name == hb.Name
-}
-
-// eagerBefore reports whether call runs before site compiles: earlier in
-// the site's own function, and in no loop that also holds the site.
-func (c *checker) eagerBefore(call *callInfo, s *compileSite) bool {
-	a, t := c.a, c.t
-	if call.fn != s.fn || t.Start(call.node) >= t.Start(s.node) {
-		return false
-	}
-	for l, k := t.loop[s.node], 0; l >= 0 && k < maxScan; l, k = t.loop[l], k+1 {
-		a.work++
-		if a.within(call.node, l) {
-			return false
-		}
-	}
-	return true
-}
-
 // gradFacts are what a function shows of autograd: whether it runs a
 // backward or makes tensors that require grad, and where its backward
 // calls start.
@@ -221,27 +56,6 @@ type tl011 struct {
 	// (torch.set_default_device, with torch.device(...)): a tensor made
 	// without device= need not be on the CPU.
 	defaultDevice bool
-}
-
-func (c *checker) newTL011(calls []hotCall) *tl011 {
-	x := &tl011{c: c, calls: calls, grads: map[int32]*gradFacts{}}
-	t := c.t
-	for _, call := range c.a.calls {
-		c.a.work++
-		switch call.qual {
-		case "torch.set_default_device", "torch.set_default_tensor_type":
-			x.defaultDevice = true
-		case "torch.device":
-			p := t.Parent(call.node)
-			if p >= 0 && t.Kind(p) == syntax.KindAsPattern {
-				p = t.Parent(p)
-			}
-			if p >= 0 && t.Kind(p) == syntax.KindWithItem {
-				x.defaultDevice = true
-			}
-		}
-	}
-	return x
 }
 
 // gradsOf returns the autograd facts of function fn (-1: the module's own
@@ -461,117 +275,8 @@ var aliasingMethods = map[string]bool{
 	"as_strided": true, "select": true, "diagonal": true, "movedim": true, "swapaxes": true,
 }
 
-// holder walks up from expression n through what keeps referring to its
-// storage (x[i], x.attr, x.view(...), parentheses) to the outermost such
-// expression.
-func (a *analysis) holder(n int32) int32 {
-	t := a.t
-	for range 16 {
-		a.work++
-		p := t.Parent(n)
-		switch {
-		case p < 0:
-			return n
-		case t.Kind(p) == syntax.KindParenthesizedExpression:
-		case t.Kind(p) == syntax.KindSubscript && t.Field(n) == syntax.FieldValue:
-		case t.Kind(p) == syntax.KindAttribute && t.Field(n) == syntax.FieldObject:
-			call := t.Parent(p)
-			switch {
-			case call >= 0 && t.Kind(call) == syntax.KindCall && t.Field(p) == syntax.FieldFunction:
-				if !aliasingMethods[t.Text(t.Child(p, syntax.FieldAttribute))] {
-					return n
-				}
-				p = call
-			default: // out.logits: a field of an output object
-			}
-		default:
-			return n
-		}
-		n = p
-	}
-	return n
-}
-
-// enclosingLoop returns the innermost for or while statement whose body
-// holds n in n's own function, or -1.
-func (a *analysis) enclosingLoop(n int32) int32 {
-	t := a.t
-	l := t.loop[n]
-	for k := 0; l >= 0 && k < maxScan; k++ {
-		a.work++
-		if kd := t.Kind(l); kd == syntax.KindForStatement || kd == syntax.KindWhileStatement {
-			return l
-		}
-		l = t.loop[l]
-	}
-	return -1
-}
-
-// assignedIn reports whether name is assigned anywhere inside node n.
-func (a *analysis) assignedIn(name string, n int32) bool {
-	t := a.t
-	as := a.bindsOf(name)
-	i := a.firstFrom(as, t.Start(n))
-	return i < len(as) && t.Start(as[i]) < t.End(n)
-}
-
 // appendMethods keep their argument in the container they are called on.
 var appendMethods = map[string]bool{"append": true, "appendleft": true, "add": true, "insert": true, "put": true}
-
-// keptIn reports the container that expression h is stored into, when h
-// is an argument of container.append(...) or assigned to container[...].
-func (a *analysis) keptIn(h int32) (container string, ok bool) {
-	t := a.t
-	p := t.Parent(h)
-	switch {
-	case p >= 0 && t.Kind(p) == syntax.KindArgumentList:
-		call := t.Parent(p)
-		f := t.Child(call, syntax.FieldFunction)
-		if t.Kind(f) != syntax.KindAttribute || !appendMethods[t.Text(t.Child(f, syntax.FieldAttribute))] {
-			return "", false
-		}
-		obj := t.Unwrap(t.Child(f, syntax.FieldObject))
-		if t.Chain(obj) == nil {
-			return "", false
-		}
-		return t.Text(obj), true
-	case p >= 0 && t.Kind(p) == syntax.KindAssignment && t.Field(h) == syntax.FieldRight:
-		l := t.Unwrap(t.Child(p, syntax.FieldLeft))
-		if t.Kind(l) != syntax.KindSubscript {
-			return "", false
-		}
-		obj := t.Unwrap(t.Child(l, syntax.FieldValue))
-		if t.Chain(obj) == nil {
-			return "", false
-		}
-		return t.Text(obj), true
-	}
-	return "", false
-}
-
-// assignedNames returns the names an assignment whose right side is h
-// binds (y = h, y, z = h), and the assignment; nil when h is not one.
-func (a *analysis) assignedNames(h int32) ([]int32, int32) {
-	t := a.t
-	p := t.Parent(h)
-	if p < 0 || t.Kind(p) != syntax.KindAssignment || t.Field(h) != syntax.FieldRight {
-		return nil, -1
-	}
-	l := t.Unwrap(t.Child(p, syntax.FieldLeft))
-	switch t.Kind(l) {
-	case syntax.KindIdentifier:
-		return []int32{l}, p
-	case syntax.KindPatternList, syntax.KindTuplePattern, syntax.KindTuple, syntax.KindExpressionList:
-		var out []int32
-		for _, c := range t.CodeChildren(l) {
-			if t.Kind(c) == syntax.KindIdentifier {
-				out = append(out, c)
-			}
-		}
-		return out, p
-	}
-	return nil, -1
-}
 
 // overwrite is how an output of a compiled callable is kept past the
 // next call of it.
@@ -589,7 +294,7 @@ func (x *tl011) keptAcrossCalls(hc hotCall) (overwrite, bool) {
 	c := x.c
 	a, t := c.a, c.t
 	call := hc.call
-	top := a.holder(call.node)
+	top := (keptFacts{a}).holder(call.node)
 	// [f(x) for x in xs], list(f(x) for x in xs)
 	if p := t.Parent(top); p >= 0 && t.Field(top) == syntax.FieldBody && !x.pendingBackward(call, t.Start(p), t.End(p)) {
 		switch t.Kind(p) {
@@ -603,17 +308,17 @@ func (x *tl011) keptAcrossCalls(hc hotCall) (overwrite, bool) {
 			}
 		}
 	}
-	loop := a.enclosingLoop(call.node)
+	loop := (keptFacts{a}).enclosingLoop(call.node)
 	if loop >= 0 && x.pendingBackward(call, t.Start(loop), t.End(loop)) {
 		loop = -1 // every iteration's forward is a new node of the tree: none frees another's outputs
 	}
 	// for ...: outs.append(f(x)), or outs[i] = f(x)
 	if loop >= 0 {
-		if cont, ok := a.keptIn(top); ok && !a.assignedIn(cont, loop) {
+		if cont, ok := (keptFacts{a}).keptIn(top); ok && !(keptFacts{a}).assignedIn(cont, loop) {
 			return overwrite{why: fmt.Sprintf("%s keeps the output of every iteration of the loop at line %d", cont, t.StartPos(loop).Line+1), fixAt: top}, true
 		}
 	}
-	names, assign := a.assignedNames(top)
+	names, assign := (keptFacts{a}).assignedNames(top)
 	if len(names) == 0 {
 		return overwrite{}, false
 	}
@@ -633,11 +338,11 @@ func (x *tl011) keptAcrossCalls(hc hotCall) (overwrite, bool) {
 				for t.Kind(root) == syntax.KindSubscript || t.Kind(root) == syntax.KindAttribute {
 					root = t.Unwrap(t.Child(root, rootField(t, root)))
 				}
-				if t.Kind(root) != syntax.KindIdentifier || t.Text(root) != t.Text(name) || a.holder(root) != t.Unwrap(arg) {
+				if t.Kind(root) != syntax.KindIdentifier || t.Text(root) != t.Text(name) || (keptFacts{a}).holder(root) != t.Unwrap(arg) {
 					continue
 				}
-				cont, ok := a.keptIn(arg)
-				if !ok || a.assignedIn(cont, loop) {
+				cont, ok := (keptFacts{a}).keptIn(arg)
+				if !ok || (keptFacts{a}).assignedIn(cont, loop) {
 					continue
 				}
 				fix := int32(-1)
@@ -663,7 +368,7 @@ func (x *tl011) keptAcrossCalls(hc hotCall) (overwrite, bool) {
 			return overwrite{}, false // fed into other compiled code: not judged (pytorch issue 122192)
 		}
 		for _, name := range names {
-			read := a.readAfter(t.Text(name), t.End(later.call.node), call.fn, t.End(assign))
+			read := (keptFacts{a}).readAfter(t.Text(name), t.End(later.call.node), call.fn, t.End(assign))
 			if read < 0 {
 				continue
 			}
@@ -698,41 +403,211 @@ var collectors = map[string]bool{
 	"torch.vstack": true, "torch.hstack": true, "sorted": true,
 }
 
-// readAfter returns the first read of name in function fn (or the module,
-// fn < 0) at or after offset from, when name is not assigned again
-// between since and that read; -1 when there is none.
-func (a *analysis) readAfter(name string, from int, fn int32, since int) int32 {
-	t := a.t
-	reads := a.readsOf(name)
-	first := int32(-1)
-	i := a.firstFrom(reads, from)
-	for _, id := range reads[i:min(len(reads), i+maxScan)] {
-		a.work++
-		if t.fnOf[id] == fn {
-			first = id
-			break
+// passedTo reports whether one of names is read in the arguments of
+// call.
+func (x *tl011) passedTo(names []int32, call *callInfo) bool {
+	a, t := x.c.a, x.c.t
+	if call.argList < 0 {
+		return false
+	}
+	for _, name := range names {
+		reads := a.readsOf(t.Text(name))
+		if i := a.firstFrom(reads, t.Start(call.argList)); i < len(reads) && t.Start(reads[i]) < t.End(call.argList) {
+			return true
 		}
 	}
-	if first < 0 {
+	return false
+}
+
+// hotTargets lists each name a compile site with CUDA graphs is called
+// by, with the binding that holds the compiled value.
+func (c ruleTL011) hotTargets() []*hotName {
+	var out []*hotName
+	for _, s := range c.a.sites {
+		c.a.work++
+		cg := c.cudagraphs(s)
+		if !cg.on {
+			continue
+		}
+		for i, name := range s.targets {
+			if name == "" || slices.Index(s.targets, name) != i {
+				continue
+			}
+			h := &hotName{name: name, site: s, cg: cg}
+			h.bind, h.after = c.siteBinding(s, name)
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// siteBinding returns the binding of name that holds what site s
+// compiles, and whether s changes an object bound before it; -1 when
+// name is not bound as a name there (an attribute).
+func (c ruleTL011) siteBinding(s *compileSite, name string) (int32, bool) {
+	a, t := c.a, c.t
+	tbl := a.buf.Scopes()
+	n := s.node
+	for range 3 {
+		a.work++
+		p := t.Parent(n)
+		if p < 0 {
+			break
+		}
+		if k := t.Kind(p); k == syntax.KindParenthesizedExpression || k == syntax.KindCall && t.Field(n) == syntax.FieldFunction {
+			n = p
+			continue
+		}
+		if t.Kind(p) == syntax.KindAssignment && t.Field(n) == syntax.FieldRight {
+			if l := t.Unwrap(t.Child(p, syntax.FieldLeft)); t.Kind(l) == syntax.KindIdentifier && t.Text(l) == name {
+				return c.bindingAt(tbl, l), false
+			}
+		}
+		if t.Kind(p) == syntax.KindDecorator {
+			if dd := t.Parent(p); dd >= 0 && t.Kind(dd) == syntax.KindDecoratedDefinition {
+				if def := t.Child(dd, syntax.FieldDefinition); def >= 0 {
+					if id := t.Child(def, syntax.FieldName); id >= 0 && t.Text(id) == name {
+						return c.bindingAt(tbl, id), false
+					}
+				}
+			}
+		}
+		break
+	}
+	// model.compile(...), torch.compile(model.forward): the binding the
+	// statement reads the module by.
+	stmt := t.stmt[s.node]
+	reads := a.readsOf(name)
+	if i := a.firstFrom(reads, t.Start(stmt)); i < len(reads) && t.Start(reads[i]) < t.End(stmt) {
+		return c.bindingAt(tbl, reads[i]), true
+	}
+	return -1, false
+}
+
+// bindingAt returns the binding identifier n binds or reads (pyscope's
+// lookup), or -1.
+func (c ruleTL011) bindingAt(tbl *pyscope.Table, n int32) int32 {
+	c.a.work++
+	occ, ok := tbl.OccurrenceOf(n)
+	if !ok {
 		return -1
 	}
-	as := a.bindsOf(name)
-	j := a.firstFrom(as, since+1)
-	for k, n := range as[j:] {
-		a.work++
-		if t.Start(n) >= t.Start(first) {
-			break
+	if occ.Role == pyscope.RoleBind {
+		return occ.Binding
+	}
+	return tbl.Lookup(c.t.Text(n), occ.Scope, uint32(c.t.Start(n)), nil).Binding
+}
+
+// callsOf returns the calls of compiled code with CUDA graphs, in source
+// order, each with the name it is a call of: a name alone counts when
+// it reads the compiled value's binding (not an earlier or later one, nor
+// a local of a function that compiles nothing), an attribute by its name
+// unless the call comes before the compile in the compile's own function.
+// Each call is looked at once, and matched against at most maxScan sites
+// of its name.
+func (c ruleTL011) callsOf(hot []*hotName) []hotCall {
+	a, t := c.a, c.t
+	tbl := a.buf.Scopes()
+	byName := map[string][]*hotName{}
+	var names []string
+	for _, h := range hot {
+		if len(byName[h.name]) == 0 {
+			names = append(names, h.name)
 		}
-		if k >= maxScan || t.fnOf[n] == fn {
-			return -1 // assigned again before the read (or too many to tell)
+		byName[h.name] = append(byName[h.name], h)
+	}
+	var out []hotCall
+	for _, name := range names {
+		hs := byName[name]
+		for _, call := range a.callsNamed(name) {
+			a.work++
+			if call.qual == "torch.compile" {
+				continue
+			}
+			callee := t.Unwrap(call.calleeNode)
+			b := int32(-1)
+			switch t.Kind(callee) {
+			case syntax.KindIdentifier:
+				if b = c.bindingAt(tbl, callee); b < 0 {
+					continue
+				}
+			case syntax.KindAttribute:
+			default:
+				continue
+			}
+			for _, h := range hs[:min(len(hs), maxScan)] {
+				a.work++
+				if call.node == h.site.node {
+					break
+				}
+				if b >= 0 && (h.bind < 0 || !c.sameValue(tbl, b, h.bind)) || (b < 0 || h.after) && c.eagerBefore(call, h.site) {
+					continue
+				}
+				out = append(out, hotCall{call: call, h: h})
+				break
+			}
 		}
 	}
-	return first
+	sort.Slice(out, func(i, j int) bool { return t.Start(out[i].call.node) < t.Start(out[j].call.node) })
+	return out
+}
+
+// sameValue reports whether a name read bound by binding b reads the
+// compiled value of binding hot: the same binding, or, for one a function
+// makes under "global" (litgpt's main compiles the module's next_token),
+// any binding of that name in the scope it binds in, since the function
+// replaces it there when it runs.
+func (c ruleTL011) sameValue(tbl *pyscope.Table, b, hot int32) bool {
+	if b < 0 {
+		return false
+	}
+	if b == hot {
+		return true
+	}
+	hb, bb := tbl.Binding(hot), tbl.Binding(b)
+	return hb.Declared && bb.Scope == hb.Scope && bb.Name == hb.Name
+}
+
+// eagerBefore reports whether call runs before site compiles: earlier in
+// the site's own function, and in no loop that also holds the site.
+func (c ruleTL011) eagerBefore(call *callInfo, s *compileSite) bool {
+	a, t := c.a, c.t
+	if call.fn != s.fn || t.Start(call.node) >= t.Start(s.node) {
+		return false
+	}
+	for l, k := t.loop[s.node], 0; l >= 0 && k < maxScan; l, k = t.loop[l], k+1 {
+		a.work++
+		if a.within(call.node, l) {
+			return false
+		}
+	}
+	return true
+}
+
+func (c ruleTL011) newTL011(calls []hotCall) *tl011 {
+	x := &tl011{c: c.checker, calls: calls, grads: map[int32]*gradFacts{}}
+	t := c.t
+	for _, call := range c.a.calls {
+		c.a.work++
+		switch call.qual {
+		case "torch.set_default_device", "torch.set_default_tensor_type":
+			x.defaultDevice = true
+		case "torch.device":
+			p := t.Parent(call.node)
+			if p >= 0 && t.Kind(p) == syntax.KindAsPattern {
+				p = t.Parent(p)
+			}
+			if p >= 0 && t.Kind(p) == syntax.KindWithItem {
+				x.defaultDevice = true
+			}
+		}
+	}
+	return x
 }
 
 // outputsOverwritten reports outputs of compiled code with CUDA graphs
 // kept past the next run of such code (TL011).
-func (c *checker) outputsOverwritten() {
+func (c ruleTL011) outputsOverwritten() {
 	hot := c.hotTargets()
 	if len(hot) == 0 {
 		return
@@ -780,7 +655,7 @@ func (c *checker) outputsOverwritten() {
 // error (try_end_curr_execution, which calls no
 // dealloc_current_path_weakrefs, while the warm-up's and the
 // recording's ends do), or -1 when the target has no such shape.
-func (c *checker) silentReplays() int {
+func (c ruleTL011) silentReplays() int {
 	def := c.files.find(fileTrees, 0, "def try_end_curr_execution(")
 	if def < 0 || c.files.find(fileTrees, 0, "def dealloc_current_path_weakrefs(") < 0 {
 		return -1
@@ -801,7 +676,7 @@ func (c *checker) silentReplays() int {
 // returnsOneTensor reports whether the function a site compiles is one of
 // the buffer's whose every return gives a single value (not a tuple, a
 // list, a dict or None): what .clone() can be called on.
-func (c *checker) returnsOneTensor(s *compileSite) bool {
+func (c ruleTL011) returnsOneTensor(s *compileSite) bool {
 	a, t := c.a, c.t
 	for s.inner != nil {
 		s = s.inner
@@ -840,18 +715,157 @@ func (c *checker) returnsOneTensor(s *compileSite) bool {
 	return true
 }
 
-// passedTo reports whether one of names is read in the arguments of
-// call.
-func (x *tl011) passedTo(names []int32, call *callInfo) bool {
-	a, t := x.c.a, x.c.t
-	if call.argList < 0 {
-		return false
+// overwriteCheck is the line of the target's cudagraph_trees.py that
+// reports an output overwritten by a later run, or -1.
+func (c ruleTL011) overwriteCheck() int {
+	return c.files.find(fileTrees, 0, "overwritten by a subsequent run")
+}
+
+// ruleTL011 is the TL011 rule: a function of the check's pass
+// (checker), whose facts and shared helpers it reads.
+type ruleTL011 struct{ *checker }
+
+// holder walks up from expression n through what keeps referring to its
+// storage (x[i], x.attr, x.view(...), parentheses) to the outermost such
+// expression.
+func (a keptFacts) holder(n int32) int32 {
+	t := a.t
+	for range 16 {
+		a.work++
+		p := t.Parent(n)
+		switch {
+		case p < 0:
+			return n
+		case t.Kind(p) == syntax.KindParenthesizedExpression:
+		case t.Kind(p) == syntax.KindSubscript && t.Field(n) == syntax.FieldValue:
+		case t.Kind(p) == syntax.KindAttribute && t.Field(n) == syntax.FieldObject:
+			call := t.Parent(p)
+			switch {
+			case call >= 0 && t.Kind(call) == syntax.KindCall && t.Field(p) == syntax.FieldFunction:
+				if !aliasingMethods[t.Text(t.Child(p, syntax.FieldAttribute))] {
+					return n
+				}
+				p = call
+			default: // out.logits: a field of an output object
+			}
+		default:
+			return n
+		}
+		n = p
 	}
-	for _, name := range names {
-		reads := a.readsOf(t.Text(name))
-		if i := a.firstFrom(reads, t.Start(call.argList)); i < len(reads) && t.Start(reads[i]) < t.End(call.argList) {
-			return true
+	return n
+}
+
+// enclosingLoop returns the innermost for or while statement whose body
+// holds n in n's own function, or -1.
+func (a keptFacts) enclosingLoop(n int32) int32 {
+	t := a.t
+	l := t.loop[n]
+	for k := 0; l >= 0 && k < maxScan; k++ {
+		a.work++
+		if kd := t.Kind(l); kd == syntax.KindForStatement || kd == syntax.KindWhileStatement {
+			return l
+		}
+		l = t.loop[l]
+	}
+	return -1
+}
+
+// assignedIn reports whether name is assigned anywhere inside node n.
+func (a keptFacts) assignedIn(name string, n int32) bool {
+	t := a.t
+	as := a.bindsOf(name)
+	i := a.firstFrom(as, t.Start(n))
+	return i < len(as) && t.Start(as[i]) < t.End(n)
+}
+
+// keptIn reports the container that expression h is stored into, when h
+// is an argument of container.append(...) or assigned to container[...].
+func (a keptFacts) keptIn(h int32) (container string, ok bool) {
+	t := a.t
+	p := t.Parent(h)
+	switch {
+	case p >= 0 && t.Kind(p) == syntax.KindArgumentList:
+		call := t.Parent(p)
+		f := t.Child(call, syntax.FieldFunction)
+		if t.Kind(f) != syntax.KindAttribute || !appendMethods[t.Text(t.Child(f, syntax.FieldAttribute))] {
+			return "", false
+		}
+		obj := t.Unwrap(t.Child(f, syntax.FieldObject))
+		if t.Chain(obj) == nil {
+			return "", false
+		}
+		return t.Text(obj), true
+	case p >= 0 && t.Kind(p) == syntax.KindAssignment && t.Field(h) == syntax.FieldRight:
+		l := t.Unwrap(t.Child(p, syntax.FieldLeft))
+		if t.Kind(l) != syntax.KindSubscript {
+			return "", false
+		}
+		obj := t.Unwrap(t.Child(l, syntax.FieldValue))
+		if t.Chain(obj) == nil {
+			return "", false
+		}
+		return t.Text(obj), true
+	}
+	return "", false
+}
+
+// assignedNames returns the names an assignment whose right side is h
+// binds (y = h, y, z = h), and the assignment; nil when h is not one.
+func (a keptFacts) assignedNames(h int32) ([]int32, int32) {
+	t := a.t
+	p := t.Parent(h)
+	if p < 0 || t.Kind(p) != syntax.KindAssignment || t.Field(h) != syntax.FieldRight {
+		return nil, -1
+	}
+	l := t.Unwrap(t.Child(p, syntax.FieldLeft))
+	switch t.Kind(l) {
+	case syntax.KindIdentifier:
+		return []int32{l}, p
+	case syntax.KindPatternList, syntax.KindTuplePattern, syntax.KindTuple, syntax.KindExpressionList:
+		var out []int32
+		for _, c := range t.CodeChildren(l) {
+			if t.Kind(c) == syntax.KindIdentifier {
+				out = append(out, c)
+			}
+		}
+		return out, p
+	}
+	return nil, -1
+}
+
+// readAfter returns the first read of name in function fn (or the module,
+// fn < 0) at or after offset from, when name is not assigned again
+// between since and that read; -1 when there is none.
+func (a keptFacts) readAfter(name string, from int, fn int32, since int) int32 {
+	t := a.t
+	reads := a.readsOf(name)
+	first := int32(-1)
+	i := a.firstFrom(reads, from)
+	for _, id := range reads[i:min(len(reads), i+maxScan)] {
+		a.work++
+		if t.fnOf[id] == fn {
+			first = id
+			break
 		}
 	}
-	return false
+	if first < 0 {
+		return -1
+	}
+	as := a.bindsOf(name)
+	j := a.firstFrom(as, since+1)
+	for k, n := range as[j:] {
+		a.work++
+		if t.Start(n) >= t.Start(first) {
+			break
+		}
+		if k >= maxScan || t.fnOf[n] == fn {
+			return -1 // assigned again before the read (or too many to tell)
+		}
+	}
+	return first
 }
+
+// keptFacts are the analysis's facts of one family: where a compiled call's outputs are kept, and read again. They read
+// and fill the analysis they embed; the rules read them.
+type keptFacts struct{ *analysis }

@@ -1071,7 +1071,7 @@ func (v *valueFlow) instanceSite(s *compileSite) {
 		if dd < 0 || t.Kind(dd) != syntax.KindDecoratedDefinition || t.clsOf[dd] < 0 {
 			return
 		}
-		if name := a.decorated(dec); name == "forward" || name == "__call__" {
+		if name := (siteFacts{a}).decorated(dec); name == "forward" || name == "__call__" {
 			cls = t.clsOf[dd]
 		}
 	}
@@ -1105,7 +1105,7 @@ func (v *valueFlow) poolFactories() {
 			workers := 0
 			for _, c := range a.callsIn(r) {
 				if c.node == r {
-					workers = a.poolWorkers(c)
+					workers = (threadFacts{a}).poolWorkers(c)
 				}
 			}
 			for _, c := range a.callsNamed(t.Text(name)) {
@@ -1113,7 +1113,7 @@ func (v *valueFlow) poolFactories() {
 				if c.qual != "" {
 					continue
 				}
-				if b := a.boundName(c); b != "" {
+				if b := (threadFacts{a}).boundName(c); b != "" {
 					if _, known := a.execs[b]; !known {
 						a.execs[b] = workers
 					}
@@ -1150,7 +1150,7 @@ func (v *valueFlow) poolValues() {
 		a.work++
 		if executorTypes[c.qual] {
 			made = true
-			set(a.boundName(c), a.poolWorkers(c))
+			set((threadFacts{a}).boundName(c), (threadFacts{a}).poolWorkers(c))
 		} else if c.qual == "" && (len(c.args) > 0 || len(c.kwargs) > 0) {
 			ctors = append(ctors, c)
 		}
@@ -1166,8 +1166,8 @@ func (v *valueFlow) poolValues() {
 				params := a.params(def)
 				for i := range params {
 					a.work++
-					if arg := a.argumentFor(c, params, i); arg >= 0 {
-						if w, ok := a.poolExpr(arg); ok && set(params[i].name, w) {
+					if arg := (siteFacts{a}).argumentFor(c, params, i); arg >= 0 {
+						if w, ok := (threadFacts{a}).poolExpr(arg); ok && set(params[i].name, w) {
 							changed = true
 						}
 					}
@@ -1183,7 +1183,7 @@ func (v *valueFlow) poolValues() {
 			if r < 0 || l < 0 || t.Chain(t.Unwrap(l)) == nil {
 				continue
 			}
-			if w, ok := a.poolExpr(r); ok && set(t.Text(t.Unwrap(l)), w) {
+			if w, ok := (threadFacts{a}).poolExpr(r); ok && set(t.Text(t.Unwrap(l)), w) {
 				changed = true
 			}
 		}
