@@ -718,16 +718,20 @@ func (n *navigator) selfAttrAnn(id int32, depth int) (*ann, bool) {
 	if a < 0 || tr.Kind(a) != syntax.KindAttribute {
 		return nil, false
 	}
-	asg := tr.Parent(a)
-	if asg < 0 || tr.Kind(asg) != syntax.KindAssignment || tr.Child(asg, syntax.FieldLeft) != a {
-		return nil, false
-	}
 	key := fmt.Sprintf("declared-attr\x00%d", id)
 	if n.r.enter(key) != nil {
 		return nil, false
 	}
 	defer n.r.leave(key)
 	scope := n.occScope(tr.Child(a, syntax.FieldObject), 0)
+	asg := tr.Parent(a)
+	if asg < 0 || tr.Kind(asg) != syntax.KindAssignment || tr.Child(asg, syntax.FieldLeft) != a {
+		// self.a, self.b = state: only a declaration in the hierarchy.
+		if cs := n.tab.Scope(scope).Parent; cs >= 0 && n.tab.Scope(cs).Kind == pyscope.ScopeClass {
+			return n.declaredMember(classRef{local: cs}, tr.Text(id))
+		}
+		return nil, false
+	}
 	off := uint32(tr.Start(asg))
 	if t := tr.Child(asg, syntax.FieldType); t >= 0 {
 		return parseAnn(tr.Text(t), annCtx{local: true, scope: scope, off: off}), true
@@ -797,11 +801,9 @@ func (n *navigator) siteAnn(t target, depth int) (*ann, bool) {
 	}
 	a := tr.Parent(occs[lo].Node)
 	asg := tr.Parent(a)
-	if asg < 0 || tr.Kind(asg) != syntax.KindAssignment || tr.Child(asg, syntax.FieldLeft) != a {
-		return nil, false
-	}
+	direct := asg >= 0 && tr.Kind(asg) == syntax.KindAssignment && tr.Child(asg, syntax.FieldLeft) == a
 	ctx := annCtx{t: target{mod: t.mod, file: s.file}}
-	if ty := tr.Child(asg, syntax.FieldType); ty >= 0 {
+	if ty := tr.Child(asg, syntax.FieldType); direct && ty >= 0 {
 		return parseAnn(tr.Text(ty), ctx), true
 	}
 	if f := n.r.ix.load(s.file); f != nil {
@@ -810,6 +812,9 @@ func (n *navigator) siteAnn(t target, depth int) (*ann, bool) {
 				return a, true
 			}
 		}
+	}
+	if !direct {
+		return nil, false
 	}
 	v := tr.Unwrap(tr.Child(asg, syntax.FieldRight))
 	switch tr.Kind(v) {
@@ -861,6 +866,14 @@ func (n *navigator) exprAnn(x, scope int32, off uint32, depth int) (*ann, bool) 
 			// typing.cast(T, v) is a T.
 			if cs := tr.CodeChildren(args); len(cs) == 2 {
 				return parseAnn(tr.Text(cs[0]), annCtx{local: true, scope: scope, off: off}), true
+			}
+		}
+		if l := lastPart(tr.Text(fn)); (l == "deepcopy" || l == "copy") && args >= 0 {
+			// copy.deepcopy(x) is a copy of x.
+			if cs := tr.CodeChildren(args); len(cs) == 1 {
+				if f, err := n.eval(fn, scope, off); err != nil || f.kind == entExternal {
+					return n.exprAnn(cs[0], scope, off, depth+1)
+				}
 			}
 		}
 		if tr.Kind(fn) == syntax.KindIdentifier && args >= 0 && n.lookup(tr.Text(fn), scope, off) < 0 {
