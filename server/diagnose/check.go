@@ -19,13 +19,10 @@
 package diagnose
 
 import (
-	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/torchlsp/torchlsp/server/gates"
 	"github.com/torchlsp/torchlsp/server/pybuf"
-	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
 // Severity of a diagnostic, as LSP ranks them.
@@ -165,7 +162,7 @@ func (c *checker) run() {
 		ruleTL005{c}.noCompile()
 	} else {
 		ruleTL006{c}.compileArgs()
-		c.threads()
+		(threadRules{c}).threads()
 		ruleTL011{c}.outputsOverwritten()
 		ruleTL013{c}.recompiles()
 	}
@@ -202,7 +199,7 @@ func (c *checker) confirmInPlace() {
 	for _, s := range a.sites {
 		some = some || s.kind == siteInPlace
 	}
-	if !some || c.opts.SiteDir == "" || c.moduleCompile() >= 0 {
+	if !some || c.opts.SiteDir == "" || (cudagraphDecision{c}).moduleCompile() >= 0 {
 		return
 	}
 	inPlace := func(s *compileSite) bool {
@@ -270,7 +267,7 @@ func (c *checker) index() *refIndex {
 		r := &a.refs[i]
 		if flag != nil && ix.cudagraphsOn == nil && r.Flag == flag && r.Write && r.fn < 0 &&
 			((r.Spelling == SpellAttribute || r.Spelling == SpellGetattr) && r.Value == "True" ||
-				r.Spelling == SpellEnvVar && c.envValue(r) == "1" && (a.torchAt < 0 || r.Span.Start.Line < a.torchAt)) {
+				r.Spelling == SpellEnvVar && (cudagraphDecision{c}).envValue(r) == "1" && (a.torchAt < 0 || r.Span.Start.Line < a.torchAt)) {
 			ix.cudagraphsOn = r
 		}
 		if r.Key == keyTrees && r.Module == inductorConfig && r.Write && r.Value == "False" && r.Flag != nil {
@@ -326,276 +323,6 @@ type cudagraphState struct {
 	ref  *FlagRef
 }
 
-// cudagraphs decides whether compile site s turns CUDA graphs on: its
-// backend, its options, then its mode (as the target's mode table says),
-// then settings made elsewhere in the file or the target's environment.
-// Mode, options and the config reach CUDA graphs only through Inductor:
-// another backend, or one the buffer does not spell, leaves them off.
-func (c *checker) cudagraphs(s *compileSite) cudagraphState {
-	a := c.a
-	t := c.t
-	a.work++
-	if v := s.settingValue("disable"); v >= 0 && t.Kind(v) == syntax.KindTrue {
-		return cudagraphState{}
-	}
-	if v := s.settingValue("backend"); v >= 0 {
-		b, ok := t.PlainString(v)
-		switch {
-		case ok && b == "cudagraphs" && c.cudagraphsBackend() >= 0:
-			return cudagraphState{on: true, kind: "backend", why: `backend="cudagraphs"` + c.via(s, "backend", v),
-				span: t.Span(s.settings["backend"].arg)}
-		case !ok || b != "inductor":
-			return cudagraphState{}
-		}
-	}
-	flag := a.lookupFlag(inductorConfig, keyCudagraphs)
-	if flag == nil {
-		return cudagraphState{}
-	}
-	if d := s.settingValue("options"); d >= 0 {
-		// A display, dict(...), and what the file assigns into it before
-		// the compile: the last write of the key counts.
-		entries, _ := a.builtDict(c.optionsExpr(s), s.node)
-		v := int32(-1)
-		for _, e := range entries {
-			a.work++
-			if e.key == keyCudagraphs && e.value >= 0 {
-				v = e.value
-			}
-		}
-		if v >= 0 {
-			if rv := a.resolve(v); t.Kind(rv) == syntax.KindTrue {
-				cg := cudagraphState{on: true, kind: "options", why: `options={"triton.cudagraphs": True}` + c.via(s, "options", d), span: t.Span(v), edit: t.Span(v)}
-				if arg := t.Unwrap(s.settings["options"].arg); !a.within(v, arg) {
-					cg.span = t.Span(arg) // the dict is written elsewhere: point at the call's argument
-				}
-				return cg
-			}
-			return cudagraphState{}
-		}
-	}
-	if s.mode != "" {
-		if v, ok := c.cat.Modes[s.mode][keyCudagraphs]; ok {
-			if v == "True" {
-				return cudagraphState{on: true, kind: "mode", why: fmt.Sprintf("mode=%q", s.mode) + c.via(s, "mode", s.settingValue("mode")),
-					span: t.Span(s.modeNode)}
-			}
-			return cudagraphState{}
-		}
-	}
-	ix := c.index()
-	span := c.siteSpan(s)
-	if r := ix.cudagraphsOn; r != nil {
-		if r.Spelling == SpellEnvVar {
-			return cudagraphState{on: true, kind: "env", span: span, ref: r,
-				why: fmt.Sprintf("%s with %s=1 (line %d)", s.compiler(), r.EnvVar, r.Span.Start.Line+1)}
-		}
-		return cudagraphState{on: true, kind: "config", span: span, ref: r,
-			why: fmt.Sprintf("%s with triton.cudagraphs = True (line %d)", s.compiler(), r.Span.Start.Line+1)}
-	}
-	for _, e := range flag.Env() {
-		if c.opts.Env[e] == "1" {
-			return cudagraphState{on: true, kind: "env", span: span,
-				why: fmt.Sprintf("%s with %s=1 in the target's environment", s.compiler(), e)}
-		}
-	}
-	return cudagraphState{}
-}
-
-// via says, for a setting not written as a literal at the compiling call,
-// where its value was written: " (MODE, line 4)".
-func (c *checker) via(s *compileSite, name string, value int32) string {
-	t := c.t
-	st, ok := s.settings[name]
-	if !ok || value < 0 {
-		return ""
-	}
-	arg := t.Unwrap(st.arg)
-	if arg == value && s.kind != siteDerived {
-		return ""
-	}
-	what := oneLineText(t.Text(arg), 40)
-	if t.Kind(arg) == syntax.KindDictionarySplat || t.Kind(t.Parent(arg)) == syntax.KindDictionarySplat {
-		what = "**" + strings.TrimPrefix(what, "**")
-	}
-	if s.kind == siteDerived && arg == value {
-		return fmt.Sprintf(" (through %s, line %d)", c.siteName(s), t.StartPos(value).Line+1)
-	}
-	return fmt.Sprintf(" (%s, line %d)", what, t.StartPos(value).Line+1)
-}
-
-// siteName names what a derived site calls.
-func (c *checker) siteName(s *compileSite) string {
-	if s.call != nil {
-		return oneLineText(c.t.Text(s.call.calleeNode), 40)
-	}
-	return oneLineText(c.t.Text(s.node), 40)
-}
-
-// cudagraphsBackend is the line of the target's cudagraphs backend that
-// builds on CUDA graph trees, or -1.
-func (c *checker) cudagraphsBackend() int {
-	const f = "torch/_dynamo/backends/cudagraphs.py"
-	if c.files.find(f, 0, "register_backend", `"cudagraphs"`) < 0 {
-		return -1
-	}
-	return c.files.find(f, 0, "cudagraph_trees")
-}
-
-// moduleCompile is the line of nn.Module.compile in the target's torch,
-// or -1.
-func (c *checker) moduleCompile() int {
-	return c.files.findStatement("torch/nn/modules/module.py", 0, "def", "def compile(")
-}
-
-// envValue is the literal string an environment write sets, or "".
-func (c *checker) envValue(r *FlagRef) string {
-	if r.valueNode < 0 {
-		return ""
-	}
-	v, _ := c.t.PlainString(r.valueNode)
-	return v
-}
-
-// treesOff returns the module-level write that turns cudagraph trees off,
-// or the options entry of site s that does, whichever comes first.
-func (c *checker) treesOff(s *compileSite) *FlagRef {
-	ix := c.index()
-	first := ix.treesOffModule
-	if s != nil {
-		if i, ok := ix.treesOffByCall[s.node]; ok && (first < 0 || i < first) {
-			first = i
-		}
-	}
-	if first < 0 {
-		return nil
-	}
-	return &c.a.refs[first]
-}
-
-// threads runs the checks that need to know what runs in other threads.
-func (c *checker) threads() {
-	a := c.a
-	if len(a.starts) == 0 && len(a.backwardStarts) == 0 && len(c.opts.External) == 0 && len(c.opts.ExternalFuncs) == 0 {
-		return
-	}
-	rc := (threadFacts{a}).threadReach()
-	c.externalStarts(rc)
-	c.externalFuncs(rc)
-	field, looked := -1, false
-	var hot []*compileSite // compiled code with CUDA graphs run in threads
-	for _, s := range a.sites {
-		a.work++
-		st, ok := rc.sites[s]
-		if !ok {
-			continue
-		}
-		cg := c.cudagraphs(s)
-		if !cg.on {
-			continue
-		}
-		hot = append(hot, s)
-		ruleTL001{c}.cudagraphsInThreads(s, st, cg)
-		if !looked {
-			field, looked = ruleTL014{c}.sharedCallable(), true
-		}
-		if field >= 0 {
-			ruleTL014{c}.sharedCallableInThreads(s, st, cg, rc, field)
-		}
-	}
-	if len(hot) > 0 {
-		ruleTL002{c}.treesOffInThreads(hot, rc)
-	}
-	writes := false
-	for i := range a.refs {
-		if a.refs[i].Write {
-			writes = true
-			break
-		}
-	}
-	if !writes {
-		return
-	}
-	if ctx := (ruleTL012{c}).perThreadConfig(); ctx >= 0 {
-		// Overrides are per thread: one set in a thread stays there, and
-		// one set elsewhere does not reach it.
-		ruleTL012{c}.configNotInThreads(rc, ctx)
-		if len(a.backwardStarts) > 0 {
-			ruleTL012{c}.configNotInThreads((threadFacts{a}).reachOf(a.backwardStarts), ctx)
-		}
-		return
-	}
-	ruleTL003{c}.configInThreads(rc)
-}
-
-// threadHazard says whether compiled code of site s with CUDA graphs on
-// fails or goes wrong in threads on the target. The failure this rests
-// on is cudagraph_trees' TLS lookup asserting that the calling thread has
-// the state (get_obj): a torch whose trees create that state per thread
-// has no such assert, and no hazard unless trees are off.
-func (c *checker) threadHazard(s *compileSite) bool {
-	return c.treesOff(s) != nil || len(c.index().treeGates) == 0 ||
-		c.files.findStatement(fileTrees, 0, "assert", "_is_key_in_tls") >= 0
-}
-
-// where says where a thread start is: "threading.Thread, line 12", or
-// what the workspace model said of a start in another file.
-func (c *checker) where(st threadStart) string {
-	if st.ext != nil {
-		return st.ext.How
-	}
-	return fmt.Sprintf("%s, line %d", st.how, c.t.StartPos(st.node).Line+1)
-}
-
-// runBy names a start for "the code run by ...": "threading.Thread
-// (line 12)".
-func (c *checker) runBy(st threadStart) string {
-	if st.ext != nil {
-		return st.ext.How
-	}
-	return fmt.Sprintf("%s (line %d)", st.how, c.t.StartPos(st.node).Line+1)
-}
-
-// externalStarts adds the starts the workspace model found to what the
-// buffer's own starts reach.
-func (c *checker) externalStarts(rc reach) {
-	if len(c.opts.External) == 0 {
-		return
-	}
-	bySpan := map[pybuf.Span]*compileSite{}
-	for _, s := range c.a.sites {
-		bySpan[c.siteSpan(s)] = s
-	}
-	for i := range c.opts.External {
-		ext := &c.opts.External[i]
-		s, ok := bySpan[ext.Compile]
-		if !ok {
-			continue
-		}
-		if _, ok := rc.sites[s]; !ok {
-			rc.sites[s] = threadStart{node: -1, how: ext.How, within: -1, param: -1, fn: -1, many: ext.Many, ext: ext}
-		}
-		rc.starts[s]++
-	}
-}
-
-// externalFuncs adds the functions the workspace model found run in
-// threads of other files to what the buffer's own starts reach.
-func (c *checker) externalFuncs(rc reach) {
-	for i := range c.opts.ExternalFuncs {
-		f := &c.opts.ExternalFuncs[i]
-		for _, def := range c.a.funcs[f.Name] {
-			if c.t.StartPos(def).Line != f.Line {
-				continue
-			}
-			if _, ok := rc.funcs[def]; !ok {
-				rc.funcs[def] = threadStart{node: -1, how: f.How, within: -1, param: -1, fn: -1,
-					ext: &ExternalStart{How: f.How, Path: f.Path}}
-			}
-		}
-	}
-}
-
 // conditionSites are the sites where a flag decides a branch.
 func (c *checker) conditionSites(key string) []gates.Site {
 	var out []gates.Site
@@ -605,100 +332,6 @@ func (c *checker) conditionSites(key string) []gates.Site {
 		}
 	}
 	return out
-}
-
-// modeLine finds the mode's entry in list_mode_options.
-func (c *checker) modeLine(mode string) int {
-	const f = "torch/_inductor/__init__.py"
-	def := c.files.find(f, 0, "def list_mode_options")
-	if def < 0 {
-		return -1
-	}
-	return c.files.find(f, def, fmt.Sprintf("%q:", mode))
-}
-
-// cudagraphsOffFixes are the edits that compile s without CUDA graphs.
-func (c *checker) cudagraphsOffFixes(s *compileSite, cg cudagraphState) []Fix {
-	t := c.t
-	var fixes []Fix
-	switch cg.kind {
-	case "options":
-		fixes = append(fixes, Fix{Title: `Set "triton.cudagraphs" to False`, Preferred: true,
-			Edits: []Edit{{Span: cg.edit, NewText: "False"}}})
-	case "mode":
-		if no := s.mode + "-no-cudagraphs"; c.modeWithoutCudagraphs(no) {
-			if e, ok := c.stringEdit(s, "mode", no); ok {
-				fixes = append(fixes, Fix{Title: fmt.Sprintf("Use mode=%q", no), Preferred: true, Edits: []Edit{e}})
-			}
-		}
-		if s.optionsNode < 0 && s.modeKw.node >= 0 {
-			flags := map[string]string{}
-			for k, v := range c.cat.Modes[s.mode] {
-				flags[k] = v
-			}
-			flags[keyCudagraphs] = "False"
-			var parts []string
-			for _, k := range sortedKeys(flags) {
-				parts = append(parts, fmt.Sprintf("%q: %s", k, flags[k]))
-			}
-			fixes = append(fixes, Fix{
-				Title:     fmt.Sprintf("Replace mode=%q with its options, CUDA graphs off", s.mode),
-				Preferred: len(fixes) == 0,
-				Edits:     []Edit{{Span: t.Span(s.modeKw.node), NewText: "options={" + strings.Join(parts, ", ") + "}"}},
-			})
-		}
-	case "backend":
-		// Another backend is no safe swap: say so, change nothing.
-	default: // turned on outside the call: turn it off for this call
-		const opt = `options={"triton.cudagraphs": False}`
-		switch {
-		case s.modeNode >= 0 || s.optionsNode >= 0 || s.kind == siteDerived || s.kind == siteOptimize || len(s.settings) > 0 && s.call != nil && len(s.call.splats) > 0:
-		case s.call == nil: // bare @torch.compile
-			end := t.EndPos(s.node)
-			fixes = append(fixes, Fix{Title: "Compile without CUDA graphs", Preferred: true,
-				Edits: []Edit{{Span: pybuf.Span{Start: end, End: end}, NewText: "(" + opt + ")"}}})
-		case s.call.argList >= 0:
-			end := t.EndPos(s.call.argList)
-			end.Col-- // before ")"
-			text := opt
-			if len(t.CodeChildren(s.call.argList)) > 0 {
-				text = ", " + opt
-			}
-			fixes = append(fixes, Fix{Title: "Compile without CUDA graphs", Preferred: true,
-				Edits: []Edit{{Span: pybuf.Span{Start: end, End: end}, NewText: text}}})
-		}
-	}
-	return fixes
-}
-
-// stringEdit is the edit that makes setting name of site s the string
-// value: the literal where it is written (at the call, in a dict, as a
-// wrapper's default), or, for a name at the compiling call, the name
-// replaced by the literal (the constant may serve other calls).
-func (c *checker) stringEdit(s *compileSite, name, value string) (Edit, bool) {
-	t := c.t
-	st, ok := s.settings[name]
-	if !ok {
-		return Edit{}, false
-	}
-	arg := t.Unwrap(st.arg)
-	if _, lit := t.PlainString(arg); lit {
-		return Edit{Span: t.ContentSpan(arg), NewText: value}, true
-	}
-	if t.Chain(arg) != nil && (st.kw >= 0 || s.kind == siteDerived) {
-		return Edit{Span: t.Span(arg), NewText: quoted(value)}, true
-	}
-	if _, lit := t.PlainString(st.value); lit {
-		return Edit{Span: t.ContentSpan(st.value), NewText: value}, true
-	}
-	return Edit{}, false
-}
-
-// modeWithoutCudagraphs reports whether the target has mode and it leaves
-// CUDA graphs off.
-func (c *checker) modeWithoutCudagraphs(mode string) bool {
-	flags, ok := c.cat.Modes[mode]
-	return ok && flags[keyCudagraphs] != "True"
 }
 
 // line returns line i of the buffer without its ending.

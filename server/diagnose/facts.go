@@ -74,14 +74,14 @@ func FactsOf(buf *pybuf.Buffer, cat *gates.Catalog, opts Options) Facts {
 	var f Facts
 	origMod := c.origModLine()
 	for _, s := range a.sites {
-		cg := c.cudagraphs(s)
+		cg := (cudagraphDecision{c}).cudagraphs(s)
 		orig := -1
 		if s.kind != siteInPlace && s.call != nil && a.t.Kind(a.t.Parent(s.node)) != syntax.KindDecorator {
 			orig = origMod
 		}
 		f.Compiles = append(f.Compiles, CompileFact{
 			Node: s.node, Span: c.siteSpan(s), CUDAGraphs: cg.on, Why: cg.why,
-			ThreadHazard: cg.on && c.threadHazard(s),
+			ThreadHazard: cg.on && (cudagraphDecision{c}).threadHazard(s),
 			Derived:      s.kind == siteDerived, Decorates: s.call == nil || a.t.Kind(a.t.Parent(s.node)) == syntax.KindDecorator,
 			OrigModLine: orig,
 		})

@@ -115,7 +115,7 @@ func (a loopFacts) varies(n int32, v string, body int32, depth int) string {
 		}
 		// x = torch.randn(n, 8) earlier in the loop body: the last one
 		// before n.
-		as := a.bindsOf(t.Text(n))
+		as := nameFacts(a).bindsOf(t.Text(n))
 		i := a.firstFrom(as, t.Start(n)) - 1
 		if i >= 0 && a.within(as[i], body) {
 			if r := t.Child(as[i], syntax.FieldRight); r >= 0 && t.Kind(as[i]) == syntax.KindAssignment {

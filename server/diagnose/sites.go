@@ -105,7 +105,7 @@ func (a *analysis) resolve(n int32) int32 {
 		a.work++
 		if n >= 0 && t.Kind(n) == syntax.KindSubscript {
 			// CFG["mode"] of a dict the file builds.
-			if v := a.dictItem(n); v >= 0 {
+			if v := (valueFacts{a}).dictItem(n); v >= 0 {
 				n = t.Unwrap(v)
 				continue
 			}
@@ -232,7 +232,7 @@ func (a siteFacts) settingsOf(c *callInfo) map[string]setting {
 	out := map[string]setting{}
 	for _, sp := range c.splats {
 		a.work++
-		entries, _ := a.builtDict(sp, c.node)
+		entries, _ := valueFacts(a).builtDict(sp, c.node)
 		for _, e := range entries {
 			a.work++
 			if compileParams[e.key] && e.value >= 0 {

@@ -408,11 +408,11 @@ func (a threadFacts) targetNames(n int32) []string {
 	switch t.Kind(n) {
 	case syntax.KindIdentifier, syntax.KindAttribute:
 		if name := t.LastName(n); name != "" {
-			return a.withHeld([]string{name}, name) // and the handlers it holds (values.go)
+			return valueFacts(a).withHeld([]string{name}, name) // and the handlers it holds (values.go)
 		}
 	case syntax.KindSubscript: // Thread(target=models["a"]): what the container holds (values.go)
-		if name := a.containerName(n); name != "" {
-			return a.withHeld([]string{name}, name)
+		if name := valueFacts(a).containerName(n); name != "" {
+			return valueFacts(a).withHeld([]string{name}, name)
 		}
 	case syntax.KindLambda:
 		body := t.Child(n, syntax.FieldBody)
@@ -421,7 +421,7 @@ func (a threadFacts) targetNames(n int32) []string {
 		}
 		var out []string
 		for _, c := range a.callsIn(body) {
-			out = a.calleeKeys(out, c)
+			out = valueFacts(a).calleeKeys(out, c)
 		}
 		return out
 	case syntax.KindCall:
@@ -578,7 +578,7 @@ func (a threadFacts) reachOf(starts []threadStart) reach {
 					}
 					for _, c := range a.callsIn(def) {
 						a.work++
-						next = a.calleeKeys(next, c)
+						next = valueFacts(a).calleeKeys(next, c)
 					}
 				}
 			}

@@ -4,23 +4,23 @@ import "fmt"
 
 func (c ruleTL001) cudagraphsInThreads(s *compileSite, st threadStart, cg cudagraphState) {
 	d := Diagnostic{Code: CodeCudagraphsInThreads, Severity: SeverityError, Span: cg.span}
-	off := c.treesOff(s)
+	off := cudagraphDecision(c).treesOff(s)
 	treeGates := c.index().treeGates
 	const trees = fileTrees
 	assertLine := c.files.findStatement(trees, 0, "assert", "_is_key_in_tls")
-	if !c.threadHazard(s) {
+	if !cudagraphDecision(c).threadHazard(s) {
 		return
 	}
 	switch {
 	case off != nil:
 		d.Message = fmt.Sprintf("%s turns on CUDA graphs, and this compiled code runs in other threads (%s); with cudagraph_trees off (line %d), legacy CUDA graphs share static input and output buffers between threads: results can be wrong",
-			cg.why, c.where(st), off.Span.Start.Line+1)
+			cg.why, threadRules(c).where(st), off.Span.Start.Line+1)
 	case len(treeGates) > 0:
 		d.Message = fmt.Sprintf("%s turns on CUDA graphs, and this compiled code runs in other threads (%s); in %s, CUDA graph trees keep their state in the thread that first used them, and other threads fail with AssertionError at %s:%d",
-			cg.why, c.where(st), c.torchName(), trees, assertLine+1)
+			cg.why, threadRules(c).where(st), c.torchName(), trees, assertLine+1)
 	default:
 		d.Message = fmt.Sprintf("%s turns on CUDA graphs, and this compiled code runs in other threads (%s); CUDA graphs share static input and output buffers between threads: results can be wrong",
-			cg.why, c.where(st))
+			cg.why, threadRules(c).where(st))
 	}
 	if st.ext != nil {
 		d.Related = append(d.Related, st.ext.Path...)
@@ -30,7 +30,7 @@ func (c ruleTL001) cudagraphsInThreads(s *compileSite, st threadStart, cg cudagr
 		d.Related = append(d.Related, c.flagRelated(f, "triton.cudagraphs is defined here"))
 	}
 	if cg.kind == "mode" {
-		if l := c.modeLine(s.mode); l >= 0 {
+		if l := cudagraphDecision(c).modeLine(s.mode); l >= 0 {
 			d.Related = append(d.Related, Related{File: "torch/_inductor/__init__.py", Line: l,
 				Message: fmt.Sprintf("mode %q sets triton.cudagraphs", s.mode)})
 		}
@@ -46,7 +46,7 @@ func (c ruleTL001) cudagraphsInThreads(s *compileSite, st threadStart, cg cudagr
 			d.Related = append(d.Related, Related{File: trees, Line: assertLine, Message: c.files.text(trees, assertLine)})
 		}
 	}
-	d.Fixes = c.cudagraphsOffFixes(s, cg)
+	d.Fixes = cudagraphDecision(c).cudagraphsOffFixes(s, cg)
 	c.add(d)
 }
 

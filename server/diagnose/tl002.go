@@ -30,7 +30,7 @@ func (c ruleTL002) treesOffInThreads(hot []*compileSite, rc reach) {
 		d := Diagnostic{
 			Code: CodeTreesOffInThreads, Severity: SeverityError, Span: r.Span,
 			Message: fmt.Sprintf("with cudagraph_trees off, compiled code that threads run with CUDA graphs (%s) uses legacy CUDA graphs, which share static input and output buffers between threads: results can be wrong; turn CUDA graphs off instead",
-				c.where(st)),
+				threadRules(c).where(st)),
 			Related: []Related{c.flagRelated(r.Flag, "triton.cudagraph_trees is defined here")},
 		}
 		for i, g := range c.index().treeGates {

@@ -21,7 +21,7 @@ func (c ruleTL003) configInThreads(rc reach) {
 		d := Diagnostic{
 			Code: CodeConfigInThread, Severity: SeverityWarning, Span: r.Span,
 			Message: fmt.Sprintf("%s.%s is process-wide: changing it here, in code run by %s, changes it for every thread, and a patch's restore races with the other threads; set it once before starting threads",
-				r.Module, r.Key, c.runBy(st)),
+				r.Module, r.Key, threadRules(c).runBy(st)),
 		}
 		if st.ext != nil {
 			d.Related = append(d.Related, st.ext.Path...)

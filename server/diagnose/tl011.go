@@ -209,7 +209,7 @@ func (x *tl011) cpuTensor(e int32, call *callInfo) bool {
 	a, t := x.c.a, x.c.t
 	e = t.Unwrap(e)
 	if t.Kind(e) == syntax.KindIdentifier {
-		as := a.bindsOf(t.Text(e))
+		as := (nameFacts{a}).bindsOf(t.Text(e))
 		i := a.firstFrom(as, t.Start(call.node)) - 1
 		if i < 0 || t.fnOf[as[i]] != call.fn || t.Kind(as[i]) != syntax.KindAssignment {
 			return false
@@ -411,7 +411,7 @@ func (x *tl011) passedTo(names []int32, call *callInfo) bool {
 		return false
 	}
 	for _, name := range names {
-		reads := a.readsOf(t.Text(name))
+		reads := (nameFacts{a}).readsOf(t.Text(name))
 		if i := a.firstFrom(reads, t.Start(call.argList)); i < len(reads) && t.Start(reads[i]) < t.End(call.argList) {
 			return true
 		}
@@ -425,7 +425,7 @@ func (c ruleTL011) hotTargets() []*hotName {
 	var out []*hotName
 	for _, s := range c.a.sites {
 		c.a.work++
-		cg := c.cudagraphs(s)
+		cg := cudagraphDecision(c).cudagraphs(s)
 		if !cg.on {
 			continue
 		}
@@ -477,7 +477,7 @@ func (c ruleTL011) siteBinding(s *compileSite, name string) (int32, bool) {
 	// model.compile(...), torch.compile(model.forward): the binding the
 	// statement reads the module by.
 	stmt := t.stmt[s.node]
-	reads := a.readsOf(name)
+	reads := (nameFacts{a}).readsOf(name)
 	if i := a.firstFrom(reads, t.Start(stmt)); i < len(reads) && t.Start(reads[i]) < t.End(stmt) {
 		return c.bindingAt(tbl, reads[i]), true
 	}
@@ -774,7 +774,7 @@ func (a keptFacts) enclosingLoop(n int32) int32 {
 // assignedIn reports whether name is assigned anywhere inside node n.
 func (a keptFacts) assignedIn(name string, n int32) bool {
 	t := a.t
-	as := a.bindsOf(name)
+	as := nameFacts(a).bindsOf(name)
 	i := a.firstFrom(as, t.Start(n))
 	return i < len(as) && t.Start(as[i]) < t.End(n)
 }
@@ -839,7 +839,7 @@ func (a keptFacts) assignedNames(h int32) ([]int32, int32) {
 // between since and that read; -1 when there is none.
 func (a keptFacts) readAfter(name string, from int, fn int32, since int) int32 {
 	t := a.t
-	reads := a.readsOf(name)
+	reads := nameFacts(a).readsOf(name)
 	first := int32(-1)
 	i := a.firstFrom(reads, from)
 	for _, id := range reads[i:min(len(reads), i+maxScan)] {
@@ -852,7 +852,7 @@ func (a keptFacts) readAfter(name string, from int, fn int32, since int) int32 {
 	if first < 0 {
 		return -1
 	}
-	as := a.bindsOf(name)
+	as := nameFacts(a).bindsOf(name)
 	j := a.firstFrom(as, since+1)
 	for k, n := range as[j:] {
 		a.work++

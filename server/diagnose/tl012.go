@@ -70,7 +70,7 @@ func (c ruleTL012) configNotInThreads(rc reach, ctx int) {
 		d := Diagnostic{
 			Code: CodeConfigPerThread, Severity: SeverityWarning, Span: r.Span,
 			Message: fmt.Sprintf("%s keeps config overrides per thread (a ContextVar, %s:%d): %s set here is not seen by the compiled code run by %s, which uses the default (%s); set it in the function the thread runs, or with %s.patch there",
-				c.torchName(), fileConfigModule, ctx+1, full, c.runBy(hotStart), oneLineText(deflt, 24), r.Module),
+				c.torchName(), fileConfigModule, ctx+1, full, threadRules(c).runBy(hotStart), oneLineText(deflt, 24), r.Module),
 			Related: []Related{
 				{File: fileConfigModule, Line: ctx, Message: c.files.text(fileConfigModule, ctx)},
 				c.flagRelated(r.Flag, r.Key+" is defined here"),

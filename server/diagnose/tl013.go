@@ -144,7 +144,7 @@ func (c ruleTL013) pastRecompileLimit(s *compileSite, call *callInfo, name, kind
 // more distinct sizes than the target records graphs for without warning.
 func (c ruleTL013) cudagraphReRecords(s *compileSite, call *callInfo, name string, n int, iter int32) (Diagnostic, bool) {
 	a, t := c.a, c.t
-	cg := c.cudagraphs(s)
+	cg := cudagraphDecision(c).cudagraphs(s)
 	if !cg.on {
 		return Diagnostic{}, false
 	}

@@ -38,7 +38,7 @@ func (c ruleTL014) sharedCallableInThreads(s *compileSite, st threadStart, cg cu
 	d := Diagnostic{
 		Code: CodeSharedCallable, Severity: SeverityWarning, Span: c.siteSpan(s),
 		Message: fmt.Sprintf("%s turns on CUDA graphs, and %s (%s): in %s, threads that compile equal graphs share one compiled graph, whose callable (current_callable, %s:%d) CUDA-graph wrapping in one thread replaces for all; call it once on one thread before starting the others, or turn CUDA graphs off for threaded use",
-			cg.why, how, c.where(st), c.torchName(), fileOutputCode, field+1),
+			cg.why, how, threadRules(c).where(st), c.torchName(), fileOutputCode, field+1),
 		Related: []Related{{File: fileOutputCode, Line: field, Message: c.files.text(fileOutputCode, field)}},
 	}
 	if mutation >= 0 {
@@ -47,7 +47,7 @@ func (c ruleTL014) sharedCallableInThreads(s *compileSite, st threadStart, cg cu
 	if st.ext != nil {
 		d.Related = append(append([]Related(nil), st.ext.Path...), d.Related...)
 	}
-	d.Fixes = c.cudagraphsOffFixes(s, cg)
+	d.Fixes = cudagraphDecision(c).cudagraphsOffFixes(s, cg)
 	c.add(d)
 }
 

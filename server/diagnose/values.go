@@ -115,69 +115,6 @@ func paramKey(def int32, name string) string {
 	return name + "\x00" + strconv.Itoa(int(def))
 }
 
-// followValues follows the compile sites' results into what holds them
-// next (see valueFlow); run once, after every site is made.
-func (a *analysis) followValues() {
-	t := a.t
-	v := a.valueState()
-	v.poolFactories()
-	if len(a.sites) == 0 {
-		return
-	}
-	for _, s := range a.sites {
-		a.work++
-		for _, k := range s.targets {
-			v.has[siteKey{s, k}] = true
-		}
-		v.instanceSite(s)
-		if s.node < 0 || s.kind == siteInPlace || s.call == nil && t.Kind(t.Parent(s.node)) == syntax.KindDecorator {
-			// A decorator's site is its function's name, and
-			// model.compile(...) returns None: neither is a value.
-			continue
-		}
-		v.siteAt[s.node] = append(v.siteAt[s.node], s)
-		// torch.compile(mode=...)(f) and torch._dynamo.optimize(...)(f):
-		// the outer call is the compiled callable.
-		if p := t.Parent(s.node); p >= 0 && t.Kind(p) == syntax.KindCall && t.Field(s.node) == syntax.FieldFunction {
-			v.siteAt[p] = append(v.siteAt[p], s)
-		}
-	}
-	for _, c := range a.calls {
-		a.work++
-		if len(c.args) > 0 || len(c.kwargs) > 0 {
-			v.calls = append(v.calls, c)
-		}
-	}
-	for range maxValueRounds {
-		before := v.added
-		clear(v.returned)
-		clear(v.edges)
-		for _, n := range v.flows {
-			a.work++
-			v.flowAssign(n)
-		}
-		for _, c := range v.calls {
-			a.work++
-			v.flowCall(c)
-		}
-		v.flowForwards()
-		v.flowReturns()
-		if v.added == before {
-			break
-		}
-	}
-}
-
-// valueState returns the buffer's valueFlow, made on first use: settings
-// read dicts the file builds before the flows are followed.
-func (a *analysis) valueState() *valueFlow {
-	if a.vals == nil {
-		a.vals = &valueFlow{a: a, siteAt: map[int32][]*compileSite{}, has: map[siteKey]bool{},
-			returned: map[int32][]*compileSite{}, edges: map[valueEdge]bool{}, heldFuncs: map[string][]string{}}
-	}
-	return a.vals
-}
-
 // addTarget makes key a target of every site in ss.
 func (v *valueFlow) addTarget(ss []*compileSite, key string) {
 	a := v.a
@@ -370,15 +307,6 @@ func (v *valueFlow) holdFunc(dst, name string) {
 	v.added++
 }
 
-// withHeld appends to dst the functions holder key holds (a dispatch
-// table's handlers), for the thread analysis to follow by name.
-func (a *analysis) withHeld(dst []string, key string) []string {
-	if a.vals == nil {
-		return dst
-	}
-	return append(dst, a.vals.heldFuncs[key]...)
-}
-
 // containerReads are the methods that give back what a container holds.
 var containerReads = map[string]bool{
 	"get": true, "values": true, "items": true, "pop": true, "setdefault": true, "popitem": true,
@@ -448,7 +376,7 @@ func (v *valueFlow) holderKeys(l int32) []string {
 	case syntax.KindIdentifier, syntax.KindAttribute:
 		return []string{t.LastName(l)}
 	case syntax.KindSubscript:
-		return []string{a.containerName(l)}
+		return []string{(valueFacts{a}).containerName(l)}
 	case syntax.KindPatternList, syntax.KindTuplePattern, syntax.KindTuple, syntax.KindListPattern, syntax.KindExpressionList, syntax.KindList:
 		var out []string
 		for _, c := range t.CodeChildren(l) {
@@ -462,24 +390,6 @@ func (v *valueFlow) holderKeys(l int32) []string {
 	return nil
 }
 
-// containerName is the name of the container a subscript reads or
-// writes: models for models[k] and self.models[a][b]; "" for anything
-// else.
-func (a *analysis) containerName(n int32) string {
-	t := a.t
-	for range maxValueNesting {
-		n = t.Unwrap(n)
-		if t.Kind(n) != syntax.KindSubscript {
-			break
-		}
-		n = t.Child(n, syntax.FieldValue)
-	}
-	if t.Chain(n) == nil {
-		return ""
-	}
-	return t.LastName(n)
-}
-
 // flowCall follows a call's arguments into the parameters of the function
 // it runs (f(compiled), Thread(target=f, args=(compiled,)),
 // pool.submit(f, compiled), partial(f, compiled), Runner(compiled) into
@@ -488,7 +398,7 @@ func (v *valueFlow) flowCall(c *callInfo) {
 	a := v.a
 	t := a.t
 	if t.Kind(c.calleeNode) == syntax.KindAttribute && containerWrites[c.callee] {
-		into := a.containerName(t.Child(c.calleeNode, syntax.FieldObject))
+		into := (valueFacts{a}).containerName(t.Child(c.calleeNode, syntax.FieldObject))
 		for _, arg := range c.args {
 			v.flowInto(v.sourcesOf(arg, c.fn), into)
 		}
@@ -501,7 +411,7 @@ func (v *valueFlow) flowCall(c *callInfo) {
 		return
 	}
 	defs := v.defsCalled(fnExpr, c)
-	if len(defs) == 0 && t.Kind(t.Unwrap(fnExpr)) == syntax.KindIdentifier && v.classNames()[t.Text(t.Unwrap(fnExpr))] {
+	if len(defs) == 0 && t.Kind(t.Unwrap(fnExpr)) == syntax.KindIdentifier && (classFlow{v}).classNames()[t.Text(t.Unwrap(fnExpr))] {
 		// Config(model=compiled) of a class without __init__ (a
 		// dataclass, a NamedTuple): cfg.model holds it.
 		for _, kw := range kwargs {
@@ -547,12 +457,12 @@ func (v *valueFlow) invoked(c *callInfo) (fnExpr int32, args []int32, kwargs []n
 			fnExpr = c.args[1] // Thread(group, target), Timer(interval, function)
 		}
 		if kw, ok := c.keyword("args", t); ok {
-			args = v.displayItems(kw.value)
+			args = (dictFlow{v}).displayItems(kw.value)
 		} else if len(c.args) >= 3 && c.qual == "threading.Timer" {
-			args = v.displayItems(c.args[2])
+			args = (dictFlow{v}).displayItems(c.args[2])
 		}
 		if kw, ok := c.keyword("kwargs", t); ok {
-			kwargs = v.dictKwargs(kw.value)
+			kwargs = (dictFlow{v}).dictKwargs(kw.value)
 		}
 		return fnExpr, args, kwargs
 	case threadRunners[c.qual] || c.qual == "functools.partial" ||
@@ -562,55 +472,24 @@ func (v *valueFlow) invoked(c *callInfo) (fnExpr int32, args []int32, kwargs []n
 		}
 		args = c.args[1:]
 		if kw, ok := c.keyword("args", t); ok && (c.callee == "apply_async" || c.callee == "apply") {
-			args = v.displayItems(kw.value)
+			args = (dictFlow{v}).displayItems(kw.value)
 		}
-		return c.args[0], args, v.named(c.kwargs)
+		return c.args[0], args, (dictFlow{v}).named(c.kwargs)
 	case c.callee == "run_in_executor" && t.Kind(c.calleeNode) == syntax.KindAttribute:
 		if len(c.args) < 2 {
 			return -1, nil, nil
 		}
 		return c.args[1], c.args[2:], nil
 	case c.qual == "":
-		return c.calleeNode, c.args, v.named(c.kwargs)
+		return c.calleeNode, c.args, (dictFlow{v}).named(c.kwargs)
 	}
 	return -1, nil, nil
-}
-
-// displayItems are the elements of a tuple or list display.
-func (v *valueFlow) displayItems(n int32) []int32 {
-	a := v.a
-	t := a.t
-	n = t.Unwrap(n)
-	if k := t.Kind(n); k != syntax.KindTuple && k != syntax.KindList {
-		return nil
-	}
-	return t.CodeChildren(n)
-}
-
-// dictKwargs are the string-keyed entries of a dict display or dict(...),
-// as keyword arguments (kwargs= of a thread).
-func (v *valueFlow) dictKwargs(n int32) []namedArg {
-	entries, _ := v.dictDisplay(v.a.resolve(n))
-	out := make([]namedArg, 0, len(entries))
-	for _, e := range entries {
-		out = append(out, namedArg{e.key, e.value})
-	}
-	return out
 }
 
 // namedArg is an argument passed by name.
 type namedArg struct {
 	name  string
 	value int32
-}
-
-// named turns a call's keyword arguments into namedArgs.
-func (v *valueFlow) named(kws []kwarg) []namedArg {
-	out := make([]namedArg, 0, len(kws))
-	for _, kw := range kws {
-		out = append(out, namedArg{v.a.t.Text(kw.name), kw.value})
-	}
-	return out
 }
 
 // defsCalled are the definitions of the buffer a callable expression
@@ -630,48 +509,11 @@ func (v *valueFlow) defsCalled(fnExpr int32, c *callInfo) []int32 {
 		}
 		return defs
 	}
-	inits := v.classInits()[name]
+	inits := (classFlow{v}).classInits()[name]
 	if len(inits) > maxValueDefs {
 		return nil
 	}
 	return inits
-}
-
-// classNames are the names of the buffer's classes; made once.
-func (v *valueFlow) classNames() map[string]bool {
-	if v.classes == nil {
-		a := v.a
-		v.classes = map[string]bool{}
-		for _, c := range a.classes {
-			a.work++
-			if nm := a.t.Child(c, syntax.FieldName); nm >= 0 {
-				v.classes[a.t.Text(nm)] = true
-			}
-		}
-	}
-	return v.classes
-}
-
-// classInits maps each class name of the buffer to the __init__
-// definitions of its classes; made once.
-func (v *valueFlow) classInits() map[string][]int32 {
-	a := v.a
-	if v.inits != nil {
-		return v.inits
-	}
-	t := a.t
-	v.inits = map[string][]int32{}
-	for _, def := range a.funcs["__init__"] {
-		a.work++
-		cls := t.clsOf[def]
-		if cls < 0 || t.fnOf[def] != t.fnOf[cls] {
-			continue // not a method of a class, or a nested function's
-		}
-		if nm := t.Child(cls, syntax.FieldName); nm >= 0 {
-			v.inits[t.Text(nm)] = append(v.inits[t.Text(nm)], def)
-		}
-	}
-	return v.inits
 }
 
 // paramIndexes maps a definition's parameter names to their indexes;
@@ -693,49 +535,6 @@ func (v *valueFlow) paramIndexes(def int32) map[string]int {
 	}
 	v.byName[def] = m
 	return m
-}
-
-// calleeKeys appends to dst the target keys a call reaches compiled code
-// by: its callee's name, the container a subscript callee reads
-// (models[k](x) → models), and the parameter key of a callee that is a
-// parameter of the calling function or of one enclosing it.
-func (a *analysis) calleeKeys(dst []string, c *callInfo) []string {
-	dst = append(dst, c.callee)
-	if a.vals == nil || a.vals.added == 0 {
-		return dst
-	}
-	t := a.t
-	dst = a.withHeld(dst, c.callee)
-	name := c.callee
-	switch t.Kind(c.calleeNode) {
-	case syntax.KindAttribute: // model.generate(x) of a model holding compiled parts
-		if obj := t.Unwrap(t.Child(c.calleeNode, syntax.FieldObject)); t.Kind(obj) == syntax.KindIdentifier {
-			if k := ownerKey(t.Text(obj)); len(a.siteByTarget[k]) > 0 {
-				dst = append(dst, k)
-			}
-		}
-		return dst
-	case syntax.KindCall: // get("fast")(x): what get returns
-		if f := t.Child(c.calleeNode, syntax.FieldFunction); t.Chain(f) != nil {
-			dst = append(dst, classKey(t.LastName(f)))
-		}
-		return dst
-	case syntax.KindSubscript:
-		if name = a.containerName(c.calleeNode); name != "" {
-			dst = append(dst, name)
-			dst = a.withHeld(dst, name)
-		}
-	case syntax.KindIdentifier:
-	default:
-		return dst
-	}
-	if k := a.vals.paramOf(c.fn, name); k != "" {
-		if len(a.siteByTarget[k]) > 0 {
-			dst = append(dst, k)
-		}
-		dst = a.withHeld(dst, k)
-	}
-	return dst
 }
 
 // maxClosureDepth bounds how many enclosing functions a name is looked
@@ -772,187 +571,9 @@ type dictEntry struct {
 // thousand times costs each site at most this many.
 const maxDictWrites = 64
 
-// builtDict returns the entries of the dict that expression n is or is
-// bound to, as the file has built it before node at: a display, dict(...)
-// of a display, of pairs or of keywords, then, for a name bound once, its
-// item assignments (d["k"] = v) and updates (d.update({...}), d.update(k=v))
-// in the same function, in source order. ok is false when n is no dict
-// the file builds.
-func (a *analysis) builtDict(n, at int32) (out []dictEntry, ok bool) {
-	return a.valueState().builtDictDepth(n, at, 0)
-}
-
 // maxDictCalls bounds how many functions deep builtDict follows a dict
 // that a function of the buffer builds and returns (options=opts()).
 const maxDictCalls = 2
-
-func (v *valueFlow) builtDictDepth(n, at int32, depth int) (out []dictEntry, ok bool) {
-	a := v.a
-	t := a.t
-	d := a.resolve(n)
-	out, ok = v.dictDisplay(d)
-	if !ok {
-		// options=make_options(): the dict its one return gives back, as
-		// built before that return.
-		if r := v.onlyReturn(d); r >= 0 && depth < maxDictCalls {
-			return v.builtDictDepth(r, r, depth+1)
-		}
-		return nil, false
-	}
-	name := t.Unwrap(n)
-	if t.Kind(name) != syntax.KindIdentifier {
-		return out, true
-	}
-	v.dictWriteIndex()
-	fn := t.fnOf[d]
-	type write struct {
-		start   int
-		entries []dictEntry
-	}
-	var ws []write
-	for _, w := range a.vals.itemWrites[t.Text(name)] {
-		a.work++
-		if t.fnOf[w] != fn || t.Start(w) >= t.Start(at) || t.Start(w) < t.Start(d) {
-			continue
-		}
-		sub := t.Child(t.Unwrap(t.Child(w, syntax.FieldLeft)), syntax.FieldSubscript)
-		if k, ok := t.PlainString(sub); ok {
-			ws = append(ws, write{t.Start(w), []dictEntry{{k, t.Child(w, syntax.FieldRight)}}})
-		}
-	}
-	for _, c := range a.vals.updates[t.Text(name)] {
-		a.work++
-		if c.fn != fn || t.Start(c.node) >= t.Start(at) || t.Start(c.node) < t.Start(d) {
-			continue
-		}
-		var es []dictEntry
-		for _, arg := range c.args {
-			if e, ok := v.dictDisplay(a.resolve(arg)); ok {
-				es = append(es, e...)
-			}
-		}
-		for _, kw := range c.kwargs {
-			es = append(es, dictEntry{t.Text(kw.name), kw.value})
-		}
-		ws = append(ws, write{t.Start(c.node), es})
-	}
-	// Both lists are in source order: merge them.
-	slices.SortStableFunc(ws, func(x, y write) int { return x.start - y.start })
-	for _, w := range ws {
-		out = append(out, w.entries...)
-	}
-	return out, true
-}
-
-// dictDisplay reads the string-keyed entries of a dict display or of
-// dict(...) made from one, from pairs, from **displays or from keywords.
-func (v *valueFlow) dictDisplay(d int32) ([]dictEntry, bool) {
-	a := v.a
-	t := a.t
-	d = t.Unwrap(d)
-	var out []dictEntry
-	switch t.Kind(d) {
-	case syntax.KindDictionary:
-		for _, p := range t.CodeChildren(d) {
-			a.work++
-			switch t.Kind(p) {
-			case syntax.KindPair:
-				if k, ok := t.PlainString(t.Child(p, syntax.FieldKey)); ok {
-					out = append(out, dictEntry{k, t.Child(p, syntax.FieldValue)})
-				}
-			case syntax.KindDictionarySplat:
-				if cs := t.CodeChildren(p); len(cs) == 1 && t.Kind(t.Unwrap(cs[0])) == syntax.KindDictionary {
-					e, _ := v.dictDisplay(cs[0])
-					out = append(out, e...)
-				}
-			}
-		}
-		return out, true
-	case syntax.KindCall:
-		f := t.Child(d, syntax.FieldFunction)
-		args := t.Child(d, syntax.FieldArguments)
-		if t.Kind(f) != syntax.KindIdentifier || t.Text(f) != "dict" || a.qual(f) != "" || args < 0 || t.Kind(args) != syntax.KindArgumentList {
-			return nil, false
-		}
-		for _, arg := range t.CodeChildren(args) {
-			a.work++
-			switch t.Kind(arg) {
-			case syntax.KindKeywordArgument:
-				if name := t.Child(arg, syntax.FieldName); name >= 0 {
-					out = append(out, dictEntry{t.Text(name), t.Child(arg, syntax.FieldValue)})
-				}
-			case syntax.KindDictionarySplat:
-				if cs := t.CodeChildren(arg); len(cs) == 1 && t.Kind(t.Unwrap(cs[0])) == syntax.KindDictionary {
-					e, _ := v.dictDisplay(cs[0])
-					out = append(out, e...)
-				}
-			case syntax.KindDictionary:
-				e, _ := v.dictDisplay(arg)
-				out = append(out, e...)
-			case syntax.KindList, syntax.KindTuple:
-				// dict([("k", v), ...])
-				for _, pr := range t.CodeChildren(arg) {
-					a.work++
-					pr = t.Unwrap(pr)
-					if t.Kind(pr) != syntax.KindTuple {
-						continue
-					}
-					if kv := t.CodeChildren(pr); len(kv) == 2 {
-						if k, ok := t.PlainString(kv[0]); ok {
-							out = append(out, dictEntry{k, kv[1]})
-						}
-					}
-				}
-			}
-		}
-		return out, true
-	}
-	return nil, false
-}
-
-// dictWriteIndex indexes the item assignments name[k] = v and the calls
-// name.update(...) by name, at most maxDictWrites each; made once.
-func (v *valueFlow) dictWriteIndex() {
-	a := v.a
-	if v.itemWrites != nil {
-		return
-	}
-	t := a.t
-	v.itemWrites, v.updates = map[string][]int32{}, map[string][]*callInfo{}
-	for _, n := range v.flows {
-		a.work++
-		if t.Kind(n) != syntax.KindAssignment {
-			continue
-		}
-		l := t.Unwrap(t.Child(n, syntax.FieldLeft))
-		if t.Kind(l) != syntax.KindSubscript {
-			continue
-		}
-		if obj := t.Unwrap(t.Child(l, syntax.FieldValue)); t.Kind(obj) == syntax.KindIdentifier && len(v.itemWrites[t.Text(obj)]) < maxDictWrites {
-			v.itemWrites[t.Text(obj)] = append(v.itemWrites[t.Text(obj)], n)
-		}
-	}
-	for _, c := range a.calls {
-		a.work++
-		if c.callee != "update" || t.Kind(c.calleeNode) != syntax.KindAttribute {
-			continue
-		}
-		if obj := t.Unwrap(t.Child(c.calleeNode, syntax.FieldObject)); t.Kind(obj) == syntax.KindIdentifier && len(v.updates[t.Text(obj)]) < maxDictWrites {
-			v.updates[t.Text(obj)] = append(v.updates[t.Text(obj)], c)
-		}
-	}
-}
-
-// optionsExpr is the expression a site's options come from: the
-// argument as written, or, for options inside a **splat, their value.
-func (c *checker) optionsExpr(s *compileSite) int32 {
-	t := c.t
-	st := s.settings["options"]
-	if p := t.Parent(st.arg); p >= 0 && t.Kind(p) == syntax.KindDictionarySplat {
-		return st.value
-	}
-	return st.arg
-}
 
 // confirmSpellings drops the compile sites made by a spelling other than
 // torch.compile (compileSpellings), and what derives from them, when the
@@ -1051,147 +672,9 @@ func (v *valueFlow) returnSites(def int32) []*compileSite {
 	return ss
 }
 
-// instanceSite records, when site s makes the instances of a class run
-// compiled code when called (a method forward or __call__ decorated by a
-// compile, or a method compiling self in place: self.compile(...)), the
-// class's instances as a target (classKey): Net() of such a class is a
-// compiled callable, which followValues then follows.
-func (v *valueFlow) instanceSite(s *compileSite) {
-	a := v.a
-	t := a.t
-	cls := int32(-1)
-	switch {
-	case s.kind == siteInPlace && s.target() == "self":
-		if s.fn >= 0 {
-			cls = t.clsOf[s.fn]
-		}
-	case s.call == nil || t.Kind(t.Parent(s.node)) == syntax.KindDecorator:
-		dec := t.Parent(s.node)
-		dd := t.Parent(dec)
-		if dd < 0 || t.Kind(dd) != syntax.KindDecoratedDefinition || t.clsOf[dd] < 0 {
-			return
-		}
-		if name := (siteFacts{a}).decorated(dec); name == "forward" || name == "__call__" {
-			cls = t.clsOf[dd]
-		}
-	}
-	if cls < 0 {
-		return
-	}
-	if nm := t.Child(cls, syntax.FieldName); nm >= 0 {
-		name := t.Text(nm)
-		v.addTarget([]*compileSite{s}, classKey(name))
-	}
-}
-
-// poolFactories records the names bound to what a function of the buffer
-// returns when it returns a new thread pool (def make_pool(): return
-// ThreadPoolExecutor(4) ... pool = make_pool()), as pools, before the
-// thread starts are read.
-func (v *valueFlow) poolFactories() {
-	a := v.a
-	t := a.t
-	for def, rs := range a.returns {
-		for _, r := range rs {
-			a.work++
-			r = t.Unwrap(r)
-			if t.Kind(r) != syntax.KindCall || !executorTypes[a.chainQual(t.Child(r, syntax.FieldFunction))] {
-				continue
-			}
-			name := t.Child(def, syntax.FieldName)
-			if name < 0 || len(a.funcs[t.Text(name)]) != 1 {
-				break
-			}
-			workers := 0
-			for _, c := range a.callsIn(r) {
-				if c.node == r {
-					workers = (threadFacts{a}).poolWorkers(c)
-				}
-			}
-			for _, c := range a.callsNamed(t.Text(name)) {
-				a.work++
-				if c.qual != "" {
-					continue
-				}
-				if b := (threadFacts{a}).boundName(c); b != "" {
-					if _, known := a.execs[b]; !known {
-						a.execs[b] = workers
-					}
-				}
-			}
-			break
-		}
-	}
-	v.poolValues()
-}
-
 // maxPoolRounds bounds how many hand-overs of a pool are followed: into a
 // constructor's parameter, then onto self.
 const maxPoolRounds = 2
-
-// poolValues records pools handed on as values, before the thread starts
-// are read: names bound to a pool's constructor, the parameters of the
-// file's functions and classes' __init__ handed one
-// (Server(ThreadPoolExecutor(4))), and what those are assigned to
-// (self.pool = pool). Each round is one pass over calls and assignments.
-func (v *valueFlow) poolValues() {
-	a := v.a
-	t := a.t
-	set := func(name string, w int) bool {
-		if _, known := a.execs[name]; known || name == "" {
-			return false
-		}
-		a.execs[name] = w
-		return true
-	}
-	var ctors []*callInfo
-	made := false
-	for _, c := range a.calls {
-		a.work++
-		if executorTypes[c.qual] {
-			made = true
-			set((threadFacts{a}).boundName(c), (threadFacts{a}).poolWorkers(c))
-		} else if c.qual == "" && (len(c.args) > 0 || len(c.kwargs) > 0) {
-			ctors = append(ctors, c)
-		}
-	}
-	if !made {
-		return
-	}
-	for range maxPoolRounds {
-		changed := false
-		for _, c := range ctors {
-			a.work++
-			for _, def := range v.defsCalled(c.calleeNode, c) {
-				params := a.params(def)
-				for i := range params {
-					a.work++
-					if arg := (siteFacts{a}).argumentFor(c, params, i); arg >= 0 {
-						if w, ok := (threadFacts{a}).poolExpr(arg); ok && set(params[i].name, w) {
-							changed = true
-						}
-					}
-				}
-			}
-		}
-		for _, n := range v.flows {
-			a.work++
-			if t.Kind(n) != syntax.KindAssignment {
-				continue
-			}
-			r, l := t.Child(n, syntax.FieldRight), t.Child(n, syntax.FieldLeft)
-			if r < 0 || l < 0 || t.Chain(t.Unwrap(l)) == nil {
-				continue
-			}
-			if w, ok := (threadFacts{a}).poolExpr(r); ok && set(t.Text(t.Unwrap(l)), w) {
-				changed = true
-			}
-		}
-		if !changed {
-			break
-		}
-	}
-}
 
 // compiler names what compiles at site s, for messages: torch.compile, or
 // the spelling it was written with (torch._dynamo.optimize).
@@ -1289,10 +772,153 @@ func (v *valueFlow) flowReturns() {
 	}
 }
 
+// followValues follows the compile sites' results into what holds them
+// next (see valueFlow); run once, after every site is made.
+func (a valueFacts) followValues() {
+	t := a.t
+	v := a.valueState()
+	(classFlow{v}).poolFactories()
+	if len(a.sites) == 0 {
+		return
+	}
+	for _, s := range a.sites {
+		a.work++
+		for _, k := range s.targets {
+			v.has[siteKey{s, k}] = true
+		}
+		(classFlow{v}).instanceSite(s)
+		if s.node < 0 || s.kind == siteInPlace || s.call == nil && t.Kind(t.Parent(s.node)) == syntax.KindDecorator {
+			// A decorator's site is its function's name, and
+			// model.compile(...) returns None: neither is a value.
+			continue
+		}
+		v.siteAt[s.node] = append(v.siteAt[s.node], s)
+		// torch.compile(mode=...)(f) and torch._dynamo.optimize(...)(f):
+		// the outer call is the compiled callable.
+		if p := t.Parent(s.node); p >= 0 && t.Kind(p) == syntax.KindCall && t.Field(s.node) == syntax.FieldFunction {
+			v.siteAt[p] = append(v.siteAt[p], s)
+		}
+	}
+	for _, c := range a.calls {
+		a.work++
+		if len(c.args) > 0 || len(c.kwargs) > 0 {
+			v.calls = append(v.calls, c)
+		}
+	}
+	for range maxValueRounds {
+		before := v.added
+		clear(v.returned)
+		clear(v.edges)
+		for _, n := range v.flows {
+			a.work++
+			v.flowAssign(n)
+		}
+		for _, c := range v.calls {
+			a.work++
+			v.flowCall(c)
+		}
+		v.flowForwards()
+		v.flowReturns()
+		if v.added == before {
+			break
+		}
+	}
+}
+
+// valueState returns the buffer's valueFlow, made on first use: settings
+// read dicts the file builds before the flows are followed.
+func (a valueFacts) valueState() *valueFlow {
+	if a.vals == nil {
+		a.vals = &valueFlow{a: a.analysis, siteAt: map[int32][]*compileSite{}, has: map[siteKey]bool{},
+			returned: map[int32][]*compileSite{}, edges: map[valueEdge]bool{}, heldFuncs: map[string][]string{}}
+	}
+	return a.vals
+}
+
+// withHeld appends to dst the functions holder key holds (a dispatch
+// table's handlers), for the thread analysis to follow by name.
+func (a valueFacts) withHeld(dst []string, key string) []string {
+	if a.vals == nil {
+		return dst
+	}
+	return append(dst, a.vals.heldFuncs[key]...)
+}
+
+// containerName is the name of the container a subscript reads or
+// writes: models for models[k] and self.models[a][b]; "" for anything
+// else.
+func (a valueFacts) containerName(n int32) string {
+	t := a.t
+	for range maxValueNesting {
+		n = t.Unwrap(n)
+		if t.Kind(n) != syntax.KindSubscript {
+			break
+		}
+		n = t.Child(n, syntax.FieldValue)
+	}
+	if t.Chain(n) == nil {
+		return ""
+	}
+	return t.LastName(n)
+}
+
+// calleeKeys appends to dst the target keys a call reaches compiled code
+// by: its callee's name, the container a subscript callee reads
+// (models[k](x) → models), and the parameter key of a callee that is a
+// parameter of the calling function or of one enclosing it.
+func (a valueFacts) calleeKeys(dst []string, c *callInfo) []string {
+	dst = append(dst, c.callee)
+	if a.vals == nil || a.vals.added == 0 {
+		return dst
+	}
+	t := a.t
+	dst = a.withHeld(dst, c.callee)
+	name := c.callee
+	switch t.Kind(c.calleeNode) {
+	case syntax.KindAttribute: // model.generate(x) of a model holding compiled parts
+		if obj := t.Unwrap(t.Child(c.calleeNode, syntax.FieldObject)); t.Kind(obj) == syntax.KindIdentifier {
+			if k := ownerKey(t.Text(obj)); len(a.siteByTarget[k]) > 0 {
+				dst = append(dst, k)
+			}
+		}
+		return dst
+	case syntax.KindCall: // get("fast")(x): what get returns
+		if f := t.Child(c.calleeNode, syntax.FieldFunction); t.Chain(f) != nil {
+			dst = append(dst, classKey(t.LastName(f)))
+		}
+		return dst
+	case syntax.KindSubscript:
+		if name = a.containerName(c.calleeNode); name != "" {
+			dst = append(dst, name)
+			dst = a.withHeld(dst, name)
+		}
+	case syntax.KindIdentifier:
+	default:
+		return dst
+	}
+	if k := a.vals.paramOf(c.fn, name); k != "" {
+		if len(a.siteByTarget[k]) > 0 {
+			dst = append(dst, k)
+		}
+		dst = a.withHeld(dst, k)
+	}
+	return dst
+}
+
+// builtDict returns the entries of the dict that expression n is or is
+// bound to, as the file has built it before node at: a display, dict(...)
+// of a display, of pairs or of keywords, then, for a name bound once, its
+// item assignments (d["k"] = v) and updates (d.update({...}), d.update(k=v))
+// in the same function, in source order. ok is false when n is no dict
+// the file builds.
+func (a valueFacts) builtDict(n, at int32) (out []dictEntry, ok bool) {
+	return (dictFlow{a.valueState()}).builtDictDepth(n, at, 0)
+}
+
 // dictItem is the value a subscript with a string key reads from a dict
 // the file builds (CFG["mode"], CFG = {"mode": "reduce-overhead"}): the
 // last write of the key before the subscript; -1 when not known.
-func (a *analysis) dictItem(n int32) int32 {
+func (a valueFacts) dictItem(n int32) int32 {
 	t := a.t
 	key, ok := t.PlainString(t.Child(n, syntax.FieldSubscript))
 	obj := t.Unwrap(t.Child(n, syntax.FieldValue))
@@ -1309,3 +935,6 @@ func (a *analysis) dictItem(n int32) int32 {
 	}
 	return v
 }
+
+// valueFacts: where compiled values flow in the buffer (valueFlow holds the flow's state). It reads and fills the analysis it embeds.
+type valueFacts struct{ *analysis }
