@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/torchlsp/torchlsp/server/syntax"
 )
@@ -460,11 +461,50 @@ func (a siteFacts) inPlaceCompile(c *callInfo) {
 	if ch := t.Chain(obj); ch == nil || a.qual(ch[0]) != "" {
 		return // not a name, or an imported module's compile
 	}
+	if a.torchNNLeaf(obj) {
+		return
+	}
 	s := a.newSite(siteInPlace, c.node, c, a.settingsOf(c))
 	if name := t.LastName(obj); name != "" {
 		s.targets = []string{name}
 	}
 	a.addSite(s)
+}
+
+// moduleMethods return the module they are called on.
+var moduleMethods = map[string]bool{
+	"cuda": true, "to": true, "cpu": true, "eval": true, "train": true, "half": true, "float": true,
+	"double": true, "bfloat16": true, "requires_grad_": true,
+}
+
+// torchNNContainers run the modules they hold: compiled in place, those
+// may be the user's own.
+var torchNNContainers = map[string]bool{
+	"torch.nn.Sequential": true, "torch.nn.ModuleList": true, "torch.nn.ModuleDict": true,
+}
+
+// torchNNLeaf says whether the name n holds one of torch.nn's own
+// modules (torch.nn.Linear(...), through .cuda()/.to()/.eval()): compiled
+// in place, such a module compiles nothing, since Dynamo does not trace
+// the frames of torch.nn's own files when they are what is compiled
+// (measured on torch 2.11: TORCH_LOGS=cudagraphs silent, no thread
+// fails); a module of the user's own, compiled in place, does.
+func (a siteFacts) torchNNLeaf(n int32) bool {
+	t := a.t
+	if t.Kind(n) != syntax.KindIdentifier {
+		return false
+	}
+	v := t.Unwrap(a.resolve(n))
+	for i := 0; i < 8 && t.Kind(v) == syntax.KindCall; i++ {
+		fn := t.Unwrap(t.Child(v, syntax.FieldFunction))
+		if t.Kind(fn) == syntax.KindAttribute && moduleMethods[t.LastName(fn)] {
+			v = t.Unwrap(t.Child(fn, syntax.FieldObject))
+			continue
+		}
+		q := a.chainQual(fn)
+		return strings.HasPrefix(q, "torch.nn.") && !torchNNContainers[q]
+	}
+	return false
 }
 
 // partialCall records functools.partial(torch.compile, ...): as a
