@@ -125,7 +125,10 @@ type Start struct {
 	Scope string
 	How   string
 	Line  int
-	Many  bool
+	// Span is the start's callee as written (Thread, pool.map), where a
+	// start that runs compiled code itself is flagged.
+	Span pybuf.Span
+	Many bool
 	// Targets are the callables it runs; Lambda are the calls of a lambda
 	// it runs, followed as if the start made them. Args are the
 	// positional arguments the start passes them (Thread's args, submit's
@@ -445,6 +448,13 @@ func (x *extractor) expr(n int32) (Expr, bool) {
 	if i, ok := x.compiles[n]; ok {
 		return Expr{Kind: ExprCompiled, Compile: i, Line: line}, true
 	}
+	// torch.compile(mode=...)(f), torch._dynamo.optimize(...)(f): the
+	// site is the inner call, and calling it compiles f.
+	if t.Kind(n) == syntax.KindCall {
+		if i, ok := x.compiles[t.Unwrap(t.Child(n, syntax.FieldFunction))]; ok {
+			return Expr{Kind: ExprCompiled, Compile: i, Line: line}, true
+		}
+	}
 	switch t.Kind(n) {
 	case syntax.KindIdentifier, syntax.KindAttribute:
 		if s := x.chain(n); s != "" {
@@ -724,6 +734,9 @@ func (x *extractor) startArgs(node int32, target int32) []Expr {
 func (x *extractor) start(s diagnose.StartFact, scope string) {
 	t := x.t
 	st := Start{Scope: scope, How: s.How, Line: t.StartPos(s.Node).Line, Many: s.Many}
+	if t.Kind(s.Node) == syntax.KindCall {
+		st.Span = t.Span(t.Child(s.Node, syntax.FieldFunction))
+	}
 	if s.Class >= 0 {
 		// A Thread subclass runs its own run; a request handler, its
 		// handle or do_GET; a servicer, its methods.

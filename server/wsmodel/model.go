@@ -17,6 +17,7 @@ type Model struct {
 	once    sync.Once
 	modules map[string]*File  // module → its file
 	defs    map[string]defRef // module.Qual (":path:Qual" for a file under no root) → definition
+	tops    map[string]bool   // the top-level names of the workspace's modules
 	// verdictOnce guards verdict, computed on first use.
 	verdictOnce sync.Once
 	verdict     *Verdicts
@@ -92,6 +93,7 @@ func (m *Model) link() {
 	m.once.Do(func() {
 		m.modules = map[string]*File{}
 		m.defs = map[string]defRef{}
+		m.tops = map[string]bool{}
 		paths := make([]string, 0, len(m.files))
 		for p := range m.files {
 			paths = append(paths, p)
@@ -105,6 +107,8 @@ func (m *Model) link() {
 				if _, ok := m.modules[f.Module]; !ok {
 					m.modules[f.Module] = f
 				}
+				top, _, _ := strings.Cut(f.Module, ".")
+				m.tops[top] = true
 			}
 		}
 		for _, p := range paths {

@@ -3,6 +3,7 @@ package wsmodel
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -53,6 +54,20 @@ func writeArchive(t *testing.T, path string) archive {
 		case "paths":
 			a.paths = strings.Fields(f.data)
 			continue
+		case "overlay":
+			// A torch tree of the diagnose tests laid over the site.
+			if a.site == fixtureSite {
+				a.site = filepath.Join(t.TempDir(), "site")
+				if err := os.CopyFS(a.site, os.DirFS(fixtureSite)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, dir := range strings.Fields(f.data) {
+				if err := copyOver(a.site, dir); err != nil {
+					t.Fatal(err)
+				}
+			}
+			continue
 		}
 		p := filepath.Join(a.dir, filepath.FromSlash(f.name))
 		if rest, ok := strings.CutPrefix(f.name, "site/"); ok {
@@ -72,6 +87,24 @@ func writeArchive(t *testing.T, path string) archive {
 		}
 	}
 	return a
+}
+
+// copyOver copies the files of dir over the tree at dst.
+func copyOver(dst, dir string) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dst, rel)), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
 }
 
 type archiveFile struct{ name, data string }

@@ -2,9 +2,13 @@ package wsmodel
 
 import (
 	"fmt"
+
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/torchlsp/torchlsp/server/pybuf"
 
 	"github.com/torchlsp/torchlsp/server/diagnose"
 )
@@ -40,6 +44,57 @@ func (m *Model) Verdicts() *Verdicts {
 	return m.verdict
 }
 
+// executorTypes are the thread pools whose methods run callables in
+// other threads (as the diagnose catalogue has them).
+var executorTypes = map[string]bool{
+	"concurrent.futures.ThreadPoolExecutor":        true,
+	"concurrent.futures.thread.ThreadPoolExecutor": true,
+	"multiprocessing.pool.ThreadPool":              true,
+	"multiprocessing.dummy.Pool":                   true,
+}
+
+// poolMethods run their first argument in a pool's threads; the map
+// kind run it over several inputs at once.
+var poolMethods = map[string]bool{
+	"submit": true, "map": true, "apply_async": true, "apply": true, "imap": true,
+	"imap_unordered": true, "starmap": true, "starmap_async": true, "map_async": true,
+}
+
+// poolStarts are the starts one file's own check cannot see: a pool's
+// method called on a value that only the model knows is a thread pool (a
+// parameter another module passes a ThreadPoolExecutor, a pool kept by
+// another module), where the file has no start of its own at that line.
+func (r *resolver) poolStarts(f *File) []Start {
+	var out []Start
+	for i := range f.Calls {
+		c := &f.Calls[i]
+		recv, method, ok := cutLast(c.Callee.Text)
+		if c.Callee.Kind != ExprName || !ok || !poolMethods[method] || len(c.Args) == 0 || c.Args[0].Kind == 0 {
+			continue
+		}
+		if slices.ContainsFunc(f.Starts, func(s Start) bool { return s.Line == c.Line }) {
+			continue
+		}
+		for _, v := range r.eval(f, c.Scope, Expr{Kind: ExprName, Text: recv, Line: c.Line}, 0) {
+			if v.kind == valExternalInstance && executorTypes[v.qual] {
+				out = append(out, Start{Scope: c.Scope, How: recv + "." + method, Line: c.Line, Span: c.Span,
+					Many: strings.Contains(method, "map"), Targets: []Expr{c.Args[0]}})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// cutLast splits a.b.c into a.b and c.
+func cutLast(text string) (string, string, bool) {
+	i := strings.LastIndexByte(text, '.')
+	if i <= 0 {
+		return "", "", false
+	}
+	return text[:i], text[i+1:], true
+}
+
 // hit is one path from a thread start to a call of compiled code.
 type hit struct {
 	start   *Start
@@ -69,8 +124,12 @@ func (m *Model) computeVerdicts() *Verdicts {
 	seenCall := map[string]map[pyspanKey]bool{}
 	for _, p := range paths {
 		f := m.files[p]
-		for i := range f.Starts {
-			st := &f.Starts[i]
+		starts := f.Starts
+		if more := r.poolStarts(f); len(more) > 0 {
+			starts = append(append([]Start(nil), f.Starts...), more...)
+		}
+		for i := range starts {
+			st := &starts[i]
 			hits, reached := r.reach(f, st)
 			for _, fn := range reached {
 				if seenFunc[fn.def] || fn.file == f && !crosses(f, fn.steps) {
@@ -95,21 +154,29 @@ func (m *Model) computeVerdicts() *Verdicts {
 					Compile: c.Span, How: fmt.Sprintf("%s in %s, line %d", h.start.How, m.rel(h.from.Path), h.start.Line+1),
 					Many: h.start.Many, Path: path,
 				})
-				if h.call == nil {
+				// The place that runs the compiled code in the threads: the
+				// call, or the start that is handed it itself.
+				at, in, what := pybuf.Span{}, (*File)(nil), "this call runs compiled code with CUDA graphs (%s, compiled at %s:%d) in other threads"
+				switch {
+				case h.call != nil:
+					at, in = h.call.Span, h.callIn
+				case h.start.Span != pybuf.Span{}:
+					at, in, what = h.start.Span, h.from, "this hands compiled code with CUDA graphs (%s, compiled at %s:%d) to other threads"
+				default:
 					continue
 				}
-				k := pyspanKey{h.call.Span.Start.Line, h.call.Span.Start.Col}
-				if seenCall[h.callIn.Path] == nil {
-					seenCall[h.callIn.Path] = map[pyspanKey]bool{}
+				k := pyspanKey{at.Start.Line, at.Start.Col}
+				if seenCall[in.Path] == nil {
+					seenCall[in.Path] = map[pyspanKey]bool{}
 				}
-				if seenCall[h.callIn.Path][k] {
+				if seenCall[in.Path][k] {
 					continue
 				}
-				seenCall[h.callIn.Path][k] = true
-				v.Findings[h.callIn.Path] = append(v.Findings[h.callIn.Path], diagnose.Diagnostic{
-					Code: diagnose.CodeCudagraphsInThreads, Severity: diagnose.SeverityError, Span: h.call.Span,
-					Message: fmt.Sprintf("this call runs compiled code with CUDA graphs (%s, compiled at %s:%d) in other threads (%s in %s, line %d): the target's torch fails there or shares CUDA graph buffers between threads (see the diagnostic at the compile for torch's lines and the fixes); turn CUDA graphs off for threaded use, or make every compiled call from one thread",
-						c.Why, m.rel(cf), c.Line+1, h.start.How, m.rel(h.from.Path), h.start.Line+1),
+				seenCall[in.Path][k] = true
+				v.Findings[in.Path] = append(v.Findings[in.Path], diagnose.Diagnostic{
+					Code: diagnose.CodeCudagraphsInThreads, Severity: diagnose.SeverityError, Span: at,
+					Message: fmt.Sprintf(what, c.Why, m.rel(cf), c.Line+1) + fmt.Sprintf(" (%s in %s, line %d): the target's torch fails there or shares CUDA graph buffers between threads (see the diagnostic at the compile for torch's lines and the fixes); turn CUDA graphs off for threaded use, or make every compiled call from one thread",
+						h.start.How, m.rel(h.from.Path), h.start.Line+1),
 					Related: path,
 				})
 			}

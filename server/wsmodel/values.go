@@ -14,6 +14,11 @@ const (
 	valClass
 	valInstance
 	valModule
+	// valExternal is a name of code outside the workspace
+	// (concurrent.futures.ThreadPoolExecutor); valExternalInstance what a
+	// call of it returns. Only thread pools are asked about them.
+	valExternal
+	valExternalInstance
 )
 
 // value is what an expression may hold.
@@ -115,6 +120,8 @@ func (r *resolver) called(v value, depth int) []value {
 	switch v.kind {
 	case valClass:
 		return []value{{kind: valInstance, qual: v.qual}}
+	case valExternal:
+		return []value{{kind: valExternalInstance, qual: v.qual}}
 	case valFunc:
 		d, ok := r.m.defs[v.qual]
 		if !ok {
@@ -199,7 +206,12 @@ func (r *resolver) head(f *File, scope, name string, at, depth int) []value {
 		}
 	}
 	if q, ok := f.Imports[name]; ok {
-		return r.global(q, depth+1)
+		if out := r.global(q, depth+1); len(out) > 0 {
+			return out
+		}
+		if top, _, _ := strings.Cut(q, "."); !r.m.tops[top] {
+			return []value{{kind: valExternal, qual: q}}
+		}
 	}
 	return nil
 }
@@ -321,6 +333,8 @@ func (r *resolver) member(v value, name string, depth int) []value {
 		}
 	case valClass, valInstance:
 		return r.classMember(v, name, depth+1, 0)
+	case valExternal:
+		return []value{{kind: valExternal, qual: v.qual + "." + name}}
 	}
 	return nil
 }
