@@ -198,7 +198,7 @@ func (ix *Index) scan(packages map[string]bool) error {
 		rel = filepath.ToSlash(rel)
 		top, _, nested := strings.Cut(rel, "/")
 		if d.IsDir() {
-			if !isIdentifier(d.Name()) || (!nested && packages != nil && !packages[top]) {
+			if !syntax.IsIdentifier(d.Name()) || (!nested && packages != nil && !packages[top]) {
 				return fs.SkipDir
 			}
 			return nil
@@ -209,7 +209,7 @@ func (ix *Index) scan(packages map[string]bool) error {
 			return nil
 		}
 		stem := strings.TrimSuffix(strings.TrimSuffix(name, ".pyi"), ".py")
-		if !isIdentifier(stem) || !d.Type().IsRegular() {
+		if !syntax.IsIdentifier(stem) || !d.Type().IsRegular() {
 			return nil
 		}
 		if !nested && packages != nil && !packages[stem] {
@@ -285,21 +285,6 @@ func joinName(a, b string) string {
 		return b
 	}
 	return a + "." + b
-}
-
-func isIdentifier(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		switch {
-		case r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r > 0x7f:
-		case r >= '0' && r <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 func (ix *Index) treeFingerprint() string {

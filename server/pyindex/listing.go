@@ -52,7 +52,7 @@ func OpenListing(siteDir string, files []ListedFile, read func(rel string) ([]by
 			continue
 		}
 		stem := strings.TrimSuffix(strings.TrimSuffix(name, ".pyi"), ".py")
-		if !isIdentifier(stem) {
+		if !syntax.IsIdentifier(stem) {
 			continue
 		}
 		ix.addFile(rel, stem, stub, listedInfo{name: name, size: f.Size})
@@ -67,7 +67,7 @@ func OpenListing(siteDir string, files []ListedFile, read func(rel string) ([]by
 
 func allIdentifiers(dir string) bool {
 	for _, part := range strings.Split(dir, "/") {
-		if !isIdentifier(part) {
+		if !syntax.IsIdentifier(part) {
 			return false
 		}
 	}

@@ -901,7 +901,7 @@ func ModuleName(root, path string) (name string, isPackage bool) {
 	}
 	parts := strings.Split(stem, "/")
 	for _, p := range parts {
-		if !isIdentifier(p) {
+		if !syntax.IsIdentifier(p) {
 			return "", false
 		}
 	}

@@ -418,7 +418,7 @@ func isDottedName(s string) bool {
 		return false
 	}
 	for _, part := range strings.Split(s, ".") {
-		if !isIdentifier(part) {
+		if !syntax.IsIdentifier(part) {
 			return false
 		}
 	}

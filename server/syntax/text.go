@@ -180,3 +180,22 @@ func closingQuote(s, q string) int {
 
 // OneLine collapses the whitespace of source text into single spaces.
 func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// IsIdentifier says whether s is a Python identifier: a letter or an
+// underscore, then letters, digits and underscores; any non-ASCII rune
+// counts as a letter, as the module names of a site and a workspace may
+// hold them.
+func IsIdentifier(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r > 0x7f:
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/torchlsp/torchlsp/server/internal/wswalk"
 	"github.com/torchlsp/torchlsp/server/localfile"
 	"github.com/torchlsp/torchlsp/server/pybuf"
+	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
 // Limits bound what a model reads of a workspace.
@@ -95,26 +96,13 @@ func ModuleOf(paths []string, file string) string {
 		}
 		ok := len(parts) > 0
 		for _, part := range parts {
-			ok = ok && isIdentifier(part)
+			ok = ok && syntax.IsIdentifier(part)
 		}
 		if ok {
 			return strings.Join(parts, ".")
 		}
 	}
 	return ""
-}
-
-func isIdentifier(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= 0x80 || i > 0 && r >= '0' && r <= '9' {
-			continue
-		}
-		return false
-	}
-	return true
 }
 
 // FileOf reads the facts of a parsed file (an open document's version,
