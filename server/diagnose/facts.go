@@ -109,3 +109,13 @@ func (c *checker) origModLine() int {
 	}
 	return c.files.find(fileEvalFrame, class, "self._orig_mod = mod")
 }
+
+// ThreadPool says whether qual names a thread pool of the catalogue
+// (concurrent.futures.ThreadPoolExecutor, multiprocessing's ThreadPool),
+// and PoolMethod whether method runs its first argument in such a pool's
+// threads, several inputs at once when many: the workspace model asks
+// them of pools only it can see.
+func ThreadPool(qual string) bool { return executorTypes[qual] }
+
+// PoolMethod: see ThreadPool.
+func PoolMethod(method string) (ok, many bool) { return poolMethods[method], manyMethods[method] }

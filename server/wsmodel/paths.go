@@ -44,22 +44,6 @@ func (m *Model) Verdicts() *Verdicts {
 	return m.verdict
 }
 
-// executorTypes are the thread pools whose methods run callables in
-// other threads (as the diagnose catalogue has them).
-var executorTypes = map[string]bool{
-	"concurrent.futures.ThreadPoolExecutor":        true,
-	"concurrent.futures.thread.ThreadPoolExecutor": true,
-	"multiprocessing.pool.ThreadPool":              true,
-	"multiprocessing.dummy.Pool":                   true,
-}
-
-// poolMethods run their first argument in a pool's threads; the map
-// kind run it over several inputs at once.
-var poolMethods = map[string]bool{
-	"submit": true, "map": true, "apply_async": true, "apply": true, "imap": true,
-	"imap_unordered": true, "starmap": true, "starmap_async": true, "map_async": true,
-}
-
 // poolStarts are the starts one file's own check cannot see: a pool's
 // method called on a value that only the model knows is a thread pool (a
 // parameter another module passes a ThreadPoolExecutor, a pool kept by
@@ -69,16 +53,17 @@ func (r *resolver) poolStarts(f *File) []Start {
 	for i := range f.Calls {
 		c := &f.Calls[i]
 		recv, method, ok := cutLast(c.Callee.Text)
-		if c.Callee.Kind != ExprName || !ok || !poolMethods[method] || len(c.Args) == 0 || c.Args[0].Kind == 0 {
+		isPool, many := diagnose.PoolMethod(method)
+		if c.Callee.Kind != ExprName || !ok || !isPool || len(c.Args) == 0 || c.Args[0].Kind == 0 {
 			continue
 		}
 		if slices.ContainsFunc(f.Starts, func(s Start) bool { return s.Line == c.Line }) {
 			continue
 		}
 		for _, v := range r.eval(f, c.Scope, Expr{Kind: ExprName, Text: recv, Line: c.Line}, 0) {
-			if v.kind == valExternalInstance && executorTypes[v.qual] {
+			if v.kind == valExternalInstance && diagnose.ThreadPool(v.qual) {
 				out = append(out, Start{Scope: c.Scope, How: recv + "." + method, Line: c.Line, Span: c.Span,
-					Many: strings.Contains(method, "map"), Targets: []Expr{c.Args[0]}})
+					Many: many, Targets: []Expr{c.Args[0]}})
 				break
 			}
 		}
