@@ -199,6 +199,7 @@ func New(opts Options) *Engine {
 		Notify:    e.notify,
 		Work:      e.bg,
 		Parses:    e.bg.parses,
+		Parse:     e.parse,
 		Session:   e.session,
 		IsCurrent: e.docs.IsCurrent,
 		Documents: e.docs.All,

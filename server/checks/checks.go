@@ -28,8 +28,10 @@ type Work interface {
 type Deps struct {
 	Notify api.Notifier
 	Work   Work
-	// Parses is the budget that background parsing shares.
+	// Parses is the budget that background parsing shares; Parse the
+	// engine's parse, with its pool of parsers.
 	Parses *syntax.Budget
+	Parse  source.ParseFunc
 	// Session is the session of a target, the default one for "".
 	Session func(name string) (*session.Session, error)
 	// IsCurrent says whether a snapshot is its document's latest;

@@ -57,24 +57,15 @@ func (ch *Checks) modelFor(ctx context.Context, cat *gates.Catalog, siteDir stri
 	m.mu.Lock()
 	if m.cat != cat || !slices.Equal(m.paths, paths) {
 		m.cat, m.paths, m.model, m.versions, m.prints = cat, paths, nil, map[string]int32{}, map[string]string{}
-		// One parser for the build, used by its goroutine alone.
-		var parser *pybuf.Parser
 		m.ix = &wsmodel.Indexer{
 			Roots: folders, Paths: paths,
 			Parse: func(ctx context.Context, src []byte) (*pybuf.Buffer, error) {
-				if parser == nil {
-					p, err := pybuf.NewParser()
-					if err != nil {
-						return nil, err
-					}
-					parser = p
-				}
 				release, err := ch.deps.Parses.TakeContext(ctx, len(src))
 				if err != nil {
 					return nil, err
 				}
 				defer release()
-				return parser.ParseContext(ctx, src)
+				return ch.deps.Parse(ctx, src)
 			},
 			Facts: func(b *pybuf.Buffer) diagnose.Facts {
 				return diagnose.FactsOf(b, cat, diagnose.Options{SiteDir: siteDir, Env: env})
@@ -95,9 +86,6 @@ func (ch *Checks) modelFor(ctx context.Context, cat *gates.Catalog, siteDir stri
 			ctx := ch.deps.Work.Context()
 			start := time.Now()
 			built, st, err := ix.Build(ctx)
-			if parser != nil {
-				parser.Close()
-			}
 			switch {
 			case err != nil:
 				ch.deps.Notify.LogMessage(ctx, api.MessageWarning, fmt.Sprintf("workspace model: %v", err))
@@ -227,7 +215,7 @@ func (ch *Checks) inWorkspace(path string) bool {
 		return false
 	}
 	for _, f := range ch.deps.Folders() {
-		if rel, err := filepath.Rel(f, path); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+		if wsmodel.Under(f, path) {
 			return true
 		}
 	}
