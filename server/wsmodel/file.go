@@ -85,7 +85,6 @@ type Call struct {
 	// followed), Kwargs its keyword arguments that can be.
 	Args   []Expr
 	Kwargs []Kwarg
-	Line   int
 	Span   pybuf.Span // the callee as written
 	// Saved says the call's value is written out: passed to a call whose
 	// name says it saves (torch.save, save_file, accelerator.save), at
@@ -99,6 +98,9 @@ type Kwarg struct {
 	Value Expr
 }
 
+// Line is the call's first line (0-based).
+func (c *Call) Line() int { return c.Span.Start.Line }
+
 // Text is the call as a message shows it: its callee and "(…)".
 func (c *Call) Text() string {
 	if c.Callee.Kind == ExprSubscript {
@@ -110,7 +112,6 @@ func (c *Call) Text() string {
 // Compile is a compile site: where the compiled code's settings are
 // decided.
 type Compile struct {
-	Line         int
 	Span         pybuf.Span
 	CUDAGraphs   bool
 	ThreadHazard bool
@@ -119,6 +120,9 @@ type Compile struct {
 	// a compiled module as _orig_mod, or -1.
 	OrigModLine int
 }
+
+// Line is the site's line (0-based).
+func (c Compile) Line() int { return c.Span.Start.Line }
 
 // Start is a place that runs callables in another thread.
 type Start struct {
@@ -191,7 +195,7 @@ func Extract(path, module string, buf *pybuf.Buffer, facts diagnose.Facts, tops 
 		savedNodes: map[int32]bool{}, savedNames: map[string]map[string]bool{}}
 	for _, c := range facts.Compiles {
 		i := len(f.Compiles)
-		f.Compiles = append(f.Compiles, Compile{Line: c.Span.Start.Line, Span: c.Span, CUDAGraphs: c.CUDAGraphs, ThreadHazard: c.ThreadHazard, Why: c.Why, OrigModLine: c.OrigModLine})
+		f.Compiles = append(f.Compiles, Compile{Span: c.Span, CUDAGraphs: c.CUDAGraphs, ThreadHazard: c.ThreadHazard, Why: c.Why, OrigModLine: c.OrigModLine})
 		x.compiles[c.Node] = i
 		if c.Decorates {
 			if def := decoratedDef(t, c.Node); def >= 0 {
@@ -355,7 +359,7 @@ func (x *extractor) walk(n int32, scope, class string) {
 	case syntax.KindCall:
 		fn := t.Child(n, syntax.FieldFunction)
 		if e, ok := x.callee(fn); ok {
-			c := Call{Scope: scope, Callee: e, Line: t.StartPos(n).Line, Span: t.Span(fn), Saved: x.savedNodes[n]}
+			c := Call{Scope: scope, Callee: e, Span: t.Span(fn), Saved: x.savedNodes[n]}
 			c.Args, c.Kwargs = x.arguments(n)
 			x.f.Calls = append(x.f.Calls, c)
 		}
@@ -545,7 +549,7 @@ func (x *extractor) savedThroughNames() {
 		}
 		for i := range f.Calls {
 			c := &f.Calls[i]
-			if c.Scope == b.Scope && c.Line == b.Value.Line && c.Callee.Text == b.Value.Text {
+			if c.Scope == b.Scope && c.Line() == b.Value.Line && c.Callee.Text == b.Value.Text {
 				c.Saved = true
 			}
 		}

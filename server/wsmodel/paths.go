@@ -57,12 +57,12 @@ func (r *resolver) poolStarts(f *File) []Start {
 		if c.Callee.Kind != ExprName || !ok || !isPool || len(c.Args) == 0 || c.Args[0].Kind == 0 {
 			continue
 		}
-		if slices.ContainsFunc(f.Starts, func(s Start) bool { return s.Line == c.Line }) {
+		if slices.ContainsFunc(f.Starts, func(s Start) bool { return s.Line == c.Line() }) {
 			continue
 		}
-		for _, v := range r.eval(f, c.Scope, Expr{Kind: ExprName, Text: recv, Line: c.Line}, 0) {
+		for _, v := range r.eval(f, c.Scope, Expr{Kind: ExprName, Text: recv, Line: c.Line()}, 0) {
 			if v.kind == valExternalInstance && diagnose.ThreadPool(v.qual) {
-				out = append(out, Start{Scope: c.Scope, How: recv + "." + method, Line: c.Line, Span: c.Span,
+				out = append(out, Start{Scope: c.Scope, How: recv + "." + method, Line: c.Line(), Span: c.Span,
 					Many: many, Targets: []Expr{c.Args[0]}})
 				break
 			}
@@ -106,7 +106,7 @@ func (m *Model) computeVerdicts() *Verdicts {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	seenCall := map[string]map[pyspanKey]bool{}
+	seenCall := map[string]map[pybuf.Pos]bool{}
 	for _, p := range paths {
 		f := m.files[p]
 		starts := f.Starts
@@ -150,17 +150,16 @@ func (m *Model) computeVerdicts() *Verdicts {
 				default:
 					continue
 				}
-				k := pyspanKey{at.Start.Line, at.Start.Col}
 				if seenCall[in.Path] == nil {
-					seenCall[in.Path] = map[pyspanKey]bool{}
+					seenCall[in.Path] = map[pybuf.Pos]bool{}
 				}
-				if seenCall[in.Path][k] {
+				if seenCall[in.Path][at.Start] {
 					continue
 				}
-				seenCall[in.Path][k] = true
+				seenCall[in.Path][at.Start] = true
 				v.Findings[in.Path] = append(v.Findings[in.Path], diagnose.Diagnostic{
 					Code: diagnose.CodeCudagraphsInThreads, Severity: diagnose.SeverityError, Span: at,
-					Message: fmt.Sprintf(what, c.Why, m.rel(cf), c.Line+1) + fmt.Sprintf(" (%s in %s, line %d): the target's torch fails there or shares CUDA graph buffers between threads (see the diagnostic at the compile for torch's lines and the fixes); turn CUDA graphs off for threaded use, or make every compiled call from one thread",
+					Message: fmt.Sprintf(what, c.Why, m.rel(cf), c.Line()+1) + fmt.Sprintf(" (%s in %s, line %d): the target's torch fails there or shares CUDA graph buffers between threads (see the diagnostic at the compile for torch's lines and the fixes); turn CUDA graphs off for threaded use, or make every compiled call from one thread",
 						h.start.How, m.rel(h.from.Path), h.start.Line+1),
 					Related: path,
 				})
@@ -170,8 +169,6 @@ func (m *Model) computeVerdicts() *Verdicts {
 	m.stateDicts(r, paths, v)
 	return v
 }
-
-type pyspanKey struct{ line, col int }
 
 // crossesFiles says the path involves more than one file: what one file
 // shows, its own check reports.
@@ -202,7 +199,7 @@ func crosses(f *File, steps []step) bool {
 func (m *Model) pathTo(from *File, st *Start, steps []step) []diagnose.Related {
 	out := []diagnose.Related{m.related(from, st.Line, "the thread starts here: "+st.How)}
 	for _, s := range steps {
-		out = append(out, m.related(s.file, s.call.Line, "then "+s.call.Text()))
+		out = append(out, m.related(s.file, s.call.Line(), "then "+s.call.Text()))
 	}
 	return out
 }
@@ -217,10 +214,10 @@ func (m *Model) pathOf(h hit) []diagnose.Related {
 	out := m.pathTo(h.from, h.start, h.steps)
 	add := func(f *File, line int, msg string) { out = append(out, m.related(f, line, msg)) }
 	if h.call != nil {
-		add(h.callIn, h.call.Line, "calls the compiled code: "+h.call.Text())
+		add(h.callIn, h.call.Line(), "calls the compiled code: "+h.call.Text())
 	}
 	c := h.compile.file.Compiles[h.compile.compile]
-	add(h.compile.file, c.Line, "compiled here ("+c.Why+")")
+	add(h.compile.file, c.Line(), "compiled here ("+c.Why+")")
 	return out
 }
 

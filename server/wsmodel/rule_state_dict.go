@@ -26,7 +26,7 @@ func (m *Model) stateDicts(r *resolver, paths []string, v *Verdicts) {
 			if c.Callee.Kind != ExprName || !ok || recv == "" || !c.Saved {
 				continue
 			}
-			for _, val := range r.eval(f, c.Scope, Expr{Kind: ExprName, Text: recv, Line: c.Line}, 0) {
+			for _, val := range r.eval(f, c.Scope, Expr{Kind: ExprName, Text: recv, Line: c.Line()}, 0) {
 				if val.kind != valCompiled {
 					continue
 				}
@@ -37,9 +37,9 @@ func (m *Model) stateDicts(r *resolver, paths []string, v *Verdicts) {
 				v.Findings[f.Path] = append(v.Findings[f.Path], diagnose.Diagnostic{
 					Code: diagnose.CodeStateDictPrefixed, Severity: diagnose.SeverityWarning, Span: c.Span,
 					Message: fmt.Sprintf("%s is what torch.compile returned (%s:%d): the target's torch keeps the compiled module as its submodule _orig_mod, so every key of this state_dict() starts with \"_orig_mod.\", and loading it into the module itself fails with \"Unexpected key(s) in state_dict\"; save %s._orig_mod.state_dict(), or compile in place with .compile()",
-						recv, m.rel(val.file.Path), site.Line+1, recv),
+						recv, m.rel(val.file.Path), site.Line()+1, recv),
 					Related: []diagnose.Related{
-						m.related(val.file, site.Line, "compiled here"),
+						m.related(val.file, site.Line(), "compiled here"),
 						{File: "torch/_dynamo/eval_frame.py", Line: site.OrigModLine, Message: "OptimizedModule keeps the module as _orig_mod"},
 					},
 					Fixes: []diagnose.Fix{{
