@@ -115,7 +115,7 @@ func checkWith(doc *api.Snapshot, cat *gates.Catalog, m *remote.MirrorTree, spec
 	var calls []diagnose.Diagnostic
 	if model != nil && doc.Path() != "" {
 		v := model.Verdicts()
-		opts.External, opts.ExternalFuncs, calls = v.External[doc.Path()], v.Funcs[doc.Path()], v.Findings[doc.Path()]
+		opts, calls = v.For(doc.Path(), opts), v.Findings[doc.Path()]
 	}
 	found := append(diagnose.Check(doc.Buffer(), cat, opts), calls...)
 	c := &checked{}

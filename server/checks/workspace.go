@@ -235,6 +235,9 @@ func printOf(v *wsmodel.Verdicts, path string) string {
 	for _, f := range v.Funcs[path] {
 		fmt.Fprintf(&b, "%s %d %s;", f.Name, f.Line, f.How)
 	}
+	for _, t := range v.Threads[path] {
+		fmt.Fprintf(&b, "%s %q %d;", t.How, t.Sets, len(t.Path))
+	}
 	for _, d := range v.Findings[path] {
 		fmt.Fprintf(&b, "%v %s;", d.Span, d.Message)
 	}

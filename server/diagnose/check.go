@@ -107,6 +107,24 @@ type Options struct {
 	// ExternalFuncs the buffer's functions they run.
 	External      []ExternalStart
 	ExternalFuncs []ExternalFunc
+	// ExternalThreads are thread starts of other files whose threads run
+	// compiled code, in files linked to this one by imports: a config
+	// override this buffer makes outside those threads does not reach
+	// them on a torch that keeps overrides per thread (TL012).
+	ExternalThreads []ExternalThreads
+}
+
+// ExternalThreads is a thread start the workspace model found running
+// compiled code, somewhere in the files this buffer imports or is
+// imported by.
+type ExternalThreads struct {
+	// How and Path are as ExternalStart's.
+	How  string
+	Path []Related
+	// Sets are the config flags the threads set themselves
+	// ("torch._dynamo.config.recompile_limit"): a write of one of them
+	// outside the threads is matched there.
+	Sets []string
 }
 
 // ExternalFunc is a function of the buffer that the workspace model found

@@ -12,8 +12,21 @@ import (
 // starts threads. Nodes are of the buffer's tree; the model turns them
 // into plain data.
 type Facts struct {
-	Compiles []CompileFact
-	Starts   []StartFact
+	Compiles     []CompileFact
+	Starts       []StartFact
+	ConfigWrites []ConfigWriteFact
+}
+
+// ConfigWriteFact is a write of one of torch's config flags (an
+// assignment, setattr or patch; not a compile's options key or an
+// environment variable).
+type ConfigWriteFact struct {
+	// Flag is the flag's full name (torch._dynamo.config.recompile_limit);
+	// Alias the name it is an alias of, if any.
+	Flag, Alias string
+	// Func is the 0-based line of the def of the innermost function
+	// holding the write, or -1 at module level.
+	Func int
 }
 
 // CompileFact is one compile site of the buffer.
@@ -92,6 +105,17 @@ func FactsOf(buf *pybuf.Buffer, cat *gates.Catalog, opts Options) Facts {
 			sf.Methods = st.targets
 		}
 		f.Starts = append(f.Starts, sf)
+	}
+	for i := range a.refs {
+		r := &a.refs[i]
+		if !r.Write || r.Flag == nil || r.Spelling == SpellOptionsKey || r.Spelling == SpellEnvVar {
+			continue
+		}
+		w := ConfigWriteFact{Flag: r.Module + "." + r.Key, Alias: r.Flag.Alias, Func: -1}
+		if r.fn >= 0 {
+			w.Func = a.t.StartPos(r.fn).Line
+		}
+		f.ConfigWrites = append(f.ConfigWrites, w)
 	}
 	return f
 }

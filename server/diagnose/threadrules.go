@@ -9,7 +9,7 @@ import (
 // threads runs the checks that need to know what runs in other threads.
 func (c threadRules) threads() {
 	a := c.a
-	if len(a.starts) == 0 && len(a.backwardStarts) == 0 && len(c.opts.External) == 0 && len(c.opts.ExternalFuncs) == 0 {
+	if len(a.starts) == 0 && len(a.backwardStarts) == 0 && len(c.opts.External) == 0 && len(c.opts.ExternalFuncs) == 0 && len(c.opts.ExternalThreads) == 0 {
 		return
 	}
 	rc := (threadFacts{a}).threadReach()

@@ -25,21 +25,30 @@ func (c ruleTL012) perThreadConfig() int {
 
 // configNotInThreads reports config overrides made on one thread while
 // compiled code runs on others, on a torch that keeps overrides per
-// thread (TL012).
+// thread (TL012): threads of this buffer that reach its compile sites,
+// or else threads of files linked by imports that run compiled code
+// (Options.ExternalThreads, from the workspace model).
 func (c ruleTL012) configNotInThreads(rc reach, ctx int) {
 	a := c.a
-	var hot *compileSite
-	var hotStart threadStart
+	hotStart, found := threadStart{}, false
 	for _, s := range a.sites {
 		if st, ok := rc.sites[s]; ok {
-			hot, hotStart = s, st
+			hotStart, found = st, true
 			break
 		}
 	}
-	if hot == nil {
-		return
-	}
 	inThreads := map[string]bool{}
+	if !found {
+		if len(c.opts.ExternalThreads) == 0 {
+			return
+		}
+		ext := &c.opts.ExternalThreads[0]
+		hotStart = threadStart{node: -1, how: ext.How, within: -1, param: -1, fn: -1,
+			ext: &ExternalStart{How: ext.How, Path: ext.Path}}
+		for _, flag := range ext.Sets {
+			inThreads[flag] = true
+		}
+	}
 	for i := range a.refs {
 		a.work++
 		r := &a.refs[i]
@@ -75,6 +84,9 @@ func (c ruleTL012) configNotInThreads(rc reach, ctx int) {
 				{File: fileConfigModule, Line: ctx, Message: c.files.text(fileConfigModule, ctx)},
 				c.flagRelated(r.Flag, r.Key+" is defined here"),
 			},
+		}
+		if hotStart.ext != nil {
+			d.Related = append(d.Related, hotStart.ext.Path...)
 		}
 		if fix, ok := c.setInThreadFix(r, hotStart); ok {
 			d.Fixes = append(d.Fixes, fix)

@@ -157,6 +157,9 @@ type File struct {
 	Calls    []Call
 	Compiles []Compile
 	Starts   []Start
+	// ConfigWrites are the file's writes of torch's config flags, as the
+	// diagnose facts read them.
+	ConfigWrites []diagnose.ConfigWriteFact
 
 	// indexOnce guards scopes, the index made on first use (index).
 	indexOnce sync.Once
@@ -203,6 +206,7 @@ func Extract(path, module string, buf *pybuf.Buffer, facts diagnose.Facts, tops 
 			}
 		}
 	}
+	f.ConfigWrites = slices.Clip(facts.ConfigWrites)
 	for i, s := range facts.Starts {
 		x.starts[s.Node] = append(x.starts[s.Node], i)
 	}

@@ -154,7 +154,7 @@ func checkAll(t *testing.T, dir, site string, m *Model, cat *gates.Catalog) []st
 		if err != nil {
 			t.Fatal(err)
 		}
-		ds := diagnose.Check(pybuf.Parse(src), cat, diagnose.Options{SiteDir: site, External: v.External[path], ExternalFuncs: v.Funcs[path]})
+		ds := diagnose.Check(pybuf.Parse(src), cat, v.For(path, diagnose.Options{SiteDir: site}))
 		ds = append(ds, v.Findings[path]...)
 		rel, _ := filepath.Rel(dir, path)
 		for _, d := range ds {

@@ -26,6 +26,18 @@ type Verdicts struct {
 	// files run (diagnose.Options.ExternalFuncs): a config write there
 	// changes every thread's (TL003).
 	Funcs map[string][]diagnose.ExternalFunc
+	// Threads are, for a file that writes torch's config, the starts of
+	// linked files whose threads run compiled code
+	// (diagnose.Options.ExternalThreads): TL012 on a torch that keeps
+	// overrides per thread.
+	Threads map[string][]diagnose.ExternalThreads
+}
+
+// For fills what a file's check reads of the verdicts into its options:
+// the starts, functions and threads of other files that reach it.
+func (v *Verdicts) For(path string, opts diagnose.Options) diagnose.Options {
+	opts.External, opts.ExternalFuncs, opts.ExternalThreads = v.External[path], v.Funcs[path], v.Threads[path]
+	return opts
 }
 
 // maxCallDepth bounds how many functions deep a path from a thread start
@@ -98,7 +110,7 @@ type step struct {
 
 func (m *Model) computeVerdicts() *Verdicts {
 	v := &Verdicts{External: map[string][]diagnose.ExternalStart{}, Findings: map[string][]diagnose.Diagnostic{},
-		Funcs: map[string][]diagnose.ExternalFunc{}}
+		Funcs: map[string][]diagnose.ExternalFunc{}, Threads: map[string][]diagnose.ExternalThreads{}}
 	seenFunc := map[*Def]bool{}
 	r := newResolver(m)
 	paths := make([]string, 0, len(m.files))
@@ -107,6 +119,7 @@ func (m *Model) computeVerdicts() *Verdicts {
 	}
 	sort.Strings(paths)
 	seenCall := map[string]map[pybuf.Pos]bool{}
+	var runs []threadRun
 	for _, p := range paths {
 		f := m.files[p]
 		starts := f.Starts
@@ -116,6 +129,9 @@ func (m *Model) computeVerdicts() *Verdicts {
 		for i := range starts {
 			st := &starts[i]
 			hits, reached := r.reach(f, st)
+			if len(hits) > 0 {
+				runs = append(runs, threadRun{from: f, start: st, first: hits[0], reached: reached})
+			}
 			for _, fn := range reached {
 				if seenFunc[fn.def] || fn.file == f && !crosses(f, fn.steps) {
 					continue
@@ -167,6 +183,7 @@ func (m *Model) computeVerdicts() *Verdicts {
 		}
 	}
 	m.stateDicts(r, paths, v)
+	m.configThreads(runs, paths, v)
 	return v
 }
 
@@ -217,7 +234,11 @@ func (m *Model) pathOf(h hit) []diagnose.Related {
 		add(h.callIn, h.call.Line(), "calls the compiled code: "+h.call.Text())
 	}
 	c := h.compile.file.Compiles[h.compile.compile]
-	add(h.compile.file, c.Line(), "compiled here ("+c.Why+")")
+	what := "compiled here"
+	if c.Why != "" {
+		what += " (" + c.Why + ")"
+	}
+	add(h.compile.file, c.Line(), what)
 	return out
 }
 
