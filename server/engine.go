@@ -24,6 +24,7 @@ import (
 	"github.com/torchlsp/torchlsp/server/doctor"
 	"github.com/torchlsp/torchlsp/server/links"
 	"github.com/torchlsp/torchlsp/server/navigation"
+	"github.com/torchlsp/torchlsp/server/pyindex"
 	"github.com/torchlsp/torchlsp/server/runs"
 	"github.com/torchlsp/torchlsp/server/session"
 	"github.com/torchlsp/torchlsp/server/site"
@@ -160,13 +161,19 @@ func New(opts Options) *Engine {
 	wsFiles := navigation.NewDiskWorkspace(e.cfg.workspaceFolders, opts.Dirs.Cache, e.bg.parses, navigation.DefaultWorkspaceLimits(),
 		func(msg string) { e.notify.LogMessage(e.bg.ctx, MessageWarning, msg) })
 	e.nav = navigation.New(navigation.Deps{
-		Notify:      e.notify,
-		CacheDir:    opts.Dirs.Cache,
-		ValueWait:   opts.ValueWait,
-		Session:     e.session,
-		Folders:     e.cfg.workspaceFolders,
-		Documents:   e.docs.All,
-		Workspace:   wsFiles,
+		Notify:    e.notify,
+		CacheDir:  opts.Dirs.Cache,
+		ValueWait: opts.ValueWait,
+		Session:   e.session,
+		Folders:   e.cfg.workspaceFolders,
+		Documents: e.docs.All,
+		Workspace: wsFiles,
+		Reexports: func(ctx context.Context) pyindex.Reexports {
+			if m := e.checks.Model(ctx); m != nil {
+				return m
+			}
+			return nil
+		},
 		SitePath:    e.site.PathFor,
 		SiteCompact: e.site.Compact,
 	})

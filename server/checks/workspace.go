@@ -134,6 +134,28 @@ func (ch *Checks) modelFor(ctx context.Context, cat *gates.Catalog, siteDir stri
 	return m.model
 }
 
+// Model is the workspace model of the default target's torch, with the
+// open documents' checked versions: it starts the build when there is
+// none and waits for it within ctx; nil when there is no target, no
+// workspace folder, or ctx ends first.
+func (ch *Checks) Model(ctx context.Context) *wsmodel.Model {
+	s, err := ch.deps.Session("")
+	if err != nil {
+		return nil
+	}
+	cat, ps, err := s.Catalog(ctx)
+	if err != nil {
+		return nil
+	}
+	if ch.modelFor(ctx, cat, ps.Mirror().SiteDir, s.Spec().Env, true) == nil {
+		return nil
+	}
+	m := &ch.models
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.model // open documents' versions may have replaced files since
+}
+
 // fileOfOpen is the facts of an open document's version.
 func fileOfOpen(ctx context.Context, ix *wsmodel.Indexer, doc *source.Snapshot) (*wsmodel.File, bool) {
 	if doc.Path() == "" || !doc.IsPython() || doc.TooLarge() {

@@ -58,7 +58,7 @@ func (n *Navigator) IncomingCalls(ctx context.Context, item CallItem) ([]CallLin
 		return nil, err
 	}
 	srcs, byRel, byPath := n.openSources(x.ps)
-	calls, truncated, err := x.ps.Index().Callers(ctx, x.sym, pyindex.ReferenceOptions{Sources: srcs, Files: n.workspaceFiles()})
+	calls, truncated, err := x.ps.Index().Callers(ctx, x.sym, pyindex.ReferenceOptions{Sources: srcs, Files: n.workspaceFiles(), Reexports: n.reexports(ctx)})
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,10 @@
 package navigation
 
 import (
+	"context"
 	"time"
+
+	"github.com/torchlsp/torchlsp/server/pyindex"
 
 	"github.com/torchlsp/torchlsp/remote"
 	"github.com/torchlsp/torchlsp/server/api"
@@ -33,6 +36,11 @@ type Deps struct {
 	// Workspace are the workspace's files, open or not (the open
 	// documents' snapshots stand for theirs); nil for none.
 	Workspace Workspace
+	// Reexports is the workspace model's view of the names the user's
+	// modules import from torch (wsmodel.Model.Reexport), waited for
+	// within ctx; nil for none: references and callers follow them into
+	// files that import a torch name from the user's own module.
+	Reexports func(ctx context.Context) pyindex.Reexports
 	// SitePath maps a file of a mirror to the same file seen through the
 	// site the editor's Python server reads for target, when it reads one;
 	// SiteCompact says that server shows signatures and docstrings, so a

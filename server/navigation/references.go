@@ -39,7 +39,7 @@ func (n *Navigator) References(ctx context.Context, doc *api.Snapshot, pos api.P
 		return nil, nil
 	}
 	srcs, byRel, byPath := n.openSources(x.ps)
-	opts := pyindex.ReferenceOptions{IncludeDeclaration: includeDecl, Sources: srcs, Files: n.workspaceFiles()}
+	opts := pyindex.ReferenceOptions{IncludeDeclaration: includeDecl, Sources: srcs, Files: n.workspaceFiles(), Reexports: n.reexports(ctx)}
 	res, err := x.ps.Index().References(ctx, x.sym, opts)
 	if err != nil {
 		return nil, err

@@ -107,6 +107,9 @@ type navigator struct {
 	// inferring counts the return types being inferred through other
 	// files' navigators around this one (maxInferDepth).
 	inferring int
+	// reexports resolves imports from modules outside the index
+	// (ReferenceOptions.Reexports); nil for none.
+	reexports Reexports
 }
 
 func (ix *Index) navigator(src Source) *navigator {
@@ -287,6 +290,26 @@ func (n *navigator) importDefinition(b int32, name string) (entity, error) {
 	return n.rebound(e)
 }
 
+// reexported is what `from module import name` binds when module is
+// outside the index: the index's definition a user's module re-exports
+// (n.reexports), or an external entity.
+func (n *navigator) reexported(module string, bd *pyscope.Binding) entity {
+	if n.reexports == nil || module == "" {
+		return n.externalEntity(bd.Node)
+	}
+	qual, ok := n.reexports.Reexport(module, bd.Attr)
+	if !ok {
+		return n.externalEntity(bd.Node)
+	}
+	saved := len(n.r.chain)
+	t, err := n.r.resolve(qual)
+	if err != nil {
+		n.r.chain = n.r.chain[:saved]
+		return n.externalEntity(bd.Node)
+	}
+	return indexEntity(t)
+}
+
 // lookup finds the binding name refers to, star imports included.
 func (n *navigator) lookup(name string, scope int32, off uint32) int32 {
 	res := n.tab.Lookup(name, scope, off, func(star *pyscope.Binding, name string) bool {
@@ -367,9 +390,10 @@ func (n *navigator) bindingEntity(b int32, name string) (entity, error) {
 		}
 		return n.externalEntity(bd.Node), nil
 	case pyscope.BindImportFrom:
-		m := n.ix.modules[n.absolute(bd.Module, bd.Level)]
+		abs := n.absolute(bd.Module, bd.Level)
+		m := n.ix.modules[abs]
 		if m == nil {
-			return n.externalEntity(bd.Node), nil
+			return n.reexported(abs, bd), nil
 		}
 		t, err := n.r.importFrom(m, bd.Attr)
 		if errors.Is(err, errCycle) {

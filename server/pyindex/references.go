@@ -79,6 +79,22 @@ type ReferenceOptions struct {
 	// Files are more files outside the index (a workspace's files that
 	// are not open), asked for each round's names; nil for none.
 	Files FileSource
+	// Reexports resolves the names that modules outside the index (the
+	// user's) import from the index, so that a file importing one of
+	// them from such a module names the index's definition; nil for
+	// none.
+	Reexports Reexports
+}
+
+// Reexports knows the modules outside the index that import names of
+// it: the user's pkg/util.py saying `from torch.x import f` re-exports
+// torch.x.f as pkg.util.f, and `from pkg.util import f` elsewhere in the
+// workspace names torch.x.f.
+type Reexports interface {
+	// Reexport is the qualified name of the index's that module's name
+	// is bound to by imports (followed through the other modules outside
+	// the index); ok false when it binds none.
+	Reexport(module, name string) (qualname string, ok bool)
 }
 
 // FileSource gives a reference query the files outside the index that
@@ -300,6 +316,7 @@ func (ix *Index) fileSource(f *fileState, tab *pyscope.Table) Source {
 // its module or classes bind to the definition, to search everywhere.
 func (q *refQuery) scan(src Source, names []string) (refs []Reference, aliases []string) {
 	n := q.ix.navigator(src)
+	n.reexports = q.opts.Reexports
 	tr := src.Table.Tree()
 	occs := src.Table.Occurrences()
 	todo := slices.Clone(names)
@@ -338,7 +355,9 @@ func (q *refQuery) scan(src Source, names []string) (refs []Reference, aliases [
 			}
 			seen[alias] = true
 			todo = append(todo, alias)
-			if global && src.Rel != "" {
+			// A user's file's aliases are names other files can reach only
+			// through re-exports.
+			if global && (src.Rel != "" || q.opts.Reexports != nil) {
 				aliases = append(aliases, alias)
 			}
 		}

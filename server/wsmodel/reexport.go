@@ -1,0 +1,39 @@
+package wsmodel
+
+import "strings"
+
+// maxReexportHops bounds the modules a re-export is followed through.
+const maxReexportHops = 8
+
+// Reexport is the name outside the workspace that a module of the
+// workspace binds name to by its imports, followed through the
+// workspace's other modules: pkg/util.py's `from torch._inductor import
+// cudagraph_trees` makes Reexport("pkg.util", "cudagraph_trees")
+// "torch._inductor.cudagraph_trees". Navigation asks it
+// (pyindex.Reexports), so that references of a torch name reach a file
+// that imports it from the user's own module.
+func (m *Model) Reexport(module, name string) (string, bool) {
+	m.link()
+	for range maxReexportHops {
+		f, ok := m.modules[module]
+		if !ok {
+			return "", false
+		}
+		q, ok := f.Imports[name]
+		if !ok {
+			return "", false
+		}
+		g := m.moduleFile(q)
+		if g == nil {
+			return q, true // outside the workspace: torch's, or another package's
+		}
+		if g.Module == q {
+			return "", false // a module of the workspace itself
+		}
+		module, name = g.Module, q[len(g.Module)+1:]
+		if strings.Contains(name, ".") {
+			return "", false // a name inside a class or function of the workspace
+		}
+	}
+	return "", false
+}
