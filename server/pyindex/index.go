@@ -347,6 +347,28 @@ func (ix *Index) Build(ctx context.Context) error {
 	return nil
 }
 
+// loadAll parses, in parallel, the files not yet parsed, for a request
+// that reads every file (workspace symbols): on a cold start it does not
+// wait for Build's workers, which leave a processor to requests, and its
+// own parses take no budget (each is one file a request needs now), as
+// load's do not.
+func (ix *Index) loadAll(ctx context.Context) error {
+	p := pool.New().WithContext(ctx).WithMaxGoroutines(min(max(runtime.GOMAXPROCS(0), 1), maxBuildWorkers)).WithCancelOnError()
+	for _, f := range ix.files {
+		if f.data.Load() != nil {
+			continue
+		}
+		p.Go(func(ctx context.Context) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			ix.load(f)
+			return nil
+		})
+	}
+	return p.Wait()
+}
+
 // Close releases the parsers. The index stays usable; parsing resumes with
 // new parsers.
 func (ix *Index) Close() error {

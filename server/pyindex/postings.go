@@ -1,8 +1,12 @@
 package pyindex
 
 import (
+	"bytes"
+	"context"
+	"runtime"
 	"slices"
 
+	"github.com/sourcegraph/conc/pool"
 	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
@@ -80,21 +84,70 @@ func (fd *fileData) mentions(h uint32) bool {
 }
 
 // filesMentioning lists the files that may name any of names, in path
-// order, loading (parsing) those not yet loaded.
-func (ix *Index) filesMentioning(names []string) []*fileState {
+// order. A file already parsed answers from its identifier hashes; one
+// not yet parsed is read and its text searched for the names, in
+// parallel, and is not parsed: the first query of a cold start does not
+// wait for the whole index, and parses only the files that name what it
+// looks for (the caller's scan confirms each).
+func (ix *Index) filesMentioning(ctx context.Context, names []string) ([]*fileState, error) {
 	hs := make([]uint32, len(names))
 	for i, n := range names {
 		hs[i] = identHash(n)
 	}
-	var out []*fileState
-	for _, f := range ix.files {
-		fd := ix.loadIn(f, ix.budget)
-		for _, h := range hs {
-			if fd.mentions(h) {
-				out = append(out, f)
-				break
+	keep := make([]bool, len(ix.files))
+	p := pool.New().WithContext(ctx).WithMaxGoroutines(max(runtime.GOMAXPROCS(0), 1)).WithCancelOnError()
+	for i, f := range ix.files {
+		if fd := f.data.Load(); fd != nil {
+			keep[i] = slices.ContainsFunc(hs, fd.mentions)
+			continue
+		}
+		p.Go(func(ctx context.Context) error {
+			if err := ctx.Err(); err != nil {
+				return err
 			}
+			src, err := ix.source(f)
+			if err != nil {
+				return nil // a file that cannot be read names nothing
+			}
+			keep[i] = textNames(src, names)
+			return nil
+		})
+	}
+	if err := p.Wait(); err != nil {
+		return nil, err
+	}
+	var out []*fileState
+	for i, f := range ix.files {
+		if keep[i] {
+			out = append(out, f)
 		}
 	}
-	return out
+	return out, nil
+}
+
+// textNames reports whether src holds one of names as a whole word: an
+// occurrence whose neighbours are not ASCII identifier characters. It is
+// a superset of the identifiers the file's parse finds (a name in a
+// string or comment counts too; a neighbour past ASCII is taken as a
+// boundary), so a file it leaves out names none of them.
+func textNames(src []byte, names []string) bool {
+	for _, name := range names {
+		for rest, at := src, 0; ; {
+			i := bytes.Index(rest, []byte(name))
+			if i < 0 {
+				break
+			}
+			start, end := at+i, at+i+len(name)
+			if (start == 0 || !isIdentByte(src[start-1])) && (end == len(src) || !isIdentByte(src[end])) {
+				return true
+			}
+			rest, at = src[start+1:], start+1
+		}
+	}
+	return false
+}
+
+// isIdentByte is an ASCII letter, digit or underscore.
+func isIdentByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }

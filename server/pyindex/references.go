@@ -191,7 +191,10 @@ type refQuery struct {
 // round searches the files that mention names (new to the query) and
 // returns the names found to be the definition too, searched next.
 func (q *refQuery) round(ctx context.Context, names []string) ([]string, error) {
-	files := q.ix.filesMentioning(names)
+	files, err := q.ix.filesMentioning(ctx, names)
+	if err != nil {
+		return nil, err
+	}
 	// An open document of the index is searched as it is: whether it
 	// names the query is its own text's to say.
 	files = slices.DeleteFunc(files, func(f *fileState) bool { _, open := q.sources[f.rel]; return open })

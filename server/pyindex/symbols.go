@@ -187,6 +187,9 @@ func (ix *Index) Symbols(ctx context.Context, q SymbolQuery, limit int) ([]Symbo
 			}
 		}
 	}
+	if err := ix.loadAll(ctx); err != nil {
+		return nil, fmt.Errorf("pyindex: symbols: %w", err)
+	}
 	for i, f := range ix.files {
 		if i%64 == 0 && ctx.Err() != nil {
 			return nil, fmt.Errorf("pyindex: symbols: %w", ctx.Err())

@@ -103,3 +103,59 @@ func BenchmarkSymbols(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkColdReferences is the first references query of a cold start:
+// a new index with no cache and no Build, as a server answers while its
+// build has not yet run (each op opens the index anew; the files stay in
+// the page cache, as they do once a mirror has been written).
+func BenchmarkColdReferences(b *testing.B) {
+	site, def := debianSite, "torch._tensor_str._tensor_str"
+	if s := os.Getenv("TORCHLSP_TORCH211_SITE"); s != "" {
+		site, def = s, "torch._inductor.cudagraph_trees.get_obj"
+	} else {
+		requireDebianTorch(b)
+	}
+	b.ReportAllocs()
+	var n, refs int
+	for b.Loop() {
+		ix, err := Open(site, "", WithPackages("torch"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := ix.Resolve(def)
+		if err != nil {
+			b.Fatal(err)
+		}
+		got, err := ix.References(context.Background(), res.Symbol, ReferenceOptions{IncludeDeclaration: true})
+		if err != nil || len(got.Refs) == 0 {
+			b.Fatal(err, len(got.Refs))
+		}
+		n, refs = got.Files, len(got.Refs)
+		ix.Close()
+	}
+	b.ReportMetric(float64(n), "files/op")
+	b.ReportMetric(float64(refs), "refs/op")
+}
+
+// BenchmarkColdSymbols is the first workspace-symbol query of a cold
+// start: a new index with no cache and no Build.
+func BenchmarkColdSymbols(b *testing.B) {
+	site, query := debianSite, "tensor_str"
+	if s := os.Getenv("TORCHLSP_TORCH211_SITE"); s != "" {
+		site, query = s, "get_obj"
+	} else {
+		requireDebianTorch(b)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		ix, err := Open(site, "", WithPackages("torch"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		hits, err := ix.Symbols(context.Background(), NewSymbolQuery(query), 100)
+		if err != nil || len(hits) == 0 {
+			b.Fatal(err, len(hits))
+		}
+		ix.Close()
+	}
+}

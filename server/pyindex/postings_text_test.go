@@ -1,0 +1,75 @@
+package pyindex
+
+import (
+	"context"
+	"slices"
+	"testing"
+)
+
+func TestTextNames(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		src   string
+		names []string
+		want  bool
+	}{
+		{"x = get_obj(a)", []string{"get_obj"}, true},
+		{"get_obj", []string{"get_obj"}, true},                    // the whole text
+		{"x = get_objs(a)", []string{"get_obj"}, false},           // a longer name
+		{"x = _get_obj(a)", []string{"get_obj"}, false},           // a longer name on the left
+		{"x = my_get_obj + get_obj2", []string{"get_obj"}, false}, // both sides
+		{"my_get_obj + get_obj", []string{"get_obj"}, true},       // the second occurrence
+		{"x.get_obj", []string{"get_obj"}, true},                  // an attribute
+		{"# see get_obj", []string{"get_obj"}, true},              // a comment counts (a superset)
+		{"éget_obj", []string{"get_obj"}, true},                   // past ASCII: a boundary, kept
+		{"fetch(x)", []string{"get_obj", "fetch"}, true},          // any of the names
+		{"", []string{"get_obj"}, false},
+	} {
+		if got := textNames([]byte(tc.src), tc.names); got != tc.want {
+			t.Errorf("textNames(%q, %q) = %v, want %v", tc.src, tc.names, got, tc.want)
+		}
+	}
+}
+
+// The first references query of a cold index (no cache, no Build) gives
+// the answer a built index gives, and parses only the files whose text
+// names what it looks for and what resolving them reads, not the whole
+// package.
+func TestColdReferencesParseOnlyWhatTheyNeed(t *testing.T) {
+	t.Parallel()
+	requireDebianTorch(t)
+	const def = "torch._tensor_str._tensor_str"
+	refsOf := func(ix *Index) References {
+		t.Helper()
+		res, err := ix.Resolve(def)
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs, err := ix.References(context.Background(), res.Symbol, ReferenceOptions{IncludeDeclaration: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return refs
+	}
+	cold, err := Open(debianSite, "", WithPackages("torch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := refsOf(cold)
+	st := cold.Stats()
+	built, err := Open(debianSite, "", WithPackages("torch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := built.Build(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := refsOf(built)
+	if len(got.Refs) == 0 || !slices.Equal(got.Refs, want.Refs) {
+		t.Errorf("cold references:\n%v\nbuilt index's:\n%v", got.Refs, want.Refs)
+	}
+	if st.Parsed*10 > st.Files {
+		t.Errorf("the cold query parsed %d of %d files: it should read only what names the query", st.Parsed, st.Files)
+	}
+	t.Logf("cold: %d references, %d of %d files parsed", len(got.Refs), st.Parsed, st.Files)
+}
