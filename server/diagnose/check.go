@@ -56,6 +56,10 @@ const (
 	// CodeStateDictPrefixed is decided by the workspace model
 	// (server/wsmodel), which follows the compiled module to the call.
 	CodeStateDictPrefixed = "TL015 compiled-state-dict"
+	// CodePendingBackward and CodeFirstCallInCapture are decided in one
+	// file, from the target's CUDA graph sources.
+	CodePendingBackward    = "TL016 cudagraph-pending-backward"
+	CodeFirstCallInCapture = "TL017 compiled-first-call-in-capture"
 )
 
 // Diagnostic is one finding in the user's buffer.
@@ -183,6 +187,8 @@ func (c *checker) run() {
 		(threadRules{c}).threads()
 		ruleTL011{c}.outputsOverwritten()
 		ruleTL013{c}.recompiles()
+		ruleTL016{c}.pendingBackwards()
+		ruleTL017{c}.firstCallsInCapture()
 	}
 	c.flagUse()
 	ruleTL009{c}.envAfterImport()
@@ -254,6 +260,10 @@ type checker struct {
 	files *siteFiles
 	out   []Diagnostic
 	ix    *refIndex // built on first use
+	// hot are the calls of compiled code with CUDA graphs, with what
+	// TL011 learns of them, made once for the rules that read them
+	// (hotCalls); nil before.
+	hot *tl011
 }
 
 // refIndex answers the questions the checks ask about the references

@@ -605,19 +605,31 @@ func (c ruleTL011) newTL011(calls []hotCall) *tl011 {
 	return x
 }
 
+// hotCalls returns the calls of compiled code with CUDA graphs and the
+// facts TL011 keeps of them, made once per check.
+func (c ruleTL011) hotCalls() *tl011 {
+	if c.hot == nil {
+		var calls []hotCall
+		if hot := c.hotTargets(); len(hot) > 0 {
+			calls = c.callsOf(hot)
+		}
+		c.hot = c.newTL011(calls)
+	}
+	return c.hot
+}
+
 // outputsOverwritten reports outputs of compiled code with CUDA graphs
 // kept past the next run of such code (TL011).
 func (c ruleTL011) outputsOverwritten() {
-	hot := c.hotTargets()
-	if len(hot) == 0 {
-		return
-	}
 	check := c.overwriteCheck()
 	if check < 0 {
 		return
 	}
 	t := c.t
-	x := c.newTL011(c.callsOf(hot))
+	x := c.hotCalls()
+	if len(x.calls) == 0 {
+		return
+	}
 	replay := c.silentReplays()
 	for _, hc := range x.calls {
 		if x.onCPU(hc.call) {

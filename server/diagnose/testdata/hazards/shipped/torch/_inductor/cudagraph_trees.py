@@ -52,3 +52,29 @@ class CUDAGraphTreeManager:
     def dealloc_current_path_weakrefs(self) -> None:
         for storage_ref in self.current_node.path_live_weakrefs():
             torch._C._set_storage_data_ptr_access_error_msg(storage_ref(), self.format_dealloc_msg(None))
+
+    # Forwards run with their backwards pending keep the generation from
+    # ending: the shape of torch 2.11's CUDAGraphTreeManager.
+    def run(self, new_inputs, function_id):
+        out = self._run(new_inputs, function_id)
+        if self.mode == CompilationMode.FORWARD:
+            self.running_forwards_with_pending_backwards = True
+        elif self.mode == CompilationMode.BACKWARD:
+            self.running_forwards_with_pending_backwards = False
+        return out
+
+    def can_start_new_generation(self) -> bool:
+        if not self.in_new_torch_compile_invocation():
+            return False
+        if self.user_invoked_mark_step():
+            return True
+        return not self.running_forwards_with_pending_backwards
+
+    def check_warn_on_unable_to_start_executing(self, function_id) -> None:
+        "Warn if we in a potential loop where we are unable to hit fast path"
+        self.warned_functions.add(function_id)
+        warnings.warn(
+            "Unable to hit fast path of CUDAGraphs because of pending, uninvoked backwards. "
+            "Consider running with torch.no_grad() or using torch.compiler.cudagraph_mark_step_begin() "
+            "before each model invocation"
+        )
