@@ -56,6 +56,9 @@ const (
 	// CodeStateDictPrefixed is decided by the workspace model
 	// (server/wsmodel), which follows the compiled module to the call.
 	CodeStateDictPrefixed = "TL015 compiled-state-dict"
+	// CodeCompiledFreeThreaded is decided by the target's interpreter
+	// (Options.FreeThreaded), not by a line of its torch.
+	CodeCompiledFreeThreaded = "TL018 compiled-free-threaded"
 )
 
 // Diagnostic is one finding in the user's buffer.
@@ -107,6 +110,11 @@ type Options struct {
 	// ExternalFuncs the buffer's functions they run.
 	External      []ExternalStart
 	ExternalFuncs []ExternalFunc
+	// FreeThreaded says the target's Python is built without the GIL
+	// (sysconfig's Py_GIL_DISABLED is 1) and ran without it when the
+	// helper started there (remote.Hello.FreeThreaded): threads run
+	// Python at once.
+	FreeThreaded bool
 }
 
 // ExternalFunc is a function of the buffer that the workspace model found
