@@ -49,6 +49,8 @@ type checkKey struct {
 	cat    *gates.Catalog
 	target string
 	model  *wsmodel.Model // the workspace model's version the check read
+	// freeThreaded: the target's interpreter runs threads without the GIL.
+	freeThreaded bool
 }
 
 // Diagnostics checks a document against the target's torch: config flags,
@@ -105,13 +107,22 @@ func (ch *Checks) check(ctx context.Context, doc *api.Snapshot) (*checked, error
 			ch.deps.Work.Go(func() { ch.publishDiagnostics(other) })
 		}
 	}
-	return doc.Memo(checkKey{cat, spec.Name, model}, func() any {
-		return checkWith(doc, cat, ps.Mirror(), spec, model)
+	// The interpreter's facts come with the helper's hello: waited for a
+	// while, never for a check's whole life.
+	helloCtx, cancel := context.WithTimeout(ctx, helloWait)
+	free := s.FreeThreaded(helloCtx)
+	cancel()
+	return doc.Memo(checkKey{cat, spec.Name, model, free}, func() any {
+		return checkWith(doc, cat, ps.Mirror(), spec, model, free)
 	}).(*checked), nil
 }
 
-func checkWith(doc *api.Snapshot, cat *gates.Catalog, m *remote.MirrorTree, spec remote.Spec, model *wsmodel.Model) *checked {
-	opts := diagnose.Options{SiteDir: m.SiteDir, Env: spec.Env}
+// helloWait bounds how long a check waits for the target's helper to say
+// what its interpreter is.
+const helloWait = 10 * time.Second
+
+func checkWith(doc *api.Snapshot, cat *gates.Catalog, m *remote.MirrorTree, spec remote.Spec, model *wsmodel.Model, freeThreaded bool) *checked {
+	opts := diagnose.Options{SiteDir: m.SiteDir, Env: spec.Env, FreeThreaded: freeThreaded}
 	var calls []diagnose.Diagnostic
 	if model != nil && doc.Path() != "" {
 		v := model.Verdicts()
