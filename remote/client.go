@@ -36,6 +36,9 @@ type Client struct {
 	hangs   int
 	retryAt time.Time // no new start before this
 	closed  bool
+	// known is the hello of the last helper that started, kept after it
+	// ends: what the interpreter is does not change with its process.
+	known *Hello
 }
 
 const (
@@ -205,6 +208,19 @@ func (c *Client) start(done chan struct{}, limits HelperLimits) {
 	}
 	c.helper = h
 	c.startErr = nil
+	hello := h.Hello()
+	c.known = &hello
+}
+
+// KnownHello is the handshake of the last helper that started, without
+// starting one or waiting; ok false before any has.
+func (c *Client) KnownHello() (Hello, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.known == nil {
+		return Hello{}, false
+	}
+	return *c.known, true
 }
 
 // noteFailure counts a failure and pushes the next start back. c.mu held.

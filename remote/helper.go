@@ -33,6 +33,18 @@ type Hello struct {
 	PID            int      `json:"pid"`
 	Platform       string   `json:"platform"`
 	Cwd            string   `json:"cwd"`
+	// GILDisabled: the interpreter is built without the GIL (sysconfig's
+	// Py_GIL_DISABLED is 1). GILEnabled: whether the GIL was on when the
+	// helper started (sys._is_gil_enabled(); PYTHON_GIL=1 turns it back
+	// on), nil where the interpreter cannot say.
+	GILDisabled bool  `json:"gil_disabled"`
+	GILEnabled  *bool `json:"gil_enabled"`
+}
+
+// FreeThreaded reports whether the interpreter runs Python threads at
+// once: built without the GIL, and not started with it turned back on.
+func (h Hello) FreeThreaded() bool {
+	return h.GILDisabled && (h.GILEnabled == nil || !*h.GILEnabled)
 }
 
 // RemoteError is an exception raised by a helper method on the target.

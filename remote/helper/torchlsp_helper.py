@@ -85,7 +85,19 @@ class RequestError(Exception):
         self.type_name = type_name
 
 
+def _gil_facts():
+    """Whether this interpreter is built without the GIL (sysconfig's
+    Py_GIL_DISABLED, 3.13+), and whether the GIL is on now
+    (sys._is_gil_enabled; None where Python has no such call)."""
+    import sysconfig
+    disabled = sysconfig.get_config_var("Py_GIL_DISABLED") == 1
+    probe = getattr(sys, "_is_gil_enabled", None)
+    enabled = bool(probe()) if callable(probe) else None
+    return disabled, enabled
+
+
 def hello():
+    gil_disabled, gil_enabled = _gil_facts()
     return {
         "protocol": PROTOCOL,
         "python": "%d.%d.%d" % sys.version_info[:3],
@@ -97,6 +109,8 @@ def hello():
         "pid": os.getpid(),
         "platform": sys.platform,
         "cwd": os.getcwd(),
+        "gil_disabled": gil_disabled,
+        "gil_enabled": gil_enabled,
     }
 
 

@@ -10,6 +10,7 @@ package checks
 
 import (
 	"context"
+	"sync"
 
 	"github.com/torchlsp/torchlsp/server/api"
 	"github.com/torchlsp/torchlsp/server/session"
@@ -56,8 +57,16 @@ type Checks struct {
 	deps    Deps
 	running docChecks        // the diagnostics check of each document (docchecks.go)
 	models  models           // the workspace model (workspace.go)
+	hellos  hellos           // the waits for the target's helper (diagnostics.go)
 	notes   []NoteProducer   // set once, before the first check
 	actions []ActionProducer // set once, before the first request
+}
+
+// hellos are the sessions whose helper's hello a background wait is
+// under way for (awaitHello).
+type hellos struct {
+	mu      sync.Mutex // guards waiting
+	waiting map[*session.Session]bool
 }
 
 // New makes the checks over deps, with the features that leave notes and

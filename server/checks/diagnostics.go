@@ -49,6 +49,8 @@ type checkKey struct {
 	cat    *gates.Catalog
 	target string
 	model  *wsmodel.Model // the workspace model's version the check read
+	// freeThreaded: the target's interpreter runs threads without the GIL.
+	freeThreaded bool
 }
 
 // Diagnostics checks a document against the target's torch: config flags,
@@ -105,13 +107,54 @@ func (ch *Checks) check(ctx context.Context, doc *api.Snapshot) (*checked, error
 			ch.deps.Work.Go(func() { ch.publishDiagnostics(other) })
 		}
 	}
-	return doc.Memo(checkKey{cat, spec.Name, model}, func() any {
-		return checkWith(doc, cat, ps.Mirror(), spec, model)
+	// The interpreter's facts come with the helper's hello. A check never
+	// waits for it (a target that is down or stalled must not hold the
+	// diagnostics back): until a helper has answered, the target counts
+	// as having the GIL, and a free-threaded answer checks every open
+	// document again.
+	free, known := s.FreeThreadedKnown()
+	if !known {
+		ch.awaitHello(s)
+	}
+	return doc.Memo(checkKey{cat, spec.Name, model, free}, func() any {
+		return checkWith(doc, cat, ps.Mirror(), spec, model, free)
 	}).(*checked), nil
 }
 
-func checkWith(doc *api.Snapshot, cat *gates.Catalog, m *remote.MirrorTree, spec remote.Spec, model *wsmodel.Model) *checked {
-	opts := diagnose.Options{SiteDir: m.SiteDir, Env: spec.Env}
+// helloWait bounds how long the background wait for the target's helper
+// to say what its interpreter is lasts (the helper's own start is
+// bounded at 60 s).
+const helloWait = 90 * time.Second
+
+// awaitHello waits in the background, once per session, for the target's
+// helper to start, and checks the open documents again when it says the
+// target runs without the GIL (TL018).
+func (ch *Checks) awaitHello(s *session.Session) {
+	ch.hellos.mu.Lock()
+	if ch.hellos.waiting == nil {
+		ch.hellos.waiting = map[*session.Session]bool{}
+	}
+	if ch.hellos.waiting[s] {
+		ch.hellos.mu.Unlock()
+		return
+	}
+	ch.hellos.waiting[s] = true
+	ch.hellos.mu.Unlock()
+	ch.deps.Work.Go(func() {
+		ctx, cancel := context.WithTimeout(ch.deps.Work.Context(), helloWait)
+		defer cancel()
+		free := s.FreeThreaded(ctx)
+		ch.hellos.mu.Lock()
+		delete(ch.hellos.waiting, s) // a later check asks again if none answered
+		ch.hellos.mu.Unlock()
+		if free {
+			ch.RepublishAll()
+		}
+	})
+}
+
+func checkWith(doc *api.Snapshot, cat *gates.Catalog, m *remote.MirrorTree, spec remote.Spec, model *wsmodel.Model, freeThreaded bool) *checked {
+	opts := diagnose.Options{SiteDir: m.SiteDir, Env: spec.Env, FreeThreaded: freeThreaded}
 	var calls []diagnose.Diagnostic
 	if model != nil && doc.Path() != "" {
 		v := model.Verdicts()

@@ -60,6 +60,9 @@ const (
 	// file, from the target's CUDA graph sources.
 	CodePendingBackward    = "TL016 cudagraph-pending-backward"
 	CodeFirstCallInCapture = "TL017 compiled-first-call-in-capture"
+	// CodeCompiledFreeThreaded is decided by the target's interpreter
+	// (Options.FreeThreaded), not by a line of its torch.
+	CodeCompiledFreeThreaded = "TL018 compiled-free-threaded"
 )
 
 // Diagnostic is one finding in the user's buffer.
@@ -116,6 +119,11 @@ type Options struct {
 	// override this buffer makes outside those threads does not reach
 	// them on a torch that keeps overrides per thread (TL012).
 	ExternalThreads []ExternalThreads
+	// FreeThreaded says the target's Python is built without the GIL
+	// (sysconfig's Py_GIL_DISABLED is 1) and ran without it when the
+	// helper started there (remote.Hello.FreeThreaded): threads run
+	// Python at once.
+	FreeThreaded bool
 }
 
 // ExternalThreads is a thread start the workspace model found running

@@ -172,8 +172,69 @@ func (c cudagraphDecision) treesOff(s *compileSite) *FlagRef {
 // the state (get_obj): a torch whose trees create that state per thread
 // has no such assert, and no hazard unless trees are off.
 func (c cudagraphDecision) threadHazard(s *compileSite) bool {
-	return c.treesOff(s) != nil || len(c.index().treeGates) == 0 ||
-		c.files.findStatement(fileTrees, 0, "assert", "_is_key_in_tls") >= 0
+	return c.treesOff(s) != nil || len(c.index().treeGates) == 0 || c.tlsAssert() >= 0
+}
+
+// tlsAssert is the line of the target's cudagraph_trees.py where a thread
+// without the trees' state fails: get_obj's `assert
+// torch._C._is_key_in_tls(...)`, while the state is made only when the
+// module is imported (module-level statements fill the thread-local and
+// stash it for autograd's threads). It is -1 when get_obj asserts nothing
+// of the kind, or when a function of the module makes that state for a
+// thread that lacks it (the shape of pytorch PR 184357: per-thread state
+// created lazily, capture serialised by a lock): there the assert is not
+// reached. A capture lock alone changes nothing: get_obj runs before any
+// capture (get_container, then the tree manager), so a thread without the
+// state still fails at the assert.
+func (c cudagraphDecision) tlsAssert() int {
+	def, end := c.files.topLevelDef(fileTrees, "get_obj")
+	if def < 0 {
+		return -1
+	}
+	line := c.files.findStatement(fileTrees, def+1, "assert", "_is_key_in_tls")
+	if line < 0 || line >= end || c.lazyTLS() >= 0 {
+		return -1
+	}
+	return line
+}
+
+// lazyTLS is the first line of the target's cudagraph_trees.py where a
+// function (an indented statement) makes the trees' per-thread state: it
+// stashes an object in the C++ thread-local store, or sets an attribute of
+// the module's threading.local. -1 when only import does.
+func (c cudagraphDecision) lazyTLS() int {
+	lines := c.files.file(fileTrees)
+	for i, l := range lines {
+		code := strings.TrimLeft(l, " \t")
+		if code == l || strings.HasPrefix(code, "#") {
+			continue // module level, or a comment
+		}
+		if strings.Contains(code, "_stash_obj_in_tls(") || strings.HasPrefix(code, "setattr(local,") ||
+			strings.HasPrefix(code, "local.") && isAttrAssignment(code[len("local."):]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// isAttrAssignment reports whether rest ("name = ...", after "local.")
+// assigns the attribute it names.
+func isAttrAssignment(rest string) bool {
+	i := 0
+	for i < len(rest) && isNameByte(rest[i]) {
+		i++
+	}
+	if i == 0 {
+		return false
+	}
+	rest = strings.TrimLeft(rest[i:], " ")
+	if j := strings.Index(rest, ":"); j == 0 { // an annotated assignment
+		rest = rest[1:]
+		if k := strings.Index(rest, "="); k >= 0 {
+			rest = rest[k:]
+		}
+	}
+	return strings.HasPrefix(rest, "=") && !strings.HasPrefix(rest, "==")
 }
 
 // modeLine finds the mode's entry in list_mode_options.

@@ -24,6 +24,8 @@ type site struct {
 	name string // golden file directory
 	dir  string
 	cat  *gates.Catalog
+	// freeThreaded: the target's Python is built without the GIL.
+	freeThreaded bool
 }
 
 func scanSite(t testing.TB, name, dir string) site {
@@ -68,7 +70,7 @@ func readFile(t testing.TB, path string) []byte {
 }
 
 func check(s site, src []byte) []Diagnostic {
-	return Check(pybuf.Parse(src), s.cat, Options{SiteDir: s.dir})
+	return Check(pybuf.Parse(src), s.cat, Options{SiteDir: s.dir, FreeThreaded: s.freeThreaded})
 }
 
 func count(ds []Diagnostic, code string) int {

@@ -23,6 +23,7 @@ func (c threadRules) threads() {
 		if !ok {
 			continue
 		}
+		ruleTL018(c).compiledFreeThreaded(s, st)
 		cg := cudagraphDecision(c).cudagraphs(s)
 		if !cg.on {
 			continue
@@ -119,5 +120,5 @@ func (c threadRules) externalFuncs(rc reach) {
 	}
 }
 
-// threadRules: the rules that read what threads run (TL001, TL002, TL003, TL012, TL014), dispatched from what the buffer's starts and the workspace model's reach. It reads and fills the checker it embeds.
+// threadRules: the rules that read what threads run (TL001, TL002, TL003, TL012, TL014, TL018), dispatched from what the buffer's starts and the workspace model's reach. It reads and fills the checker it embeds.
 type threadRules struct{ *checker }

@@ -7,7 +7,7 @@ func (c ruleTL001) cudagraphsInThreads(s *compileSite, st threadStart, cg cudagr
 	off := cudagraphDecision(c).treesOff(s)
 	treeGates := c.index().treeGates
 	const trees = fileTrees
-	assertLine := c.files.findStatement(trees, 0, "assert", "_is_key_in_tls")
+	assertLine := cudagraphDecision(c).tlsAssert()
 	if !cudagraphDecision(c).threadHazard(s) {
 		return
 	}

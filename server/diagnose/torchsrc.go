@@ -88,6 +88,29 @@ func (s *siteFiles) findStatement(rel string, from int, keyword string, subs ...
 	return -1
 }
 
+// topLevelDef returns the line of rel's module-level `def name(` and the
+// line that ends its body (the next statement at column 0, or the number
+// of lines), or -1, -1.
+func (s *siteFiles) topLevelDef(rel, name string) (def, end int) {
+	lines := s.file(rel)
+	for from := 0; ; from = def + 1 {
+		def = s.find(rel, from, "def "+name+"(")
+		if def < 0 {
+			return -1, -1
+		}
+		if strings.HasPrefix(lines[def], "def ") {
+			break
+		}
+	}
+	for end = def + 1; end < len(lines); end++ {
+		l := lines[end]
+		if l != "" && l[0] != ' ' && l[0] != '\t' && l[0] != '#' && l[0] != ')' {
+			break
+		}
+	}
+	return def, end
+}
+
 // text returns line i of rel, trimmed, or "".
 func (s *siteFiles) text(rel string, i int) string {
 	lines := s.file(rel)

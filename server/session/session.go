@@ -486,3 +486,26 @@ func userSiteNote(s remote.Spec) string {
 	}
 	return "; without the user site: set user_site = true for a package installed with pip install --user"
 }
+
+// FreeThreaded reports whether the target's interpreter runs Python
+// threads at once (built without the GIL, and not started with it turned
+// back on), as the helper's hello says; false for a read-only session and
+// when the helper does not answer.
+func (s *Session) FreeThreaded(ctx context.Context) bool {
+	if s.ReadOnly() || s.client == nil {
+		return false
+	}
+	h, err := s.client.Hello(ctx)
+	return err == nil && h.FreeThreaded()
+}
+
+// FreeThreadedKnown is FreeThreaded as far as a helper has already said,
+// without starting one or waiting: known is false until one has started
+// on the target.
+func (s *Session) FreeThreadedKnown() (free, known bool) {
+	if s.ReadOnly() || s.client == nil {
+		return false, true
+	}
+	h, ok := s.client.KnownHello()
+	return ok && h.FreeThreaded(), ok
+}
