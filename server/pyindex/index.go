@@ -53,6 +53,10 @@ type Index struct {
 
 	tables tableCache // name tables of the files navigation read last
 
+	// scanBufs holds *bytes.Buffer that text searches read files into
+	// (filesMentioning), one per concurrent read.
+	scanBufs sync.Pool
+
 	// identScratch holds *[]uint32 buffers that parses collect a file's
 	// identifier hashes in (identHashes), one per concurrent parse.
 	identScratch sync.Pool
@@ -349,9 +353,9 @@ func (ix *Index) Build(ctx context.Context) error {
 
 // loadAll parses, in parallel, the files not yet parsed, for a request
 // that reads every file (workspace symbols): on a cold start it does not
-// wait for Build's workers, which leave a processor to requests, and its
-// own parses take no budget (each is one file a request needs now), as
-// load's do not.
+// wait for Build's workers, which leave a processor to requests. Its
+// parses share Build's budget, so the two together hold no more trees at
+// once than Build alone.
 func (ix *Index) loadAll(ctx context.Context) error {
 	p := pool.New().WithContext(ctx).WithMaxGoroutines(min(max(runtime.GOMAXPROCS(0), 1), maxBuildWorkers)).WithCancelOnError()
 	for _, f := range ix.files {
@@ -362,7 +366,7 @@ func (ix *Index) loadAll(ctx context.Context) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			ix.load(f)
+			ix.loadIn(f, ix.budget)
 			return nil
 		})
 	}

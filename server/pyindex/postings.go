@@ -3,10 +3,14 @@ package pyindex
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"runtime"
 	"slices"
 
 	"github.com/sourcegraph/conc/pool"
+	"github.com/torchlsp/torchlsp/server/internal/torchtree"
+	"github.com/torchlsp/torchlsp/server/localfile"
 	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
@@ -95,7 +99,7 @@ func (ix *Index) filesMentioning(ctx context.Context, names []string) ([]*fileSt
 		hs[i] = identHash(n)
 	}
 	keep := make([]bool, len(ix.files))
-	p := pool.New().WithContext(ctx).WithMaxGoroutines(max(runtime.GOMAXPROCS(0), 1)).WithCancelOnError()
+	p := pool.New().WithContext(ctx).WithMaxGoroutines(min(max(runtime.GOMAXPROCS(0), 1), maxBuildWorkers)).WithCancelOnError()
 	for i, f := range ix.files {
 		if fd := f.data.Load(); fd != nil {
 			keep[i] = slices.ContainsFunc(hs, fd.mentions)
@@ -105,9 +109,14 @@ func (ix *Index) filesMentioning(ctx context.Context, names []string) ([]*fileSt
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			src, err := ix.source(f)
+			buf, _ := ix.scanBufs.Get().(*bytes.Buffer)
+			if buf == nil {
+				buf = new(bytes.Buffer)
+			}
+			defer ix.scanBufs.Put(buf)
+			src, err := ix.sourceInto(f, buf)
 			if err != nil {
-				return nil // a file that cannot be read names nothing
+				return nil // a file that cannot be read names nothing, as its parse would say
 			}
 			keep[i] = textNames(src, names)
 			return nil
@@ -123,6 +132,28 @@ func (ix *Index) filesMentioning(ctx context.Context, names []string) ([]*fileSt
 		}
 	}
 	return out, nil
+}
+
+// sourceInto reads a file of the index as source does, into buf (reused
+// from one file to the next, so that searching the text of a whole
+// package keeps one file's bytes per worker, not the package's garbage).
+func (ix *Index) sourceInto(f *fileState, buf *bytes.Buffer) ([]byte, error) {
+	if ix.read != nil {
+		return ix.read(f.rel)
+	}
+	fh, _, err := localfile.OpenNoFollow(ix.abs(f))
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	buf.Reset()
+	if _, err := buf.ReadFrom(io.LimitReader(fh, torchtree.MaxFileBytes+1)); err != nil {
+		return nil, err
+	}
+	if buf.Len() > torchtree.MaxFileBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", f.rel, torchtree.MaxFileBytes)
+	}
+	return buf.Bytes(), nil
 }
 
 // textNames reports whether src holds one of names as a whole word: an

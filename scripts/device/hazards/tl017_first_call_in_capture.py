@@ -20,5 +20,7 @@ try:
     right = torch.allclose(y, x.sin() * 2)
     print("verdict:", "captured, replay right" if right else "hazard shown: captured, replay gives wrong results")
 except Exception as e:  # the capture fails on the first call
-    msg = (str(e).strip().splitlines() or [""])[0]
-    print(f"verdict: hazard shown: {type(e).__name__}: {msg[:160]}")
+    lines = [l.strip() for l in str(e).splitlines() if l.strip()]
+    # Dynamo wraps the backend's error: its last line is the cause.
+    cause = lines[-1] if lines else ""
+    print(f"verdict: hazard shown: {type(e).__name__}: {cause[:200]}")
