@@ -27,7 +27,15 @@
 #                                             path of CUDAGraphs because of pending, uninvoked backwards"
 #   tl017_first_call_in_capture  TL017        "verdict: hazard shown": the capture fails on the first
 #                                             call (131782: "Cannot call CUDAGeneratorImpl::current_seed")
-#   (tl016 and tl017 not yet run on the host)
+#   tl019_compiled_under_checkpoint        TL019   "verdict: hazard shown": the recomputation under
+#                                          checkpoint recompiles on autograd's thread (GLOBAL_STATE
+#                                          changed: num_threads) or raises CheckpointError
+#   tl019_compiled_under_checkpoint.fixed  (none)  "verdict: fixed": the function calling checkpoint
+#                                          is compiled instead
+#   tl020_inference_then_train    (none)   pytorch issue 135892's script: max-autotune, first calls
+#                                          under inference_mode, then training; its verdict says
+#                                          whether 2.11 still fails and where (no rule: see HAZARDS.md)
+#   (tl016, tl017, tl019 and tl020 not yet run on the host)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 

@@ -60,6 +60,9 @@ const (
 	// file, from the target's CUDA graph sources.
 	CodePendingBackward    = "TL016 cudagraph-pending-backward"
 	CodeFirstCallInCapture = "TL017 compiled-first-call-in-capture"
+	// CodeCompiledUnderCheckpoint is decided from the target's
+	// torch/utils/checkpoint.py (its recomputation check).
+	CodeCompiledUnderCheckpoint = "TL019 compiled-under-checkpoint"
 	// CodeCompiledFreeThreaded is decided by the target's interpreter
 	// (Options.FreeThreaded), not by a line of its torch.
 	CodeCompiledFreeThreaded = "TL018 compiled-free-threaded"
@@ -197,6 +200,7 @@ func (c *checker) run() {
 		ruleTL013{c}.recompiles()
 		ruleTL016{c}.pendingBackwards()
 		ruleTL017{c}.firstCallsInCapture()
+		ruleTL019{c}.compiledUnderCheckpoint()
 	}
 	c.flagUse()
 	ruleTL009{c}.envAfterImport()

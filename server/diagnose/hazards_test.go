@@ -112,6 +112,10 @@ func TestHazardLinesOn211(t *testing.T) {
 		{"overwrite check", fileTrees, "overwritten by a subsequent run", ruleTL011{c}.overwriteCheck()},
 		{"replays free silently", fileTrees, "def try_end_curr_execution(", ruleTL011{c}.silentReplays()},
 		{"shared callable", fileOutputCode, "current_callable", ruleTL014{c}.sharedCallable()},
+		{"recomputation check", fileCheckpoint, "A different number of tensors was saved", tl019Lines(c).count},
+		{"recomputation", fileCheckpoint, "frame.recompute_fn", tl019Lines(c).recompute},
+		{"reentrant recomputation", fileCheckpoint, "ctx.run_function(", tl019Lines(c).reentrant},
+		{"reentrant default", fileCheckpoint, "use_reentrant = True", tl019Lines(c).reentrantDefault},
 	} {
 		if tc.line < 0 || !strings.Contains(c.files.text(tc.file, tc.line), tc.want) {
 			t.Errorf("%s: %s:%d does not hold %q", tc.name, tc.file, tc.line+1, tc.want)
@@ -119,5 +123,25 @@ func TestHazardLinesOn211(t *testing.T) {
 	}
 	if l := (ruleTL012{c}).perThreadConfig(); l >= 0 {
 		t.Errorf("torch 2.11 keeps config overrides process-wide, but a ContextVar was found at %s:%d", fileConfigModule, l+1)
+	}
+}
+
+// tl019Lines reads TL019's lines of checkpoint.py, or -1 for each when
+// the check is absent.
+func tl019Lines(c *checker) checkpointLines {
+	l, ok := ruleTL019{c}.lines()
+	if !ok {
+		return checkpointLines{-1, -1, -1, -1, -1, -1}
+	}
+	return l
+}
+
+// On a torch whose checkpoint.py does not check the recomputation (the
+// fixture's), TL019 finds no line and stays silent.
+func TestTL019SilentWithoutCheck(t *testing.T) {
+	t.Parallel()
+	c := &checker{files: newSiteFiles(fixture(t).dir)}
+	if l, ok := (ruleTL019{c}).lines(); ok {
+		t.Errorf("the fixture's checkpoint.py has no recomputation check, but TL019 found one at line %d", l.count+1)
 	}
 }
