@@ -22,10 +22,10 @@ type siteRef struct {
 // caller passes), and hands each file's check those calls with the
 // compile's facts (Verdicts.Calls): TL011, TL016 and TL017 judge them as
 // they judge calls of the file's own compiled values. A call in the
-// compile's own file is that file's check's. The resolution has its own
-// budget (maxWork), so the threading paths decided before it lose
-// nothing to it.
-func (m *Model) compiledCalls(paths []string, v *Verdicts) {
+// compile's own file is that file's check's. It reads r's memo, which
+// the threading paths filled, and has a budget of its own (maxWork): it
+// runs last, and what it resolves is bounded apart from them.
+func (m *Model) compiledCalls(r *resolver, paths []string, v *Verdicts) {
 	some := false
 	for _, f := range m.files {
 		some = some || len(f.Compiles) > 0
@@ -33,7 +33,7 @@ func (m *Model) compiledCalls(paths []string, v *Verdicts) {
 	if !some {
 		return
 	}
-	r := newResolver(m)
+	r.work = 0
 	type found struct {
 		in   *File
 		call *Call

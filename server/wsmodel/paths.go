@@ -191,7 +191,7 @@ func (m *Model) computeVerdicts() *Verdicts {
 	}
 	m.stateDicts(r, paths, v)
 	m.configThreads(runs, paths, v)
-	m.compiledCalls(paths, v)
+	m.compiledCalls(r, paths, v)
 	return v
 }
 
