@@ -122,6 +122,11 @@ type Options struct {
 	// override this buffer makes outside those threads does not reach
 	// them on a torch that keeps overrides per thread (TL012).
 	ExternalThreads []ExternalThreads
+	// ExternalCalls are calls of the buffer whose callee the workspace
+	// model found holding compiled code made in another file (a loader's
+	// return, another module's global): TL011, TL016 and TL017 read them
+	// as calls of that compiled code.
+	ExternalCalls []ExternalCall
 	// FreeThreaded says the target's Python is built without the GIL
 	// (sysconfig's Py_GIL_DISABLED is 1) and ran without it when the
 	// helper started there (remote.Hello.FreeThreaded): threads run
@@ -140,6 +145,33 @@ type ExternalThreads struct {
 	// ("torch._dynamo.config.recompile_limit"): a write of one of them
 	// outside the threads is matched there.
 	Sets []string
+}
+
+// ExternalCall is a call of the buffer that the workspace model
+// (server/wsmodel) found running compiled code made in another file:
+// model = load(); model(x), where load returns torch.compile(net, …).
+type ExternalCall struct {
+	// Span is the callee as written, and Name its text: the call is
+	// the buffer's call whose callee has both.
+	Span pybuf.Span
+	Name string
+	// CUDAGraphs and Why are the compile's (CompileFact's); Module and
+	// Forward too: the compiled value is a module, or a module's forward,
+	// whose parameters require grad.
+	CUDAGraphs      bool
+	Why             string
+	Module, Forward bool
+	// CompilePath and Compile are the compile site's file (absolute,
+	// local) and span: calls of one compiled value share them. At names
+	// the site in messages ("model.py:7").
+	CompilePath string
+	Compile     pybuf.Span
+	At          string
+	// CalledElsewhere says the model found the compiled value called in
+	// another file too (a warm-up, for all the buffer can tell).
+	CalledElsewhere bool
+	// Path leads from the call to the compile, as related information.
+	Path []Related
 }
 
 // ExternalFunc is a function of the buffer that the workspace model found

@@ -1,6 +1,8 @@
 package diagnose
 
 import (
+	"strings"
+
 	"github.com/torchlsp/torchlsp/server/gates"
 	"github.com/torchlsp/torchlsp/server/pybuf"
 	"github.com/torchlsp/torchlsp/server/syntax"
@@ -58,6 +60,11 @@ type CompileFact struct {
 	// module as its submodule _orig_mod (so the wrapper's state_dict keys
 	// start with "_orig_mod."); -1 when the target's torch has none.
 	OrigModLine int
+	// Module says the site compiles a module, and Forward a module's
+	// forward, whose parameters require grad as far as the buffer tells
+	// (it turns no requires_grad off): its forwards with grad mode on
+	// leave backwards pending (TL016).
+	Module, Forward bool
 }
 
 // StartFact is one place the buffer runs a callable in another thread.
@@ -86,6 +93,7 @@ func FactsOf(buf *pybuf.Buffer, cat *gates.Catalog, opts Options) Facts {
 	c.confirmInPlace()
 	var f Facts
 	origMod := c.origModLine()
+	frozen := len(a.sites) > 0 && (ruleTL016{c}).freezesGrad()
 	for _, s := range a.sites {
 		cg := (cudagraphDecision{c}).cudagraphs(s)
 		orig := -1
@@ -98,6 +106,10 @@ func FactsOf(buf *pybuf.Buffer, cat *gates.Catalog, opts Options) Facts {
 			Derived:      s.kind == siteDerived, Decorates: s.call == nil || a.t.Kind(a.t.Parent(s.node)) == syntax.KindDecorator,
 			OrigModLine: orig,
 		})
+		if why := (ruleTL016{c}).moduleSite(&hotName{site: s}); why != "" && !frozen {
+			last := &f.Compiles[len(f.Compiles)-1]
+			last.Module, last.Forward = !strings.HasPrefix(why, itForward), strings.HasPrefix(why, itForward)
+		}
 	}
 	for _, st := range a.starts {
 		sf := StartFact{Node: st.node, How: st.how, Exprs: st.exprs, Class: st.within, Many: st.many}

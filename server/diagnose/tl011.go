@@ -31,6 +31,37 @@ type hotName struct {
 	// (model.compile(), model.forward = torch.compile(model.forward)):
 	// the same binding's calls before it run eagerly.
 	after bool
+	// ext is, for a value compiled in another file, what the workspace
+	// model says of it (site is nil then): its calls are the buffer's
+	// calls the model names (Options.ExternalCalls).
+	ext *ExternalCall
+}
+
+// same reports whether h and o hold what one compile site made.
+func (h *hotName) same(o *hotName) bool {
+	if h.ext == nil || o.ext == nil {
+		return h.site == o.site
+	}
+	return h.ext.CompilePath == o.ext.CompilePath && h.ext.Compile == o.ext.Compile
+}
+
+// where names h's compile site in a message: "line 7" of the buffer, or
+// "model.py:7" in another file.
+func (h *hotName) where(t *tree) string {
+	if h.ext != nil {
+		return h.ext.At
+	}
+	return fmt.Sprintf("line %d", t.StartPos(h.site.node).Line+1)
+}
+
+// compiledAt is the related information naming a compile site of
+// another file, and how the model followed the value there; nil for the
+// buffer's own.
+func (h *hotName) compiledAt() []Related {
+	if h.ext == nil {
+		return nil
+	}
+	return h.ext.Path
 }
 
 // hotCall is a call of compiled code with CUDA graphs.
@@ -364,7 +395,7 @@ func (x *tl011) keptAcrossCalls(hc hotCall) (overwrite, bool) {
 		if x.pendingBackward(call, t.End(call.node), t.Start(later.call.node)) {
 			return overwrite{}, false
 		}
-		if later.h.site != hc.h.site && x.passedTo(names, later.call) {
+		if !later.h.same(hc.h) && x.passedTo(names, later.call) {
 			return overwrite{}, false // fed into other compiled code: not judged (pytorch issue 122192)
 		}
 		for _, name := range names {
@@ -377,9 +408,9 @@ func (x *tl011) keptAcrossCalls(hc hotCall) (overwrite, bool) {
 				fix = top
 			}
 			ran := "ran the compiled code again"
-			if later.h.site != hc.h.site {
-				ran = fmt.Sprintf("ran other compiled code with CUDA graphs (%s, compiled at line %d), which starts a new generation of the device's CUDA graph tree and frees the outputs of earlier runs",
-					later.h.name, t.StartPos(later.h.site.node).Line+1)
+			if !later.h.same(hc.h) {
+				ran = fmt.Sprintf("ran other compiled code with CUDA graphs (%s, compiled at %s), which starts a new generation of the device's CUDA graph tree and frees the outputs of earlier runs",
+					later.h.name, later.h.where(t))
 			}
 			return overwrite{why: fmt.Sprintf("%s is read at line %d, after the call at line %d %s", t.Text(name), t.StartPos(read).Line+1, t.StartPos(later.call.node).Line+1, ran), fixAt: fix}, true
 		}
@@ -613,9 +644,82 @@ func (c ruleTL011) hotCalls() *tl011 {
 		if hot := c.hotTargets(); len(hot) > 0 {
 			calls = c.callsOf(hot)
 		}
-		c.hot = c.newTL011(calls)
+		c.hot = c.newTL011(c.withExternal(calls, true))
 	}
 	return c.hot
+}
+
+// calleeName is a callee as the workspace model names it: its chain of
+// names (self.model), or a container's chain and "[…]" for an element
+// (models[…]); "" for any other.
+func (c ruleTL011) calleeName(n int32) string {
+	t := c.t
+	n = t.Unwrap(n)
+	suffix := ""
+	if t.Kind(n) == syntax.KindSubscript {
+		n, suffix = t.Unwrap(t.Child(n, syntax.FieldValue)), "[…]"
+	}
+	ids := t.Chain(n)
+	if ids == nil {
+		return ""
+	}
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = t.Text(id)
+	}
+	return strings.Join(parts, ".") + suffix
+}
+
+// withExternal adds to calls, kept in source order, the buffer's calls
+// that the workspace model found running compiled code made in another
+// file (Options.ExternalCalls; only those with CUDA graphs when hot),
+// each matched by its callee's span and text, one name per compile site
+// and callee text. A call already in calls stays as it is.
+func (c ruleTL011) withExternal(calls []hotCall, hot bool) []hotCall {
+	exts := c.opts.ExternalCalls
+	if len(exts) == 0 {
+		return calls
+	}
+	a, t := c.a, c.t
+	bySpan := map[pybuf.Span]*callInfo{}
+	for _, call := range a.calls {
+		a.work++
+		bySpan[t.Span(call.calleeNode)] = call
+	}
+	taken := map[int32]bool{}
+	for _, hc := range calls {
+		taken[hc.call.node] = true
+	}
+	type key struct {
+		path string
+		at   pybuf.Pos
+		name string
+	}
+	names := map[key]*hotName{}
+	n := len(calls)
+	for i := range exts {
+		e := &exts[i]
+		call := bySpan[e.Span]
+		if hot && !e.CUDAGraphs || call == nil || taken[call.node] || c.calleeName(call.calleeNode) != e.Name {
+			continue
+		}
+		taken[call.node] = true
+		k := key{e.CompilePath, e.Compile.Start, e.Name}
+		h := names[k]
+		if h == nil {
+			why := e.Why
+			if why != "" {
+				why += " (compiled at " + e.At + ")"
+			}
+			h = &hotName{name: e.Name, cg: cudagraphState{on: e.CUDAGraphs, why: why}, bind: -1, ext: e}
+			names[k] = h
+		}
+		calls = append(calls, hotCall{call: call, h: h})
+	}
+	if len(calls) > n {
+		sort.SliceStable(calls, func(i, j int) bool { return t.Start(calls[i].call.node) < t.Start(calls[j].call.node) })
+	}
+	return calls
 }
 
 // outputsOverwritten reports outputs of compiled code with CUDA graphs
@@ -651,9 +755,9 @@ func (c ruleTL011) outputsOverwritten() {
 			Code: CodeOutputOverwritten, Severity: SeverityWarning, Span: t.Span(hc.call.calleeNode),
 			Message: fmt.Sprintf("%s turns on CUDA graphs, so each call of %s returns tensors in memory that the next run of compiled code with CUDA graphs reuses; %s: %s; clone the output outside the compiled code (torch.compiler.cudagraph_mark_step_begin() does not keep it alive)",
 				h.cg.why, h.name, ow.why, fate),
-			Related: related,
+			Related: append(related, h.compiledAt()...),
 		}
-		if ow.fixAt >= 0 && c.returnsOneTensor(h.site) {
+		if ow.fixAt >= 0 && h.site != nil && c.returnsOneTensor(h.site) {
 			end := t.EndPos(ow.fixAt)
 			d.Fixes = append(d.Fixes, Fix{Title: "Clone the output (.clone())", Preferred: true,
 				Edits: []Edit{{Span: pybuf.Span{Start: end, End: end}, NewText: ".clone()"}}})

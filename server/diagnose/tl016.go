@@ -93,6 +93,7 @@ func (c ruleTL016) pendingBackwards() {
 		if gen >= 0 {
 			d.Related = append(d.Related, Related{File: fileTrees, Line: gen, Message: "a pending backward keeps the next generation from starting"})
 		}
+		d.Related = append(d.Related, hc.h.compiledAt()...)
 		if via == nil {
 			if fix, ok := c.wrapNoGrad(loop); ok {
 				d.Fixes = append(d.Fixes, fix)
@@ -123,24 +124,39 @@ func (c ruleTL016) freezesGrad() bool {
 	return requiresGradOff.Match(t.src)
 }
 
+// itForward starts what moduleSite says of a module's forward.
+const itForward = "it is a module's forward"
+
 // moduleSite says why the calls of h's compiled value record a
-// backward when it is a module (its parameters require grad), or "".
+// backward when it is a module (its parameters require grad), or "". A
+// value compiled in another file is one when the workspace model says
+// so (ExternalCall.Module, Forward).
 func (c ruleTL016) moduleSite(h *hotName) string {
 	t := c.t
+	isModule, forward := h.name+" is a module: its parameters require grad", itForward+": the module's parameters require grad"
+	if e := h.ext; e != nil {
+		switch {
+		case e.Forward:
+			return forward
+		case e.Module:
+			return isModule
+		}
+		return ""
+	}
 	s := h.site
 	switch {
 	case s.kind == siteInPlace:
-		return h.name + " is a module: its parameters require grad"
+		return isModule
 	case s.kind == siteCall && s.call != nil && len(s.call.args) > 0:
 		arg := t.Unwrap(s.call.args[0])
 		if t.Kind(arg) == syntax.KindAttribute && t.LastName(arg) == "forward" {
-			return "it is a module's forward: the module's parameters require grad"
+			return forward
 		}
 		if c.moduleValue(arg) {
-			return h.name + " is a module: its parameters require grad"
+			return isModule
 		}
 	case s.kind == siteCall && c.decoratesForward(s):
-		return "it is a module's forward: the module's parameters require grad"
+		return forward
 	}
 	return ""
 }

@@ -110,10 +110,14 @@ func (c ruleTL017) firstCallsInCapture() {
 		return
 	}
 	names := c.compiledNames()
-	if len(names) == 0 {
+	if len(names) == 0 && len(c.opts.ExternalCalls) == 0 {
 		return
 	}
-	calls := ruleTL011(c).callsOf(names)
+	var calls []hotCall
+	if len(names) > 0 {
+		calls = ruleTL011(c).callsOf(names)
+	}
+	calls = ruleTL011(c).withExternal(calls, false)
 	var bodies []int32
 	for _, cap := range captures {
 		if _, body := c.captureBody(cap); body >= 0 {
@@ -142,13 +146,14 @@ func (c ruleTL017) firstCallsInCapture() {
 			reported[hc.h] = true
 			d := Diagnostic{
 				Code: CodeFirstCallInCapture, Severity: SeverityWarning, Span: t.Span(hc.call.calleeNode),
-				Message: fmt.Sprintf("%s is compiled (line %d) and first called here, inside the CUDA graph capture of line %d: torch.compile compiles on the first call, and what it does then (reading the RNG state, copying to the GPU, allocating) is not permitted while the stream captures: \"operation not permitted when stream is capturing\", or a graph that replays wrong results (pytorch issues 131782, 185074); call it once before the capture to compile it (a warm-up)",
-					hc.h.name, t.StartPos(hc.h.site.node).Line+1, t.StartPos(with).Line+1),
+				Message: fmt.Sprintf("%s is compiled (%s) and first called here, inside the CUDA graph capture of line %d: torch.compile compiles on the first call, and what it does then (reading the RNG state, copying to the GPU, allocating) is not permitted while the stream captures: \"operation not permitted when stream is capturing\", or a graph that replays wrong results (pytorch issues 131782, 185074); call it once before the capture to compile it (a warm-up)",
+					hc.h.name, hc.h.where(t), t.StartPos(with).Line+1),
 				Related: []Related{{File: fileGraphs, Line: class, Message: c.files.text(fileGraphs, class)}},
 			}
 			if begin >= 0 {
 				d.Related = append(d.Related, Related{File: fileGraphs, Line: begin, Message: "the capture begins as the with statement enters"})
 			}
+			d.Related = append(d.Related, hc.h.compiledAt()...)
 			if fix, ok := c.warmUpFix(hc.call, with, body); ok {
 				d.Fixes = append(d.Fixes, fix)
 			}
@@ -164,9 +169,13 @@ func (c ruleTL017) firstCallsInCapture() {
 // another function, before the capture of with statement w: a call
 // outside every capture that is not after w in w's own function, or the
 // value passed as an argument anywhere (a warm-up helper is not told
-// apart).
+// apart). A value compiled in another file and called in a file other
+// than the buffer too is taken as warmed up there.
 func (c ruleTL017) warmedUp(h *hotName, calls []hotCall, w, fn int32, inCapture func(int32) bool) bool {
 	a, t := c.a, c.t
+	if h.ext != nil && h.ext.CalledElsewhere {
+		return true
+	}
 	for _, hc := range calls {
 		a.work++
 		if hc.h != h || inCapture(hc.call.node) {

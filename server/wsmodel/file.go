@@ -119,6 +119,9 @@ type Compile struct {
 	// OrigModLine is diagnose.CompileFact's: the target's line that keeps
 	// a compiled module as _orig_mod, or -1.
 	OrigModLine int
+	// Module and Forward are diagnose.CompileFact's: the site compiles a
+	// module, or a module's forward, whose parameters require grad.
+	Module, Forward bool
 }
 
 // Line is the site's line (0-based).
@@ -198,7 +201,8 @@ func Extract(path, module string, buf *pybuf.Buffer, facts diagnose.Facts, tops 
 		savedNodes: map[int32]bool{}, savedNames: map[string]map[string]bool{}}
 	for _, c := range facts.Compiles {
 		i := len(f.Compiles)
-		f.Compiles = append(f.Compiles, Compile{Span: c.Span, CUDAGraphs: c.CUDAGraphs, ThreadHazard: c.ThreadHazard, Why: c.Why, OrigModLine: c.OrigModLine})
+		f.Compiles = append(f.Compiles, Compile{Span: c.Span, CUDAGraphs: c.CUDAGraphs, ThreadHazard: c.ThreadHazard, Why: c.Why, OrigModLine: c.OrigModLine,
+			Module: c.Module, Forward: c.Forward})
 		x.compiles[c.Node] = i
 		if c.Decorates {
 			if def := decoratedDef(t, c.Node); def >= 0 {

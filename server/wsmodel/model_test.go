@@ -174,9 +174,11 @@ func checkAll(t *testing.T, dir, site string, m *Model, cat *gates.Catalog) []st
 }
 
 // modelCodes are the rules that read what the model decides: what
-// threads run (TL001, TL002, TL003, TL012, TL014) and where a compiled
-// module goes (TL015).
-var modelCodes = map[string]bool{"TL001": true, "TL002": true, "TL003": true, "TL012": true, "TL014": true, "TL015": true}
+// threads run (TL001, TL002, TL003, TL012, TL014), where a compiled
+// module goes (TL015) and which calls run compiled code made in another
+// file (TL011, TL016, TL017).
+var modelCodes = map[string]bool{"TL001": true, "TL002": true, "TL003": true, "TL011": true, "TL012": true, "TL014": true,
+	"TL015": true, "TL016": true, "TL017": true}
 
 // Each testdata/paths/*.txtar is a workspace and the TL001 findings its
 // files get when checked with the model's verdicts: paths across files

@@ -31,12 +31,18 @@ type Verdicts struct {
 	// (diagnose.Options.ExternalThreads): TL012 on a torch that keeps
 	// overrides per thread.
 	Threads map[string][]diagnose.ExternalThreads
+	// Calls are, for a file, its calls of compiled code made in another
+	// file (diagnose.Options.ExternalCalls): TL011, TL016 and TL017
+	// judge them as calls of that code.
+	Calls map[string][]diagnose.ExternalCall
 }
 
 // For fills what a file's check reads of the verdicts into its options:
-// the starts, functions and threads of other files that reach it.
+// the starts, functions and threads of other files that reach it, and
+// its calls of compiled code made in other files.
 func (v *Verdicts) For(path string, opts diagnose.Options) diagnose.Options {
 	opts.External, opts.ExternalFuncs, opts.ExternalThreads = v.External[path], v.Funcs[path], v.Threads[path]
+	opts.ExternalCalls = v.Calls[path]
 	return opts
 }
 
@@ -110,7 +116,8 @@ type step struct {
 
 func (m *Model) computeVerdicts() *Verdicts {
 	v := &Verdicts{External: map[string][]diagnose.ExternalStart{}, Findings: map[string][]diagnose.Diagnostic{},
-		Funcs: map[string][]diagnose.ExternalFunc{}, Threads: map[string][]diagnose.ExternalThreads{}}
+		Funcs: map[string][]diagnose.ExternalFunc{}, Threads: map[string][]diagnose.ExternalThreads{},
+		Calls: map[string][]diagnose.ExternalCall{}}
 	seenFunc := map[*Def]bool{}
 	r := newResolver(m)
 	paths := make([]string, 0, len(m.files))
@@ -184,6 +191,7 @@ func (m *Model) computeVerdicts() *Verdicts {
 	}
 	m.stateDicts(r, paths, v)
 	m.configThreads(runs, paths, v)
+	m.compiledCalls(r, paths, v)
 	return v
 }
 

@@ -243,10 +243,14 @@ func (r *resolver) param(f *File, d *Def, name string, depth int) []value {
 }
 
 // indexCallers finds, once, the function every call and start of the
-// model calls, and what it passes.
+// model calls, and what it passes. What it resolves meanwhile, with
+// parameters unknown, is memoized apart and dropped after: a later
+// resolution of the same expression sees what callers pass.
 func (r *resolver) indexCallers() {
 	r.indexing = true
-	defer func() { r.indexing = false }()
+	memo := r.memo
+	r.memo = map[memoKey][]value{}
+	defer func() { r.indexing, r.memo = false, memo }()
 	r.callers = map[string][]callerRef{}
 	add := func(f *File, scope string, callee Expr, args []Expr, kwargs []Kwarg) {
 		if len(args) == 0 && len(kwargs) == 0 {
