@@ -263,7 +263,7 @@ func printOf(v *wsmodel.Verdicts, path string) string {
 	for _, d := range v.Findings[path] {
 		fmt.Fprintf(&b, "%v %s;", d.Span, d.Message)
 	}
-	for _, c := range v.Calls[path] {
+	for _, c := range v.CallsOf(path) {
 		fmt.Fprintf(&b, "%v %s %v %s %v %v %s %v %s %v;", c.Span, c.Name, c.CUDAGraphs, c.Why, c.Module, c.Forward,
 			c.CompilePath, c.Compile, c.At, c.CalledElsewhere)
 		for _, r := range c.Path {

@@ -10,7 +10,7 @@ import (
 
 // cacheVersion changes when File's shape or meaning does: a cache of
 // another version is not read.
-const cacheVersion = 9
+const cacheVersion = 10
 
 // diskCache is what a model's cache file holds: each file's facts with
 // the size and modification time they were read at, under the key of

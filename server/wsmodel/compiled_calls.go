@@ -1,7 +1,10 @@
 package wsmodel
 
 import (
+	"sort"
 	"strconv"
+	"strings"
+	"sync"
 
 	"github.com/torchlsp/torchlsp/server/diagnose"
 )
@@ -16,58 +19,80 @@ type siteRef struct {
 	compile int
 }
 
-// compiledCalls finds, in every file, the calls whose callee the
-// resolver says holds compiled code made in another file (a loader's
-// return, another module's global, an attribute set there, what a
-// caller passes), and hands each file's check those calls with the
-// compile's facts (Verdicts.Calls): TL011, TL016 and TL017 judge them as
-// they judge calls of the file's own compiled values. A call in the
-// compile's own file is that file's check's. It reads r's memo, which
-// the threading paths filled, and has a budget of its own (maxWork): it
-// runs last, and what it resolves is bounded apart from them.
-func (m *Model) compiledCalls(r *resolver, paths []string, v *Verdicts) {
-	some := false
-	for _, f := range m.files {
-		some = some || len(f.Compiles) > 0
+// lazyCalls computes Verdicts.Calls one file at a time, when a file's
+// check first asks (Verdicts.CallsOf): an editor checks its open
+// documents, not the workspace, and resolving every callee of a large
+// workspace (130,000 calls in diffusers) on each edit doubled the time
+// of its verdicts. `torchlsp check DIR` asks for every file, at the cost
+// the whole pass had.
+type lazyCalls struct {
+	mu sync.Mutex // guards the fields below and the Verdicts' Calls
+	m  *Model
+	r  *resolver // shared with the paths' pass: its memo is theirs
+	// done are the files whose calls are in Calls.
+	done map[string]bool
+	// calledIn are, by compile site, the files that call what it made;
+	// made by one pass over the workspace the first time a file with a
+	// capture needs it (ExternalCall.CalledElsewhere).
+	calledIn map[siteRef]map[*File]bool
+}
+
+// CallsOf are a file's calls of compiled code made in other files
+// (diagnose.Options.ExternalCalls), found on first ask.
+func (v *Verdicts) CallsOf(path string) []diagnose.ExternalCall {
+	if v.lazy == nil {
+		return v.Calls[path]
 	}
-	if !some {
-		return
+	l := v.lazy
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.done[path] {
+		l.done[path] = true
+		if f, ok := l.m.files[path]; ok {
+			if calls := l.compiledCalls(f); len(calls) > 0 {
+				v.Calls[path] = calls
+			}
+		}
 	}
+	return v.Calls[path]
+}
+
+// compiledCalls finds the calls of f whose callee the resolver says
+// holds compiled code made in another file (a loader's return, another
+// module's global, an attribute set there, what a caller passes), with
+// the compile's facts: TL011, TL016 and TL017 judge them as they judge
+// calls of the file's own compiled values. A call in the compile's own
+// file is that file's check's. Each file has a budget of its own
+// (maxWork).
+func (l *lazyCalls) compiledCalls(f *File) []diagnose.ExternalCall {
+	m, r := l.m, l.r
 	r.work = 0
 	type found struct {
-		in   *File
 		call *Call
 		site siteRef
 	}
 	var all []found
-	// calledIn are, by compile site, the files that call what it made.
-	calledIn := map[siteRef]map[*File]bool{}
-	for _, p := range paths {
-		f := m.files[p]
-		for i := range f.Calls {
-			c := &f.Calls[i]
-			n := 0
-			for _, val := range r.eval(f, c.Scope, c.Callee, 0) {
-				if val.kind != valCompiled {
-					continue
-				}
-				s := siteRef{val.file, val.compile}
-				if calledIn[s] == nil {
-					calledIn[s] = map[*File]bool{}
-				}
-				calledIn[s][f] = true
-				if val.file != f && n < maxCompilesPerCall {
-					all = append(all, found{in: f, call: c, site: s})
-					n++
-				}
+	for i := range f.Calls {
+		c := &f.Calls[i]
+		n := 0
+		for _, val := range r.eval(f, c.Scope, c.Callee, 0) {
+			if val.kind == valCompiled && val.file != f && n < maxCompilesPerCall {
+				all = append(all, found{call: c, site: siteRef{val.file, val.compile}})
+				n++
 			}
 		}
 	}
+	if len(all) == 0 {
+		return nil
+	}
+	var out []diagnose.ExternalCall
 	for _, fd := range all {
 		site := fd.site.file.Compiles[fd.site.compile]
 		elsewhere := false
-		for g := range calledIn[fd.site] {
-			elsewhere = elsewhere || g != fd.in
+		if f.Captures {
+			for g := range l.callers()[fd.site] {
+				elsewhere = elsewhere || g != f
+			}
 		}
 		name := fd.call.Callee.Text
 		if fd.call.Callee.Kind == ExprSubscript {
@@ -78,7 +103,7 @@ func (m *Model) compiledCalls(r *resolver, paths []string, v *Verdicts) {
 			what += " (" + site.Why + ")"
 		}
 		at := m.rel(fd.site.file.Path) + ":" + strconv.Itoa(site.Line()+1)
-		v.Calls[fd.in.Path] = append(v.Calls[fd.in.Path], diagnose.ExternalCall{
+		out = append(out, diagnose.ExternalCall{
 			Span: fd.call.Span, Name: name,
 			CUDAGraphs: site.CUDAGraphs, Why: site.Why, Module: site.Module, Forward: site.Forward,
 			CompilePath: fd.site.file.Path, Compile: site.Span, At: at,
@@ -86,4 +111,64 @@ func (m *Model) compiledCalls(r *resolver, paths []string, v *Verdicts) {
 			Path:            []diagnose.Related{m.related(fd.site.file, site.Line(), what)},
 		})
 	}
+	return out
+}
+
+// callers are, by compile site, the files of the workspace that call
+// what it made: one pass over every call, made once. l.mu held.
+func (l *lazyCalls) callers() map[siteRef]map[*File]bool {
+	if l.calledIn != nil {
+		return l.calledIn
+	}
+	l.calledIn = map[siteRef]map[*File]bool{}
+	paths := make([]string, 0, len(l.m.files))
+	for p := range l.m.files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	l.r.work = 0
+	for _, p := range paths {
+		f := l.m.files[p]
+		for i := range f.Calls {
+			c := &f.Calls[i]
+			for _, val := range l.r.eval(f, c.Scope, c.Callee, 0) {
+				if val.kind != valCompiled {
+					continue
+				}
+				s := siteRef{val.file, val.compile}
+				if l.calledIn[s] == nil {
+					l.calledIn[s] = map[*File]bool{}
+				}
+				l.calledIn[s][f] = true
+			}
+		}
+	}
+	return l.calledIn
+}
+
+// captureCalls are what a manual CUDA graph capture is called by
+// (TL017 judges the first calls of compiled code inside one).
+var captureCalls = map[string]bool{
+	"torch.cuda.graph": true, "torch.cuda.graphs.graph": true,
+	"torch.cuda.make_graphed_callables": true, "torch.cuda.graphs.make_graphed_callables": true,
+}
+
+// hasCapture says whether f calls a manual CUDA graph capture, by any
+// name its imports give it (before the calls of other packages are
+// dropped).
+func hasCapture(f *File) bool {
+	for i := range f.Calls {
+		text := f.Calls[i].Callee.Text
+		head, rest, _ := strings.Cut(text, ".")
+		if q, ok := f.Imports[head]; ok {
+			text = q
+			if rest != "" {
+				text += "." + rest
+			}
+		}
+		if captureCalls[text] {
+			return true
+		}
+	}
+	return false
 }

@@ -163,6 +163,10 @@ type File struct {
 	// ConfigWrites are the file's writes of torch's config flags, as the
 	// diagnose facts read them.
 	ConfigWrites []diagnose.ConfigWriteFact
+	// Captures says the file calls a manual CUDA graph capture
+	// (torch.cuda.graph, make_graphed_callables), by any name its imports
+	// give it: a call Calls does not keep.
+	Captures bool
 
 	// indexOnce guards scopes, the index made on first use (index).
 	indexOnce sync.Once
@@ -217,6 +221,7 @@ func Extract(path, module string, buf *pybuf.Buffer, facts diagnose.Facts, tops 
 	x.facts = facts
 	x.walk(t.Root(), "", "")
 	x.savedThroughNames()
+	f.Captures = hasCapture(f)
 	if tops != nil {
 		x.dropOutsideCalls(tops)
 	}

@@ -33,8 +33,11 @@ type Verdicts struct {
 	Threads map[string][]diagnose.ExternalThreads
 	// Calls are, for a file, its calls of compiled code made in another
 	// file (diagnose.Options.ExternalCalls): TL011, TL016 and TL017
-	// judge them as calls of that code.
+	// judge them as calls of that code. The model fills it per file on
+	// first ask: read it through CallsOf.
 	Calls map[string][]diagnose.ExternalCall
+	// lazy finds Calls (nil for Verdicts made by hand).
+	lazy *lazyCalls
 }
 
 // For fills what a file's check reads of the verdicts into its options:
@@ -42,7 +45,7 @@ type Verdicts struct {
 // its calls of compiled code made in other files.
 func (v *Verdicts) For(path string, opts diagnose.Options) diagnose.Options {
 	opts.External, opts.ExternalFuncs, opts.ExternalThreads = v.External[path], v.Funcs[path], v.Threads[path]
-	opts.ExternalCalls = v.Calls[path]
+	opts.ExternalCalls = v.CallsOf(path)
 	return opts
 }
 
@@ -191,7 +194,7 @@ func (m *Model) computeVerdicts() *Verdicts {
 	}
 	m.stateDicts(r, paths, v)
 	m.configThreads(runs, paths, v)
-	m.compiledCalls(r, paths, v)
+	v.lazy = &lazyCalls{m: m, r: r, done: map[string]bool{}}
 	return v
 }
 
