@@ -18,6 +18,12 @@
 #                      exit 1: AssertionError in cudagraph_trees.get_obj in a thread
 #   state_dict         TL015 at checkpoint.py:5 (the compiled module's state_dict)
 #                      exit 1: "Unexpected key(s) in state_dict" loading it into the module
+#   kept_outputs_across      TL011 at run.py (outputs of model.py's compiled step kept in a list)
+#                            exit 1: "accessing tensor output of CUDAGraphs that has been overwritten"
+#   pending_backward_across  TL016 at run.py (an eval loop without no_grad over model.py's model)
+#                            exit 1: "Unable to hit fast path of CUDAGraphs because of pending, uninvoked backwards"
+#   capture_across           TL017 at run.py (the first call of model.py's compiled f inside a capture)
+#                            exit 1: the capture fails on the first call
 #   quiet_default      (none): exit 0
 #   quiet_main_only    (none): exit 0
 set -uo pipefail
@@ -50,7 +56,7 @@ for dir in "$ws"/*/; do
 	places=$("$PYTHON" -c '
 import json, os, sys
 found = json.load(open(sys.argv[1]))
-codes = ("TL001", "TL002", "TL003", "TL014", "TL015")
+codes = ("TL001", "TL002", "TL003", "TL011", "TL014", "TL015", "TL016", "TL017")
 print(" ".join(sorted("%s %s:%d" % (d["code"].split()[0], os.path.relpath(d["file"], sys.argv[2]), d["line"]) for d in found if d["code"].startswith(codes))) or "(none)")
 ' "$OUT/$name.check.json" "$dir" 2>/dev/null || echo "(check failed)")
 	(cd "$dir" && PYTHONUNBUFFERED=1 timeout 300 "$PYTHON" run.py) >"$OUT/$name.run.txt" 2>&1
