@@ -18,6 +18,7 @@ type Proxy struct {
 	target string
 	ln     net.Listener
 	moved  atomic.Int64 // bytes delivered, both directions
+	turns  atomic.Int64 // times a connection's deliveries changed direction
 
 	mu     sync.Mutex // guards the fields below; cond waits on it
 	cond   *sync.Cond
@@ -94,8 +95,34 @@ func (p *Proxy) accept() {
 		p.conns[c], p.conns[up] = struct{}{}, struct{}{}
 		p.mu.Unlock()
 		p.wg.Add(2)
-		go p.pipe(up, c)
-		go p.pipe(c, up)
+		dir := &direction{}
+		go p.pipe(up, c, dir, towardTarget)
+		go p.pipe(c, up, dir, towardClient)
+	}
+}
+
+// direction is the way a connection's last delivery went, for counting
+// its turns: a request answered and the next request sent are two.
+type direction struct {
+	mu   sync.Mutex // guards last
+	last int8       // towardTarget, towardClient, or 0 before the first
+}
+
+const (
+	towardTarget int8 = 1
+	towardClient int8 = -1
+)
+
+// delivered notes a delivery in way, counting a turn when the
+// connection's last one went the other way.
+func (p *Proxy) delivered(d *direction, way int8) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.last != way {
+		if d.last != 0 {
+			p.turns.Add(1)
+		}
+		d.last = way
 	}
 }
 
@@ -109,7 +136,7 @@ type chunk struct {
 // before it have left at the link's rate, and arrives Delay later, so the
 // link carries a full bandwidth-delay product in flight as a real one does.
 // Data is held back while the proxy is frozen.
-func (p *Proxy) pipe(dst, src net.Conn) {
+func (p *Proxy) pipe(dst, src net.Conn, dir *direction, way int8) {
 	defer p.wg.Done()
 	closeBoth := func() {
 		dst.Close()
@@ -136,6 +163,9 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 			p.mu.Unlock()
 			n, err := dst.Write(c.data)
 			p.moved.Add(int64(n))
+			if n > 0 {
+				p.delivered(dir, way)
+			}
 			if err != nil {
 				return
 			}
@@ -173,6 +203,12 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 
 // Moved returns the bytes the relay has delivered, in both directions.
 func (p *Proxy) Moved() int64 { return p.moved.Load() }
+
+// Turns returns how many times a connection's deliveries have changed
+// direction, summed over the connections: a dialogue of n round trips
+// (the client speaks first) makes 2n-1 turns. A link's delay is paid at
+// each turn, so they are what a slow link makes slow.
+func (p *Proxy) Turns() int64 { return p.turns.Load() }
 
 // SetLink gives every connection, live and new, the link's delay and
 // rate; the zero Link forwards as fast as loopback does.

@@ -137,3 +137,29 @@ func BenchmarkWANRoundTrip(b *testing.B) {
 		}
 	}
 }
+
+// Turns counts the changes of direction of a dialogue: n request and
+// answer pairs, each waited for, make 2n-1 turns.
+func TestTurnsCountRoundTrips(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{1, 3, 5} {
+		p := NewProxy(t, echoServer(t))
+		c, err := net.Dial("tcp", p.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range n {
+			if _, err := c.Write([]byte("ping")); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]byte, 4)
+			if _, err := io.ReadFull(c, got); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.Close()
+		if got, want := p.Turns(), int64(2*n-1); got != want {
+			t.Errorf("%d round trips: %d turns, want %d", n, got, want)
+		}
+	}
+}

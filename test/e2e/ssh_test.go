@@ -743,6 +743,7 @@ func TestSSHDoctor(t *testing.T) {
 //
 // TORCHLSP_MEASURE_SITE211 names a site dir holding a torch 2.11 source
 // tree (default /tmp/site211); it is skipped when missing.
+// TORCHLSP_MEASURE_ONLY=wan measures only the WAN link's figures.
 func TestMeasureSSH(t *testing.T) {
 	if os.Getenv("TORCHLSP_MEASURE") != "1" {
 		t.Skip("set TORCHLSP_MEASURE=1 to measure")
@@ -769,6 +770,11 @@ func TestMeasureSSH(t *testing.T) {
 		return mustJSON(t, map[string]any{"defaultTarget": "gpu", "targets": map[string]any{"gpu": gpu}})
 	}
 	for _, tr := range trees {
+		if os.Getenv("TORCHLSP_MEASURE_ONLY") == "wan" {
+			// The link floor alone (docs/BENCHMARKS.md).
+			measureWAN(t, r, tr.name, tr.env)
+			continue
+		}
 		for _, route := range []struct {
 			name     string
 			settings json.RawMessage
@@ -831,7 +837,7 @@ type firstAnswer struct {
 func measureFirst(t *testing.T, r *sshRig, settings json.RawMessage, hovers bool) firstAnswer {
 	var m firstAnswer
 	t0 := time.Now()
-	moved0 := r.proxy.Moved()
+	moved0, turns0 := r.proxy.Moved(), r.proxy.Turns()
 	env := r.start(t, settings, r.options(r.keys.Client))
 	uri := env.OpenFile("train.py")
 	pos := env.At(uri, "nn.Linear(4, 4)", 3)
@@ -846,7 +852,7 @@ func measureFirst(t *testing.T, r *sshRig, settings json.RawMessage, hovers bool
 			first = time.Since(t0)
 			if moved := r.proxy.Moved() - moved0; moved > 0 {
 				m.moved = moved
-				t.Logf("MEASURE through the jump host's relay before the first correct definition: %.2f MB", float64(moved)/1e6)
+				t.Logf("MEASURE through the jump host's relay before the first correct definition: %.2f MB, %d turns", float64(moved)/1e6, r.proxy.Turns()-turns0)
 			}
 			break
 		}
