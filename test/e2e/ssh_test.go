@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -814,6 +815,41 @@ func measureWAN(t *testing.T, r *sshRig, name string, env map[string]string) {
 	first, hoverIdx, hoverHelper := measureSession(t, r, r.settings(env))
 	t.Logf("MEASURE WAN (50 ms RTT, 100 Mbit/s) %s: ssh -J jump host true %v; manual ssh + python inspect of nn.Linear %v; torchlsp via ssh+jump+pct: first correct definition (empty cache) %v (%.1f× ssh true); warm hover nn.Linear p50 %v p99 %v; torch.add p50 %v p99 %v",
 		name, bare, manual, first.Round(time.Millisecond), float64(first)/float64(bare), hoverIdx[0], hoverIdx[1], hoverHelper[0], hoverHelper[1])
+	measureFloor(t, r, name, env)
+}
+
+// measureFloor is the link floor of issue 35: five runs, alternating, of
+// a bare `ssh -J jump host true` and of a cold torchlsp's first correct
+// definition through ssh, the jump host and the pct hop, on the WAN
+// link; the medians, their ratio, and the turns and bytes through the
+// jump host's relay of each.
+func measureFloor(t *testing.T, r *sshRig, name string, env map[string]string) {
+	cfg := sshtest.WriteFile(t, "ssh_config_floor", "Host *\n  IdentityFile "+r.keys.Client+"\n  IdentitiesOnly yes\n  UserKnownHostsFile "+r.knownHosts+"\n  StrictHostKeyChecking yes\n  ControlPath none\n")
+	hostPort := strings.TrimPrefix(r.host.Addr, "127.0.0.1:")
+	argv := []string{"-F", cfg, "-T", "-J", r.jumpDest(), "-p", hostPort, r.host.User + "@127.0.0.1", "true"}
+	const runs = 5
+	var bare, first []time.Duration
+	var bareTurns, firstTurns, firstMoved []int64
+	for range runs {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		t0, turns0 := time.Now(), r.proxy.Turns()
+		out, err := exec.CommandContext(ctx, "ssh", argv...).CombinedOutput()
+		cancel()
+		if err != nil {
+			t.Fatalf("ssh true: %v: %s", err, out)
+		}
+		bare, bareTurns = append(bare, time.Since(t0)), append(bareTurns, r.proxy.Turns()-turns0)
+		turns0 = r.proxy.Turns()
+		m := measureFirst(t, r, r.settings(env), false)
+		first, firstTurns, firstMoved = append(first, m.first), append(firstTurns, r.proxy.Turns()-turns0), append(firstMoved, m.moved)
+	}
+	median := func(d []time.Duration) time.Duration {
+		s := slices.Clone(d)
+		slices.Sort(s)
+		return s[len(s)/2]
+	}
+	t.Logf("MEASURE floor (WAN) %s: ssh true %v (median of %d; turns %v); torchlsp first correct definition %v (median; turns to the end of the session %v, bytes before the answer %v): %.2f× ssh true",
+		name, median(bare).Round(time.Millisecond), runs, bareTurns, median(first).Round(time.Millisecond), firstTurns, firstMoved, float64(median(first))/float64(median(bare)))
 }
 
 // measureSession returns the time from initialize to the first correct
@@ -872,14 +908,18 @@ func measureFirst(t *testing.T, r *sshRig, settings json.RawMessage, hovers bool
 		p := env.At(uri, needle, off)
 		l, c := p.Line, p.Character
 		if _, err := env.Editor.Hover(hoverCtx, uri, l, c); err != nil {
-			t.Fatal(err)
+			t.Logf("hover %q: %v", needle, err)
+			return [2]time.Duration{-1, -1}
 		}
 		var d []time.Duration
 		for i := 0; i < 200; i++ {
 			t1 := time.Now()
 			h, err := env.Editor.Hover(hoverCtx, uri, l, c)
 			if err != nil || h == nil {
-				t.Fatalf("hover %q: %+v %v", needle, h, err)
+				// A tree this machine's Python cannot import (2.11's
+				// sources) has no run-time names to hover.
+				t.Logf("hover %q: %+v %v", needle, h, err)
+				return [2]time.Duration{-1, -1}
 			}
 			d = append(d, time.Since(t1))
 		}
