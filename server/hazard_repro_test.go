@@ -115,7 +115,7 @@ func TestHazardReproActions(t *testing.T) {
 		{"TL011", "kept-outputs", decorator},
 		{"TL013", "varying-sizes", compiled},
 		{"TL016", "pending-backward", lineOf(t, hazardsDoc, "net = torch.compile")},
-		{"TL017", "first-call-in-capture", lineOf(t, hazardsDoc, "def sine")-1},
+		{"TL017", "first-call-in-capture", lineOf(t, hazardsDoc, "def sine") - 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.code, func(t *testing.T) {
@@ -187,7 +187,7 @@ func TestHazardReproRuns(t *testing.T) {
 			"## torch.compile pending-backward repro (TL016) on `debian`", "| pending-backward | **hazard shown** |",
 			"- pending-backward: pending backwards: 12 calls, torch warned (fast path missed), none replayed a CUDA graph — the hazard TL016 describes.",
 			"- pending-backward-no-grad: no_grad: 12 calls, no warning, 11 replayed a CUDA graph."}},
-		{"TL017", "first-call-in-capture repro of hazards.py:%d on debian", lineOf(t, hazardsDoc, "def sine")-1, []string{
+		{"TL017", "first-call-in-capture repro of hazards.py:%d on debian", lineOf(t, hazardsDoc, "def sine") - 1, []string{
 			"## torch.compile first-call-in-capture repro (TL017) on `debian`", "| first-call-in-capture | **hazard shown** |",
 			"- first-call-in-capture: first call in capture: raised BackendCompilerFailed — the hazard TL017 describes.",
 			"- first-call-in-capture-warmed: warmed up (3 calls): captured, 4 of 4 replays right."}},
