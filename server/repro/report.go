@@ -521,7 +521,7 @@ func details(v VariantResult, mapFrame func(string, int) (string, bool)) string 
 		parts = append(parts, pendingDetails(pi))
 	}
 	if c := v.GraphCapture; c != nil {
-		parts = append(parts, captureDetails(c))
+		parts = append(parts, captureDetails(c, v.StandIn))
 	}
 	for i, e := range v.Errors {
 		if i == maxErrorsShown {
@@ -583,11 +583,16 @@ func pendingDetails(pi *PendingInfo) string {
 	return cell(s)
 }
 
-// captureDetails says how a first-call-in-capture variant captured.
-func captureDetails(c *GraphCaptureInfo) string {
+// captureDetails says how a first-call-in-capture variant captured; the
+// stand-in's capture has no streams.
+func captureDetails(c *GraphCaptureInfo, standIn bool) string {
 	s := "first call inside torch.cuda.graph(g)"
 	if c.Warmed {
-		s = fmt.Sprintf("%s on a side stream, then captured in torch.cuda.graph(g)", plural(c.Warmups, "warm-up call"))
+		where := "on a side stream"
+		if standIn {
+			where = "(the stand-in has no streams)"
+		}
+		s = fmt.Sprintf("%s %s, then captured in torch.cuda.graph(g)", plural(c.Warmups, "warm-up call"), where)
 	}
 	if c.Captured {
 		s += fmt.Sprintf("; %s on new inputs copied into the captured ones", plural(c.Replays, "replay"))
