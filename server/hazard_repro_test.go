@@ -13,8 +13,11 @@ import (
 	"github.com/torchlsp/torchlsp/server/source"
 )
 
-// hazardsDoc holds a TL011 (outputs kept in a list) and a TL013 (more
-// sizes than the CUDA graphs record without warning).
+// hazardsDoc holds a TL011 (outputs kept in a list), a TL013 (more
+// sizes than the CUDA graphs record without warning), a TL016 (a module's
+// outputs bound in a loop in grad mode) and a TL017 (the first call
+// inside a capture; a bare @torch.compile is no call the repro can take
+// its settings from, so the decorator is called).
 const hazardsDoc = `import torch
 
 
@@ -33,6 +36,22 @@ def collect(x):
 model = torch.compile(torch.nn.Linear(16, 16), mode="reduce-overhead")
 for bs in [1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 48]:
     model(torch.randn(bs, 16))
+
+net = torch.compile(torch.nn.Linear(16, 16), mode="reduce-overhead")
+for _ in range(12):
+    y = net(torch.randn(4, 16))
+
+
+@torch.compile()
+def sine(x):
+    return x.sin()
+
+
+def capture(x):
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        y = sine(x)
+    return g, y
 `
 
 // hazardEngine starts an engine whose default target "shipped" has the
@@ -95,6 +114,8 @@ func TestHazardReproActions(t *testing.T) {
 	}{
 		{"TL011", "kept-outputs", decorator},
 		{"TL013", "varying-sizes", compiled},
+		{"TL016", "pending-backward", lineOf(t, hazardsDoc, "net = torch.compile")},
+		{"TL017", "first-call-in-capture", lineOf(t, hazardsDoc, "def sine") - 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.code, func(t *testing.T) {
@@ -137,7 +158,7 @@ func TestHazardReproActions(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, a := range acts {
-		if strings.Contains(a.Title, "kept-outputs") || strings.Contains(a.Title, "varying-sizes") {
+		if strings.Contains(a.Title, "kept-outputs") || strings.Contains(a.Title, "varying-sizes") || strings.Contains(a.Title, "pending-backward") || strings.Contains(a.Title, "first-call-in-capture") {
 			t.Errorf("%q offered on the compile call, away from its diagnostic", a.Title)
 		}
 	}
@@ -162,6 +183,14 @@ func TestHazardReproRuns(t *testing.T) {
 			"## torch.compile varying-sizes repro (TL013) on `debian`", "| sizes | **hazard shown** |",
 			"12 CUDA graphs recorded, past cudagraph_dynamic_shape_warn_limit (8)", "We have observed 9 distinct sizes",
 			"- sizes-bucketed: bucketed sizes: 12 sizes padded to 5"}},
+		{"TL016", "pending-backward repro of hazards.py:%d on debian", lineOf(t, hazardsDoc, "net = torch.compile"), []string{
+			"## torch.compile pending-backward repro (TL016) on `debian`", "| pending-backward | **hazard shown** |",
+			"- pending-backward: pending backwards: 12 calls, torch warned (fast path missed), none replayed a CUDA graph — the hazard TL016 describes.",
+			"- pending-backward-no-grad: no_grad: 12 calls, no warning, 11 replayed a CUDA graph."}},
+		{"TL017", "first-call-in-capture repro of hazards.py:%d on debian", lineOf(t, hazardsDoc, "def sine") - 1, []string{
+			"## torch.compile first-call-in-capture repro (TL017) on `debian`", "| first-call-in-capture | **hazard shown** |",
+			"- first-call-in-capture: first call in capture: raised BackendCompilerFailed — the hazard TL017 describes.",
+			"- first-call-in-capture-warmed: warmed up (3 calls): captured, 4 of 4 replays right."}},
 	}
 	for _, tt := range tests {
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)

@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// hazardsScript compiles a function with CUDA graphs (line 4) and a
-// module for varying sizes (line 11).
+// hazardsScript compiles a function with CUDA graphs (line 4), a
+// module for varying sizes (line 11), a module called in grad mode (line
+// 15) and a function first called in a capture (line 20).
 const hazardsScript = `import torch
 
 
@@ -22,6 +23,20 @@ outs = [double(torch.randn(8)) for _ in range(4)]
 model = torch.compile(torch.nn.Linear(16, 16), mode="reduce-overhead", dynamic=False)
 for bs in range(1, 13):
     model(torch.randn(bs, 16))
+
+net = torch.compile(torch.nn.Linear(16, 16), mode="reduce-overhead")
+for _ in range(12):
+    y = net(torch.randn(4, 16))
+
+
+@torch.compile()
+def sine(x):
+    return x.sin()
+
+
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):
+    y = sine(torch.randn(8))
 `
 
 // TestReproHazardCommand: --hazard runs that hazard's variants instead of
@@ -39,6 +54,10 @@ func TestReproHazardCommand(t *testing.T) {
 		{"TL011", "4", []string{"kept-outputs repro (TL011)", "kept outputs overwritten: 3 of 4 read wrong — the hazard TL011 describes", "cloned: 4 of 4 right"}},
 		{"TL013", "11", []string{"varying-sizes repro (TL013)", "4 calls ran uncompiled past recompile_limit (8) — the hazard TL013 describes",
 			"bucketed sizes: 12 sizes padded to 5, 5 graphs compiled"}},
+		{"TL016", "15", []string{"pending-backward repro (TL016)", "pending backwards: 12 calls, torch warned (fast path missed), none replayed a CUDA graph — the hazard TL016 describes",
+			"no_grad: 12 calls, no warning, 11 replayed a CUDA graph"}},
+		{"TL017", "20", []string{"first-call-in-capture repro (TL017)", "first call in capture: raised BackendCompilerFailed — the hazard TL017 describes",
+			"warmed up (3 calls): captured, 4 of 4 replays right"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.hazard, func(t *testing.T) {
@@ -57,7 +76,7 @@ func TestReproHazardCommand(t *testing.T) {
 		})
 	}
 	code, out, errOut := cli(t, "repro", "--hazard", "TL001", "--quiet", "--python", debianPython, file+":4")
-	if code != 2 || out != "" || !strings.Contains(errOut, `--hazard "TL001": the hazards with repro variants are TL011, TL013`) {
+	if code != 2 || out != "" || !strings.Contains(errOut, `--hazard "TL001": the hazards with repro variants are TL011, TL013, TL016, TL017`) {
 		t.Errorf("an unknown hazard: %d out %q err %q", code, out, errOut)
 	}
 }

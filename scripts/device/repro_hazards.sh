@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The hazard repro variants on the GPU host, with real torch and CUDA:
-# `torchlsp repro --hazard TL011` (kept-outputs, kept-outputs-cloned) and
-# `--hazard TL013` (sizes, sizes-bucketed) on the local target, against
-# the field-hazard scripts and two static-shape ones beside this script.
+# `torchlsp repro --hazard TL011` (kept-outputs, kept-outputs-cloned),
+# `--hazard TL013` (sizes, sizes-bucketed), `--hazard TL016`
+# (pending-backward, pending-backward-no-grad) and `--hazard TL017`
+# (first-call-in-capture, first-call-in-capture-warmed) on the local
+# target, against the field-hazard scripts and the ones beside this script.
 #
 # Here (with Go):   scripts/device/repro_hazards.sh build      # writes ./torchlsp
 # There:            bash scripts/device/repro_hazards.sh ./torchlsp python3
@@ -33,6 +35,14 @@
 #   tl013-static     sizes (dynamic=False): 8 graphs compiled, 4 calls uncompiled past
 #                    recompile_limit (8); bucketed: 5 graphs, none uncompiled
 #   tl013-fullgraph  sizes (dynamic=False, fullgraph=True): 4 calls raise FailOnRecompileLimitHit
+#   tl016-own        pending-backward: torch's "Unable to hit fast path of CUDAGraphs because of
+#                    pending, uninvoked backwards" warning, no call replayed a CUDA graph;
+#                    no_grad: no warning, about 10 of 12 calls replayed
+#   tl016-workload   the same with the stand-in MLP workload (its inputs made to require grad)
+#   tl017-own        first-call-in-capture: the capture raises (BackendCompilerFailed on the
+#                    GPU host's plain run); warmed: captured, 4 of 4 replays right (not yet run:
+#                    the first call is captured from the file run as __main__, inside its capture)
+#   tl017-workload   the same with the stand-in MLP workload
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -59,6 +69,7 @@ export XDG_CACHE_HOME=$xdg/cache XDG_CONFIG_HOME=$xdg/config XDG_STATE_HOME=$xdg
 ws=$(mktemp -d)
 trap 'rm -rf "$ws"' EXIT
 cp scripts/device/hazards/tl011_kept_outputs.py scripts/device/hazards/tl013_cudagraph_sizes.py \
+	scripts/device/hazards/tl016_pending_backward.py \
 	scripts/device/repro_hazards/*.py "$ws/"
 "$PYTHON" -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available(), torch.cuda.device_count())' | tee "$OUT/torch.txt"
 
@@ -70,6 +81,10 @@ all_cases=(
 	"tl013-own TL013 tl013_cudagraph_sizes.py torch.compile( --own"
 	"tl013-static TL013 tl013_static_sizes.py torch.compile( --own"
 	"tl013-fullgraph TL013 tl013_static_fullgraph.py torch.compile( --own"
+	"tl016-own TL016 tl016_pending_backward.py torch.compile( --own"
+	"tl016-workload TL016 tl016_pending_backward.py torch.compile("
+	"tl017-own TL017 tl017_capture_called.py @torch.compile( --own"
+	"tl017-workload TL017 tl017_capture_called.py @torch.compile("
 )
 want=${CASES:-}
 printf 'case\tvariant\tstand_in\tok\tverdict\n' >"$OUT/summary.tsv"

@@ -4,8 +4,9 @@
 // with CUDA graphs (or CUDA graph trees) turned off, and every compiled
 // result is compared with eager. Hazard variants show a diagnostic's
 // hazard from the main thread instead: outputs kept across calls (TL011),
-// more input sizes than the recompile limits (TL013). It knows nothing of
-// LSP.
+// more input sizes than the recompile limits (TL013), forwards that leave
+// their backwards pending (TL016), a first call inside a manual CUDA graph
+// capture (TL017). It knows nothing of LSP.
 package repro
 
 import (
@@ -50,6 +51,16 @@ const (
 	// CUDA-graph limits; its control pads them up to powers of two.
 	VariantSizes         = "sizes"
 	VariantSizesBucketed = "sizes-bucketed"
+	// TL016: calls in grad mode, every output kept alive and no backward
+	// run, counting torch's pending-backwards warning and the calls that
+	// replayed a CUDA graph; its control makes them under torch.no_grad().
+	VariantPendingBackward       = "pending-backward"
+	VariantPendingBackwardNoGrad = "pending-backward-no-grad"
+	// TL017: the compiled object's first call inside
+	// torch.cuda.graph(g), then replays on new inputs compared with
+	// eager; its control warms it up on a side stream first.
+	VariantFirstCallInCapture       = "first-call-in-capture"
+	VariantFirstCallInCaptureWarmed = "first-call-in-capture-warmed"
 )
 
 // AllVariants lists the threading variants, which Generate makes when
@@ -71,6 +82,8 @@ func hazards() []Hazard {
 	return []Hazard{
 		{Code: "TL011", Name: "kept-outputs", Variants: []string{VariantKeptOutputs, VariantKeptOutputsCloned}},
 		{Code: "TL013", Name: "varying-sizes", Variants: []string{VariantSizes, VariantSizesBucketed}},
+		{Code: "TL016", Name: "pending-backward", Variants: []string{VariantPendingBackward, VariantPendingBackwardNoGrad}},
+		{Code: "TL017", Name: "first-call-in-capture", Variants: []string{VariantFirstCallInCapture, VariantFirstCallInCaptureWarmed}},
 	}
 }
 
@@ -130,8 +143,12 @@ const (
 	DefaultATol           = 1e-4
 	DefaultDeadline       = 100 * time.Second
 	DefaultSeed           = 1234
-	// DefaultKeptCalls is how many outputs the kept-outputs variants keep.
+	// DefaultKeptCalls is how many outputs the kept-outputs variants keep,
+	// and how many replays the first-call-in-capture ones compare.
 	DefaultKeptCalls = 4
+	// DefaultPendingCalls is how many calls the pending-backward
+	// variants make: torch warns on the third.
+	DefaultPendingCalls = 12
 	// DefaultCaptureTimeout bounds running the user's entry point until
 	// the compiled object's first call.
 	DefaultCaptureTimeout = 60 * time.Second
@@ -248,6 +265,7 @@ type scriptParams struct {
 	Devices         int     `json:"devices"`
 	PerDevice       bool    `json:"per_device"`
 	KeptCalls       int     `json:"kept_calls"`
+	PendingCalls    int     `json:"pending_calls"`
 }
 
 var (
@@ -334,6 +352,7 @@ func baseParams(spec Spec) (scriptParams, error) {
 		CaptureTimeoutS:  spec.CaptureTimeout.Seconds(),
 		Devices:          spec.Devices,
 		KeptCalls:        DefaultKeptCalls,
+		PendingCalls:     DefaultPendingCalls,
 	}
 	if p.CaptureTimeoutS == 0 {
 		p.CaptureTimeoutS = DefaultCaptureTimeout.Seconds()

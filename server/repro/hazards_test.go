@@ -3,6 +3,8 @@ package repro
 import (
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -82,6 +84,55 @@ func TestHazardVariantsOnStandIn(t *testing.T) {
 				t.Errorf("want 12 sizes padded to 5, all compiled; got %+v sizes %+v", r, s)
 			}
 		}},
+		{"pending backwards", Spec{Mode: "reduce-overhead"}, VariantPendingBackward, func(t *testing.T, r VariantResult) {
+			pi := r.Pending
+			if pi == nil || r.OK || pi.NoGrad || !pi.CUDAGraphsOn {
+				t.Fatalf("want the hazard shown, got %+v pending %+v", r, pi)
+			}
+			// The stand-in MLP's weights require no grad: its inputs are made to.
+			if !pi.InputsRequireGrad || pi.Warned != 1 || !strings.HasPrefix(pi.Warning, "Unable to hit fast path of CUDAGraphs because of pending, uninvoked backwards") {
+				t.Errorf("want one pending-backwards warning, inputs made to require grad: %+v", pi)
+			}
+			// The first call records; every later one runs eagerly.
+			if pi.Replays != 0 || pi.CUDAGraphs != 1 || r.Calls != DefaultPendingCalls || r.Right != DefaultPendingCalls {
+				t.Errorf("want %d calls right, none replayed, 1 CUDA graph: %+v pending %+v", DefaultPendingCalls, r, pi)
+			}
+		}},
+		{"pending backwards under no_grad", Spec{Mode: "reduce-overhead"}, VariantPendingBackwardNoGrad, func(t *testing.T, r VariantResult) {
+			pi := r.Pending
+			if pi == nil || !r.OK || !pi.NoGrad || pi.Warned != 0 || pi.Replays != DefaultPendingCalls-1 || pi.CUDAGraphs != 1 || r.Right != DefaultPendingCalls {
+				t.Errorf("want no warning, every call after the first replayed: %+v pending %+v", r, pi)
+			}
+		}},
+		{"pending backwards without CUDA graphs", Spec{}, VariantPendingBackward, func(t *testing.T, r VariantResult) {
+			if pi := r.Pending; pi == nil || !r.OK || pi.CUDAGraphsOn || pi.Warned != 0 || pi.Replays != 0 {
+				t.Errorf("default mode has no graph trees to warn: %+v pending %+v", r, r.Pending)
+			}
+		}},
+		{"first call in capture", Spec{Mode: "reduce-overhead"}, VariantFirstCallInCapture, func(t *testing.T, r VariantResult) {
+			c := r.GraphCapture
+			if c == nil || r.OK || c.Captured || c.Warmed || r.ErrorCount() != 1 {
+				t.Fatalf("want the capture to raise, got %+v capture %+v", r, c)
+			}
+			e := r.Errors[0]
+			if !strings.HasSuffix(e.Type, "BackendCompilerFailed") || e.Phase != "capture" || !strings.Contains(e.Message, "operation not permitted when stream is capturing") {
+				t.Errorf("error %+v", e)
+			}
+			if f, ok := e.TorchFrame(); !ok || f.Func != "lookup" {
+				t.Errorf("innermost torch frame %+v, want the stand-in's compile (lookup)", f)
+			}
+		}},
+		{"first call in capture, default mode", Spec{}, VariantFirstCallInCapture, func(t *testing.T, r VariantResult) {
+			if c := r.GraphCapture; c == nil || c.Captured || r.ErrorCount() != 1 {
+				t.Errorf("any mode compiles on its first call: %+v capture %+v", r, c)
+			}
+		}},
+		{"first call in capture, warmed", Spec{Mode: "reduce-overhead"}, VariantFirstCallInCaptureWarmed, func(t *testing.T, r VariantResult) {
+			c := r.GraphCapture
+			if c == nil || !r.OK || !c.Captured || !c.Warmed || c.Warmups != 3 || c.Replays != DefaultKeptCalls || r.Right != DefaultKeptCalls {
+				t.Errorf("want the capture to replay right after warm-up: %+v capture %+v", r, c)
+			}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -123,6 +174,59 @@ func TestHazardVariantsUserInputs(t *testing.T) {
 	})
 	if r := scalar[VariantSizes]; !strings.Contains(r.Unsupported, "has no leading dimension to vary") || r.OK {
 		t.Errorf("sizes of a 0-d tensor: %+v", r)
+	}
+}
+
+// TestStandInPendingBackward holds the stand-in to the mechanism behind
+// TL016: a call of a graph-tree entry while the last call's output lives
+// and requires grad warns on the third such call, once; a backward
+// through each output, an output let go, or no_grad, and it never does.
+func TestStandInPendingBackward(t *testing.T) {
+	t.Parallel()
+	python := requirePython(t, debianPython)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "standin.py"), []byte(standInSource), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// One process per case: the pending flag is the device's, across
+	// functions, as torch's tree manager keeps it.
+	const prog = `import sys, warnings
+import torch
+import standin
+w = torch.randn(4, 4, requires_grad=True)
+def f(x):
+    return torch.relu(x @ w)
+case = sys.argv[1]
+fn = standin.compile(f, cudagraphs=True, cudagraph_trees=True)
+kept = []
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    for i in range(6):
+        with torch.no_grad() if case == "no_grad" else torch.enable_grad():
+            if case == "dropped":
+                fn(torch.randn(2, 4))
+                continue
+            out = fn(torch.randn(2, 4))
+        if case == "backward":
+            out.sum().backward()
+        kept.append(out)
+print(sum("pending, uninvoked backwards" in str(m.message) for m in caught), w.grad is not None)
+`
+	if err := os.WriteFile(filepath.Join(dir, "prog.py"), []byte(prog), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The backward case also shows the gradient reaching the weights
+	// through the graph's static output.
+	for _, tc := range []struct{ name, want string }{
+		{"kept", "1 False"}, {"backward", "0 True"}, {"dropped", "0 False"}, {"no_grad", "0 False"},
+	} {
+		out, err := exec.Command(python, filepath.Join(dir, "prog.py"), tc.name).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", tc.name, err, out)
+		}
+		if got := strings.TrimSpace(string(out)); got != tc.want {
+			t.Errorf("%s: got %q (warnings, a gradient), want %q", tc.name, got, tc.want)
+		}
 	}
 }
 
@@ -177,6 +281,35 @@ func TestHazardVerdicts(t *testing.T) {
 		{"sizes, not shown", VariantResult{Variant: VariantSizes, OK: true, Calls: 12, ExpectedCalls: 12, Right: 12,
 			Sizes: &SizesInfo{Tried: 12, Ran: 12, RecompileLimit: 8, Compiles: &two}},
 			"varying sizes: 12 sizes, 2 graphs compiled, none ran uncompiled — the hazard did not show"},
+		{"pending, warned", VariantResult{Variant: VariantPendingBackward, Calls: 12, ExpectedCalls: 12, Right: 12,
+			Pending: &PendingInfo{Warned: 1, CUDAGraphsOn: true, CUDAGraphs: 1}},
+			"pending backwards: 12 calls, torch warned (fast path missed), none replayed a CUDA graph — the hazard TL016 describes"},
+		{"pending, not shown", VariantResult{Variant: VariantPendingBackward, OK: true, Calls: 12, ExpectedCalls: 12, Right: 12,
+			Pending: &PendingInfo{CUDAGraphsOn: true, Replays: 10}},
+			"pending backwards: 12 calls, no warning, 10 replayed a CUDA graph — the hazard did not show"},
+		{"pending, no CUDA graphs", VariantResult{Variant: VariantPendingBackward, OK: true, Calls: 12, ExpectedCalls: 12, Right: 12, Pending: &PendingInfo{}},
+			"pending backwards: 12 calls, no warning — this compile has no CUDA graphs, which the hazard needs"},
+		{"no_grad", VariantResult{Variant: VariantPendingBackwardNoGrad, OK: true, Calls: 12, ExpectedCalls: 12, Right: 12,
+			Pending: &PendingInfo{NoGrad: true, CUDAGraphsOn: true, Replays: 11}},
+			"no_grad: 12 calls, no warning, 11 replayed a CUDA graph"},
+		{"no_grad, warned", VariantResult{Variant: VariantPendingBackwardNoGrad, Calls: 12, ExpectedCalls: 12, Right: 12,
+			Pending: &PendingInfo{NoGrad: true, Warned: 1, CUDAGraphsOn: true}},
+			"no_grad: 12 calls, torch warned (fast path missed), none replayed a CUDA graph — no_grad did not avoid it"},
+		{"capture, raised", VariantResult{Variant: VariantFirstCallInCapture, Calls: 1, ExpectedCalls: 4,
+			Errors: []ErrorInfo{{Type: "torch._dynamo.exc.BackendCompilerFailed", Count: 1, Phase: "capture"}}, GraphCapture: &GraphCaptureInfo{}},
+			"first call in capture: raised BackendCompilerFailed — the hazard TL017 describes"},
+		{"capture, wrong replays", VariantResult{Variant: VariantFirstCallInCapture, Calls: 4, ExpectedCalls: 4, Right: 1, Wrong: 3,
+			GraphCapture: &GraphCaptureInfo{Captured: true, Replays: 4}},
+			"first call in capture: captured, 3 of 4 replays wrong — the hazard TL017 describes"},
+		{"capture, right", VariantResult{Variant: VariantFirstCallInCapture, OK: true, Calls: 4, ExpectedCalls: 4, Right: 4,
+			GraphCapture: &GraphCaptureInfo{Captured: true, Replays: 4}},
+			"first call in capture: captured, 4 of 4 replays right — the hazard did not show"},
+		{"warmed, right", VariantResult{Variant: VariantFirstCallInCaptureWarmed, OK: true, Calls: 4, ExpectedCalls: 4, Right: 4,
+			GraphCapture: &GraphCaptureInfo{Warmed: true, Warmups: 3, Captured: true, Replays: 4}},
+			"warmed up (3 calls): captured, 4 of 4 replays right"},
+		{"warmed, raised", VariantResult{Variant: VariantFirstCallInCaptureWarmed, Calls: 1, ExpectedCalls: 4,
+			Errors: []ErrorInfo{{Type: "RuntimeError", Count: 1, Phase: "capture"}}, GraphCapture: &GraphCaptureInfo{Warmed: true, Warmups: 3}},
+			"warmed up (3 calls): raised RuntimeError — warming up did not keep it right"},
 		{"bucketed", VariantResult{Variant: VariantSizesBucketed, OK: true, Calls: 12, ExpectedCalls: 12, Right: 12,
 			Sizes: &SizesInfo{Tried: 12, Ran: 5, Bucketed: true, RecompileLimit: 8, Compiles: &five, CUDAGraphs: 5}},
 			"bucketed sizes: 12 sizes padded to 5, 5 graphs compiled, 5 CUDA graphs recorded, none ran uncompiled"},
@@ -225,6 +358,8 @@ func TestHazardFor(t *testing.T) {
 		{"TL011", []string{VariantKeptOutputs, VariantKeptOutputsCloned}},
 		{"TL011 cudagraph-output-overwritten", []string{VariantKeptOutputs, VariantKeptOutputsCloned}},
 		{"tl013", []string{VariantSizes, VariantSizesBucketed}},
+		{"TL016 cudagraph-pending-backward", []string{VariantPendingBackward, VariantPendingBackwardNoGrad}},
+		{"TL017", []string{VariantFirstCallInCapture, VariantFirstCallInCaptureWarmed}},
 		{"TL001", nil},
 		{"", nil},
 	}
@@ -238,6 +373,10 @@ func TestHazardFor(t *testing.T) {
 	vs, err := Generate(Spec{Variants: []string{VariantSizes, VariantKeptOutputs}})
 	if err != nil || len(vs) != 2 || vs[0].Name != VariantKeptOutputs || paramsOf(t, vs[0].Script).KeptCalls != DefaultKeptCalls {
 		t.Errorf("generate the hazard variants: %v %v", vs, err)
+	}
+	vs, err = Generate(Spec{Variants: []string{VariantFirstCallInCaptureWarmed, VariantPendingBackward}})
+	if err != nil || len(vs) != 2 || vs[0].Name != VariantPendingBackward || paramsOf(t, vs[0].Script).PendingCalls != DefaultPendingCalls {
+		t.Errorf("generate the TL016 and TL017 variants: %v %v", vs, err)
 	}
 	all, err := Generate(Spec{})
 	if err != nil {

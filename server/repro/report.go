@@ -47,6 +47,14 @@ func label(variant string) string {
 		return "varying sizes"
 	case VariantSizesBucketed:
 		return "bucketed sizes"
+	case VariantPendingBackward:
+		return "pending backwards"
+	case VariantPendingBackwardNoGrad:
+		return "no_grad"
+	case VariantFirstCallInCapture:
+		return "first call in capture"
+	case VariantFirstCallInCaptureWarmed:
+		return "warmed up, then captured"
 	}
 	return variant
 }
@@ -81,6 +89,10 @@ func hazardVerdict(v VariantResult) (string, bool) {
 		return keptVerdict(v, h), true
 	case v.Sizes != nil:
 		return sizesVerdict(v, h), true
+	case v.Pending != nil:
+		return pendingVerdict(v, h), true
+	case v.GraphCapture != nil:
+		return captureVerdict(v, h), true
 	}
 	return "", false
 }
@@ -133,6 +145,83 @@ func sizesVerdict(v VariantResult, h Hazard) string {
 		return line + " — the hazard did not show"
 	}
 	return line
+}
+
+// pendingVerdict: "pending backwards: 12 calls, torch warned (fast path
+// missed), none replayed a CUDA graph — the hazard TL016 describes";
+// "no_grad: 12 calls, no warning, 11 replayed a CUDA graph".
+func pendingVerdict(v VariantResult, h Hazard) string {
+	pi := v.Pending
+	prefix := "pending backwards: "
+	if pi.NoGrad {
+		prefix = "no_grad: "
+	}
+	facts := []string{plural(v.Calls, "call")}
+	if pi.Warned > 0 {
+		facts = append(facts, "torch warned (fast path missed)")
+	} else {
+		facts = append(facts, "no warning")
+	}
+	if pi.CUDAGraphsOn {
+		if pi.Replays == 0 {
+			facts = append(facts, "none replayed a CUDA graph")
+		} else {
+			facts = append(facts, fmt.Sprintf("%d replayed a CUDA graph", pi.Replays))
+		}
+	}
+	if bad := badCalls(v); bad != "" {
+		facts = append(facts, bad)
+	}
+	line := prefix + strings.Join(facts, ", ")
+	switch {
+	case pi.NoGrad && pi.Warned > 0:
+		return line + " — no_grad did not avoid it"
+	case pi.NoGrad:
+		return line
+	case pi.Warned > 0:
+		return line + " — the hazard " + h.Code + " describes"
+	case !pi.CUDAGraphsOn:
+		return line + " — this compile has no CUDA graphs, which the hazard needs"
+	}
+	return line + " — the hazard did not show"
+}
+
+// captureVerdict: "first call in capture: raised BackendCompilerFailed —
+// the hazard TL017 describes"; "warmed up (3 calls): captured, 4 of 4
+// replays right".
+func captureVerdict(v VariantResult, h Hazard) string {
+	c := v.GraphCapture
+	prefix := "first call in capture: "
+	if c.Warmed {
+		prefix = fmt.Sprintf("warmed up (%s): ", plural(c.Warmups, "call"))
+	}
+	var line string
+	switch {
+	case !c.Captured && len(v.Errors) > 0:
+		t := v.Errors[0].Type
+		line = "raised " + t[strings.LastIndex(t, ".")+1:]
+	case !c.Captured:
+		line = "not captured"
+	case v.Wrong > 0 || v.ErrorCount() > 0:
+		var parts []string
+		if v.Wrong > 0 {
+			parts = append(parts, fmt.Sprintf("%d of %d replays wrong", v.Wrong, v.Calls))
+		}
+		if n := v.ErrorCount(); n > 0 {
+			parts = append(parts, fmt.Sprintf("%d of %d replays raised %s", n, max(v.Calls, n), v.Errors[0].Type))
+		}
+		line = "captured, " + strings.Join(parts, ", ")
+	default:
+		line = fmt.Sprintf("captured, %d of %d replays right", v.Right, v.Calls)
+		if !c.Warmed {
+			line += " — the hazard did not show"
+		}
+		return prefix + line
+	}
+	if c.Warmed {
+		return prefix + line + " — warming up did not keep it right"
+	}
+	return prefix + line + " — the hazard " + h.Code + " describes"
 }
 
 // sizesFacts says in words what a sizes variant counted.
@@ -375,7 +464,7 @@ func verdict(v VariantResult) string {
 		return "not run"
 	case v.OK:
 		return "ok"
-	case v.Kept != nil || v.Sizes != nil:
+	case v.Kept != nil || v.Sizes != nil || v.Pending != nil || v.GraphCapture != nil:
 		return "**hazard shown**"
 	case v.Wrong > 0 && len(v.Errors) > 0:
 		return "**FAIL**: raised, wrong results"
@@ -428,6 +517,12 @@ func details(v VariantResult, mapFrame func(string, int) (string, bool)) string 
 	if k := v.Kept; k != nil {
 		parts = append(parts, keptDetails(k))
 	}
+	if pi := v.Pending; pi != nil {
+		parts = append(parts, pendingDetails(pi))
+	}
+	if c := v.GraphCapture; c != nil {
+		parts = append(parts, captureDetails(c, v.StandIn))
+	}
 	for i, e := range v.Errors {
 		if i == maxErrorsShown {
 			parts = append(parts, fmt.Sprintf("and %d more kinds of exception", len(v.Errors)-i))
@@ -463,6 +558,44 @@ func keptDetails(k *KeptInfo) string {
 	}
 	if k.Varied {
 		s += "; the inputs, the same at every call, rolled by the call's index"
+	}
+	return cell(s)
+}
+
+// pendingDetails says how a pending-backward variant called and what it
+// counted.
+func pendingDetails(pi *PendingInfo) string {
+	s := "grad mode, every output kept alive, no backward run"
+	if pi.NoGrad {
+		s = "under torch.no_grad(), every output kept alive"
+	}
+	if pi.InputsRequireGrad {
+		s += "; the floating-point inputs made to require grad"
+	}
+	if pi.CUDAGraphsOn {
+		s += fmt.Sprintf("; %s recorded, %s replayed", plural(pi.CUDAGraphs, "CUDA graph"), plural(pi.Replays, "call"))
+	} else {
+		s += "; CUDA graphs off in this compile"
+	}
+	if pi.Warning != "" {
+		s += "; torch: " + pi.Warning
+	}
+	return cell(s)
+}
+
+// captureDetails says how a first-call-in-capture variant captured; the
+// stand-in's capture has no streams.
+func captureDetails(c *GraphCaptureInfo, standIn bool) string {
+	s := "first call inside torch.cuda.graph(g)"
+	if c.Warmed {
+		where := "on a side stream"
+		if standIn {
+			where = "(the stand-in has no streams)"
+		}
+		s = fmt.Sprintf("%s %s, then captured in torch.cuda.graph(g)", plural(c.Warmups, "warm-up call"), where)
+	}
+	if c.Captured {
+		s += fmt.Sprintf("; %s on new inputs copied into the captured ones", plural(c.Replays, "replay"))
 	}
 	return cell(s)
 }

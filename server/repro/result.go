@@ -82,10 +82,13 @@ type VariantResult struct {
 	WorkspaceDir string         `json:"workspace_dir,omitempty"`
 	Devices      []string       `json:"devices,omitempty"`
 	PerDevice    []DeviceResult `json:"per_device,omitempty"`
-	// Kept and Sizes are set by the hazard variants: kept-outputs (and
-	// its control), sizes (and its control).
-	Kept  *KeptInfo  `json:"kept,omitempty"`
-	Sizes *SizesInfo `json:"sizes,omitempty"`
+	// Kept, Sizes, Pending and GraphCapture are set by the hazard
+	// variants: kept-outputs, sizes, pending-backward and
+	// first-call-in-capture (and their controls).
+	Kept         *KeptInfo         `json:"kept,omitempty"`
+	Sizes        *SizesInfo        `json:"sizes,omitempty"`
+	Pending      *PendingInfo      `json:"pending,omitempty"`
+	GraphCapture *GraphCaptureInfo `json:"graph_capture,omitempty"`
 
 	// Failure says why the runner has no result from the script: "timed
 	// out after 120 s", "cancelled", a start error, or an exit without a
@@ -142,6 +145,33 @@ type SizesInfo struct {
 	Warnings   []string `json:"warnings,omitempty"`
 }
 
+// PendingInfo is what a pending-backward variant saw. Its calls, right
+// and wrong answers and errors are the VariantResult's, each output
+// compared with eager right after its call and then kept alive.
+type PendingInfo struct {
+	NoGrad bool `json:"no_grad"` // every call under torch.no_grad() (the control)
+	// InputsRequireGrad: neither the function's parameters nor its
+	// inputs required grad, so the floating-point inputs were made to.
+	InputsRequireGrad bool   `json:"inputs_require_grad"`
+	Warned            int    `json:"warned"`            // torch's "pending, uninvoked backwards" warnings
+	Warning           string `json:"warning,omitempty"` // the first of them
+	// Replays counts the calls whose output lay in the memory of an
+	// earlier call's, still alive: a CUDA graph's static output, replayed.
+	Replays      int  `json:"replays"`
+	CUDAGraphs   int  `json:"cudagraphs"`    // CUDA graphs recorded, as torch logged them
+	CUDAGraphsOn bool `json:"cudagraphs_on"` // the compile turns CUDA graphs on
+}
+
+// GraphCaptureInfo is what a first-call-in-capture variant did: its
+// calls are the replays after the capture, compared with eager; an
+// exception of the capture itself is its one error.
+type GraphCaptureInfo struct {
+	Warmed   bool `json:"warmed"`   // warm-up calls before the capture (the control)
+	Warmups  int  `json:"warmups"`  // how many
+	Captured bool `json:"captured"` // the capture ended without an exception
+	Replays  int  `json:"replays"`  // replays that ran
+}
+
 // shown reports whether the sizes met the hazard: a call past the
 // recompile limit, or more CUDA graphs recorded than torch records
 // without warning.
@@ -176,7 +206,7 @@ func parseResultLine(line string) (VariantResult, bool, error) {
 func (r *VariantResult) settle() {
 	r.OK = r.OK && r.Failure == "" && r.Unsupported == "" && r.Wrong == 0 &&
 		len(r.Errors) == 0 && r.Calls == r.ExpectedCalls && r.Calls > 0 &&
-		(r.Sizes == nil || !r.Sizes.shown())
+		(r.Sizes == nil || !r.Sizes.shown()) && (r.Pending == nil || r.Pending.Warned == 0)
 }
 
 // ErrorCount is the number of calls that raised.

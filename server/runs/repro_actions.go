@@ -31,7 +31,7 @@ var reproCodes = map[string]bool{
 // CodeActions offers the runs on a torch.compile call at rng and on the
 // threading diagnostics: the threaded repro (api.KindRepro) and the compile
 // explanation (api.KindExplain); on a diagnostic whose hazard has repro
-// variants (TL011, TL013), that hazard's repro of the compile call before
+// variants (TL011, TL013, TL016, TL017), that hazard's repro of the compile call before
 // it. They resolve no diagnostic, so they carry none.
 func (rn *Runs) CodeActions(doc *api.Snapshot, rng api.Range, diags []api.Diagnostic, only []string) []api.CodeAction {
 	if !doc.IsPython() {

@@ -28,6 +28,7 @@ import threading
 import time
 import traceback
 import types
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 RESULT_PREFIX = "TORCHLSP_RESULT "
@@ -835,8 +836,10 @@ class Job:
         self.out = out
         threads = max(2, params["devices"]) if params["per_device"] else params["threads"]
         expected = threads * params["calls_per_thread"]
-        if params["variant"] in KEPT_VARIANTS:
+        if params["variant"] in KEPT_VARIANTS or params["variant"] in CAPTURE_VARIANTS:
             expected = params["kept_calls"]
+        elif params["variant"] in PENDING_VARIANTS:
+            expected = params["pending_calls"]
         elif params["variant"] in SIZES_VARIANTS:
             expected = 0  # known once the target's limits are read
         self.res = {"variant": params["variant"], "ok": False, "calls": 0, "right": 0, "wrong": 0,
@@ -1125,6 +1128,13 @@ def run(job):
     if p["variant"] in SIZES_VARIANTS:
         run_sizes(job, fn, make_input, compile_on, stand_in_cfg, bucketed=p["variant"] == "sizes-bucketed")
         return
+    if p["variant"] in PENDING_VARIANTS:
+        run_pending_backward(job, fn, make_input, compile_on, no_grad=p["variant"] == "pending-backward-no-grad")
+        return
+    if p["variant"] in CAPTURE_VARIANTS:
+        run_first_call_in_capture(job, fn, make_input, compile_on, ManualCapture(job, devices),
+                                  warmed=p["variant"] == "first-call-in-capture-warmed")
+        return
 
     threads, per_thread = p["threads"], p["calls_per_thread"]
     if per_device:
@@ -1148,6 +1158,14 @@ def run(job):
 
 KEPT_VARIANTS = ("kept-outputs", "kept-outputs-cloned")
 SIZES_VARIANTS = ("sizes", "sizes-bucketed")
+PENDING_VARIANTS = ("pending-backward", "pending-backward-no-grad")
+CAPTURE_VARIANTS = ("first-call-in-capture", "first-call-in-capture-warmed")
+# torch/_inductor/cudagraph_trees.py's warning when a pending backward
+# keeps CUDA graph trees from replaying.
+PENDING_WARNING = "Unable to hit fast path of CUDAGraphs because of pending, uninvoked backwards"
+# Warm-up calls before a manual capture, on a side stream as torch's
+# CUDA graphs docs do (they make 3).
+CAPTURE_WARMUPS = 3
 # The sizes variants try this many sizes more than the largest limit,
 # and never more than MAX_SIZES.
 EXTRA_SIZES = 4
@@ -1493,6 +1511,210 @@ def run_sizes(job, fn, make_input, compile_on, stand_in_cfg, bucketed):
                     "fallbacks": fallbacks, "failed": failed, "limit_hit": limit_hit, "warnings": logs.warnings()}
     record(job, tally, {}, [])
     res["expected_calls"] = len(sizes)
+
+
+def tensors_in(torch, value):
+    """The tensors of a value, in order."""
+    if torch is not None and isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in tensors_in(torch, v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in tensors_in(torch, v)]
+    return []
+
+
+def requiring_grad(torch, value):
+    """value with every floating-point tensor a leaf that requires grad."""
+    if torch is not None and isinstance(value, torch.Tensor):
+        return value.detach().clone().requires_grad_() if value.is_floating_point() else value
+    if isinstance(value, (list, tuple)):
+        return type(value)(requiring_grad(torch, v) for v in value)
+    if isinstance(value, dict):
+        return {k: requiring_grad(torch, v) for k, v in value.items()}
+    return value
+
+
+def grad_inputs(job, fn, inputs):
+    """The inputs, made to require grad when neither the function's
+    parameters nor its inputs make its output require grad: TL016 is
+    about forwards that leave a backward pending. Says which in a note."""
+    torch = job.torch
+    args, kwargs = inputs[0]
+    with torch.enable_grad():
+        if any(t.requires_grad for t in tensors_in(torch, fn(*args, **kwargs))):
+            return inputs, False
+    inputs = [(requiring_grad(torch, a), requiring_grad(torch, k)) for a, k in inputs]
+    args, kwargs = inputs[0]
+    with torch.enable_grad():
+        if not any(t.requires_grad for t in tensors_in(torch, fn(*args, **kwargs))):
+            raise Unsupported("the output requires no grad even with the floating-point inputs requiring it, so no backward can be pending")
+    job.notes.append("neither the function's parameters nor its inputs required grad: the floating-point inputs were made to, as an argument made with requires_grad=True does")
+    return inputs, True
+
+
+def run_pending_backward(job, fn, make_input, compile_on, no_grad):
+    """TL016: calls from the main thread in grad mode (under torch.no_grad()
+    in the control), every output kept alive and no backward run, counting
+    torch's pending-backwards warnings and the calls that replayed a CUDA
+    graph: an output in the memory of an earlier one, which lives on, is a
+    graph's static output."""
+    p, res, torch = job.p, job.res, job.torch
+    if torch is None:
+        raise Unsupported("torch is not importable: without autograd no backward is ever pending")
+    count = p["pending_calls"]
+    inputs, _ = distinct_inputs(job, make_input, count)
+    inputs, made = grad_inputs(job, fn, inputs)
+    tally = Tally(job.out, p["variant"], count)
+    logs = TorchLogs()
+    kept, seen = [], set()
+    replays = 0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        logs.start()
+        try:
+            compiled = compile_on(fn, 0)
+            for c, (args, kwargs) in enumerate(inputs):
+                with torch.no_grad() if no_grad else torch.enable_grad():
+                    try:
+                        want = snapshot(torch, fn(*args, **kwargs))
+                    except Exception as e:
+                        tally.error(e, "eager")
+                        continue
+                    try:
+                        out = compiled(*args, **kwargs)
+                        diff = compare(torch, out, want, p["rtol"], p["atol"])
+                    except Exception as e:
+                        tally.error(e, "compiled")
+                        continue
+                    finally:
+                        logs.attach_new()
+                # Kept alive, no backward run: each forward's stays pending.
+                kept.append(out)
+                ptrs = [t.data_ptr() for t in tensors_in(torch, out)]
+                if ptrs and ptrs[0] in seen:
+                    replays += 1
+                seen.update(ptrs)
+                if diff is None:
+                    tally.ok()
+                else:
+                    tally.bad(0, c, diff)
+        finally:
+            logs.stop()
+    warned = [str(w.message) for w in caught if PENDING_WARNING in str(w.message)]
+    res["pending"] = {"no_grad": no_grad, "inputs_require_grad": made, "warned": len(warned),
+                      "warning": clip(warned[0])[:300] if warned else "", "replays": replays,
+                      "cudagraphs": logs.recordings(),
+                      "cudagraphs_on": bool(res.get("compile", {}).get("cudagraphs", p["cuda_graphs"]))}
+    record(job, tally, {}, [])
+    res["expected_calls"] = count
+
+
+class ManualCapture:
+    """torch.cuda.graph, torch.cuda.CUDAGraph and a side stream on a GPU;
+    the stand-in's graph and CUDAGraph, which simulate them, with the
+    stand-in (no streams: its capture is the calling thread's)."""
+
+    def __init__(self, job, devices):
+        torch = job.torch
+        if torch is None:
+            raise Unsupported("torch is not importable: a CUDA graph capture replays tensors")
+        self.torch = torch
+        self.stand_in = job.stand_in
+        if self.stand_in is not None:
+            self.new_graph, self.graph = self.stand_in.CUDAGraph, self.stand_in.graph
+            return
+        if devices.kind != "cuda":
+            raise Unsupported("no GPU here: torch.cuda.graph captures only on a CUDA device")
+        self.new_graph, self.graph = torch.cuda.CUDAGraph, torch.cuda.graph
+
+    def warm_up(self, call, times):
+        """Calls call times on a side stream, as torch's CUDA graphs docs
+        warm up before a capture."""
+        if self.stand_in is not None:
+            for _ in range(times):
+                call()
+            return
+        cuda = self.torch.cuda
+        s = cuda.Stream()
+        s.wait_stream(cuda.current_stream())
+        with cuda.stream(s):
+            for _ in range(times):
+                call()
+        cuda.current_stream().wait_stream(s)
+
+    def sync(self):
+        if self.stand_in is None:
+            self.torch.cuda.synchronize()
+
+
+def copy_into(torch, static, value):
+    """Copies value's tensors into static's, as a capture's inputs are
+    refilled before a replay; False when their shapes differ or other
+    values do."""
+    if isinstance(static, torch.Tensor):
+        if not isinstance(value, torch.Tensor) or static.shape != value.shape:
+            return False
+        with torch.no_grad():
+            static.copy_(value)
+        return True
+    if isinstance(static, (list, tuple)) and isinstance(value, (list, tuple)) and len(static) == len(value):
+        return all(copy_into(torch, s, v) for s, v in zip(static, value))
+    if isinstance(static, dict) and isinstance(value, dict) and set(static) == set(value):
+        return all(copy_into(torch, static[k], value[k]) for k in static)
+    return compare(torch, static, value, 0.0, 0.0) is None
+
+
+def run_first_call_in_capture(job, fn, make_input, compile_on, capture, warmed):
+    """TL017: the compiled object's first call made inside
+    torch.cuda.graph(g) (in the control, after warm-up calls on a side
+    stream); the capture's exception, or its replays on new inputs copied
+    into the captured ones, each compared with eager."""
+    p, res, torch = job.p, job.res, job.torch
+    replays = p["kept_calls"]
+    inputs, _ = distinct_inputs(job, make_input, replays + 1)
+    static_args, static_kwargs = snapshot(torch, inputs[0][0]), snapshot(torch, inputs[0][1])
+    tally = Tally(job.out, p["variant"], replays)
+    info = res["graph_capture"] = {"warmed": warmed, "warmups": CAPTURE_WARMUPS if warmed else 0,
+                                   "captured": False, "replays": 0}
+    if job.grad is not None:
+        torch.set_grad_enabled(job.grad)
+    compiled = compile_on(fn, 0)
+    try:
+        if warmed:
+            capture.warm_up(lambda: compiled(*static_args, **static_kwargs), CAPTURE_WARMUPS)
+        g = capture.new_graph()
+        with capture.graph(g):
+            static_out = compiled(*static_args, **static_kwargs)
+        capture.sync()
+    except Exception as e:
+        tally.error(e, "capture")
+        record(job, tally, {}, [])
+        res["expected_calls"] = replays
+        return
+    info["captured"] = True
+    for c, (args, kwargs) in enumerate(inputs[1:]):
+        try:
+            want = snapshot(torch, fn(*args, **kwargs))
+        except Exception as e:
+            tally.error(e, "eager")
+            continue
+        if not (copy_into(torch, static_args, args) and copy_into(torch, static_kwargs, kwargs)):
+            raise Unsupported("the inputs change in more than their tensors' values, so a captured graph cannot replay them")
+        try:
+            g.replay()
+            capture.sync()
+            info["replays"] += 1
+            diff = compare(torch, static_out, want, p["rtol"], p["atol"])
+        except Exception as e:
+            tally.error(e, "replay")
+            continue
+        if diff is None:
+            tally.ok()
+        else:
+            tally.bad(0, c, diff)
+    record(job, tally, {}, [])
+    res["expected_calls"] = replays
 
 
 # ---------------------------------------------------------------- explain

@@ -26,6 +26,20 @@ scripts for real. It fails the way torch/_dynamo and torch/_inductor do:
   static output buffer per graph are shared by every thread that runs the
   same function, so concurrent calls read each other's data.
 - cudagraphs off: the entries run the function as it is.
+- pending backwards (cudagraph trees): a call whose output requires grad
+  leaves its backward pending until a backward runs through that output.
+  While one is pending and the last call's outputs are alive, the next
+  call cannot start a new generation: it runs eagerly as a child of the
+  last (torch warms up again, it neither records nor replays), and on the
+  third such call of one function it warns "Unable to hit fast path of
+  CUDAGraphs because of pending, uninvoked backwards", once per function,
+  as torch/_inductor/cudagraph_trees.py's
+  check_warn_on_unable_to_start_executing does.
+- manual captures: graph(g) is torch.cuda.graph(g) on the calling
+  thread's stream; a compiled call made while it captures is recorded in
+  g and run again by g.replay() into the same output, but a call that has
+  to compile first raises BackendCompilerFailed, as torch's compile does
+  when its CUDA calls are made on a capturing stream.
 
 The buffers hold torch tensors when torch is importable, else Python lists.
 The log records go to the loggers torch uses, so that the repro script
@@ -34,6 +48,8 @@ reads them the same way from the stand-in and from torch.
 import logging
 import threading
 import time
+import warnings
+import weakref
 
 # The two stores of cudagraph_trees: a Python threading.local, and the C++
 # thread-local store it is stashed in (torch._C._stash_obj_in_tls).
@@ -55,6 +71,21 @@ _counters_lock = threading.Lock()  # guards counters
 
 class FailOnRecompileLimitHit(Exception):
     """torch._dynamo.exc.FailOnRecompileLimitHit."""
+
+
+class BackendCompilerFailed(Exception):
+    """torch._dynamo.exc.BackendCompilerFailed."""
+
+
+# torch/_inductor/cudagraph_trees.py's warning, word for word.
+PENDING_BACKWARD_WARNING = (
+    "Unable to hit fast path of CUDAGraphs because of pending, uninvoked backwards. "
+    "Consider running with torch.no_grad() or using torch.compiler.cudagraph_mark_step_begin() "
+    "before each model invocation")
+
+# The stream each thread captures on: torch.cuda.graph captures the
+# calling thread's current stream.
+_stream = threading.local()
 
 
 def _stash_obj_in_tls(name, obj):
@@ -183,20 +214,29 @@ class _Frame:
         self.run_only = False  # past the limit: no more compiles
 
     def __call__(self, *args, **kwargs):
-        entry = self.lookup(signature((args, kwargs)))
+        capture = getattr(_stream, "capture", None)
+        entry = self.lookup(signature((args, kwargs)), capture is not None)
+        if capture is not None:
+            # What the stream runs is recorded, not a graph of its own.
+            return capture.add(self.fn, args, kwargs)
         if entry is None:
             return self.fn(*args, **kwargs)
         return entry.backend(*args, **kwargs)
 
-    def lookup(self, sig):
+    def lookup(self, sig, capturing=False):
         """The entry for sig, compiling one when none matches; None when
-        the call runs uncompiled."""
+        the call runs uncompiled. Compiling while the stream captures
+        raises, as torch's compile does."""
         with self.lock:
             for e in self.entries:
                 if e.matches(sig):
                     return e
             if self.run_only:
                 return None
+            if capturing:
+                raise BackendCompilerFailed(
+                    "backend='inductor' raised:\nRuntimeError: CUDA error: operation not permitted when stream is capturing "
+                    "(stand-in: %s compiled for the first time inside a CUDA graph capture)" % getattr(self.fn, "__name__", type(self.fn).__name__))
             if len(self.entries) >= self.limit:
                 _dynamo_log.warning(
                     "torch._dynamo hit config.recompile_limit (%s)\n"
@@ -229,6 +269,83 @@ def _record_log(key):
         _trees_log.info("Recording cudagraph tree for symint key %s", key)
 
 
+def _tensors(value):
+    """The tensors in an output (torch tensors have requires_grad)."""
+    if hasattr(value, "requires_grad"):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _tensors(v)]
+    return []
+
+
+class _Tree:
+    """What a device's tree manager keeps across calls: the path of calls
+    since the last new generation (each a function and weak references to
+    the outputs it returned), whether the last forward left its backward
+    pending, and the functions warned about."""
+
+    def __init__(self):
+        self.path = []
+        self.pending = False
+        self.warned = set()
+
+    def can_start_new_generation(self):
+        """try_end_curr_execution: a new generation starts unless a
+        backward is pending and the last call's outputs live."""
+        if not self.path or not self.pending:
+            return True
+        return all(r() is None for r in self.path[-1][1])
+
+    def warn_unable(self, fid):
+        """check_warn_on_unable_to_start_executing: warns once per
+        function whose calls repeat on the path."""
+        if fid in self.warned or sum(1 for f, _ in self.path if f == fid) < 2:
+            return
+        self.warned.add(fid)
+        warnings.warn(PENDING_BACKWARD_WARNING)
+
+    def forward_ran(self, fid, eager, returned):
+        """Marks the call's backward pending when its output requires
+        grad (a forward; an inference call leaves the flag as it was),
+        hands the caller an output whose backward clears it, and puts
+        the call on the path."""
+        if any(t.requires_grad for t in _tensors(eager)):
+            self.pending = True
+            returned = _with_backward(self, eager, returned)
+        self.path.append((fid, [weakref.ref(t) for t in _tensors(returned)]))
+        return returned
+
+    def backward_ran(self):
+        self.pending = False
+
+
+def _with_backward(tree, eager, returned):
+    """returned (the static output, or eager itself) as an output of
+    autograd: its memory is returned's, its gradient flows to eager, and
+    its backward tells the tree a backward ran. Only single tensors are
+    wrapped; other outputs keep the backward pending."""
+    if not (hasattr(eager, "requires_grad") and eager.requires_grad and hasattr(returned, "detach")):
+        return returned
+    import torch
+
+    class StaticOutput(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return returned.detach()
+
+        @staticmethod
+        def backward(ctx, grad):
+            tree.backward_ran()
+            return grad
+
+    return StaticOutput.apply(eager)
+
+
+_TREE = "tree"  # the tree's key in a device's container, beside the graphs' ids
+
+
 class _TreeGraphs:
     """Cudagraph trees for one entry: per-thread state, reached through
     get_obj; one graph per distinct size, each with its static outputs."""
@@ -240,7 +357,25 @@ class _TreeGraphs:
         self.warned = False
 
     def __call__(self, *args, **kwargs):
-        graphs = get_container(self.device_index).setdefault(id(self), {})
+        container = get_container(self.device_index)
+        tree = container.setdefault(_TREE, _Tree())
+        if tree.can_start_new_generation():
+            tree.path = []
+        else:
+            # A backward is pending and the last outputs live: torch runs
+            # this call eagerly, a warm-up child of the last, and neither
+            # records nor replays.
+            tree.warn_unable(id(self))
+            eager = self.fn(*args, **kwargs)
+            return tree.forward_ran(id(self), eager, eager)
+        eager = self.fn(*args, **kwargs)
+        return tree.forward_ran(id(self), eager, self.static(container, eager, args, kwargs))
+
+    def static(self, container, eager, args, kwargs):
+        """The output of this size's graph, holding eager's values:
+        recorded on the first call of a size, replayed into the same
+        buffer after."""
+        graphs = container.setdefault(id(self), {})
         key = signature((args, kwargs))
         if key not in graphs:
             _record_log(key)
@@ -253,11 +388,11 @@ class _TreeGraphs:
                     "Please consider the following options for better performance: a) padding inputs to a few fixed "
                     "number of shapes; or b) set torch._inductor.config.triton.cudagraph_skip_dynamic_graphs=True. "
                     "Set torch._inductor.config.triton.cudagraph_dynamic_shape_warn_limit=None to silence this warning.", n)
-            graphs[key] = _Buffers.fresh(self.fn(*args, **kwargs))
+            graphs[key] = _Buffers.fresh(eager)
             return graphs[key]
         # A replay writes into the graph's static outputs: whatever the
         # caller kept of the last call now reads this call's values.
-        graphs[key] = _Buffers.copy_into(graphs[key], self.fn(*args, **kwargs))
+        graphs[key] = _Buffers.copy_into(graphs[key], eager)
         return graphs[key]
 
 
@@ -328,3 +463,40 @@ def compile(fn, cudagraphs, cudagraph_trees, device_index=0, dynamic=None, fullg
         if frame is None:
             frame = _frames[key] = _Frame(fn, make_backend, dynamic, fullgraph, recompile_limit)
     return frame
+
+
+# ---------------------------------------------------------------- manual capture
+
+class CUDAGraph:
+    """torch.cuda.CUDAGraph: the compiled calls made while it captured,
+    each with its arguments and output, run again by replay() into the
+    same output."""
+
+    def __init__(self):
+        self.calls = []
+
+    def add(self, fn, args, kwargs):
+        out = _Buffers.fresh(fn(*args, **kwargs))
+        self.calls.append((fn, args, kwargs, out))
+        return out
+
+    def replay(self):
+        for fn, args, kwargs, out in self.calls:
+            _Buffers.copy_into(out, fn(*args, **kwargs))
+
+
+class graph:
+    """torch.cuda.graph(g): captures the calling thread's stream into g."""
+
+    def __init__(self, cuda_graph, pool=None, stream=None, capture_error_mode="global"):
+        self.cuda_graph = cuda_graph
+
+    def __enter__(self):
+        if getattr(_stream, "capture", None) is not None:
+            raise RuntimeError("stand-in: a CUDA graph capture is already under way on this stream")
+        _stream.capture = self.cuda_graph
+        return self
+
+    def __exit__(self, *exc):
+        _stream.capture = None
+        return False
