@@ -26,16 +26,18 @@
 #   tl016_pending_backward       TL016        "verdict: hazard shown": torch warns "Unable to hit fast
 #                                             path of CUDAGraphs because of pending, uninvoked backwards"
 #   tl017_first_call_in_capture  TL017        "verdict: hazard shown": the capture fails on the first
-#                                             call (131782: "Cannot call CUDAGeneratorImpl::current_seed")
-#   tl019_compiled_under_checkpoint        TL019   "verdict: hazard shown": the recomputation under
-#                                          checkpoint recompiles on autograd's thread (GLOBAL_STATE
-#                                          changed: num_threads) or raises CheckpointError
+#                                             call (BackendCompilerFailed on 2.11)
+#   tl019_compiled_under_checkpoint        TL019   the field's failure (a recompile on autograd's thread,
+#                                          GLOBAL_STATE changed: num_threads, or CheckpointError);
+#                                          on 2.11 on an H100: "no recompile in the recomputation,
+#                                          no CheckpointError" (TL019 is information for that)
 #   tl019_compiled_under_checkpoint.fixed  (none)  "verdict: fixed": the function calling checkpoint
 #                                          is compiled instead
 #   tl020_inference_then_train    (none)   pytorch issue 135892's script: max-autotune, first calls
 #                                          under inference_mode, then training; its verdict says
-#                                          whether 2.11 still fails and where (no rule: see HAZARDS.md)
-#   (tl016, tl017, tl019 and tl020 not yet run on the host)
+#                                          whether 2.11 still fails and where (no rule: see HAZARDS.md);
+#                                          on 2.11: RuntimeError at step 1, "accessing tensor output of
+#                                          CUDAGraphs that has been overwritten"
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 

@@ -39,9 +39,9 @@
 #                    pending, uninvoked backwards" warning, no call replayed a CUDA graph;
 #                    no_grad: no warning, about 10 of 12 calls replayed
 #   tl016-workload   the same with the stand-in MLP workload (its inputs made to require grad)
-#   tl017-own        first-call-in-capture: the capture raises (BackendCompilerFailed on the
-#                    GPU host's plain run); warmed: captured, 4 of 4 replays right (not yet run:
-#                    the first call is captured from the file run as __main__, inside its capture)
+#   tl017-own        first-call-in-capture: the capture raises BackendCompilerFailed ("Cannot copy
+#                    between CPU and CUDA tensors during CUDA graph capture", from Inductor's pattern
+#                    matcher compiling inside it); warmed: captured, 4 of 4 replays right
 #   tl017-workload   the same with the stand-in MLP workload
 set -uo pipefail
 cd "$(dirname "$0")/../.."
