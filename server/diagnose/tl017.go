@@ -109,6 +109,7 @@ func (c ruleTL017) firstCallsInCapture() {
 	if len(captures) == 0 && len(graphed) == 0 {
 		return
 	}
+	c.globalCapturesWithThreads(captures, class)
 	names := c.compiledNames()
 	if len(names) == 0 && len(c.opts.ExternalCalls) == 0 {
 		return
