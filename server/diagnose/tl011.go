@@ -659,15 +659,11 @@ func (c ruleTL011) calleeName(n int32) string {
 	if t.Kind(n) == syntax.KindSubscript {
 		n, suffix = t.Unwrap(t.Child(n, syntax.FieldValue)), "[…]"
 	}
-	ids := t.Chain(n)
-	if ids == nil {
+	text := t.ChainText(n)
+	if text == "" {
 		return ""
 	}
-	parts := make([]string, len(ids))
-	for i, id := range ids {
-		parts[i] = t.Text(id)
-	}
-	return strings.Join(parts, ".") + suffix
+	return text + suffix
 }
 
 // withExternal adds to calls, kept in source order, the buffer's calls

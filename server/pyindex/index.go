@@ -322,20 +322,7 @@ func (ix *Index) ModuleNames() []string {
 // workers), then writes the cache file when anything new was parsed. It
 // blocks until done; run it in a goroutine to build in the background.
 func (ix *Index) Build(ctx context.Context) error {
-	p := pool.New().WithContext(ctx).WithMaxGoroutines(buildWorkers()).WithCancelOnError()
-	for _, f := range ix.files {
-		if f.data.Load() != nil {
-			continue
-		}
-		p.Go(func(ctx context.Context) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			ix.loadIn(f, ix.budget)
-			return nil
-		})
-	}
-	if err := p.Wait(); err != nil {
+	if err := ix.parseMissing(ctx, buildWorkers()); err != nil {
 		return fmt.Errorf("pyindex: build %s: %w", ix.siteDir, err)
 	}
 	// Every file is parsed: the parsers and their scratch memory are idle
@@ -357,7 +344,13 @@ func (ix *Index) Build(ctx context.Context) error {
 // parses share Build's budget, so the two together hold no more trees at
 // once than Build alone.
 func (ix *Index) loadAll(ctx context.Context) error {
-	p := pool.New().WithContext(ctx).WithMaxGoroutines(min(max(runtime.GOMAXPROCS(0), 1), maxBuildWorkers)).WithCancelOnError()
+	return ix.parseMissing(ctx, min(max(runtime.GOMAXPROCS(0), 1), maxBuildWorkers))
+}
+
+// parseMissing parses the files not yet parsed, workers at a time, each
+// parse under the index's budget.
+func (ix *Index) parseMissing(ctx context.Context, workers int) error {
+	p := pool.New().WithContext(ctx).WithMaxGoroutines(workers).WithCancelOnError()
 	for _, f := range ix.files {
 		if f.data.Load() != nil {
 			continue

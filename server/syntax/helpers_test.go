@@ -49,6 +49,13 @@ func TestChain(t *testing.T) {
 		if got := strings.Join(parts, " "); got != tc.want {
 			t.Errorf("Chain(%q) = %q, want %q", tc.expr, got, tc.want)
 		}
+		// ChainText is the same chain, dotted, without the spaces written.
+		if got, want := tree.ChainText(find(t, tree, tc.kind, tc.expr)), strings.ReplaceAll(tc.want, " ", "."); got != want {
+			t.Errorf("ChainText(%q) = %q, want %q", tc.expr, got, want)
+		}
+	}
+	if got := parse(t, "a\n").ChainText(-1); got != "" {
+		t.Errorf("ChainText(-1) = %q", got)
 	}
 }
 

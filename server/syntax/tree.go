@@ -245,6 +245,30 @@ func (t *Tree) Unwrap(n int32) int32 {
 	return n
 }
 
+// ChainText is a dotted chain of names as written (a.b.c), or "" when n
+// is anything else (Chain).
+func (t *Tree) ChainText(n int32) string {
+	if n < 0 {
+		return ""
+	}
+	ids := t.Chain(n)
+	if ids == nil {
+		return ""
+	}
+	size := len(ids) - 1
+	for _, id := range ids {
+		size += t.End(id) - t.Start(id)
+	}
+	b := make([]byte, 0, size)
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, '.')
+		}
+		b = append(b, t.Bytes(id)...)
+	}
+	return string(b)
+}
+
 // Chain returns the identifiers of a dotted chain of names (a.b.c), left
 // to right, or nil when n is anything else (a call, a subscript, an
 // attribute with a part missing).

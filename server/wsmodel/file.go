@@ -817,21 +817,5 @@ func (x *extractor) lambdaCalls(n int32, st *Start) {
 	}
 }
 
-// chain is chainText, interned.
-func (x *extractor) chain(n int32) string { return x.intern(chainText(x.t, n)) }
-
-// chainText is a chain of names as written (a.b.c), or "".
-func chainText(t *syntax.Tree, n int32) string {
-	if n < 0 {
-		return ""
-	}
-	ids := t.Chain(n)
-	if ids == nil {
-		return ""
-	}
-	parts := make([]string, len(ids))
-	for i, id := range ids {
-		parts[i] = t.Text(id)
-	}
-	return strings.Join(parts, ".")
-}
+// chain is the tree's ChainText, interned.
+func (x *extractor) chain(n int32) string { return x.intern(x.t.ChainText(n)) }
