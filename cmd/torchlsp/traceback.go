@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/torchlsp/torchlsp/server"
@@ -232,8 +233,12 @@ func readFileTail(f *os.File, size int64, max int) (string, string, error) {
 		}
 		note = fmt.Sprintf("is %d MB, over %d MB: reading its last %d MB", size>>20, max>>20, max>>20)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, int64(max)))
-	return string(data), note, err
+	// Read straight into the string's own memory: io.ReadAll's doubling
+	// and string(data)'s copy cost three times the text at their peak.
+	var b strings.Builder
+	b.Grow(int(min(size, int64(max))))
+	_, err := io.Copy(&b, io.LimitReader(f, int64(max)))
+	return b.String(), note, err
 }
 
 // readTail reads r to its end, or to limit bytes, and keeps the last max
@@ -241,7 +246,14 @@ func readFileTail(f *os.File, size int64, max int) (string, string, error) {
 // it); it stops early when ctx ends. The note says what was left out, ""
 // when nothing was.
 func readTail(ctx context.Context, r io.Reader, max, limit int) (string, string, error) {
-	buf := make([]byte, 0, 64<<10)
+	// buf holds at most max bytes: it grows to max, then is a ring whose
+	// oldest byte is at head, so that the stream's tail costs its own size
+	// once, and the string made of it once more.
+	if max <= 0 {
+		return "", "", fmt.Errorf("read tail: a bound of %d bytes", max)
+	}
+	var buf []byte
+	head, full := 0, false
 	total := 0
 	chunk := make([]byte, 1<<20)
 	for total < limit {
@@ -250,9 +262,20 @@ func readTail(ctx context.Context, r io.Reader, max, limit int) (string, string,
 		}
 		n, err := r.Read(chunk[:min(len(chunk), limit-total)])
 		total += n
-		buf = append(buf, chunk[:n]...)
-		if len(buf) > 2*max {
-			buf = append(buf[:0], buf[len(buf)-max:]...)
+		data := chunk[:n]
+		if !full {
+			room := min(max-len(buf), len(data))
+			buf = append(buf, data[:room]...)
+			data = data[room:]
+			full = len(buf) == max
+		}
+		if len(data) > max {
+			data = data[len(data)-max:]
+		}
+		for len(data) > 0 {
+			k := copy(buf[head:], data)
+			data = data[k:]
+			head = (head + k) % max
 		}
 		if err == io.EOF {
 			break
@@ -261,9 +284,10 @@ func readTail(ctx context.Context, r io.Reader, max, limit int) (string, string,
 			return "", "", err
 		}
 	}
-	if len(buf) > max {
-		buf = buf[len(buf)-max:]
-	}
+	var b strings.Builder
+	b.Grow(len(buf))
+	b.Write(buf[head:])
+	b.Write(buf[:head])
 	note := ""
 	switch {
 	case total >= limit:
@@ -271,5 +295,5 @@ func readTail(ctx context.Context, r io.Reader, max, limit int) (string, string,
 	case total > max:
 		note = fmt.Sprintf("is %d MB, over %d MB: reading its last %d MB", total>>20, max>>20, max>>20)
 	}
-	return string(buf), note, nil
+	return b.String(), note, nil
 }

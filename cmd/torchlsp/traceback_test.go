@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // TestTracebackCLI maps real tracebacks of Debian's torch 1.13 from a file
@@ -102,10 +104,16 @@ func TestReadTail(t *testing.T) {
 		{"abcdefghij", 4, 100, "ghij", "over"},
 		{"", 4, 100, "", ""},
 		{"abcdefghij", 4, 6, "cdef", "did not end within"},
+		{"abcdefghijk", 3, 100, "ijk", "over"},
+		{"abcd", 4, 100, "abcd", ""},
 	} {
-		got, note, err := readTail(context.Background(), strings.NewReader(tc.in), tc.max, tc.limit)
-		if err != nil || got != tc.want || (tc.note == "") != (note == "") || !strings.Contains(note, tc.note) {
-			t.Errorf("readTail(%q, %d, %d) = %q, %q, %v", tc.in, tc.max, tc.limit, got, note, err)
+		// The whole text in one read, and one byte a read (the ring
+		// wraps at every byte once full).
+		for _, r := range []io.Reader{strings.NewReader(tc.in), iotest.OneByteReader(strings.NewReader(tc.in))} {
+			got, note, err := readTail(context.Background(), r, tc.max, tc.limit)
+			if err != nil || got != tc.want || (tc.note == "") != (note == "") || !strings.Contains(note, tc.note) {
+				t.Errorf("readTail(%q, %d, %d) = %q, %q, %v", tc.in, tc.max, tc.limit, got, note, err)
+			}
 		}
 	}
 }

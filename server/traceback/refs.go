@@ -83,7 +83,12 @@ const (
 
 // ScanLine appends the references line holds to dst; lineNo is recorded
 // in each.
-func ScanLine(line string, lineNo int, dst []Ref) []Ref {
+func ScanLine(line string, lineNo int, dst []Ref) []Ref { return scanLine(line, lineNo, dst, 0) }
+
+// scanLine is ScanLine that stops once dst holds more than max
+// references (0: no bound): a line of a log can be 64 MiB of frames, and
+// the references past the caller's bound are never kept.
+func scanLine(line string, lineNo int, dst []Ref, max int) []Ref {
 	hasFile := strings.Contains(line, `File "`)
 	hasPy := strings.Contains(line, ".py")
 	if !hasFile && !hasPy {
@@ -91,22 +96,22 @@ func ScanLine(line string, lineNo int, dst []Ref) []Ref {
 	}
 	first := len(dst)
 	if hasFile {
-		dst = scanFileFrames(line, lineNo, dst)
+		dst = scanFileFrames(line, lineNo, dst, max)
 	}
 	if hasPy {
 		if strings.Contains(line, "<FrameSummary file ") {
-			dst = scanFrameSummaries(line, lineNo, dst)
+			dst = scanFrameSummaries(line, lineNo, dst, max)
 		}
-		dst = scanColons(line, lineNo, dst, first)
+		dst = scanColons(line, lineNo, dst, first, max)
 	}
 	return dst
 }
 
 // scanFileFrames finds `File "PATH", line N[, in FUNC| in FUNC]`, anywhere
 // in the line (an exception's message may embed one).
-func scanFileFrames(line string, lineNo int, dst []Ref) []Ref {
+func scanFileFrames(line string, lineNo int, dst []Ref, max int) []Ref {
 	const opener = `File "`
-	for from := 0; from < len(line); {
+	for from := 0; from < len(line) && !full(dst, max); {
 		i := strings.Index(line[from:], opener)
 		if i < 0 {
 			break
@@ -143,9 +148,9 @@ func scanFileFrames(line string, lineNo int, dst []Ref) []Ref {
 }
 
 // scanFrameSummaries finds `<FrameSummary file PATH, line N in FUNC>`.
-func scanFrameSummaries(line string, lineNo int, dst []Ref) []Ref {
+func scanFrameSummaries(line string, lineNo int, dst []Ref, max int) []Ref {
 	const opener = "<FrameSummary file "
-	for from := 0; from < len(line); {
+	for from := 0; from < len(line) && !full(dst, max); {
 		i := strings.Index(line[from:], opener)
 		if i < 0 {
 			break
@@ -175,9 +180,9 @@ func scanFrameSummaries(line string, lineNo int, dst []Ref) []Ref {
 // of the file refs found before (dst[first:]); a pseudo-file's name may
 // hold one (`<eval_with_key>.0 from /tmp/x.py:6 in forward`), and it is
 // taken.
-func scanColons(line string, lineNo int, dst []Ref, first int) []Ref {
+func scanColons(line string, lineNo int, dst []Ref, first, max int) []Ref {
 	covered := dst[first:]
-	for from := 0; from < len(line); {
+	for from := 0; from < len(line) && !full(dst, max); {
 		i := strings.Index(line[from:], ".py")
 		if i < 0 {
 			break
@@ -230,6 +235,9 @@ func scanColons(line string, lineNo int, dst []Ref, first int) []Ref {
 	}
 	return dst
 }
+
+// full says dst holds more than max references (max 0: no bound).
+func full(dst []Ref, max int) bool { return max > 0 && len(dst) > max }
 
 // inside reports whether offset lies in the span of a ref that names a
 // file (pseudo-files' names are searched).

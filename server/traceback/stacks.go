@@ -61,7 +61,7 @@ func Parse(text string, maxRefs int) Result {
 	forLines(text, func(lineNo int, line string) bool {
 		lines++
 		first := len(res.Refs)
-		res.Refs = ScanLine(line, lineNo, res.Refs)
+		res.Refs = scanLine(line, lineNo, res.Refs, maxRefs)
 		if maxRefs > 0 && len(res.Refs) > maxRefs {
 			res.Refs = res.Refs[:maxRefs]
 			res.Truncated = true
@@ -134,7 +134,7 @@ func Refs(text string, firstLine, max int) ([]Ref, bool) {
 	var refs []Ref
 	more := false
 	forLines(text, func(lineNo int, line string) bool {
-		refs = ScanLine(line, firstLine+lineNo, refs)
+		refs = scanLine(line, firstLine+lineNo, refs, max)
 		if max > 0 && len(refs) > max {
 			refs, more = refs[:max], true
 			return false

@@ -165,3 +165,24 @@ func TestSameVersion(t *testing.T) {
 		}
 	}
 }
+
+// A single line of a log holding far more frames than the bound keeps
+// only about the bound: the references past it are not scanned, so a
+// 64 MiB line of frames costs the bound's memory, not the line's.
+func TestParseBoundsALongLine(t *testing.T) {
+	t.Parallel()
+	const frame = `File "/opt/torch/x.py", line 12, in f `
+	line := strings.Repeat(frame, 200_000)
+	const max = 1000
+	res := Parse(line, max)
+	if len(res.Refs) != max || !res.Truncated {
+		t.Fatalf("kept %d references (truncated %v), want %d and truncated", len(res.Refs), res.Truncated, max)
+	}
+	if cap(res.Refs) > 4*max {
+		t.Errorf("the references' array holds %d, want at most %d: the line was scanned past the bound", cap(res.Refs), 4*max)
+	}
+	refs, more := Refs(line, 0, max)
+	if len(refs) != max || !more || cap(refs) > 4*max {
+		t.Errorf("Refs kept %d (cap %d, more %v), want %d, at most %d, more", len(refs), cap(refs), more, max, 4*max)
+	}
+}
