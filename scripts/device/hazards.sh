@@ -33,7 +33,9 @@
 #                                          no CheckpointError" (TL019 is information for that)
 #   tl019_compiled_under_checkpoint.fixed  (none)  "verdict: fixed": the function calling checkpoint
 #                                          is compiled instead
-#   tl020_inference_then_train    (none)   pytorch issue 135892's script: max-autotune, first calls
+#   tl020_grad_accumulated        TL020    "verdict: hazard shown, step 1: … overwritten by a subsequent run"
+#   tl020_grad_accumulated.fixed  (none)   "verdict: no error, 3 steps, the gradients set to None at each"
+#   tl020_inference_then_train    TL020    pytorch issue 135892's script: max-autotune, first calls
 #                                          under inference_mode, then training; its verdict says
 #                                          whether 2.11 still fails and where (no rule: see HAZARDS.md);
 #                                          on 2.11: RuntimeError at step 1, "accessing tensor output of

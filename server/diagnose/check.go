@@ -66,6 +66,9 @@ const (
 	// CodeCompiledFreeThreaded is decided by the target's interpreter
 	// (Options.FreeThreaded), not by a line of its torch.
 	CodeCompiledFreeThreaded = "TL018 compiled-free-threaded"
+	// CodeGradsAccumulated is decided in one file, from the target's
+	// cudagraph_trees.py (the check TL011 cites).
+	CodeGradsAccumulated = "TL020 cudagraph-grad-accumulated"
 )
 
 // Diagnostic is one finding in the user's buffer.
@@ -231,6 +234,7 @@ func (c *checker) run() {
 		ruleTL011{c}.outputsOverwritten()
 		ruleTL013{c}.recompiles()
 		ruleTL016{c}.pendingBackwards()
+		ruleTL020{c}.gradsAccumulated()
 		ruleTL017{c}.firstCallsInCapture()
 		ruleTL019{c}.compiledUnderCheckpoint()
 	}

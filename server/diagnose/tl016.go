@@ -206,12 +206,12 @@ func (c ruleTL016) requiresGrad(n int32) bool {
 // assigned once and the methods that return the module (.cuda(), .to()).
 func (c ruleTL016) moduleValue(n int32) bool {
 	a, t := c.a, c.t
-	v := t.Unwrap(a.resolve(t.Unwrap(n)))
+	v := c.valueBefore(n)
 	for i := 0; i < 8 && t.Kind(v) == syntax.KindCall; i++ {
 		a.work++
 		fn := t.Unwrap(t.Child(v, syntax.FieldFunction))
 		if t.Kind(fn) == syntax.KindAttribute && moduleMethods[t.LastName(fn)] && t.LastName(fn) != "requires_grad_" {
-			v = t.Unwrap(a.resolve(t.Unwrap(t.Child(fn, syntax.FieldObject))))
+			v = c.valueBefore(t.Child(fn, syntax.FieldObject))
 			continue
 		}
 		q := a.chainQual(fn)
@@ -226,6 +226,28 @@ func (c ruleTL016) moduleValue(n int32) bool {
 		return false
 	}
 	return false
+}
+
+// valueBefore is what expression n holds: a name assigned once, resolved;
+// a name assigned again and again, its last assignment before n's
+// statement in n's function (model = torch.compile(model): the argument
+// is the module assigned before, not the compiled value).
+func (c ruleTL016) valueBefore(n int32) int32 {
+	a, t := c.a, c.t
+	u := t.Unwrap(n)
+	v := t.Unwrap(a.resolve(u))
+	if v != u || u < 0 || t.Kind(u) != syntax.KindIdentifier {
+		return v
+	}
+	as := (nameFacts{a}).bindsOf(t.Text(u))
+	i := a.firstFrom(as, t.Start(t.stmt[u])) - 1
+	if i < 0 || t.Kind(as[i]) != syntax.KindAssignment || t.fnOf[as[i]] != t.fnOf[u] {
+		return v
+	}
+	if r := t.Child(as[i], syntax.FieldRight); r >= 0 && t.Kind(t.Child(as[i], syntax.FieldLeft)) == syntax.KindIdentifier {
+		return t.Unwrap(a.resolve(t.Unwrap(r)))
+	}
+	return v
 }
 
 // moduleClass reports whether the file defines one class of that name

@@ -1,6 +1,8 @@
-# TL020: a module compiled with mode="max-autotune" (CUDA graphs on),
-# first called under torch.inference_mode() and trained afterwards
-# (pytorch issue 135892).
+# pytorch issue 135892's script: a module compiled with
+# mode="max-autotune" (CUDA graphs on), first called under
+# torch.inference_mode() and trained afterwards. On torch 2.11 it fails
+# from the gradients accumulated across its steps (TL020), with or
+# without the inference calls (docs/HAZARDS.md).
 import traceback
 
 import torch
