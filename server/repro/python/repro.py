@@ -704,15 +704,21 @@ def compare(torch, got, want, rtol, atol):
     return None if got == want else "values differ"
 
 
+def map_tensors(torch, value, fn):
+    """value with fn applied to each of its tensors, through lists, tuples
+    and dicts; anything else as it is."""
+    if torch is not None and isinstance(value, torch.Tensor):
+        return fn(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(map_tensors(torch, v, fn) for v in value)
+    if isinstance(value, dict):
+        return {k: map_tensors(torch, v, fn) for k, v in value.items()}
+    return value
+
+
 def snapshot(torch, value):
     """Copies an eager result so later calls cannot change it."""
-    if torch is not None and isinstance(value, torch.Tensor):
-        return value.detach().clone()
-    if isinstance(value, (list, tuple)):
-        return type(value)(snapshot(torch, v) for v in value)
-    if isinstance(value, dict):
-        return {k: snapshot(torch, v) for k, v in value.items()}
-    return value
+    return map_tensors(torch, value, lambda t: t.detach().clone())
 
 
 # ---------------------------------------------------------------- compile flags
@@ -1180,13 +1186,7 @@ TORCH_LOGGERS = ("torch._dynamo", "torch._inductor")
 
 def clone_output(torch, value):
     """value.clone() of every tensor in an output, as TL011's fix does."""
-    if torch is not None and isinstance(value, torch.Tensor):
-        return value.clone()
-    if isinstance(value, (list, tuple)):
-        return type(value)(clone_output(torch, v) for v in value)
-    if isinstance(value, dict):
-        return {k: clone_output(torch, v) for k, v in value.items()}
-    return value
+    return map_tensors(torch, value, lambda t: t.clone())
 
 
 def roll(torch, value, shift):
@@ -1526,13 +1526,7 @@ def tensors_in(torch, value):
 
 def requiring_grad(torch, value):
     """value with every floating-point tensor a leaf that requires grad."""
-    if torch is not None and isinstance(value, torch.Tensor):
-        return value.detach().clone().requires_grad_() if value.is_floating_point() else value
-    if isinstance(value, (list, tuple)):
-        return type(value)(requiring_grad(torch, v) for v in value)
-    if isinstance(value, dict):
-        return {k: requiring_grad(torch, v) for k, v in value.items()}
-    return value
+    return map_tensors(torch, value, lambda t: t.detach().clone().requires_grad_() if t.is_floating_point() else t)
 
 
 def grad_inputs(job, fn, inputs):
