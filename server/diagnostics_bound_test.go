@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -28,13 +26,7 @@ func (n *countNotes) PublishDiagnostics(_ context.Context, _ *Snapshot, diags []
 // bound's 1,000 and one note; torchlsp check would list all 1,500.
 func TestPublishedDiagnosticsAreBounded(t *testing.T) {
 	t.Parallel()
-	if _, err := os.Stat(benchPython); err != nil {
-		t.Skipf("%s is missing", benchPython)
-	}
-	site, err := filepath.Abs("../testdata/site")
-	if err != nil {
-		t.Fatal(err)
-	}
+	site := fixtureSite(t)
 	n := &countNotes{pubs: make(chan []Diagnostic, 16)}
 	root := t.TempDir()
 	eng := initEngine(t, n, root, root, "fx", map[string]any{

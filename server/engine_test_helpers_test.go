@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -40,4 +41,19 @@ func initEngine(t testing.TB, n Notifier, root, ws, defaultTarget string, target
 // package find a package's mirrored files through the site's links.
 func (e *Engine) BuildSite(ctx context.Context) (*SiteResult, error) {
 	return e.site.Build(ctx, "")
+}
+
+// fixtureSite is the fixture torch's site dir, absolute, for a target
+// that this machine's Python (benchPython) runs; the test is skipped when
+// that Python is missing.
+func fixtureSite(t testing.TB) string {
+	t.Helper()
+	if _, err := os.Stat(benchPython); err != nil {
+		t.Skipf("%s is missing", benchPython)
+	}
+	site, err := filepath.Abs("../testdata/site")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return site
 }

@@ -16,13 +16,7 @@ import (
 // without ever waiting for it.
 func TestFreeThreadedTargetIsChecked(t *testing.T) {
 	t.Parallel()
-	if _, err := os.Stat(benchPython); err != nil {
-		t.Skipf("%s is missing", benchPython)
-	}
-	site, err := filepath.Abs("../testdata/site")
-	if err != nil {
-		t.Fatal(err)
-	}
+	site := fixtureSite(t)
 	patch := t.TempDir()
 	if err := os.WriteFile(filepath.Join(patch, "sitecustomize.py"), []byte(`import sys
 import sysconfig

@@ -19,13 +19,7 @@ import (
 // Its answers there are the workspace server's.
 func TestServerPlacedByItsFirstDocument(t *testing.T) {
 	t.Parallel()
-	if _, err := os.Stat(benchPython); err != nil {
-		t.Skipf("%s is missing", benchPython)
-	}
-	site, err := filepath.Abs("../testdata/site")
-	if err != nil {
-		t.Fatal(err)
-	}
+	site := fixtureSite(t)
 	root := t.TempDir()
 	dirs := config.Dirs{Config: filepath.Join(root, "c"), Cache: filepath.Join(root, "k"), State: filepath.Join(root, "s")}
 	fx := map[string]any{"python": benchPython, "env": map[string]string{"PYTHONPATH": site}}

@@ -34,13 +34,7 @@ func (n *codesNotes) PublishDiagnostics(_ context.Context, _ *Snapshot, diags []
 // Debian torch 1.13's TL005 (no torch.compile there).
 func TestSelectTargetRepublishes(t *testing.T) {
 	t.Parallel()
-	if _, err := os.Stat(benchPython); err != nil {
-		t.Skipf("%s is missing", benchPython)
-	}
-	site, err := filepath.Abs("../testdata/site")
-	if err != nil {
-		t.Fatal(err)
-	}
+	site := fixtureSite(t)
 	src, err := os.ReadFile("../test/e2e/testdata/workspace/train.py")
 	if err != nil {
 		t.Fatal(err)

@@ -24,10 +24,7 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkWorkspaceEdit -benchtime 40x ./server/
 func BenchmarkWorkspaceEdit(b *testing.B) {
-	if _, err := os.Stat(benchPython); err != nil {
-		b.Skipf("%s is missing", benchPython)
-	}
-	site, _ := filepath.Abs("../testdata/site")
+	site := fixtureSite(b)
 	root := b.TempDir()
 	ws := filepath.Join(root, "ws")
 	os.MkdirAll(ws, 0o755)

@@ -63,13 +63,7 @@ def serve(requests):
 // diagnostics are published again without it, with no edit of server.py.
 func TestWorkspaceModelAcrossFiles(t *testing.T) {
 	t.Parallel()
-	if _, err := os.Stat(benchPython); err != nil {
-		t.Skipf("%s is missing", benchPython)
-	}
-	site, err := filepath.Abs("../testdata/site")
-	if err != nil {
-		t.Fatal(err)
-	}
+	site := fixtureSite(t)
 	root := t.TempDir()
 	ws := filepath.Join(root, "ws")
 	if err := os.MkdirAll(ws, 0o755); err != nil {
