@@ -42,30 +42,18 @@
 #                                          CUDAGraphs that has been overwritten"
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=scripts/device/lib.sh
+. scripts/device/lib.sh
+build_if_asked "$@"
 
-if [[ "${1:-}" == build ]]; then
-	mkdir -p bin
-	CGO_ENABLED=1 go build -o bin/torchlsp ./cmd/torchlsp
-	ls -l bin/torchlsp
-	exit 0
-fi
-
-PYTHON=${PYTHON:-/opt/torch/.venv/bin/python3}
-OUT=${OUT:-$PWD/out-hazards}
-BIN=$PWD/bin/torchlsp
-[[ -x $BIN ]] || { echo "run '$0 build' first and carry bin/" >&2; exit 2; }
-mkdir -p "$OUT"
-ws=$(mktemp -d)
-trap 'rm -rf "$ws"' EXIT
+start_run hazards
 cp scripts/device/hazards/*.py "$ws/"
-export XDG_CACHE_HOME=$ws/.cache XDG_CONFIG_HOME=$ws/.config XDG_STATE_HOME=$ws/.state
-"$PYTHON" -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())' | tee "$OUT/torch.txt"
 
 printf 'case\tcodes\texit\tlast line\n' >"$OUT/summary.tsv"
 for f in "$ws"/*.py; do
 	name=$(basename "$f" .py)
 	"$BIN" check --quiet --format json --python "$PYTHON" "$f" >"$OUT/$name.check.json" 2>"$OUT/$name.check.err"
-	codes=$("$PYTHON" -c 'import json,sys; print(" ".join(sorted({d["code"].split()[0] for d in json.load(open(sys.argv[1]))})) or "(none)")' "$OUT/$name.check.json" 2>/dev/null || echo "(check failed)")
+	codes=$(codes_of "$OUT/$name.check.json")
 	# An empty TORCH_LOGS fails torch 2.11's import: set it only when used.
 	logs=()
 	[[ $name == tl013_cudagraph_sizes ]] && logs=(TORCH_LOGS=cudagraphs)

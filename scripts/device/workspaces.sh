@@ -28,24 +28,12 @@
 #   quiet_main_only    (none): exit 0
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=scripts/device/lib.sh
+. scripts/device/lib.sh
+build_if_asked "$@"
 
-if [[ "${1:-}" == build ]]; then
-	mkdir -p bin
-	CGO_ENABLED=1 go build -o bin/torchlsp ./cmd/torchlsp
-	ls -l bin/torchlsp
-	exit 0
-fi
-
-PYTHON=${PYTHON:-/opt/torch/.venv/bin/python3}
-OUT=${OUT:-$PWD/out-workspaces}
-BIN=$PWD/bin/torchlsp
-[[ -x $BIN ]] || { echo "run '$0 build' first and carry bin/" >&2; exit 2; }
-mkdir -p "$OUT"
-ws=$(mktemp -d)
-trap 'rm -rf "$ws"' EXIT
+start_run workspaces
 cp -r scripts/device/workspaces/. "$ws/"
-export XDG_CACHE_HOME=$ws/.cache XDG_CONFIG_HOME=$ws/.config XDG_STATE_HOME=$ws/.state
-"$PYTHON" -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())' | tee "$OUT/torch.txt"
 
 printf 'case\tfindings\texit\tlast line\n' >"$OUT/summary.tsv"
 for dir in "$ws"/*/; do
