@@ -161,11 +161,11 @@ func (p *Proxy) pipe(dst, src net.Conn, dir *direction, way int8) {
 				p.cond.Wait()
 			}
 			p.mu.Unlock()
+			// The turn is counted before the bytes go out: whoever reads
+			// them then sees it counted.
+			p.delivered(dir, way)
 			n, err := dst.Write(c.data)
 			p.moved.Add(int64(n))
-			if n > 0 {
-				p.delivered(dir, way)
-			}
 			if err != nil {
 				return
 			}
