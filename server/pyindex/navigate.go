@@ -218,6 +218,11 @@ func (n *navigator) definition(occ pyscope.Occurrence) (entity, error) {
 	case pyscope.RoleAttribute:
 		a := tr.Parent(occ.Node)
 		obj := tr.Child(a, syntax.FieldObject)
+		if obj < 0 {
+			// Error recovery can leave an attribute with no object
+			// (case A(b=\x81x.y)): nothing to look the name up on.
+			return entity{}, n.errNotFound("%s has no object to look it up on", name)
+		}
 		base, err := n.eval(obj, occ.Scope, uint32(tr.Start(obj)))
 		if err != nil {
 			return entity{}, err
