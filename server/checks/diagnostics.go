@@ -16,6 +16,7 @@ import (
 	"github.com/torchlsp/torchlsp/server/pybuf"
 	"github.com/torchlsp/torchlsp/server/session"
 	"github.com/torchlsp/torchlsp/server/source"
+	"github.com/torchlsp/torchlsp/server/syntax"
 	"github.com/torchlsp/torchlsp/server/wsmodel"
 )
 
@@ -75,6 +76,9 @@ func (ch *Checks) check(ctx context.Context, doc *api.Snapshot) (*checked, error
 	buf, err := ch.parseDoc(ctx, doc)
 	if err != nil {
 		return nil, err
+	}
+	if t := buf.Tree(); t.GaveUp() {
+		return &checked{diags: []api.Diagnostic{notParsed(t)}}, nil
 	}
 	// A file that does not import torch may still call what another file
 	// compiles: the workspace model's verdicts reach the workspace's own
@@ -190,6 +194,31 @@ func checkWith(doc *api.Snapshot, cat *gates.Catalog, m *remote.MirrorTree, spec
 		c.fixes = append(c.fixes, fd.Fixes)
 	}
 	return c
+}
+
+// notParsed is the note on a document whose parse stopped at one of its
+// bounds: without it the file would simply have no findings, hovers or
+// definitions, and nothing would say why.
+func notParsed(t *syntax.Tree) api.Diagnostic {
+	n := len(t.Src())
+	why := fmt.Sprintf("its CPU time (%s for a text of %s)", syntax.CPULimit(n).Round(time.Millisecond), humanBytes(int64(n)))
+	if t.OverMemory() {
+		why = fmt.Sprintf("its memory (%s for a text of %s: tree-sitter's tree of this text would be larger)", humanBytes(syntax.MemoryLimit(n)), humanBytes(int64(n)))
+	}
+	return api.Diagnostic{
+		Severity: api.SeverityInfo,
+		Source:   "torchlsp",
+		Message:  "torchlsp did not analyse this file: the Python parser stopped at the bound of " + why + "; it has no findings, hovers or definitions from torchlsp",
+	}
+}
+
+// humanBytes writes a size in KB or MB (decimal, as sizes are written in
+// the docs).
+func humanBytes(n int64) string {
+	if n >= 1e6 {
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	}
+	return fmt.Sprintf("%.0f KB", float64(n)/1e3)
 }
 
 // parseDoc parses a document version for its check under the budget that

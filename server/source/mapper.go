@@ -22,22 +22,22 @@ var ErrLineOutOfRange = errors.New("line out of range")
 // A Mapper is immutable and safe for concurrent use.
 type Mapper struct {
 	text  string
-	lines []int // byte offset at which each line starts; lines[0] == 0
-	ascii bool  // every byte < 0x80: all column systems coincide
+	lines []uint32 // byte offset at which each line starts; lines[0] == 0 (4 bytes a line: every text mapped is far under 4 GiB)
+	ascii bool     // every byte < 0x80: all column systems coincide
 }
 
 // NewMapper indexes text. It costs one pass over the text.
 func NewMapper(text string) *Mapper {
-	m := &Mapper{text: text, lines: make([]int, 1, 1+strings.Count(text, "\n")), ascii: true}
+	m := &Mapper{text: text, lines: make([]uint32, 1, 1+strings.Count(text, "\n")), ascii: true}
 	for i := 0; i < len(text); i++ {
 		switch c := text[i]; {
 		case c == '\n':
-			m.lines = append(m.lines, i+1)
+			m.lines = append(m.lines, uint32(i+1))
 		case c == '\r':
 			if i+1 < len(text) && text[i+1] == '\n' {
 				i++
 			}
-			m.lines = append(m.lines, i+1)
+			m.lines = append(m.lines, uint32(i+1))
 		case c >= utf8.RuneSelf:
 			m.ascii = false
 		}
@@ -55,11 +55,11 @@ func (m *Mapper) LineCount() int { return len(m.lines) }
 // lineBounds returns the byte offsets of line's content, without its line
 // break.
 func (m *Mapper) lineBounds(line int) (start, end int) {
-	start = m.lines[line]
+	start = int(m.lines[line])
 	if line+1 == len(m.lines) {
 		return start, len(m.text)
 	}
-	end = m.lines[line+1]
+	end = int(m.lines[line+1])
 	if end > start && m.text[end-1] == '\n' {
 		end--
 	}
@@ -142,7 +142,7 @@ func (m *Mapper) utf16Offset(p UTF16, atEOFLine bool) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return m.lines[pos.Line] + pos.Column, nil
+	return int(m.lines[pos.Line]) + pos.Column, nil
 }
 
 // PositionAt converts a byte offset to a byte-column position. Offsets
@@ -154,7 +154,7 @@ func (m *Mapper) PositionAt(offset int) Position {
 	lo, hi := 0, len(m.lines)-1
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		if m.lines[mid] <= offset {
+		if int(m.lines[mid]) <= offset {
 			lo = mid
 		} else {
 			hi = mid - 1

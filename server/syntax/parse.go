@@ -44,6 +44,30 @@ func CPULimit(n int) time.Duration {
 	return parseCPUBase + time.Duration(max(n, 0))*parseCPUPerByte
 }
 
+// A parse may hold MemoryLimit(len(text)) of memory: its C tree and the
+// nodes it flattens into. Tree-sitter's tree of real Python takes 20–90
+// bytes a byte of text (torch 2.11's largest file, 1.35 MB: 33 MB; a
+// 700 KB table of calls: 61 MB), but valid text made of tiny statements
+// takes far more: 1.3 million stacked decorators (3.9 MB) 614 MB, a
+// million "a=b" lines 840 MB. A parse over its limit stops like one over
+// its CPU time: its Tree has no nodes and reports GaveUp and OverMemory.
+//
+// The limit is parseMemoryMax, less parseMemoryShrink bytes for every byte
+// of text, never under parseMemoryMin: beside the tree the process holds
+// up to 10 bytes a byte of a large text of short lines (its copies, its
+// line tables, what malloc keeps around each block), so that a document
+// and its parse together stay under 100 MB plus 4 times the text.
+const (
+	parseMemoryMax    = 96 << 20
+	parseMemoryShrink = 16
+	parseMemoryMin    = 48 << 20
+)
+
+// MemoryLimit is the memory a parse of n bytes may hold.
+func MemoryLimit(n int) int64 {
+	return max(parseMemoryMax-int64(max(n, 0))*parseMemoryShrink, parseMemoryMin)
+}
+
 // keepScratch bounds the flatten scratch a Parser keeps between parses
 // (in nodes, about 48 bytes each): an idle parser in a pool should not
 // hold the memory of the largest file it ever saw.
@@ -131,8 +155,10 @@ type Parser struct {
 	scratch []Node  // flatten output, reused while small
 	links   []int32 // flatten's last-child and ancestor stacks
 	cleanup runtime.Cleanup
-	// cpuLimit replaces CPULimit when set (by tests that stop parses).
-	cpuLimit func(n int) time.Duration
+	// cpuLimit and memoryLimit replace CPULimit and MemoryLimit when set
+	// (by tests that stop parses).
+	cpuLimit    func(n int) time.Duration
+	memoryLimit func(n int) int64
 }
 
 // NewParser returns a Parser for Python.
@@ -194,18 +220,18 @@ func (p *Parser) Parse(src []byte) *Tree {
 // they need and drop the tree. f must not keep the tree or its nodes; once
 // f returns the tree is emptied and the memory goes to the next parse.
 func (p *Parser) Visit(src []byte, f func(*Tree)) {
-	t, ct, count := p.parseC(src, nil, 0)
-	if ct == nil {
+	t, ct := p.parseC(src, nil, 0)
+	if ct.tree == nil {
 		f(t)
 		return
 	}
-	if count > keepScratch {
+	if ct.named > keepScratch {
 		// A large tree flattens into C memory, freed as soon as f
 		// returns: as Go scratch it would be garbage the size of the
 		// tree (about 50 bytes a node) that the heap carries until the
 		// next collection, once for every large file a build parses.
-		nodes, free := flattenC(ct, count)
-		C.ts_tree_delete(ct) // free hands both back to the system at once
+		nodes, free := flattenC(ct)
+		C.ts_tree_delete(ct.tree) // free hands both back to the system at once
 		t.nodes = nodes
 		defer func() {
 			t.nodes = nil
@@ -214,9 +240,9 @@ func (p *Parser) Visit(src []byte, f func(*Tree)) {
 		f(t)
 		return
 	}
-	n, out := p.flattenScratch(ct, count)
-	deleteTree(ct, len(src)) // the nodes are in Go memory now
-	t.nodes = out[:n]
+	out := p.flattenScratch(ct)
+	deleteTree(ct.tree, len(src)) // the nodes are in Go memory now
+	t.nodes = out
 	defer func() {
 		t.nodes = nil
 		p.keep(out)
@@ -227,15 +253,15 @@ func (p *Parser) Visit(src []byte, f func(*Tree)) {
 // flattenC writes the named nodes of ct into C memory and returns them
 // with the function that frees that memory (and, for a large tree, hands
 // it back to the system).
-func flattenC(ct *C.TSTree, count int) ([]Node, func()) {
-	out := (*C.syntax_node)(C.malloc(C.size_t(count) * C.size_t(C.sizeof_syntax_node)))
-	links := (*C.int32_t)(C.malloc(C.size_t(2*count) * 4))
+func flattenC(ct cTree) ([]Node, func()) {
+	out := (*C.syntax_node)(C.malloc(C.size_t(max(ct.named, 1)) * C.size_t(C.sizeof_syntax_node)))
+	links := (*C.int32_t)(C.malloc(C.size_t(ct.links()) * 4))
 	if out == nil || links == nil {
 		C.free(unsafe.Pointer(out))
 		C.free(unsafe.Pointer(links))
 		return nil, func() {}
 	}
-	n := flattenInto(ct, out, links, count)
+	n := flattenInto(ct, out, links)
 	C.free(unsafe.Pointer(links))
 	return unsafe.Slice((*Node)(unsafe.Pointer(out)), n), func() {
 		C.free(unsafe.Pointer(out))
@@ -272,34 +298,53 @@ func (p *Parser) parse(ctx context.Context, src []byte, ranges []Range) (_ *Tree
 		defer h.Delete()
 		handle = C.uintptr_t(h)
 	}
-	t, ct, count := p.parseC(src, ranges, handle)
+	t, ct := p.parseC(src, ranges, handle)
 	if ctx != nil {
 		if err := ctx.Err(); err != nil {
-			if ct != nil {
-				C.ts_tree_delete(ct)
+			if ct.tree != nil {
+				C.ts_tree_delete(ct.tree)
 			}
-			return nil, ct == nil, fmt.Errorf("syntax: parse: %w", err)
+			return nil, ct.tree == nil, fmt.Errorf("syntax: parse: %w", err)
 		}
 	}
-	if ct == nil {
+	if ct.tree == nil {
 		return t, p.ts != nil && len(src) <= MaxSource, nil
 	}
-	n, out := p.flattenScratch(ct, count)
-	deleteTree(ct, len(src))
-	t.nodes = make([]Node, n)
-	copy(t.nodes, out[:n])
+	if ct.named > keepScratch {
+		// The tree's own nodes, flattened straight into them: a copy out
+		// of scratch would hold the nodes twice.
+		t.nodes = p.flattenNew(ct)
+		deleteTree(ct.tree, len(src))
+		return t, false, nil
+	}
+	out := p.flattenScratch(ct)
+	deleteTree(ct.tree, len(src))
+	t.nodes = make([]Node, len(out))
+	copy(t.nodes, out)
 	p.keep(out)
 	return t, false, nil
 }
 
-// parseC runs tree-sitter. It returns the Tree to fill, the C tree (nil
-// when there is none: a closed parser, text over MaxSource, a parse
-// cancelled or over its CPU limit, the latter marking the Tree GaveUp) and
-// its node count, anonymous nodes included; the caller deletes the C tree.
-func (p *Parser) parseC(src []byte, ranges []Range, handle C.uintptr_t) (*Tree, *C.TSTree, int) {
+// cTree is a tree tree-sitter made, with the counts flattening allocates
+// for.
+type cTree struct {
+	tree  *C.TSTree // nil: none (see parseC)
+	named int       // named nodes
+	depth int       // the deepest node's depth
+}
+
+// links is how many int32 of scratch flattening it takes: the last child
+// of each named node, and the ancestor stack.
+func (ct cTree) links() int { return ct.named + ct.depth + 1 }
+
+// parseC runs tree-sitter. It returns the Tree to fill and the C tree
+// (none for a closed parser, text over MaxSource, a parse cancelled or
+// over a limit, the last marking the Tree GaveUp); the caller deletes the
+// C tree.
+func (p *Parser) parseC(src []byte, ranges []Range, handle C.uintptr_t) (*Tree, cTree) {
 	t := &Tree{src: src}
 	if p.ts == nil || len(src) > MaxSource {
-		return t, nil, 0
+		return t, cTree{}
 	}
 	var cr *C.TSRange
 	if len(ranges) > 0 {
@@ -324,43 +369,68 @@ func (p *Parser) parseC(src []byte, ranges []Range, handle C.uintptr_t) (*Tree, 
 	if p.cpuLimit != nil {
 		limit = p.cpuLimit
 	}
-	var count C.uint32_t
-	var hasErr, over C.bool
+	memLimit := MemoryLimit
+	if p.memoryLimit != nil {
+		memLimit = p.memoryLimit
+	}
+	var count, depth C.uint32_t
+	var hasErr C.bool
+	var over C.uint8_t
+	var peak C.int64_t
 	ct := C.syntax_parse(p.ts, text, C.uint32_t(len(src)), cr, C.uint32_t(len(ranges)), handle,
-		C.uint64_t(max(limit(len(src)), 0)), &count, &hasErr, &over)
+		C.uint64_t(max(limit(len(src)), 0)), C.int64_t(memLimit(len(src))), &count, &depth, &hasErr, &over, &peak)
+	t.parseMemory = int64(peak)
 	if ct == nil {
 		p.renew()
-		t.gaveUp, t.hasError = bool(over), bool(over)
-		return t, nil, 0
+		t.gaveUp, t.overMemory = over != 0, over == C.SYNTAX_OVER_MEMORY
+		t.hasError = t.gaveUp
+		return t, cTree{}
+	}
+	c := cTree{tree: ct, named: int(count), depth: int(depth)}
+	if flat := int64(c.named)*int64(unsafe.Sizeof(Node{})) + 4*int64(c.links()); int64(peak)+flat > memLimit(len(src)) {
+		// The tree fits but its flattened nodes would not.
+		deleteTree(ct, len(src))
+		t.gaveUp, t.overMemory, t.hasError = true, true, true
+		return t, cTree{}
 	}
 	t.hasError = bool(hasErr)
-	return t, ct, int(count)
+	return t, c
 }
 
-// flattenScratch writes the named nodes of ct into the parser's scratch in
-// one C call, so a Tree is walked from Go without crossing into C again.
-// It returns how many it wrote and the scratch, to hand back to keep.
-func (p *Parser) flattenScratch(ct *C.TSTree, count int) (int, []Node) {
-	if count == 0 {
-		return 0, p.scratch
+// flattenScratch writes the named nodes of ct into the parser's scratch
+// in one C call, so a Tree is walked from Go without crossing into C
+// again. It returns them, in the scratch to hand back to keep.
+func (p *Parser) flattenScratch(ct cTree) []Node {
+	if ct.named == 0 {
+		return p.scratch[:0]
 	}
 	out, links := p.scratch, p.links
-	if cap(out) < count {
-		out = make([]Node, count+count/4)
-		links = make([]int32, 2*len(out))
+	if cap(out) < ct.named {
+		out = make([]Node, ct.named+ct.named/4)
 	}
-	out, links = out[:count], links[:2*count]
-	n := flattenInto(ct, (*C.syntax_node)(unsafe.Pointer(&out[0])), (*C.int32_t)(unsafe.Pointer(&links[0])), count)
+	if cap(links) < ct.links() {
+		links = make([]int32, ct.links()+ct.links()/4)
+	}
+	out, links = out[:ct.named], links[:ct.links()]
+	n := flattenInto(ct, (*C.syntax_node)(unsafe.Pointer(&out[0])), (*C.int32_t)(unsafe.Pointer(&links[0])))
 	p.links = links[:0]
-	return n, out
+	return out[:n]
 }
 
-// flattenInto writes the named nodes of ct into out (room for count
-// nodes), using links (room for 2*count) as the walk's scratch, and
-// returns how many it wrote.
-func flattenInto(ct *C.TSTree, out *C.syntax_node, links *C.int32_t, count int) int {
-	return int(C.syntax_flatten(ct, out, links, (*C.int32_t)(unsafe.Add(unsafe.Pointer(links), 4*count)),
-		C.uint32_t(count),
+// flattenNew writes the named nodes of ct into a slice of their own.
+func (p *Parser) flattenNew(ct cTree) []Node {
+	out := make([]Node, ct.named)
+	links := make([]int32, ct.links())
+	n := flattenInto(ct, (*C.syntax_node)(unsafe.Pointer(&out[0])), (*C.int32_t)(unsafe.Pointer(&links[0])))
+	return out[:n]
+}
+
+// flattenInto writes the named nodes of ct into out (room for ct.named),
+// using links (room for ct.links()) as the walk's scratch, and returns how
+// many it wrote.
+func flattenInto(ct cTree, out *C.syntax_node, links *C.int32_t) int {
+	return int(C.syntax_flatten(ct.tree, out, links, (*C.int32_t)(unsafe.Add(unsafe.Pointer(links), 4*ct.named)),
+		C.uint32_t(ct.named), C.uint32_t(ct.depth+1),
 		(*C.uint8_t)(unsafe.Pointer(&python3.kinds[0])), C.uint32_t(len(python3.kinds)),
 		(*C.uint8_t)(unsafe.Pointer(&python3.fields[0])), C.uint32_t(len(python3.fields))))
 }

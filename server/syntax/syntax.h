@@ -53,6 +53,9 @@ extern bool ts_tree_cursor_goto_first_child(TSTreeCursor *);
 extern bool ts_tree_cursor_goto_next_sibling(TSTreeCursor *);
 extern bool ts_tree_cursor_goto_parent(TSTreeCursor *);
 
+// Why a parse gave up (syntax_parse's *over).
+enum { SYNTAX_OVER_CPU = 1, SYNTAX_OVER_MEMORY = 2 };
+
 // One node of a flattened tree; Node mirrors it in Go.
 typedef struct {
 	uint32_t start, end;
@@ -70,8 +73,9 @@ void *syntax_alloc_checked(size_t n);
 void syntax_release_free_memory(void);
 TSParser *syntax_parser_new(const void *lang);
 TSTree *syntax_parse(TSParser *p, const char *src, uint32_t len, const TSRange *ranges, uint32_t n,
-                     uintptr_t ctx, uint64_t cpu_limit_ns, uint32_t *count, bool *err, bool *over);
-uint32_t syntax_flatten(TSTree *t, syntax_node *out, int32_t *last, int32_t *stack, uint32_t cap,
+                     uintptr_t ctx, uint64_t cpu_limit_ns, int64_t mem_limit, uint32_t *count, uint32_t *depth,
+                     bool *err, uint8_t *over, int64_t *peak);
+uint32_t syntax_flatten(TSTree *t, syntax_node *out, int32_t *last, int32_t *stack, uint32_t cap, uint32_t depth_cap,
                         const uint8_t *kinds, uint32_t nkinds, const uint8_t *fields, uint32_t nfields);
 
 #endif

@@ -57,6 +57,10 @@ type Tree struct {
 	nodes    []Node // nodes[0] is the module, when the parse produced one
 	hasError bool
 	gaveUp   bool
+	// overMemory: the parse gave up at its memory limit (gaveUp is set).
+	overMemory bool
+	// parseMemory is the most C memory the parse held.
+	parseMemory int64
 }
 
 // Src is the text the tree was parsed from.
@@ -80,6 +84,13 @@ func (t *Tree) HasError() bool { return t.hasError }
 // the text is one of those on which tree-sitter's error recovery takes
 // time quadratic in its length. The tree then has no nodes.
 func (t *Tree) GaveUp() bool { return t.gaveUp }
+
+// OverMemory reports whether the parse stopped at its memory limit
+// (MemoryLimit); GaveUp then reports it too.
+func (t *Tree) OverMemory() bool { return t.overMemory }
+
+// ParseMemory is the most C memory tree-sitter held while parsing.
+func (t *Tree) ParseMemory() int64 { return t.parseMemory }
 
 // Nodes is the tree's nodes, for analyses that index them in hot loops;
 // the slice is the tree's own: read it, never write it.
