@@ -1,11 +1,13 @@
 package pyindex
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io/fs"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -348,13 +350,20 @@ func (ix *Index) loadAll(ctx context.Context) error {
 }
 
 // parseMissing parses the files not yet parsed, workers at a time, each
-// parse under the index's budget.
+// parse under the index's budget, the largest first: a large file's tree
+// is the largest piece of C memory a build holds (torch 2.11's 1.35 MB
+// file, 33 MB), and the index's own heap grows as files are parsed, so a
+// large tree held early adds to a small heap instead of the whole one.
 func (ix *Index) parseMissing(ctx context.Context, workers int) error {
-	p := pool.New().WithContext(ctx).WithMaxGoroutines(workers).WithCancelOnError()
+	todo := make([]*fileState, 0, len(ix.files))
 	for _, f := range ix.files {
-		if f.data.Load() != nil {
-			continue
+		if f.data.Load() == nil {
+			todo = append(todo, f)
 		}
+	}
+	slices.SortStableFunc(todo, func(a, b *fileState) int { return cmp.Compare(b.size, a.size) })
+	p := pool.New().WithContext(ctx).WithMaxGoroutines(workers).WithCancelOnError()
+	for _, f := range todo {
 		p.Go(func(ctx context.Context) error {
 			if err := ctx.Err(); err != nil {
 				return err
