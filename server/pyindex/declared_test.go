@@ -17,7 +17,8 @@ import (
 // Optional, unions, typed containers through for, enumerate, items(),
 // subscripts and walrus, self attributes declared or assigned from typed
 // values, the stub of a compiled base class) lands where pyright lands;
-// a union gives every class's member. Forward references and cycles
+// a union gives every class's member; a value a call hands back as it is
+// (def f(obj: T) -> T) is its argument. Forward references and cycles
 // answer or decline, bounded.
 func TestDefinitionThroughDeclaredTypes(t *testing.T) {
 	t.Parallel()
@@ -79,6 +80,9 @@ func TestDefinitionThroughDeclaredTypes(t *testing.T) {
 		{"dt/more.py", "recompile", 2, models + ":12"},                   // super(Sub, self)
 		{"dt/more.py", "code", 5, models + ":9"},                         // elif after if not isinstance(z, GraphModule)
 		{"dt/more.py", "meta", 2, models + ":6"},                         // self.holder = v typed by the base's holder: GraphModule
+		{"dt/passthrough.py", "detach", 0, stub + ":8"},                  // detach = _add_docstr(_TensorBase.detach, …), (obj: T) -> T
+		{"dt/passthrough.py", "extra", 0, "dt/_tensor.py:4"},             // p.detach() -> Tensor, from the stub
+		{"dt/passthrough.py", "shout", 0, "dt/_tensor.py:7"},             // _keep_doc(obj: Any) -> Any hands back no type: the binding
 		{"dt/cyc.py", "back", 0, "dt/cyc.py:14"},                         // a.b.a.b: forward references both ways
 		{"dt/cyc.py", "b", 3, "dt/cyc.py:5"},                             // a.go().go()
 		{"dt/cyc.py", "x", 0, ""},                                        // Loop = Loop
@@ -209,6 +213,44 @@ func TestDeclaredTypesBounded(t *testing.T) {
 		}
 		if got != tt.want {
 			t.Errorf("%s: %d answers (%v), want %d", tt.needle, got, err, tt.want)
+		}
+	}
+}
+
+// TestPassThroughParts: the pieces passThrough reads from an assignment's
+// value and a signature, each as the index stores them (a value may be
+// cut after its first argument).
+func TestPassThroughParts(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		value, callee, arg string
+		ok                 bool
+	}{
+		{`_C._add_docstr(_C._TensorBase.detach, r"""…`, "_C._add_docstr", "_C._TensorBase.detach", true},
+		{"wrap(f)", "wrap", "f", true},
+		{"wrap( a.b )", "wrap", "a.b", true},
+		{"wrap(None, doc)", "", "", false},
+		{"wrap(f(x), doc)", "", "", false},
+		{"wrap()", "", "", false},
+		{"a.b", "", "", false},
+		{"(lambda x: x)(f)", "", "", false},
+		{"wrap(f", "", "", false}, // cut inside the argument
+	} {
+		callee, arg, ok := passThroughCall(tt.value)
+		if callee != tt.callee || arg != tt.arg || ok != tt.ok {
+			t.Errorf("passThroughCall(%q) = %q, %q, %v; want %q, %q, %v", tt.value, callee, arg, ok, tt.callee, tt.arg, tt.ok)
+		}
+	}
+	for sig, want := range map[string]string{
+		"(obj: T, doc_obj: str) -> T":     "T",
+		"(obj: T = None) -> T":            "T",
+		"(obj: Dict[str, T], x) -> T":     "Dict[str, T]",
+		"(obj) -> T":                      "",
+		"(self: Callable[[int], T]) -> T": "Callable[[int], T]",
+		"() -> T":                         "",
+	} {
+		if got := firstParamAnn(sig); got != want {
+			t.Errorf("firstParamAnn(%q) = %q, want %q", sig, got, want)
 		}
 	}
 }

@@ -83,17 +83,115 @@ func (ix *Index) Resolve(qualname string) (Resolution, error) {
 // stub declares ("OutOfMemoryError = torch._C.OutOfMemoryError" in a .py:
 // the rebinding is the line of Python source that makes the name).
 func (r *resolver) rebound(t target) target {
-	for i := 0; i < maxDepth && t.site == nil && t.b != nil && t.b.kind == KindVariable && isRebinding(t.b.value); i++ {
+	for i := 0; i < maxDepth && t.site == nil && t.b != nil && t.b.kind == KindVariable; i++ {
+		value, through := t.b.value, false
+		if !isRebinding(value) {
+			// Only a class's attribute: a module's name stays where
+			// Python binds it (has_torch_function = _add_docstr(…)), as
+			// Python's own answer has it; a method so bound is compiled,
+			// and only its stub declares it (as pyright answers).
+			if !strings.Contains(t.path, ".") {
+				return t
+			}
+			if value, through = r.passThrough(t); !through {
+				return t
+			}
+		}
 		saved := len(r.chain)
-		r.chain = append(r.chain, Hop{Kind: HopAlias, Module: t.mod.name, Name: t.path, File: t.file.rel, Line: int(t.b.line), Target: t.b.value})
-		nt, err := r.exprIn(t, t.b.value)
-		if err != nil || (nt.b != nil && nt.b.kind == KindImport) || nt.b == t.b || targetFile(nt) == nil || targetFile(nt).stub && !t.file.stub {
+		r.chain = append(r.chain, Hop{Kind: HopAlias, Module: t.mod.name, Name: t.path, File: t.file.rel, Line: int(t.b.line), Target: value})
+		nt, err := r.exprIn(t, value)
+		// A stub is no answer for a name a .py binds, unless what the
+		// value hands back is a compiled module's, which only its stub
+		// declares (Tensor.detach = _C._add_docstr(_C._TensorBase.detach, …)).
+		stubOnly := through && err == nil && nt.mod != nil && nt.mod.py == nil
+		if err != nil || (nt.b != nil && nt.b.kind == KindImport) || nt.b == t.b || targetFile(nt) == nil || targetFile(nt).stub && !t.file.stub && !stubOnly {
 			r.chain = r.chain[:saved]
 			return t
 		}
 		t = nt
 	}
 	return t
+}
+
+// passThrough is the argument an assignment's call hands back as it is:
+// in x = f(a, …) where f is declared def f(obj: T, …) -> T with T a
+// TypeVar, x is a, as type checkers read it. torch binds Tensor's
+// compiled methods so (detach = _C._add_docstr(_C._TensorBase.detach,
+// doc)); through it, x has a's signature and return type.
+func (r *resolver) passThrough(t target) (string, bool) {
+	callee, arg, ok := passThroughCall(t.b.value)
+	if !ok {
+		return "", false
+	}
+	f, err := r.exprIn(t, callee)
+	if err != nil || f.site != nil || f.b == nil || f.b.kind != KindFunction {
+		return "", false
+	}
+	ret, ok := returnText(f.b.sig)
+	if !ok || !syntax.IsIdentifier(ret) || firstParamAnn(f.b.sig) != ret {
+		return "", false
+	}
+	tv, err := r.exprIn(f, ret)
+	if err != nil || tv.b == nil || tv.b.kind != KindVariable || !isTypeVarCall(tv.b.value) {
+		return "", false
+	}
+	return arg, true
+}
+
+// passThroughCall splits an assignment's value "f(a, …" (the value may be
+// cut after its first argument) into the callee and the first argument,
+// both dotted names.
+func passThroughCall(value string) (callee, arg string, ok bool) {
+	open := strings.IndexByte(value, '(')
+	if open <= 0 || !isDottedName(value[:open]) {
+		return "", "", false
+	}
+	rest := value[open+1:]
+	end := strings.IndexAny(rest, ",)")
+	if end < 0 {
+		return "", "", false
+	}
+	arg = strings.TrimSpace(rest[:end])
+	if !isRebinding(arg) {
+		return "", "", false
+	}
+	return value[:open], arg, true
+}
+
+// firstParamAnn is the annotation of the first parameter of an index
+// function's signature "(obj: T, …) -> R", "" when it has none.
+func firstParamAnn(sig string) string {
+	open := strings.IndexByte(sig, '(')
+	if open < 0 {
+		return ""
+	}
+	end := -1
+	walkTopLevel(sig, open+1, func(i int, c byte, d int) bool {
+		if (c == ',' && d == 0) || (c == ')' && d == -1) {
+			end = i
+			return false
+		}
+		return true
+	})
+	if end < 0 {
+		return ""
+	}
+	_, ann, ok := strings.Cut(sig[open+1:end], ":")
+	if !ok {
+		return ""
+	}
+	ann, _, _ = strings.Cut(ann, "=")
+	return strings.TrimSpace(ann)
+}
+
+// isTypeVarCall says whether a variable's value makes a TypeVar.
+func isTypeVarCall(value string) bool {
+	for _, p := range []string{"TypeVar(", "typing.TypeVar(", "typing_extensions.TypeVar("} {
+		if strings.HasPrefix(value, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // targetFile is the file a target is in: its binding's, its site's, or
