@@ -340,23 +340,19 @@ func (ix *Index) Build(ctx context.Context) error {
 	return nil
 }
 
-// loadAll parses, in parallel, the files not yet parsed, for a request
-// that reads every file (workspace symbols): on a cold start it does not
-// wait for Build's workers, which leave a processor to requests. Its
-// parses share Build's budget, so the two together hold no more trees at
-// once than Build alone.
-func (ix *Index) loadAll(ctx context.Context) error {
-	return ix.parseMissing(ctx, min(max(runtime.GOMAXPROCS(0), 1), maxBuildWorkers))
-}
-
 // parseMissing parses the files not yet parsed, workers at a time, each
 // parse under the index's budget, the largest first: a large file's tree
 // is the largest piece of C memory a build holds (torch 2.11's 1.35 MB
 // file, 33 MB), and the index's own heap grows as files are parsed, so a
 // large tree held early adds to a small heap instead of the whole one.
 func (ix *Index) parseMissing(ctx context.Context, workers int) error {
-	todo := make([]*fileState, 0, len(ix.files))
-	for _, f := range ix.files {
+	return ix.parseFiles(ctx, ix.files, workers)
+}
+
+// parseFiles parses those of files not yet parsed, as parseMissing does.
+func (ix *Index) parseFiles(ctx context.Context, files []*fileState, workers int) error {
+	todo := make([]*fileState, 0, len(files))
+	for _, f := range files {
 		if f.data.Load() == nil {
 			todo = append(todo, f)
 		}

@@ -134,6 +134,68 @@ func (ix *Index) filesMentioning(ctx context.Context, names []string) ([]*fileSt
 	return out, nil
 }
 
+// filesMatching says, for each file of the index, whether it may define a
+// symbol q matches: a parsed file may (its bindings are matched after); a
+// file not yet parsed is read, in parallel, and may when its text holds a
+// word q ranks. Every binding's name is such a word (a word here runs
+// over ASCII identifier bytes and any byte past ASCII, so a non-ASCII
+// identifier stays whole), so a file left out defines none.
+func (ix *Index) filesMatching(ctx context.Context, q SymbolQuery) ([]bool, error) {
+	keep := make([]bool, len(ix.files))
+	p := pool.New().WithContext(ctx).WithMaxGoroutines(min(max(runtime.GOMAXPROCS(0), 1), maxBuildWorkers)).WithCancelOnError()
+	for i, f := range ix.files {
+		if f.data.Load() != nil {
+			keep[i] = true
+			continue
+		}
+		p.Go(func(ctx context.Context) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			buf, _ := ix.scanBufs.Get().(*bytes.Buffer)
+			if buf == nil {
+				buf = new(bytes.Buffer)
+			}
+			defer ix.scanBufs.Put(buf)
+			src, err := ix.sourceInto(f, buf)
+			if err != nil {
+				return nil // a file that cannot be read defines nothing, as its parse would say
+			}
+			keep[i] = textMatches(src, q)
+			return nil
+		})
+	}
+	if err := p.Wait(); err != nil {
+		return nil, err
+	}
+	return keep, nil
+}
+
+// textMatches reports whether src holds a word q ranks.
+func textMatches(src []byte, q SymbolQuery) bool {
+	for i := 0; i < len(src); {
+		if !isSymbolWordByte(src[i]) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(src) && isSymbolWordByte(src[j]) {
+			j++
+		}
+		// A word shorter than the query's name matches none of its ranks.
+		if j-i >= len(q.name) && (src[i] < '0' || src[i] > '9') {
+			if _, ok := q.Rank(string(src[i:j])); ok {
+				return true
+			}
+		}
+		i = j
+	}
+	return false
+}
+
+// isWordByte is an ASCII identifier byte or any byte past ASCII.
+func isSymbolWordByte(c byte) bool { return isIdentByte(c) || c >= 0x80 }
+
 // sourceInto reads a file of the index as source does, into buf (reused
 // from one file to the next, so that searching the text of a whole
 // package keeps one file's bytes per worker, not the package's garbage).

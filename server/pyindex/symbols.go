@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 )
@@ -187,14 +188,26 @@ func (ix *Index) Symbols(ctx context.Context, q SymbolQuery, limit int) ([]Symbo
 			}
 		}
 	}
-	if err := ix.loadAll(ctx); err != nil {
+	// On a cold start, only the files whose text holds a word the query
+	// matches are parsed (in parallel): every binding is such a word, so
+	// the others define nothing that matches.
+	candidate, err := ix.filesMatching(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("pyindex: symbols: %w", err)
+	}
+	var unparsed []*fileState
+	for i, f := range ix.files {
+		if candidate[i] && f.data.Load() == nil {
+			unparsed = append(unparsed, f)
+		}
+	}
+	if err := ix.parseFiles(ctx, unparsed, min(max(runtime.GOMAXPROCS(0), 1), maxBuildWorkers)); err != nil {
 		return nil, fmt.Errorf("pyindex: symbols: %w", err)
 	}
 	for i, f := range ix.files {
 		if i%64 == 0 && ctx.Err() != nil {
 			return nil, fmt.Errorf("pyindex: symbols: %w", ctx.Err())
 		}
-		fd := ix.loadIn(f, ix.budget)
 		m := ix.modules[f.module]
 		if m == nil {
 			continue
@@ -205,7 +218,9 @@ func (ix *Index) Symbols(ctx context.Context, q SymbolQuery, limit int) ([]Symbo
 				add(symbolCand{rank: r, f: f, mod: m})
 			}
 		}
-		ix.symbolsIn(q, m, f, fd.bindings, "", add)
+		if candidate[i] {
+			ix.symbolsIn(q, m, f, ix.loadIn(f, ix.budget).bindings, "", add)
+		}
 	}
 	flush()
 	return hits, nil
