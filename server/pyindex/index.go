@@ -47,6 +47,7 @@ type Index struct {
 	names     atomic.Int64 // names those files hold, against maxNames
 	idents    atomic.Int64 // identifier hashes those files hold, against maxIdentsPerIndex
 	truncated atomic.Int64 // files of those whose names were cut at a limit
+	notParsed atomic.Int64 // files of those whose parse stopped at its time or memory limit
 	saved     atomic.Bool  // Build wrote the cache file
 	saveMu    sync.Mutex
 
@@ -131,6 +132,10 @@ type Stats struct {
 	// than the index keeps (MaxNamesPerFile, or the index's total
 	// MaxNamesPerIndex reached): the names past the limit are missing.
 	Truncated int
+	// NotParsed counts the files parsed since Open whose parse stopped at
+	// its time or memory limit (syntax.CPULimit, syntax.MemoryLimit): the
+	// index has none of their names.
+	NotParsed int
 }
 
 // Open lists the Python files under siteDir and loads the cache file when
@@ -307,7 +312,7 @@ func (ix *Index) SiteDir() string { return ix.siteDir }
 
 // Stats reports the size of the index and how much is parsed.
 func (ix *Index) Stats() Stats {
-	return Stats{Files: len(ix.files), Modules: len(ix.modules), Parsed: int(ix.parsed.Load()), FromCache: ix.fromCache, Truncated: int(ix.truncated.Load())}
+	return Stats{Files: len(ix.files), Modules: len(ix.modules), Parsed: int(ix.parsed.Load()), FromCache: ix.fromCache, Truncated: int(ix.truncated.Load()), NotParsed: int(ix.notParsed.Load())}
 }
 
 // ModuleNames lists every module in the index, sorted.
@@ -432,6 +437,9 @@ func (ix *Index) parse(f *fileState, budget *syntax.Budget) *fileData {
 		scratch = new([]uint32)
 	}
 	p.Visit(src, func(t *syntax.Tree) {
+		if t.GaveUp() {
+			ix.notParsed.Add(1)
+		}
 		fd = extract(t, f.pkg, limit)
 		fd.idents, fd.identsAll = identHashes(t, identLimit, scratch)
 	})

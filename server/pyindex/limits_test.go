@@ -117,3 +117,32 @@ func TestSiteDirThroughALink(t *testing.T) {
 		t.Errorf("pkg.f is in %s under %s, want pkg/__init__.py under %s", r.Symbol.File, ix.SiteDir(), link)
 	}
 }
+
+// TestNotParsedCounted: a file whose parse stops at its memory limit (a
+// million tiny statements, under the 4 MiB a file) has no names in the
+// index and is counted, so that the session can say so; the package's
+// other files answer.
+func TestNotParsedCounted(t *testing.T) {
+	t.Parallel()
+	site := writeSite(t, map[string]string{
+		"pkg/__init__.py": "def kept():\n    pass\n",
+		"pkg/tiny.py":     "def lost():\n    pass\n" + strings.Repeat("a=b\n", 1_000_000),
+	})
+	ix, err := Open(site, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if err := ix.Build(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := ix.Stats(); st.NotParsed != 1 {
+		t.Errorf("Stats.NotParsed = %d, want 1", st.NotParsed)
+	}
+	if _, err := ix.Resolve("pkg.kept"); err != nil {
+		t.Errorf("pkg.kept: %v", err)
+	}
+	if _, err := ix.Resolve("pkg.tiny.lost"); err == nil {
+		t.Error("pkg.tiny.lost resolved, from a file whose parse stopped")
+	}
+}

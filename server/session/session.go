@@ -367,6 +367,11 @@ func (s *Session) openIndex(ps *Package) error {
 		if err := ix.Build(ctx); err != nil && ctx.Err() == nil {
 			s.env.Log(ctx, LevelWarning, fmt.Sprintf("index %s: %v", ps.name, err))
 		}
+		if n := ix.Stats().NotParsed; n > 0 {
+			s.env.Log(ctx, LevelWarning, fmt.Sprintf(
+				"index %s on %s: %d file(s) not indexed: their parse stopped at its time or memory limit (a file of tiny statements, or text the parser cannot read in time); the names in them are looked up on the target",
+				ps.name, s.spec.Name, n))
+		}
 		if n := ix.Stats().Truncated; n > 0 {
 			s.env.Log(ctx, LevelWarning, fmt.Sprintf(
 				"index %s on %s: %d files hold more names than the index keeps (%d a file, %d in all); the names past that are looked up on the target",
