@@ -56,6 +56,10 @@ type Options struct {
 	// background when a document that names flags is checked, and a hover
 	// shows the value once it is known. The command line waits.
 	ValueWait time.Duration
+	// ModelWait bounds how long a references or incoming-calls query
+	// waits for the workspace model's build (the names the workspace's
+	// own modules re-export from torch); 0 means 5 s.
+	ModelWait time.Duration
 	// Opener makes targets from specs and reads target names that are
 	// addresses. Default: local targets only (remote.LocalOpener); the
 	// command line passes one that also reaches SSH targets.
@@ -164,6 +168,7 @@ func New(opts Options) *Engine {
 		Notify:    e.notify,
 		CacheDir:  opts.Dirs.Cache,
 		ValueWait: opts.ValueWait,
+		ModelWait: opts.ModelWait,
 		Session:   e.session,
 		Folders:   e.cfg.workspaceFolders,
 		Documents: e.docs.All,

@@ -74,7 +74,7 @@ func newEngine(t *testing.T, settings []byte, folder string) *testEngine {
 	t.Helper()
 	root := t.TempDir()
 	dirs := config.Dirs{Config: root + "/config", Cache: root + "/cache", State: root + "/state"}
-	e := server.New(server.Options{Dirs: dirs, ValueWait: 2 * time.Minute})
+	e := server.New(server.Options{Dirs: dirs, ValueWait: 2 * time.Minute, ModelWait: 2 * time.Minute})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

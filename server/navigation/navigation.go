@@ -27,6 +27,9 @@ type Deps struct {
 	// ValueWait bounds how long a hover waits for the target's value of a
 	// config flag (Options.ValueWait).
 	ValueWait time.Duration
+	// ModelWait bounds how long a references query waits for the
+	// workspace model (Options.ModelWait); 0 means reexportWait.
+	ModelWait time.Duration
 	// Session is the session of a target, the default one for "".
 	Session func(name string) (*session.Session, error)
 	// Folders are the workspace folders; Documents the open documents'

@@ -150,23 +150,28 @@ func (n *Navigator) workspaceFiles() pyindex.FileSource {
 }
 
 // reexports is the workspace model's re-exports, nil when the engine
-// has none. It waits for the model's build at most reexportWait: past
-// that the answer goes without them, and the log says so.
+// has none. It waits for the model's build at most Deps.ModelWait
+// (reexportWait by default): past that the answer goes without them, and
+// the log says so.
 func (n *Navigator) reexports(ctx context.Context) pyindex.Reexports {
 	if n.deps.Reexports == nil {
 		return nil
 	}
-	wait, cancel := context.WithTimeout(ctx, reexportWait)
+	limit := n.deps.ModelWait
+	if limit <= 0 {
+		limit = reexportWait
+	}
+	wait, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	r := n.deps.Reexports(wait)
 	if r == nil && wait.Err() != nil && ctx.Err() == nil && n.deps.Notify != nil {
-		n.deps.Notify.LogMessage(ctx, api.MessageInfo, fmt.Sprintf("references: the workspace model was not built within %v; names the workspace's own modules re-export from torch are left out of this answer", reexportWait))
+		n.deps.Notify.LogMessage(ctx, api.MessageInfo, fmt.Sprintf("references: the workspace model was not built within %v; names the workspace's own modules re-export from torch are left out of this answer", limit))
 	}
 	return r
 }
 
-// reexportWait bounds how long a reference query waits for the
-// workspace model (built in the background when the first document is
+// reexportWait is how long a reference query waits for the workspace
+// model by default (built in the background when the first document is
 // checked; from its cache in tens of milliseconds).
 const reexportWait = 5 * time.Second
 
