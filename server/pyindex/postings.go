@@ -98,31 +98,10 @@ func (ix *Index) filesMentioning(ctx context.Context, names []string) ([]*fileSt
 	for i, n := range names {
 		hs[i] = identHash(n)
 	}
-	keep := make([]bool, len(ix.files))
-	p := pool.New().WithContext(ctx).WithMaxGoroutines(min(max(runtime.GOMAXPROCS(0), 1), maxBuildWorkers)).WithCancelOnError()
-	for i, f := range ix.files {
-		if fd := f.data.Load(); fd != nil {
-			keep[i] = slices.ContainsFunc(hs, fd.mentions)
-			continue
-		}
-		p.Go(func(ctx context.Context) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			buf, _ := ix.scanBufs.Get().(*bytes.Buffer)
-			if buf == nil {
-				buf = new(bytes.Buffer)
-			}
-			defer ix.scanBufs.Put(buf)
-			src, err := ix.sourceInto(f, buf)
-			if err != nil {
-				return nil // a file that cannot be read names nothing, as its parse would say
-			}
-			keep[i] = textNames(src, names)
-			return nil
-		})
-	}
-	if err := p.Wait(); err != nil {
+	keep, err := ix.scanFiles(ctx,
+		func(fd *fileData) bool { return slices.ContainsFunc(hs, fd.mentions) },
+		func(src []byte) bool { return textNames(src, names) })
+	if err != nil {
 		return nil, err
 	}
 	var out []*fileState
@@ -141,11 +120,21 @@ func (ix *Index) filesMentioning(ctx context.Context, names []string) ([]*fileSt
 // over ASCII identifier bytes and any byte past ASCII, so a non-ASCII
 // identifier stays whole), so a file left out defines none.
 func (ix *Index) filesMatching(ctx context.Context, q SymbolQuery) ([]bool, error) {
+	return ix.scanFiles(ctx,
+		func(*fileData) bool { return true },
+		func(src []byte) bool { return textMatches(src, q) })
+}
+
+// scanFiles says, for each file of the index, what parsed says of its data
+// when it is parsed, and otherwise what text says of its text, read in
+// parallel, each worker into a reused buffer. A file that cannot be read
+// is false, as its parse would find nothing in it.
+func (ix *Index) scanFiles(ctx context.Context, parsed func(*fileData) bool, text func([]byte) bool) ([]bool, error) {
 	keep := make([]bool, len(ix.files))
 	p := pool.New().WithContext(ctx).WithMaxGoroutines(min(max(runtime.GOMAXPROCS(0), 1), maxBuildWorkers)).WithCancelOnError()
 	for i, f := range ix.files {
-		if f.data.Load() != nil {
-			keep[i] = true
+		if fd := f.data.Load(); fd != nil {
+			keep[i] = parsed(fd)
 			continue
 		}
 		p.Go(func(ctx context.Context) error {
@@ -157,11 +146,9 @@ func (ix *Index) filesMatching(ctx context.Context, q SymbolQuery) ([]bool, erro
 				buf = new(bytes.Buffer)
 			}
 			defer ix.scanBufs.Put(buf)
-			src, err := ix.sourceInto(f, buf)
-			if err != nil {
-				return nil // a file that cannot be read defines nothing, as its parse would say
+			if src, err := ix.sourceInto(f, buf); err == nil {
+				keep[i] = text(src)
 			}
-			keep[i] = textMatches(src, q)
 			return nil
 		})
 	}
@@ -193,7 +180,7 @@ func textMatches(src []byte, q SymbolQuery) bool {
 	return false
 }
 
-// isWordByte is an ASCII identifier byte or any byte past ASCII.
+// isSymbolWordByte is an ASCII identifier byte or any byte past ASCII.
 func isSymbolWordByte(c byte) bool { return isIdentByte(c) || c >= 0x80 }
 
 // sourceInto reads a file of the index as source does, into buf (reused

@@ -51,19 +51,9 @@ func TestColdReferencesParseOnlyWhatTheyNeed(t *testing.T) {
 		}
 		return refs
 	}
-	cold, err := Open(debianSite, "", WithPackages("torch"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cold, built := coldAndBuilt(t)
 	got := refsOf(cold)
 	st := cold.Stats()
-	built, err := Open(debianSite, "", WithPackages("torch"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := built.Build(context.Background()); err != nil {
-		t.Fatal(err)
-	}
 	want := refsOf(built)
 	if len(got.Refs) == 0 || !slices.Equal(got.Refs, want.Refs) {
 		t.Errorf("cold references:\n%v\nbuilt index's:\n%v", got.Refs, want.Refs)
@@ -112,19 +102,9 @@ func TestColdSymbolsParseOnlyWhatTheyNeed(t *testing.T) {
 			}
 			return hits
 		}
-		cold, err := Open(debianSite, "", WithPackages("torch"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		cold, built := coldAndBuilt(t)
 		got := symbolsOf(cold)
 		st := cold.Stats()
-		built, err := Open(debianSite, "", WithPackages("torch"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := built.Build(context.Background()); err != nil {
-			t.Fatal(err)
-		}
 		want := symbolsOf(built)
 		if len(got) == 0 || !slices.EqualFunc(got, want, func(a, b SymbolHit) bool {
 			return a.Rank == b.Rank && a.Symbol.Qualname == b.Symbol.Qualname && a.Symbol.Line == b.Symbol.Line
@@ -136,4 +116,22 @@ func TestColdSymbolsParseOnlyWhatTheyNeed(t *testing.T) {
 		}
 		t.Logf("%s: %d symbols, %d of %d files parsed", query, len(got), st.Parsed, st.Files)
 	}
+}
+
+// coldAndBuilt opens Debian's torch twice: cold (no cache, no Build, as
+// on a first start) and built.
+func coldAndBuilt(t *testing.T) (cold, built *Index) {
+	t.Helper()
+	cold, err := Open(debianSite, "", WithPackages("torch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, err = Open(debianSite, "", WithPackages("torch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := built.Build(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return cold, built
 }
