@@ -82,9 +82,12 @@ func (w *rssWatcher) poll() {
 	defer w.mu.Unlock()
 	for _, pid := range tree {
 		if kb, ok := vmHWM(pid); ok && kb > w.peaks[pid] {
+			// The name is read again with each new peak: a process seen
+			// between its fork and its exec is named for its parent
+			// ("sh"), and the peak belongs to what it became.
 			w.peaks[pid] = kb
-			if _, named := w.names[pid]; !named {
-				w.names[pid] = commName(pid)
+			if name := commName(pid); name != "?" || w.names[pid] == "" {
+				w.names[pid] = name
 			}
 		}
 	}
