@@ -12,12 +12,11 @@
 # Environment: SITE (default the host's site-packages); ROUNDS (default 3).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=scripts/device/lib.sh
+. scripts/device/lib.sh
 
 if [[ "${1:-}" == build ]]; then
-	base=${2:?base ref}
-	wt=$(mktemp -d)
-	git worktree add -q --detach "$wt" "$base"
-	trap 'git worktree remove --force "$wt"' EXIT
+	base_worktree "${2:?base ref}"
 	cp server/pyindex/xref_bench_test.go "$wt/server/pyindex/"
 	mkdir -p bin
 	(cd "$wt" && go test -c -ldflags="-s -w" -o "$OLDPWD/bin/pyindex-old.test" ./server/pyindex)

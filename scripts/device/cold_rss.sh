@@ -4,7 +4,7 @@
 # scripts/bench.sh with the host's interpreter, torchlsp only.
 #
 # Here (with Go):   scripts/device/cold_rss.sh build BASE_REF
-#                   (bin/torchlsp-old from BASE_REF; bin/torchlsp and
+#                   (bin/torchlsp-old from BASE_REF; bin/torchlsp-new and
 #                   bin/lspbench from the working tree)
 # There:            scripts/device/cold_rss.sh        # carry bin/
 #
@@ -12,12 +12,11 @@
 # each build).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=scripts/device/lib.sh
+. scripts/device/lib.sh
 
 if [[ "${1:-}" == build ]]; then
-	base=${2:?base ref}
-	wt=$(mktemp -d)
-	git worktree add -q --detach "$wt" "$base"
-	trap 'git worktree remove --force "$wt"' EXIT
+	base_worktree "${2:?base ref}"
 	mkdir -p bin
 	(cd "$wt" && CGO_ENABLED=1 go build -ldflags="-s -w" -o "$OLDPWD/bin/torchlsp-old" ./cmd/torchlsp)
 	CGO_ENABLED=1 go build -ldflags="-s -w" -o bin/torchlsp-new ./cmd/torchlsp

@@ -12,6 +12,14 @@ build_if_asked() {
 	exit 0
 }
 
+# base_worktree REF checks REF out into a scratch worktree, wt, removed
+# at exit: the baseline a script builds beside the working tree.
+base_worktree() {
+	wt=$(mktemp -d)
+	git worktree add -q --detach "$wt" "$1"
+	trap 'git worktree remove --force "$wt"' EXIT
+}
+
 # start_run NAME sets PYTHON (default the host's), OUT (default
 # ./out-NAME), BIN (the carried binary) and ws, a scratch directory removed
 # at exit that holds torchlsp's cache, config and state; it writes which
