@@ -27,11 +27,16 @@
 #                    a cold row counts the whole background index build
 #   --xref-rounds N  timed rounds of each references, incoming-calls and
 #                    workspace-symbol question (default 20; 0 asks none)
+#   --refs-first     ask the first references question right after
+#                    initialize, before any definition, polled until an
+#                    answer names a place (the cold start's first
+#                    references; the first definition's time then
+#                    includes it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYRIGHT_VERSION=1.1.414
-rounds=5 tree="" python=/usr/bin/python3 facts="" label="" out=.bench/results servers=torchlsp,pyright,pylsp settle=0 build=1 xref_rounds=20
+rounds=5 tree="" python=/usr/bin/python3 facts="" label="" out=.bench/results servers=torchlsp,pyright,pylsp settle=0 build=1 xref_rounds=20 refs_first=()
 while (($#)); do
 	case "$1" in
 	--rounds) rounds=$2; shift 2 ;;
@@ -44,7 +49,8 @@ while (($#)); do
 	--settle) settle=$2; shift 2 ;;
 	--xref-rounds) xref_rounds=$2; shift 2 ;;
 	--no-build) build=0; shift ;;
-	-h | --help) sed -n '2,29p' "$0"; exit 0 ;;
+	--refs-first) refs_first=(-refs-first); shift ;;
+	-h | --help) sed -n '2,34p' "$0"; exit 0 ;;
 	*) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -107,7 +113,7 @@ fi
 
 mkdir -p "$out"
 results="$out/results-$(date -u +%Y%m%dT%H%M%SZ).jsonl"
-common=(-tree "$label" -rounds "$rounds" -settle "$settle" -xref-rounds "$xref_rounds" -out "$results" "${expect_args[@]}")
+common=(-tree "$label" -rounds "$rounds" -settle "$settle" -xref-rounds "$xref_rounds" -out "$results" "${expect_args[@]}" "${refs_first[@]}")
 ran=()
 
 if want torchlsp; then
@@ -144,5 +150,6 @@ fi
 invocation="scripts/bench.sh --rounds $rounds${tree:+ --tree $tree}${facts:+ --facts $facts} --python $python"
 [[ "$settle" == 0 ]] || invocation+=" --settle $settle"
 [[ "$xref_rounds" == 20 ]] || invocation+=" --xref-rounds $xref_rounds"
+((${#refs_first[@]} == 0)) || invocation+=" --refs-first"
 bin/lspbench report -title "$label" -command "$invocation" "$results" | tee "${results%.jsonl}.md"
 echo "results: $results" >&2

@@ -79,6 +79,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	skip := fs.String("skip", "", "comma-separated symbols to leave out of the session")
 	out := fs.String("out", "", "append the result as one JSON line to this file")
 	xrefRounds := fs.Int("xref-rounds", 20, "timed rounds of each cross-reference question of xref.py (0: ask none)")
+	refsFirst := fs.Bool("refs-first", false, "right after initialize, poll xref.py's first references question until an answer names a place (the cold start's first references), before the definitions")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -102,7 +103,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				Workspace: *workspace, InitOptions: initRaw, Settings: settingsRaw,
 				Queries: queries, Probe: *probe, Rounds: *rounds, FirstWait: *firstWait,
 				CallTimeout: *callTimeout, RSSEvery: *rssEvery, Settle: *settleFor,
-				Xref: xrefQueries(*xrefRounds), XrefRounds: *xrefRounds,
+				Xref: xrefQueries(*xrefRounds), XrefRounds: *xrefRounds, RefsFirst: *refsFirst,
 			}, *python, expectEnv, *facts, *treeDir, *out, stdout, stderr)
 		}
 	}

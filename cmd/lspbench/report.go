@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -96,6 +97,7 @@ func writeReport(w io.Writer, title, command string, machine bool, results []*re
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Rounds: %d timed (after one warm-up round) × %d symbols × (hover + definition); first answer polls `%s`.\n\n",
 		results[0].Rounds, results[0].Queries, results[0].Probe)
+	writeFirstRefs(w, results)
 	writeXref(w, results)
 	fmt.Fprintln(w, "<details><summary>Where each definition landed (last round)</summary>")
 	fmt.Fprintln(w)
@@ -115,6 +117,29 @@ func writeReport(w io.Writer, title, command string, machine bool, results []*re
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w, "</details>")
+	fmt.Fprintln(w)
+}
+
+// writeFirstRefs writes the cold start's first references (-refs-first),
+// when a session measured them.
+func writeFirstRefs(w io.Writer, results []*result) {
+	if !slices.ContainsFunc(results, func(r *result) bool { return r.FirstRefsPolls > 0 }) {
+		return
+	}
+	fmt.Fprintf(w, "| server | first references after initialize: %s | places | requests |\n", strings.TrimPrefix(defaultXref[0].Label, "references: "))
+	fmt.Fprintln(w, "|---|---|---|---|")
+	for _, r := range results {
+		if r.FirstRefsPolls == 0 {
+			continue
+		}
+		first := "never"
+		if r.FirstRefs >= 0 {
+			first = fmtMs(r.FirstRefs)
+		}
+		fmt.Fprintf(w, "| %s | %s | %d | %d |\n", r.Name, first, r.FirstRefsCount, r.FirstRefsPolls)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Asked from xref.py right after initialize, before any definition, polled until an answer names a place; the first correct definition's time then includes this wait.")
 	fmt.Fprintln(w)
 }
 

@@ -44,6 +44,11 @@ type sessionConfig struct {
 	// (xref.go), each XrefRounds times after a first, untimed, one.
 	Xref       []xrefQuery
 	XrefRounds int
+	// RefsFirst polls defaultXref's first references question right
+	// after initialize, before the definitions' probe and rounds: the
+	// cold start's first references, measured as the first correct
+	// definition is (the probe's time then includes it).
+	RefsFirst bool
 }
 
 // methodStats are the warm latencies of one method.
@@ -77,6 +82,13 @@ type result struct {
 	RSS           rssPeak            `json:"rss"`
 	// Xref are the cross-reference questions' figures, by label.
 	Xref map[string]xrefStats `json:"xref,omitempty"`
+	// FirstRefs is, with RefsFirst, the time from the initialize request
+	// to the first references answer that named a place (-1: none within
+	// FirstWait); FirstRefsCount how many places it named, FirstRefsPolls
+	// how many requests it took.
+	FirstRefs      float64 `json:"firstRefsMs,omitempty"`
+	FirstRefsCount int     `json:"firstRefsCount,omitempty"`
+	FirstRefsPolls int     `json:"firstRefsPolls,omitempty"`
 	// SettledMs is how long after the rounds the server took to go idle
 	// (-settle); -1 when it was still busy when -settle ran out.
 	SettledMs float64   `json:"settledMs,omitempty"`
@@ -190,6 +202,11 @@ func drive(ctx context.Context, cfg sessionConfig, ed *lsptest.Editor, res *resu
 	docURI, err := ed.OpenFile("train.py")
 	if err != nil {
 		return err
+	}
+	if cfg.RefsFirst {
+		if err := firstReferences(ictx, cfg, ed, res, start); err != nil {
+			return err
+		}
 	}
 
 	probe := -1

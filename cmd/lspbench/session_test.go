@@ -130,15 +130,16 @@ func TestSessionWithRealServers(t *testing.T) {
 		t.Skip("/usr/bin/python3 cannot import torch")
 	}
 	for _, srv := range []struct {
-		name     string
-		argv     func() ([]string, error)
-		settings string
+		name      string
+		argv      func() ([]string, error)
+		settings  string
+		refsFirst bool
 	}{
 		{"pylsp", func() ([]string, error) {
 			p, err := exec.LookPath("pylsp")
 			return []string{p}, err
-		}, ""},
-		{"pyright", func() ([]string, error) { return lsptest.NPMServer("pyright") }, `{"python":{"pythonPath":"` + python + `"}}`},
+		}, "", false},
+		{"pyright", func() ([]string, error) { return lsptest.NPMServer("pyright") }, `{"python":{"pythonPath":"` + python + `"}}`, true},
 	} {
 		t.Run(srv.name, func(t *testing.T) {
 			t.Parallel()
@@ -146,12 +147,14 @@ func TestSessionWithRealServers(t *testing.T) {
 			if err != nil {
 				t.Skipf("%s is not installed (scripts/setup.sh --test installs it): %v", srv.name, err)
 			}
-			sessionWith(t, srv.name, argv, srv.settings, python)
+			sessionWith(t, srv.name, argv, srv.settings, python, srv.refsFirst)
 		})
 	}
 }
 
-func sessionWith(t *testing.T, name string, argv []string, settings, python string) {
+// sessionWith runs one session of the server; with refsFirst its first
+// request is references, polled (-refs-first).
+func sessionWith(t *testing.T, name string, argv []string, settings, python string, refsFirst bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	queries := []query{defaultQueries[0], defaultQueries[1], {"torch.compile", "torch.compile(model", "compile"}}
@@ -164,7 +167,7 @@ func sessionWith(t *testing.T, name string, argv []string, settings, python stri
 	err := runOne(ctx, sessionConfig{
 		Name: name, Tree: "deb", Command: argv, Workspace: "testdata/workspace", Settings: raw,
 		Queries: queries, Probe: "torch.nn.Linear", Rounds: 2, FirstWait: 2 * time.Minute,
-		CallTimeout: time.Minute, RSSEvery: 50 * time.Millisecond,
+		CallTimeout: time.Minute, RSSEvery: 50 * time.Millisecond, RefsFirst: refsFirst,
 	}, python, nil, "", "", out, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
@@ -192,9 +195,21 @@ func sessionWith(t *testing.T, name string, argv []string, settings, python stri
 		t.Errorf("summary %q", stdout.String())
 	}
 
+	if refsFirst && (r.FirstRefs < r.InitializeMs || r.FirstRefsCount == 0 || r.FirstRefsPolls == 0 || r.FirstCorrect < r.FirstRefs) {
+		t.Errorf("first references %v ms (%d places, %d requests), initialize %v ms, first correct definition %v ms",
+			r.FirstRefs, r.FirstRefsCount, r.FirstRefsPolls, r.InitializeMs, r.FirstCorrect)
+	}
+	if !refsFirst && r.FirstRefsPolls != 0 {
+		t.Errorf("references asked first without -refs-first: %d requests", r.FirstRefsPolls)
+	}
+
 	var md bytes.Buffer
 	writeReport(&md, "deb", "scripts/bench.sh", true, rs)
-	for _, want := range []string{"| " + name + " | deb | ", "scripts/bench.sh", "`torch.nn.Linear` | "} {
+	wants := []string{"| " + name + " | deb | ", "scripts/bench.sh", "`torch.nn.Linear` | "}
+	if refsFirst {
+		wants = append(wants, "| "+name+" | "+fmtMs(r.FirstRefs)+" | ", "first references after initialize")
+	}
+	for _, want := range wants {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, md.String())
 		}

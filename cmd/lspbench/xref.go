@@ -56,7 +56,7 @@ func driveXref(ctx context.Context, cfg sessionConfig, ed *lsptest.Editor, res *
 	if err != nil {
 		return nil // a workspace without the script asks nothing
 	}
-	uri, err := ed.OpenFile(xrefScript)
+	uri, err := openXref(ed)
 	if err != nil {
 		return err
 	}
@@ -82,6 +82,53 @@ func driveXref(ctx context.Context, cfg sessionConfig, ed *lsptest.Editor, res *
 		res.Xref[q.Label] = st
 		if err := connErr(ed.Client); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// openXref opens xref.py unless it is open already.
+func openXref(ed *lsptest.Editor) (string, error) {
+	uri := ed.URI(xrefScript)
+	if _, open := ed.Text(uri); open {
+		return uri, nil
+	}
+	return ed.OpenFile(xrefScript)
+}
+
+// firstReferences polls defaultXref's first question (references of a
+// torch name from xref.py) from the start of the session until an answer
+// names a place, as the first correct definition is polled: what a user
+// who asks for references as soon as the editor opens waits.
+func firstReferences(ctx context.Context, cfg sessionConfig, ed *lsptest.Editor, res *result, start time.Time) error {
+	res.FirstRefs = -1
+	text, err := os.ReadFile(filepath.Join(ed.Root, xrefScript))
+	if err != nil {
+		return fmt.Errorf("-refs-first: %w", err)
+	}
+	uri, err := openXref(ed)
+	if err != nil {
+		return err
+	}
+	ask, err := prepareXref(ctx, cfg, ed, uri, string(text), defaultXref[0])
+	if err != nil {
+		return fmt.Errorf("-refs-first: %w", err)
+	}
+	for ctx.Err() == nil {
+		res.FirstRefsPolls++
+		n, _, err := ask()
+		if err == nil && n > 0 {
+			res.FirstRefs, res.FirstRefsCount = ms(time.Since(start)), n
+			return nil
+		}
+		if err := connErr(ed.Client); err != nil {
+			return err
+		}
+		select {
+		case <-ed.Done():
+			return ed.Err()
+		case <-time.After(5 * time.Millisecond): // the next poll, as a user would try again
+		case <-ctx.Done():
 		}
 	}
 	return nil
