@@ -175,3 +175,71 @@ func validRel(p, member string, l HelperLimits) error {
 	}
 	return nil
 }
+
+// MaxSearchWords bounds the words of one search_files request (the
+// helper's SEARCH_MAX_WORDS); MaxSearchWord one word's length.
+const (
+	MaxSearchWords = 64
+	MaxSearchWord  = 256
+)
+
+// SearchQuery is what search_files looks for: Words, each as a whole word
+// (neither neighbour an ASCII letter, digit or underscore), or else a word
+// holding Subsequence's bytes in order, ASCII case folded (a word runs
+// over ASCII identifier bytes and any byte past ASCII).
+type SearchQuery struct {
+	Words       []string
+	Subsequence string
+}
+
+// SearchFiles lists the source files of the top-level package name whose
+// text (strings and comments too) holds what q looks for, without
+// importing it: the files a cross-reference or workspace-symbol query
+// must read, found on the target instead of by reading the whole package
+// through the link. A file too large for the helper to read is listed as
+// a match. Every path is a source file of the package.
+func (c *Client) SearchFiles(ctx context.Context, name string, q SearchQuery) ([]string, error) {
+	params := map[string]any{"name": name}
+	switch {
+	case len(q.Words) > 0 && q.Subsequence != "":
+		return nil, fmt.Errorf("search_files %s: words or a subsequence, not both", name)
+	case q.Subsequence != "":
+		if len(q.Subsequence) > MaxSearchWord || strings.ContainsRune(q.Subsequence, 0) {
+			return nil, fmt.Errorf("search_files %s: subsequence %q: over %d bytes, or holds NUL", name, cut(q.Subsequence, 200), MaxSearchWord)
+		}
+		params["subsequence"] = q.Subsequence
+	default:
+		if len(q.Words) == 0 || len(q.Words) > MaxSearchWords {
+			return nil, fmt.Errorf("search_files %s: %d words, not 1 to %d", name, len(q.Words), MaxSearchWords)
+		}
+		for _, w := range q.Words {
+			if w == "" || len(w) > MaxSearchWord || strings.ContainsRune(w, 0) {
+				return nil, fmt.Errorf("search_files %s: word %q: empty, over %d bytes, or holds NUL", name, cut(w, 200), MaxSearchWord)
+			}
+		}
+		params["words"] = q.Words
+	}
+	var raw struct {
+		Site   string   `json:"site"`
+		Member string   `json:"member"`
+		Paths  []string `json:"paths"`
+	}
+	if err := c.Call(ctx, "search_files", params, &raw); err != nil {
+		return nil, err
+	}
+	refuse := func(format string, args ...any) ([]string, error) {
+		return nil, fmt.Errorf("search_files %s on target %q: %s: refused", name, c.target.Name(), fmt.Sprintf(format, args...))
+	}
+	if len(raw.Paths) > MaxListFiles {
+		return refuse("%d paths, over the limit of %d", len(raw.Paths), MaxListFiles)
+	}
+	if validMember(raw.Member) != nil {
+		return refuse("member %q", cut(raw.Member, 200))
+	}
+	for _, p := range raw.Paths {
+		if err := validRel(p, raw.Member, c.limits); err != nil {
+			return refuse("%v", err)
+		}
+	}
+	return raw.Paths, nil
+}

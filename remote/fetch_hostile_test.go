@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// hostileFetch replaces read_files and list_files with replies a broken or
+// hostileFetch replaces read_files, list_files and search_files with replies a broken or
 // hostile target could send.
 const hostileFetch = `
 import base64
@@ -43,6 +43,19 @@ def m_list_files(params):
     }[name]
     return {"site": "/s", "member": "fixturepkg", "files": bad}
 METHODS["list_files"] = (m_list_files, True)
+def m_search_files(params):
+    paths = {
+        "escape": ["fixturepkg/../x.py"],
+        "outside": ["other/x.py"],
+        "absolute": ["/etc/x.py"],
+        "notsource": ["fixturepkg/x.so"],
+        "many": ["fixturepkg/m%d.py" % i for i in range(20001)],
+        "badmember": ["fixturepkg/x.py"],
+        "fine": ["fixturepkg/x.py"],
+    }[params["name"]]
+    member = "../up" if params["name"] == "badmember" else "fixturepkg"
+    return {"site": "/s", "member": member, "paths": paths}
+METHODS["search_files"] = (m_search_files, True)
 `
 
 func TestFetchRefusesHostileReplies(t *testing.T) {
@@ -79,6 +92,12 @@ func TestFetchRefusesHostileReplies(t *testing.T) {
 		_, err := c.ListFiles(ctx, name)
 		if (name == "fine") != (err == nil) {
 			t.Errorf("list %s: %v", name, err)
+		}
+	}
+	for _, name := range []string{"escape", "outside", "absolute", "notsource", "many", "badmember", "fine"} {
+		_, err := c.SearchFiles(ctx, name, SearchQuery{Words: []string{"x"}})
+		if (name == "fine") != (err == nil) {
+			t.Errorf("search %s: %v", name, err)
 		}
 	}
 }

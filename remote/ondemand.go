@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -211,6 +212,101 @@ func (t *OnDemandTree) Read(rel string) ([]byte, error) {
 		return nil, fmt.Errorf("on-demand %s: not read (%v)", rel, r.Skipped)
 	}
 	return t.store(r.Files[0])
+}
+
+// Mentioning lists the package's files whose text on the target holds
+// one of words as a whole word (Client.SearchFiles): one round trip
+// instead of reading the whole package. Every path is one of the
+// listing's.
+func (t *OnDemandTree) Mentioning(ctx context.Context, words []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for chunk := range slices.Chunk(words, MaxSearchWords) {
+		paths, err := t.search(ctx, SearchQuery{Words: chunk})
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range paths {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Subsequence lists the package's files whose text on the target holds a
+// word with lower's bytes in order, ASCII case folded: the files that may
+// define a name a workspace-symbol query matches.
+func (t *OnDemandTree) Subsequence(ctx context.Context, lower string) ([]string, error) {
+	return t.search(ctx, SearchQuery{Subsequence: lower})
+}
+
+// search is one search_files request.
+func (t *OnDemandTree) search(ctx context.Context, q SearchQuery) ([]string, error) {
+	ctx, cancel := t.readContext(ctx)
+	defer cancel()
+	paths, err := t.src.Client.SearchFiles(ctx, t.src.Info.Name, q)
+	if err != nil {
+		return nil, fmt.Errorf("on-demand %s: %w", t.src.Info.Name, err)
+	}
+	for _, p := range paths {
+		if _, ok := t.sizes[p]; !ok {
+			return nil, fmt.Errorf("on-demand %s: search_files named %q, which is not in the listing: refused", t.src.Info.Name, truncate(p, 200))
+		}
+	}
+	return paths, nil
+}
+
+// Prefetch reads those of rels the tree does not hold yet, as few
+// read_files requests as the limits allow (MaxReadFiles paths,
+// MaxReadBytes of contents each), so that the reads that follow find
+// them: a query that is about to parse a dozen files pays one round trip,
+// not twelve. A file it cannot read is left for Read to try (and report).
+func (t *OnDemandTree) Prefetch(ctx context.Context, rels []string) {
+	t.fetchMu.Lock()
+	defer t.fetchMu.Unlock()
+	if t.mirrored() {
+		return
+	}
+	var batch []string
+	var bytes int64
+	flush := func() {
+		if len(batch) == 0 {
+			return
+		}
+		rctx, cancel := t.readContext(ctx)
+		defer cancel()
+		r, err := t.src.Client.ReadFiles(rctx, t.src.Info.Name, batch)
+		batch, bytes = batch[:0], 0
+		if err != nil {
+			return
+		}
+		for _, f := range r.Files {
+			_, _ = t.store(f) // a refused file is read (and refused) again by Read
+		}
+	}
+	for _, rel := range rels {
+		size, listed := t.sizes[rel]
+		if !listed || t.fetched[rel] || size > MaxReadBytes {
+			continue
+		}
+		if len(batch) == MaxReadFiles || bytes+size > MaxReadBytes {
+			flush()
+		}
+		batch = append(batch, rel)
+		bytes += size
+	}
+	flush()
+}
+
+// readContext bounds one request of the tree: the caller's context, the
+// tree's lifetime and ReadTimeout.
+func (t *OnDemandTree) readContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(ctx, t.src.ReadTimeout)
+	stop := context.AfterFunc(t.src.Context, cancel)
+	return ctx, func() { stop(); cancel() }
 }
 
 // mirrored reports whether the complete mirror has replaced the tree's

@@ -248,6 +248,29 @@ def plain_read(base, rel, limit):
     return b"".join(chunks), st
 
 
+def plain_read_at(dir_fd, name, limit):
+    """At most limit + 1 bytes of the regular file name in the directory
+    open as dir_fd (source_files' with_dir), the name not followed if it
+    is a link: plain_read's rule, without walking the path again."""
+    import errno
+    import stat
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(name, flags, dir_fd=dir_fd)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        chunks, total = [], 0
+        while total <= limit:
+            data = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not data:
+                break
+            chunks.append(data)
+            total += len(data)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
 def plain_dir(base, rel):
     """Whether rel below base is a directory reached through no link."""
     import stat
@@ -308,14 +331,18 @@ def plain_dir_fd(base, rel):
 WALK_HELD_DIRS = 64
 
 
-def source_files(site, member, is_package):
+def source_files(site, member, is_package, with_dir=False):
     """Yields (relative path, path) for the package's regular .py and .pyi
     files, relative to site and slash-separated, in a sorted walk that
     enters no link and no __pycache__. Each directory is opened with
     O_NOFOLLOW relative to the descriptor of the one that listed it, so
     that a directory swapped for a link after its parent was listed is
     not entered, and costs one open however deep it lies (opened from the
-    site level by level, torch's include tree doubled the walk)."""
+    site level by level, torch's include tree doubled the walk). With
+    with_dir, (relative path, path, dir_fd, name): the file's name in the
+    directory open as dir_fd (valid until the next item; None when the
+    walk holds no descriptor for it), to open it without a walk of its
+    path."""
     import stat
     root = os.path.join(site, member)
     try:
@@ -324,7 +351,7 @@ def source_files(site, member, is_package):
         return
     if not is_package:
         if stat.S_ISREG(mode):
-            yield member, root
+            yield (member, root, None, member) if with_dir else (member, root)
         return
     if not stat.S_ISDIR(mode):
         return
@@ -357,8 +384,12 @@ def source_files(site, member, is_package):
             dirs.reverse()
             held.append((rel, fd, dirs))
             fd = None
+            here = held[-1][1]
             for name in files:
-                yield rel + "/" + name, os.path.join(site, rel, name)
+                if with_dir:
+                    yield rel + "/" + name, os.path.join(site, rel, name), here, name
+                else:
+                    yield rel + "/" + name, os.path.join(site, rel, name)
             while held and fd is None:
                 parent, parent_fd, todo = held[-1]
                 if not todo:
@@ -1566,6 +1597,70 @@ def m_read_files(params):
     return {"site": site, "files": files, "skipped": skipped}
 
 
+# Text search: the files of one package whose text names one of a few
+# words, so that a cross-reference query on a cold start reads only those
+# instead of the whole package (torchlsp confirms each by parsing it).
+SEARCH_MAX_WORDS = 64
+SEARCH_MAX_WORD = 256
+_SEARCH_IDENT = b"A-Za-z0-9_"
+
+
+def m_search_files(params):
+    """{"name", "words"} or {"name", "subsequence"} -> the package's source
+    files (as list_files names them) whose text holds one of words as a
+    whole word (an occurrence whose neighbours are not ASCII identifier
+    characters), or a word (a run of ASCII identifier characters and bytes
+    past ASCII) holding subsequence's characters in order, ASCII case
+    folded: in strings and comments too, a superset of the files whose code
+    names them or defines a name a workspace-symbol query matches. A file
+    over READ_MAX_FILE is listed as a match: it is not read here, and
+    torchlsp decides what to do with it. No file is imported."""
+    import re
+    name = _require_str(params, "name")
+    words, subsequence = params.get("words"), params.get("subsequence")
+    if (words is None) == (subsequence is None):
+        raise RequestError("ValueError", "give words or subsequence")
+    if words is not None:
+        if not isinstance(words, list) or not words or len(words) > SEARCH_MAX_WORDS:
+            raise RequestError("ValueError", "words must be a list of 1 to %d words" % SEARCH_MAX_WORDS)
+        for w in words:
+            if not isinstance(w, str) or not w or len(w) > SEARCH_MAX_WORD or "\0" in w:
+                raise RequestError("ValueError", "each word must be a string of 1 to %d characters" % SEARCH_MAX_WORD)
+        raw = [w.encode("utf-8") for w in words]
+        alts = b"|".join(re.escape(w) for w in raw)
+        pattern = re.compile(b"(?<![" + _SEARCH_IDENT + b"])(?:" + alts + b")(?![" + _SEARCH_IDENT + b"])")
+    else:
+        if not isinstance(subsequence, str) or not subsequence or len(subsequence) > SEARCH_MAX_WORD or "\0" in subsequence:
+            raise RequestError("ValueError", "subsequence must be a string of 1 to %d characters" % SEARCH_MAX_WORD)
+        chars = subsequence.encode("utf-8")
+        # A word is the one isSymbolWordByte makes: letters, digits, "_"
+        # and any byte past ASCII; re's case folding of bytes is ASCII's.
+        within = b"[" + _SEARCH_IDENT + b"\x80-\xff]*?"
+        pattern = re.compile(within.join(re.escape(chars[i:i + 1]) for i in range(len(chars))), re.IGNORECASE)
+        raw = None
+    site, member, location, is_package = _package_root(name)
+    paths, scanned = [], 0
+    for rel, path, dir_fd, base in source_files(site, member, is_package, with_dir=True):
+        rel = rel.replace(os.sep, "/")
+        scanned += 1
+        if scanned > LIST_MAX_FILES:
+            raise RequestError("ValueError", "%r has more than %d source files" % (name, LIST_MAX_FILES))
+        try:
+            data = plain_read_at(dir_fd, base, READ_MAX_FILE) if dir_fd is not None else plain_read(site, rel, READ_MAX_FILE)[0]
+        except OSError:
+            continue
+        if len(data) > READ_MAX_FILE:
+            paths.append(rel)
+            continue
+        # The cheapest test first: a file that holds none of the words at
+        # all is not matched against the pattern.
+        if raw is not None and not any(w in data for w in raw):
+            continue
+        if pattern.search(data):
+            paths.append(rel)
+    return {"site": site, "member": member, "paths": paths, "scanned": scanned}
+
+
 METHODS = {
     "ping": (m_ping, False),
     "find_spec": (m_find_spec, True),
@@ -1580,6 +1675,7 @@ METHODS = {
     "stdlib_modules": (m_stdlib_modules, True),
     "list_files": (m_list_files, True),
     "read_files": (m_read_files, True),
+    "search_files": (m_search_files, True),
 }
 
 

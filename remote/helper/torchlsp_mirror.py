@@ -106,6 +106,29 @@ def plain_read(base, rel, limit):
     return b"".join(chunks), st
 
 
+def plain_read_at(dir_fd, name, limit):
+    """At most limit + 1 bytes of the regular file name in the directory
+    open as dir_fd (source_files' with_dir), the name not followed if it
+    is a link: plain_read's rule, without walking the path again."""
+    import errno
+    import stat
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(name, flags, dir_fd=dir_fd)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        chunks, total = [], 0
+        while total <= limit:
+            data = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not data:
+                break
+            chunks.append(data)
+            total += len(data)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
 def plain_dir(base, rel):
     """Whether rel below base is a directory reached through no link."""
     import stat
@@ -166,14 +189,18 @@ def plain_dir_fd(base, rel):
 WALK_HELD_DIRS = 64
 
 
-def source_files(site, member, is_package):
+def source_files(site, member, is_package, with_dir=False):
     """Yields (relative path, path) for the package's regular .py and .pyi
     files, relative to site and slash-separated, in a sorted walk that
     enters no link and no __pycache__. Each directory is opened with
     O_NOFOLLOW relative to the descriptor of the one that listed it, so
     that a directory swapped for a link after its parent was listed is
     not entered, and costs one open however deep it lies (opened from the
-    site level by level, torch's include tree doubled the walk)."""
+    site level by level, torch's include tree doubled the walk). With
+    with_dir, (relative path, path, dir_fd, name): the file's name in the
+    directory open as dir_fd (valid until the next item; None when the
+    walk holds no descriptor for it), to open it without a walk of its
+    path."""
     import stat
     root = os.path.join(site, member)
     try:
@@ -182,7 +209,7 @@ def source_files(site, member, is_package):
         return
     if not is_package:
         if stat.S_ISREG(mode):
-            yield member, root
+            yield (member, root, None, member) if with_dir else (member, root)
         return
     if not stat.S_ISDIR(mode):
         return
@@ -215,8 +242,12 @@ def source_files(site, member, is_package):
             dirs.reverse()
             held.append((rel, fd, dirs))
             fd = None
+            here = held[-1][1]
             for name in files:
-                yield rel + "/" + name, os.path.join(site, rel, name)
+                if with_dir:
+                    yield rel + "/" + name, os.path.join(site, rel, name), here, name
+                else:
+                    yield rel + "/" + name, os.path.join(site, rel, name)
             while held and fd is None:
                 parent, parent_fd, todo = held[-1]
                 if not todo:
