@@ -173,9 +173,9 @@ func New(opts Options) *Engine {
 		Folders:   e.cfg.workspaceFolders,
 		Documents: e.docs.All,
 		Workspace: wsFiles,
-		Reexports: func(ctx context.Context) pyindex.Reexports {
-			if m := e.checks.Model(ctx); m != nil {
-				return m
+		Reexports: func(ctx context.Context, wait time.Duration) pyindex.Reexports {
+			if r := e.checks.Reexports(ctx, wait); r != nil {
+				return r
 			}
 			return nil
 		},

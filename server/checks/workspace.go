@@ -44,12 +44,7 @@ func (ch *Checks) modelFor(ctx context.Context, cat *gates.Catalog, siteDir stri
 	m := &ch.models
 	// A folder in torchlsp's cache is a server started in a mirror: torch's
 	// files, not the user's, and the cache is never written from there.
-	var folders []string
-	for _, f := range ch.deps.Folders() {
-		if !wsmodel.Under(ch.deps.CacheDir, f) {
-			folders = append(folders, f)
-		}
-	}
+	folders := ch.ownFolders()
 	if len(folders) == 0 {
 		return nil
 	}
@@ -59,14 +54,7 @@ func (ch *Checks) modelFor(ctx context.Context, cat *gates.Catalog, siteDir stri
 		m.cat, m.paths, m.model, m.versions, m.prints = cat, paths, nil, map[string]int32{}, map[string]string{}
 		m.ix = &wsmodel.Indexer{
 			Roots: folders, Paths: paths,
-			Parse: func(ctx context.Context, src []byte) (*pybuf.Buffer, error) {
-				release, err := ch.deps.Parses.TakeContext(ctx, len(src))
-				if err != nil {
-					return nil, err
-				}
-				defer release()
-				return ch.deps.Parse(ctx, src)
-			},
+			Parse: ch.parseBudgeted,
 			Facts: func(b *pybuf.Buffer) diagnose.Facts {
 				return diagnose.FactsOf(b, cat, diagnose.Options{SiteDir: siteDir, Env: env})
 			},
@@ -154,6 +142,66 @@ func (ch *Checks) Model(ctx context.Context) *wsmodel.Model {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.model // open documents' versions may have replaced files since
+}
+
+// Reexporter follows the names a workspace's modules import onward
+// (pyindex.Reexports).
+type Reexporter interface {
+	Reexport(module, name string) (qualname string, ok bool)
+}
+
+// Reexports is what a references query running within ctx follows the
+// workspace's re-exports through: the model (its build waited for at most
+// wait) once torch's mirror is complete, when the flag catalog its build
+// needs is at hand; before that, the workspace's imports alone, read as
+// the query asks (wsmodel.ImportsOnly), so that a cold start's first
+// references do not wait for the bulk mirror. nil when there is no
+// workspace, or the model was not built within wait.
+func (ch *Checks) Reexports(ctx context.Context, wait time.Duration) Reexporter {
+	s, err := ch.deps.Session("")
+	if err != nil {
+		return nil
+	}
+	if s.Mirrored("torch") {
+		wctx, cancel := context.WithTimeout(ctx, wait)
+		defer cancel()
+		if m := ch.Model(wctx); m != nil {
+			return m
+		}
+		return nil
+	}
+	folders := ch.ownFolders()
+	if len(folders) == 0 {
+		return nil
+	}
+	ix := &wsmodel.Indexer{
+		Roots: folders, Paths: wsmodel.ImportPaths(folders, ch.deps.ImportPaths()),
+		Parse: ch.parseBudgeted, Limits: wsmodel.DefaultLimits(), Exclude: ch.deps.CacheDir,
+	}
+	return ix.ImportsOnly(ctx)
+}
+
+// ownFolders are the workspace folders outside torchlsp's cache: a server
+// started in a mirror has torch's files there, not the user's.
+func (ch *Checks) ownFolders() []string {
+	var folders []string
+	for _, f := range ch.deps.Folders() {
+		if !wsmodel.Under(ch.deps.CacheDir, f) {
+			folders = append(folders, f)
+		}
+	}
+	return folders
+}
+
+// parseBudgeted parses a workspace file under the parse budget the
+// background work shares.
+func (ch *Checks) parseBudgeted(ctx context.Context, src []byte) (*pybuf.Buffer, error) {
+	release, err := ch.deps.Parses.TakeContext(ctx, len(src))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return ch.deps.Parse(ctx, src)
 }
 
 // fileOfOpen is the facts of an open document's version.

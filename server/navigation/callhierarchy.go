@@ -57,8 +57,19 @@ func (n *Navigator) IncomingCalls(ctx context.Context, item CallItem) ([]CallLin
 	if err != nil || x == nil {
 		return nil, err
 	}
-	srcs, byRel, byPath := n.openSources(x.ps)
-	calls, truncated, err := x.ps.Index().Callers(ctx, x.sym, pyindex.ReferenceOptions{Sources: srcs, Files: n.workspaceFiles(), Reexports: n.reexports(ctx)})
+	reexports := n.reexports(ctx)
+	var (
+		calls         []pyindex.IncomingCall
+		truncated     bool
+		byRel, byPath map[string]string
+	)
+	err = n.overTree(ctx, &x, func(x *xrefTarget) error {
+		var srcs []pyindex.Source
+		srcs, byRel, byPath = n.openSources(x.ps)
+		var err error
+		calls, truncated, err = x.ps.Index().Callers(ctx, x.sym, pyindex.ReferenceOptions{Sources: srcs, Files: n.workspaceFiles(), Reexports: reexports})
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +140,10 @@ func (n *Navigator) itemTarget(ctx context.Context, item CallItem) (*xrefTarget,
 	if err != nil {
 		return nil, err
 	}
-	ps, err := s.Package(ctx, top)
+	// The package as it answers now: its on-demand tree while the bulk
+	// mirror loads (symbolAt's rule).
+	ps, answered, err := s.Answering(ctx, top, item.Detail)
+	answered()
 	if errors.Is(err, session.ErrNotOnTarget) {
 		return nil, nil
 	}

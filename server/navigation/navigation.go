@@ -39,11 +39,12 @@ type Deps struct {
 	// Workspace are the workspace's files, open or not (the open
 	// documents' snapshots stand for theirs); nil for none.
 	Workspace Workspace
-	// Reexports is the workspace model's view of the names the user's
-	// modules import from torch (wsmodel.Model.Reexport), waited for
-	// within ctx; nil for none: references and callers follow them into
-	// files that import a torch name from the user's own module.
-	Reexports func(ctx context.Context) pyindex.Reexports
+	// Reexports is the view of the names the user's modules import from
+	// torch (wsmodel.Model.Reexport), for a query that runs within ctx;
+	// a model being built is waited for at most wait; nil for none:
+	// references and callers follow them into files that import a torch
+	// name from the user's own module.
+	Reexports func(ctx context.Context, wait time.Duration) pyindex.Reexports
 	// SitePath maps a file of a mirror to the same file seen through the
 	// site the editor's Python server reads for target, when it reads one;
 	// SiteCompact says that server shows signatures and docstrings, so a

@@ -38,9 +38,19 @@ func (n *Navigator) References(ctx context.Context, doc *api.Snapshot, pos api.P
 	if x == nil {
 		return nil, nil
 	}
-	srcs, byRel, byPath := n.openSources(x.ps)
-	opts := pyindex.ReferenceOptions{IncludeDeclaration: includeDecl, Sources: srcs, Files: n.workspaceFiles(), Reexports: n.reexports(ctx)}
-	res, err := x.ps.Index().References(ctx, x.sym, opts)
+	reexports := n.reexports(ctx)
+	var (
+		res           pyindex.References
+		byRel, byPath map[string]string
+	)
+	err = n.overTree(ctx, &x, func(x *xrefTarget) error {
+		var srcs []pyindex.Source
+		srcs, byRel, byPath = n.openSources(x.ps)
+		opts := pyindex.ReferenceOptions{IncludeDeclaration: includeDecl, Sources: srcs, Files: n.workspaceFiles(), Reexports: reexports}
+		var err error
+		res, err = x.ps.Index().References(ctx, x.sym, opts)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

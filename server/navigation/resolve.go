@@ -26,8 +26,9 @@ type want int
 const (
 	// wantDefinition: the definition as hover and definition show it.
 	wantDefinition want = iota
-	// wantSymbol: the index's symbol in the package's complete mirror, for
-	// the queries over every file (references, the call hierarchy).
+	// wantSymbol: the index's symbol in the package's tree (its complete
+	// mirror, or its on-demand tree while that loads), for the queries
+	// over every file (references, the call hierarchy).
 	wantSymbol
 )
 

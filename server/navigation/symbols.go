@@ -42,7 +42,8 @@ type DocumentSymbol struct {
 
 // WorkspaceSymbols finds the symbols whose names match query in the
 // default target's mirrored packages (torch and the target's listed
-// packages, waiting for their mirrors; the others already loaded) and in
+// packages, from their on-demand trees while their mirrors load; the
+// others already loaded) and in
 // the workspace's own files, open or not (every definition of their
 // outlines, as documentSymbol lists them): ranked exact, then prefix, then
 // substring, then fuzzy (the query's letters in order), at most
@@ -60,6 +61,13 @@ func (n *Navigator) WorkspaceSymbols(ctx context.Context, query string) ([]Symbo
 	}
 	for _, ps := range n.symbolPackages(ctx, s) {
 		found, err := ps.Index().Symbols(ctx, q, MaxWorkspaceSymbols)
+		if err != nil && ps.Partial() && errors.Is(err, pyindex.ErrTextSearch) {
+			// The target's search failed, or the query would read much
+			// of the package on demand: the complete mirror answers.
+			if ps, err = s.Package(ctx, ps.Name()); err == nil {
+				found, err = ps.Index().Symbols(ctx, q, MaxWorkspaceSymbols)
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -126,7 +134,11 @@ func (n *Navigator) symbolPackages(ctx context.Context, s *session.Session) []*s
 			continue
 		}
 		seen[name] = true
-		ps, err := s.Package(ctx, name)
+		// The package as it answers now: its on-demand tree while the
+		// bulk mirror loads, whose index asks the target which files
+		// hold a word the query matches.
+		ps, answered, err := s.Answering(ctx, name, name)
+		answered()
 		if err == nil && ps.Index() != nil {
 			out = append(out, ps)
 		} else if err != nil && !errors.Is(err, session.ErrNotOnTarget) {

@@ -31,8 +31,9 @@ type xrefTarget struct {
 // symbolAt finds the definition of the name at pos of a document as its
 // package's index names it (resolve's wantSymbol): in a file of a
 // mirrored package (ms) from the package's index, in the user's file
-// through the lookup definition uses. It waits for the package's
-// complete mirror: a query over every file needs every file. (nil, nil)
+// through the lookup definition uses. The package is the one answering
+// now: its on-demand tree while the bulk mirror loads, whose index asks
+// the target which of its unread files name the definition. (nil, nil)
 // when the name is not torchlsp's to answer.
 func (n *Navigator) symbolAt(ctx context.Context, ms *mirrorSource, doc *api.Snapshot, pos api.Position) (*xrefTarget, error) {
 	var (
@@ -75,15 +76,43 @@ func (n *Navigator) symbolAt(ctx context.Context, ms *mirrorSource, doc *api.Sna
 	if sym.File == "" || strings.HasPrefix(sym.File, "../") {
 		return nil, nil
 	}
-	if ps.Partial() {
-		// The on-demand tree answered: the files of the whole package are
-		// the mirror's to give.
-		if ps, err = s.Package(ctx, ps.Name()); err != nil {
-			return nil, err
-		}
-		sym.Path = filepath.Join(ps.Mirror().SiteDir, filepath.FromSlash(sym.File))
-	}
+	// An on-demand tree answers too: its index asks the target which of
+	// the files it has not read name the definition (pyindex.TextSearch)
+	// and reads those, so a cold start's first query does not wait for
+	// the bulk mirror.
 	return &xrefTarget{s: s, ps: ps, sym: sym}, nil
+}
+
+// overTree runs query over *x's tree; when an on-demand tree's text
+// search fails (an old or failing helper), over the complete mirror,
+// waited for, and *x becomes that.
+func (n *Navigator) overTree(ctx context.Context, x **xrefTarget, query func(*xrefTarget) error) error {
+	err := query(*x)
+	if err == nil || !errors.Is(err, pyindex.ErrTextSearch) {
+		return err
+	}
+	whole, cerr := n.complete(ctx, *x)
+	if cerr != nil {
+		return errors.Join(err, cerr)
+	}
+	*x = whole
+	return query(whole)
+}
+
+// complete is x over its package's complete mirror, waited for: what a
+// query over an on-demand tree falls back on when the target's text
+// search fails (pyindex.ErrTextSearch). x itself when it is complete.
+func (n *Navigator) complete(ctx context.Context, x *xrefTarget) (*xrefTarget, error) {
+	if !x.ps.Partial() {
+		return x, nil
+	}
+	ps, err := x.s.Package(ctx, x.ps.Name())
+	if err != nil {
+		return nil, err
+	}
+	sym := x.sym
+	sym.Path = filepath.Join(ps.Mirror().SiteDir, filepath.FromSlash(sym.File))
+	return &xrefTarget{s: x.s, ps: ps, sym: sym}, nil
 }
 
 // symbolKindOf is the index's kind of a target's kind.
@@ -161,10 +190,9 @@ func (n *Navigator) reexports(ctx context.Context) pyindex.Reexports {
 	if limit <= 0 {
 		limit = reexportWait
 	}
-	wait, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	r := n.deps.Reexports(wait)
-	if r == nil && wait.Err() != nil && ctx.Err() == nil && n.deps.Notify != nil {
+	start := time.Now()
+	r := n.deps.Reexports(ctx, limit)
+	if r == nil && time.Since(start) >= limit && ctx.Err() == nil && n.deps.Notify != nil {
 		n.deps.Notify.LogMessage(ctx, api.MessageInfo, fmt.Sprintf("references: the workspace model was not built within %v; names the workspace's own modules re-export from torch are left out of this answer", limit))
 	}
 	return r

@@ -37,6 +37,12 @@ type Index struct {
 	// read, when set, supplies a file's contents instead of the disk (an
 	// index over a partial, on-demand tree; see OpenListing).
 	read func(rel string) ([]byte, error)
+	// search, when set with read, answers which unread files name a word
+	// (filesMentioning); see TextSearch.
+	search TextSearch
+	// maxSearchRead bounds the bytes a query reads of the files search
+	// names (maxSearchReadBytes; tests lower it).
+	maxSearchRead int64
 
 	// maxFileNames and maxNames are the limits on names per file and in
 	// all (MaxNamesPerFile, MaxNamesPerIndex; tests lower them).

@@ -1,6 +1,7 @@
 package pyindex
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -10,6 +11,23 @@ import (
 
 	"github.com/torchlsp/torchlsp/server/syntax"
 )
+
+// TextSearch searches the text of a partial tree's files where they are
+// (the target), so that a cross-reference query reads the few files that
+// name what it looks for, not the whole package.
+type TextSearch interface {
+	// Mentioning lists the files (slash-separated, relative to the site
+	// dir) whose text holds one of words as a whole word, by textNames'
+	// rule: a superset of the files whose code names them.
+	Mentioning(ctx context.Context, words []string) ([]string, error)
+	// Subsequence lists the files whose text holds a word with lower's
+	// bytes in order, ASCII case folded (textMatches' rule: every name a
+	// SymbolQuery of that lower-case name ranks is such a word).
+	Subsequence(ctx context.Context, lower string) ([]string, error)
+	// Prefetch reads files ahead in as few round trips as it can, so that
+	// the reads that follow find them; a file it misses is read as usual.
+	Prefetch(ctx context.Context, rels []string)
+}
 
 // ListedFile is one file of a tree known by its listing, not by a walk.
 type ListedFile struct {
@@ -23,7 +41,11 @@ type ListedFile struct {
 // docstrings point). A failed read is not remembered. The index has no
 // cache file; Build would read every file, so callers of an on-demand
 // tree do not call it.
-func OpenListing(siteDir string, files []ListedFile, read func(rel string) ([]byte, error)) (*Index, error) {
+//
+// search, when not nil, is where a cross-reference query learns which of
+// the files not yet read name what it looks for (TextSearch), instead of
+// reading every file.
+func OpenListing(siteDir string, files []ListedFile, read func(rel string) ([]byte, error), search TextSearch) (*Index, error) {
 	abs, err := filepath.Abs(siteDir)
 	if err != nil {
 		return nil, fmt.Errorf("pyindex: open listing %s: %w", siteDir, err)
@@ -34,6 +56,9 @@ func OpenListing(siteDir string, files []ListedFile, read func(rel string) ([]by
 		children: map[string][]string{},
 		parsers:  syntax.NewPool(1),
 		read:     read,
+		search:   search,
+
+		maxSearchRead: maxSearchReadBytes,
 
 		maxFileNames: MaxNamesPerFile,
 		maxNames:     MaxNamesPerIndex,

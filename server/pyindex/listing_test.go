@@ -1,6 +1,7 @@
 package pyindex
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -42,7 +43,7 @@ func TestOpenListing(t *testing.T) {
 			return nil, errors.New("the link dropped")
 		}
 		return os.ReadFile(filepath.Join(fixtureSite, filepath.FromSlash(rel)))
-	})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,5 +70,254 @@ func TestOpenListing(t *testing.T) {
 	}
 	if len(reads) > 6 || len(reads) >= len(files) {
 		t.Errorf("read %d of %d files for one name: %v", len(reads), len(files), reads)
+	}
+}
+
+// textSearchOnDisk is a TextSearch over the files themselves, as the
+// helper searches them on the target; it counts its requests and what it
+// was asked to read ahead.
+type textSearchOnDisk struct {
+	site string
+	fail bool
+
+	mu         sync.Mutex // guards searches and prefetched
+	searches   int
+	prefetched []string
+}
+
+func (s *textSearchOnDisk) Mentioning(ctx context.Context, words []string) ([]string, error) {
+	s.mu.Lock()
+	s.searches++
+	s.mu.Unlock()
+	if s.fail {
+		return nil, errors.New("search_files: the helper is gone")
+	}
+	var out []string
+	err := filepath.WalkDir(s.site, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if textNames(src, words) {
+			rel, _ := filepath.Rel(s.site, p)
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (s *textSearchOnDisk) Prefetch(ctx context.Context, rels []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.prefetched = append(s.prefetched, rels...)
+}
+
+// References over a listing ask the target which unread files name the
+// definition, in one search a round, and read those (ahead, together) and
+// what resolving them needs, not the package: the answer is the complete
+// index's. A search that fails says so (ErrTextSearch), for the caller to
+// ask the complete mirror.
+func TestReferencesOverAListing(t *testing.T) {
+	t.Parallel()
+	var files []ListedFile
+	err := filepath.WalkDir(fixtureSite, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !(strings.HasSuffix(p, ".py") || strings.HasSuffix(p, ".pyi")) {
+			return err
+		}
+		rel, _ := filepath.Rel(fixtureSite, p)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		files = append(files, ListedFile{Path: filepath.ToSlash(rel), Size: info.Size()})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := Open(fixtureSite, "", WithPackages("torch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, qualname := range []string{"torch.nn.Linear", "torch.nn.functional.relu", "torch._inductor.config.triton"} {
+		t.Run(qualname, func(t *testing.T) {
+			t.Parallel()
+			def, err := whole.Resolve(qualname)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := whole.References(context.Background(), def.Symbol, ReferenceOptions{IncludeDeclaration: true})
+			if err != nil || len(want.Refs) < 2 {
+				t.Fatalf("the complete index: %d references, %v", len(want.Refs), err)
+			}
+
+			var mu sync.Mutex // guards reads
+			reads := map[string]int{}
+			search := &textSearchOnDisk{site: fixtureSite}
+			ix, err := OpenListing(fixtureSite, files, func(rel string) ([]byte, error) {
+				mu.Lock()
+				reads[rel]++
+				mu.Unlock()
+				return os.ReadFile(filepath.Join(fixtureSite, filepath.FromSlash(rel)))
+			}, search)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := ix.Resolve(qualname)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := ix.References(context.Background(), res.Symbol, ReferenceOptions{IncludeDeclaration: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Refs) != len(want.Refs) {
+				t.Fatalf("%d references, the complete index %d:\n%v\n%v", len(got.Refs), len(want.Refs), got.Refs, want.Refs)
+			}
+			for i := range want.Refs {
+				if got.Refs[i].Path != want.Refs[i].Path || got.Refs[i].Span != want.Refs[i].Span {
+					t.Errorf("reference %d: %s %v, want %s %v", i, got.Refs[i].Path, got.Refs[i].Span, want.Refs[i].Path, want.Refs[i].Span)
+				}
+			}
+			search.mu.Lock()
+			searches, prefetched := search.searches, search.prefetched
+			search.mu.Unlock()
+			if searches == 0 || searches > 4 {
+				t.Errorf("%d searches for one query", searches)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(reads) >= len(files) {
+				t.Errorf("read %d of %d files: %v", len(reads), len(files), reads)
+			}
+			for _, rel := range prefetched {
+				if reads[rel] == 0 {
+					t.Errorf("%s was read ahead, then not read", rel)
+				}
+			}
+		})
+	}
+
+	failing := &textSearchOnDisk{site: fixtureSite, fail: true}
+	ix, err := OpenListing(fixtureSite, files, func(rel string) ([]byte, error) {
+		return os.ReadFile(filepath.Join(fixtureSite, filepath.FromSlash(rel)))
+	}, failing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ix.Resolve("torch.nn.Linear")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.References(context.Background(), res.Symbol, ReferenceOptions{}); !errors.Is(err, ErrTextSearch) {
+		t.Errorf("a failed search: %v, want ErrTextSearch", err)
+	}
+}
+
+func (s *textSearchOnDisk) Subsequence(ctx context.Context, lower string) ([]string, error) {
+	s.mu.Lock()
+	s.searches++
+	s.mu.Unlock()
+	if s.fail {
+		return nil, errors.New("search_files: the helper is gone")
+	}
+	q := NewSymbolQuery(lower)
+	var out []string
+	err := filepath.WalkDir(s.site, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if textMatches(src, q) {
+			rel, _ := filepath.Rel(s.site, p)
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Workspace symbols over a listing ask the target which unread files hold
+// a word the query matches and read only those: the hits are the complete
+// index's. A query with no name, or one whose files pass the bound, says
+// ErrTextSearch (the complete mirror answers it).
+func TestSymbolsOverAListing(t *testing.T) {
+	t.Parallel()
+	var files []ListedFile
+	err := filepath.WalkDir(fixtureSite, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !(strings.HasSuffix(p, ".py") || strings.HasSuffix(p, ".pyi")) {
+			return err
+		}
+		rel, _ := filepath.Rel(fixtureSite, p)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		files = append(files, ListedFile{Path: filepath.ToSlash(rel), Size: info.Size()})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := Open(fixtureSite, "", WithPackages("torch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listing := func(search *textSearchOnDisk, reads map[string]int, mu *sync.Mutex) *Index {
+		ix, err := OpenListing(fixtureSite, files, func(rel string) ([]byte, error) {
+			mu.Lock()
+			reads[rel]++
+			mu.Unlock()
+			return os.ReadFile(filepath.Join(fixtureSite, filepath.FromSlash(rel)))
+		}, search)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ix
+	}
+	for _, query := range []string{"Linear", "relu", "nn.Linear", "cgt", "get_obj"} {
+		t.Run(query, func(t *testing.T) {
+			t.Parallel()
+			want, err := whole.Symbols(context.Background(), NewSymbolQuery(query), 100)
+			if err != nil || len(want) == 0 {
+				t.Fatalf("the complete index: %v, %v", want, err)
+			}
+			var mu sync.Mutex // guards reads
+			reads := map[string]int{}
+			ix := listing(&textSearchOnDisk{site: fixtureSite}, reads, &mu)
+			got, err := ix.Symbols(context.Background(), NewSymbolQuery(query), 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%d hits, the complete index %d:\n%v\n%v", len(got), len(want), got, want)
+			}
+			for i := range want {
+				if got[i].Symbol.Qualname != want[i].Symbol.Qualname || got[i].Symbol.Path != want[i].Symbol.Path || got[i].Rank != want[i].Rank {
+					t.Errorf("hit %d: %+v, want %+v", i, got[i], want[i])
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(reads) >= len(files) {
+				t.Errorf("read %d of %d files: %v", len(reads), len(files), reads)
+			}
+		})
+	}
+	var mu sync.Mutex
+	ix := listing(&textSearchOnDisk{site: fixtureSite}, map[string]int{}, &mu)
+	if _, err := ix.Symbols(context.Background(), NewSymbolQuery("torch.nn."), 100); !errors.Is(err, ErrTextSearch) {
+		t.Errorf("a query with no name: %v, want ErrTextSearch", err)
+	}
+	ix.maxSearchRead = 100
+	if _, err := ix.Symbols(context.Background(), NewSymbolQuery("Linear"), 100); !errors.Is(err, ErrTextSearch) {
+		t.Errorf("a query past the bound: %v, want ErrTextSearch", err)
 	}
 }

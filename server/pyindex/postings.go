@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"strings"
 
 	"github.com/sourcegraph/conc/pool"
 	"github.com/torchlsp/torchlsp/server/internal/torchtree"
@@ -98,9 +99,15 @@ func (ix *Index) filesMentioning(ctx context.Context, names []string) ([]*fileSt
 	for i, n := range names {
 		hs[i] = identHash(n)
 	}
-	keep, err := ix.scanFiles(ctx,
-		func(fd *fileData) bool { return slices.ContainsFunc(hs, fd.mentions) },
-		func(src []byte) bool { return textNames(src, names) })
+	parsed := func(fd *fileData) bool { return slices.ContainsFunc(hs, fd.mentions) }
+	var keep []bool
+	var err error
+	if ix.search != nil {
+		keep, err = ix.searchFiles(ctx, strings.Join(names, ", "),
+			func(ctx context.Context) ([]string, error) { return ix.search.Mentioning(ctx, names) }, parsed)
+	} else {
+		keep, err = ix.scanFiles(ctx, parsed, func(src []byte) bool { return textNames(src, names) })
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -113,6 +120,49 @@ func (ix *Index) filesMentioning(ctx context.Context, names []string) ([]*fileSt
 	return out, nil
 }
 
+// maxSearchReadBytes bounds what one query over a partial tree reads of
+// the files its text search names (their listed sizes): past it the query
+// would read a large part of the package through the link, one file at a
+// time, and the complete mirror answers it instead (ErrTextSearch).
+const maxSearchReadBytes = 16 << 20
+
+// searchFiles is scanFiles for an index over a partial tree: the files
+// not yet parsed are searched where they are (find, one request), and
+// those it names are read ahead together.
+func (ix *Index) searchFiles(ctx context.Context, what string, find func(context.Context) ([]string, error), parsed func(*fileData) bool) ([]bool, error) {
+	keep := make([]bool, len(ix.files))
+	var named map[string]bool
+	var fetch []string
+	var size int64
+	for i, f := range ix.files {
+		if fd := f.data.Load(); fd != nil {
+			keep[i] = parsed(fd)
+			continue
+		}
+		if named == nil {
+			paths, err := find(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s for %s: %w", ErrTextSearch, ix.siteDir, what, err)
+			}
+			named = make(map[string]bool, len(paths))
+			for _, p := range paths {
+				named[p] = true
+			}
+		}
+		if keep[i] = named[f.rel]; keep[i] {
+			fetch = append(fetch, f.rel)
+			size += f.size
+		}
+	}
+	if size > ix.maxSearchRead {
+		return nil, fmt.Errorf("%w: %s for %s: %d files (%d bytes) to read, over %d", ErrTextSearch, ix.siteDir, what, len(fetch), size, ix.maxSearchRead)
+	}
+	if len(fetch) > 0 {
+		ix.search.Prefetch(ctx, fetch)
+	}
+	return keep, nil
+}
+
 // filesMatching says, for each file of the index, whether it may define a
 // symbol q matches: a parsed file may (its bindings are matched after); a
 // file not yet parsed is read, in parallel, and may when its text holds a
@@ -120,6 +170,14 @@ func (ix *Index) filesMentioning(ctx context.Context, names []string) ([]*fileSt
 // over ASCII identifier bytes and any byte past ASCII, so a non-ASCII
 // identifier stays whole), so a file left out defines none.
 func (ix *Index) filesMatching(ctx context.Context, q SymbolQuery) ([]bool, error) {
+	if ix.search != nil {
+		if q.lower == "" {
+			return nil, fmt.Errorf("%w: %s: a query with no name matches every file", ErrTextSearch, ix.siteDir)
+		}
+		return ix.searchFiles(ctx, "words like "+q.lower,
+			func(ctx context.Context) ([]string, error) { return ix.search.Subsequence(ctx, q.lower) },
+			func(*fileData) bool { return true })
+	}
 	return ix.scanFiles(ctx,
 		func(*fileData) bool { return true },
 		func(src []byte) bool { return textMatches(src, q) })

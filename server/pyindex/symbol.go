@@ -22,6 +22,10 @@ import (
 // ErrNotFound is wrapped by errors for names the index cannot resolve.
 var ErrNotFound = errors.New("not found")
 
+// ErrTextSearch is wrapped by the errors of a query whose TextSearch
+// failed: the same query over the complete tree can still answer.
+var ErrTextSearch = errors.New("the text search failed")
+
 // Kind says what a Symbol is.
 type Kind uint8
 

@@ -249,7 +249,7 @@ func (s *Session) openQuick(ctx context.Context, name, qualname string) (*Packag
 		files[i] = pyindex.ListedFile{Path: f.Path, Size: f.Size}
 	}
 	m := t.Mirror()
-	ix, err := pyindex.OpenListing(m.SiteDir, files, t.Read)
+	ix, err := pyindex.OpenListing(m.SiteDir, files, t.Read, t)
 	if err != nil {
 		return nil, fmt.Errorf("on-demand %s: %w", name, err)
 	}

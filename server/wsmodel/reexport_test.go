@@ -27,10 +27,32 @@ func TestReexport(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Files the model's walk never reads are not modules of the lazy
+	// view either: a hidden directory, an environment, a link.
+	for name, text := range map[string]string{
+		".hidden/__init__.py": "from torch import nn\n",
+		"env/pyvenv.cfg":      "home = /usr/bin\n",
+		"env/__init__.py":     "from torch import nn\n",
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(dir, "pkg", "util.py"), filepath.Join(dir, "linked.py")); err != nil {
+		t.Fatal(err)
+	}
 	m, _, err := testIndexer(dir, fixtureCatalog(t)).Build(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The model, and the imports-only view that reads the modules a
+	// question names (what references use before the model is built),
+	// answer alike.
+	lazy := testIndexer(dir, fixtureCatalog(t)).ImportsOnly(context.Background())
 	for _, tc := range []struct {
 		module, name, want string
 		ok                 bool
@@ -44,10 +66,17 @@ func TestReexport(t *testing.T) {
 		{"pkg.util", "missing", "", false},                                // binds nothing
 		{"nowhere", "fetch", "", false},                                   // no such module
 		{"loop_a", "x", "", false},                                        // a cycle ends
+		{".hidden", "nn", "", false},                                      // not walked
+		{"env", "nn", "", false},                                          // an environment
+		{"linked", "nn", "", false},                                       // a link
 	} {
 		got, ok := m.Reexport(tc.module, tc.name)
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("Reexport(%q, %q) = %q, %v; want %q, %v", tc.module, tc.name, got, ok, tc.want, tc.ok)
+		}
+		got, ok = lazy.Reexport(tc.module, tc.name)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("ImportsOnly: Reexport(%q, %q) = %q, %v; want %q, %v", tc.module, tc.name, got, ok, tc.want, tc.ok)
 		}
 	}
 }

@@ -816,6 +816,39 @@ func measureWAN(t *testing.T, r *sshRig, name string, env map[string]string) {
 	t.Logf("MEASURE WAN (50 ms RTT, 100 Mbit/s) %s: ssh -J jump host true %v; manual ssh + python inspect of nn.Linear %v; torchlsp via ssh+jump+pct: first correct definition (empty cache) %v (%.1f× ssh true); warm hover nn.Linear p50 %v p99 %v; torch.add p50 %v p99 %v",
 		name, bare, manual, first.Round(time.Millisecond), float64(first)/float64(bare), hoverIdx[0], hoverIdx[1], hoverHelper[0], hoverHelper[1])
 	measureFloor(t, r, name, env)
+	measureFirstReferences(t, r, name, env)
+}
+
+// measureFirstReferences is a cold start's first references on the WAN
+// link, three runs: a server with an empty cache is asked, right after
+// initialize, for the references of torch.set_printoptions from a new
+// buffer, polled until an answer names a place; with the bytes through
+// the jump host's relay before it (the bulk mirror, which the answer no
+// longer waits for, streams beside it).
+func measureFirstReferences(t *testing.T, r *sshRig, name string, env map[string]string) {
+	const text = "import torch\n\ntorch.set_printoptions(precision=2)\n"
+	for run := range 3 {
+		t0 := time.Now()
+		moved0 := r.proxy.Moved()
+		e := r.start(t, r.settings(env), r.options(r.keys.Client))
+		uri := e.Editor.URI("refs_first.py")
+		e.OpenBuffer(uri, text)
+		pos := e.At(uri, "set_printoptions(", 0)
+		ctx := e.CtxFor(5 * time.Minute)
+		for {
+			locs, err := e.Editor.Client.References(ctx, uri, pos, true)
+			if err == nil && len(locs) > 0 {
+				t.Logf("MEASURE first references (WAN) %s, run %d: %v, %d places, %.2f MB through the relay before it",
+					name, run+1, time.Since(t0).Round(time.Millisecond), len(locs), float64(r.proxy.Moved()-moved0)/1e6)
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("no references within 5 minutes: %v", err)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		e.Shutdown()
+	}
 }
 
 // measureFloor is the link floor of issue 35: five runs, alternating, of
