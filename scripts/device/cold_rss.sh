@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The cold server's peak RSS, first answers and hover/definition latency on
 # the GPU host's own torch, two builds alternately on the same host:
-# scripts/bench.sh with the host's interpreter, torchlsp only.
+# scripts/bench.sh with the host's interpreter, torchlsp only; then the
+# same with --refs-first (references asked right after initialize).
 #
 # Here (with Go):   scripts/device/cold_rss.sh build BASE_REF
 #                   (bin/torchlsp-old from BASE_REF; bin/torchlsp-new and
@@ -33,5 +34,8 @@ for _ in $(seq "$ROUNDS"); do
 		cp "bin/torchlsp-$build" bin/torchlsp
 		scripts/bench.sh --no-build --rounds 5 --xref-rounds 5 --python "$PYTHON" --settle 1m --servers torchlsp 2>&1 |
 			grep -E '^\| torchlsp|first references|first workspace symbol|VmHWM' || true
+		echo "== $build --refs-first"
+		scripts/bench.sh --no-build --rounds 1 --xref-rounds 1 --refs-first --python "$PYTHON" --settle 1m --servers torchlsp 2>&1 |
+			grep -E '^\| torchlsp|first references' || true
 	done
 done
