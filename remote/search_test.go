@@ -96,7 +96,7 @@ func TestSearchFiles(t *testing.T) {
 		{"tgt", []string{"searchpkg/__init__.py", "searchpkg/big.py", "searchpkg/calls.py", "searchpkg/comment.py", "searchpkg/longer.py", "searchpkg/unicode.py", "searchpkg/uses.py"}},
 		{"mytarget", []string{"searchpkg/big.py", "searchpkg/longer.py"}}, // my_target
 		{"othr", []string{"searchpkg/big.py", "searchpkg/sub/deep.pyi"}},  // other: case and gaps
-		{"élt", []string{"searchpkg/big.py"}},                              // none: étarget has no l
+		{"élt", []string{"searchpkg/big.py"}},                             // none: étarget has no l
 		{"étgt", []string{"searchpkg/big.py", "searchpkg/unicode.py"}},
 		{"t.g", []string{"searchpkg/big.py"}}, // a dot is no word byte
 	} {
