@@ -1,6 +1,7 @@
 package pyindex
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -15,7 +16,6 @@ import (
 
 	"github.com/sourcegraph/conc/pool"
 
-	"github.com/torchlsp/torchlsp/server/internal/torchtree"
 	"github.com/torchlsp/torchlsp/server/syntax"
 )
 
@@ -425,8 +425,17 @@ func (ix *Index) parse(f *fileState, budget *syntax.Budget) *fileData {
 		if src, err = ix.read(f.rel); err != nil {
 			return nil
 		}
-	} else if src, err = torchtree.ReadFile(ix.abs(f)); err != nil {
-		return &fileData{}
+	} else {
+		// The text goes into a reused buffer: extract copies what it
+		// keeps, so a build's reads leave no garbage behind them.
+		buf, _ := ix.scanBufs.Get().(*bytes.Buffer)
+		if buf == nil {
+			buf = new(bytes.Buffer)
+		}
+		defer ix.scanBufs.Put(buf)
+		if src, err = ix.sourceInto(f, buf); err != nil {
+			return &fileData{}
+		}
 	}
 	defer budget.Take(len(src))()
 	p, err := ix.parsers.Get()

@@ -9,8 +9,12 @@ import (
 // share one Budget: the C memory of a parse grows with its text (about 30
 // bytes per byte of Python), so four workers each on a megabyte-sized file
 // would hold four such trees together. Small files still parse side by
-// side: torch's median file is under 10 KB.
-const DefaultBudget = 768 << 10
+// side: torch's median file is under 10 KB, and 9 of its 2,141 files are
+// over this budget (4.6 MB of 41 MB), which parse one at a time. At 768
+// KiB the cold server's peak with four build workers was 97–106 MB; at
+// 256 KiB, 89–92 MB, the build 16% longer (docs/BENCHMARKS.md, "The
+// parse budget").
+const DefaultBudget = 256 << 10
 
 // trimEvery is how much text the parses sharing a Budget go through
 // before the C memory libc holds free goes back to the system. glibc keeps
