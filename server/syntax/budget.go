@@ -12,7 +12,7 @@ import (
 // side: torch's median file is under 10 KB, and 9 of its 2,141 files are
 // over this budget (4.6 MB of 41 MB), which parse one at a time. At 768
 // KiB the cold server's peak with four build workers was 97–106 MB; at
-// 256 KiB, 89–92 MB, the build 16% longer (docs/BENCHMARKS.md, "The
+// 256 KiB, 89–96 MB, the build 16% longer (docs/BENCHMARKS.md, "The
 // parse budget").
 const DefaultBudget = 256 << 10
 
