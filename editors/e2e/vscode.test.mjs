@@ -1184,7 +1184,11 @@ test("torch 2.6 in container 200: a second workspace on ct200 hovers, goes to an
       await page.waitForTimeout(250);
     }
     const shown = crumbs.slice(0, crumbs.indexOf("__init__.py") + 1).join("/");
-    assert.match(shown, /(^|\/)torchlsp\/ct200\/[^/]+\/torch-[^/]+\/site\/torch\/__init__\.py$/, `the definition's breadcrumbs: ${crumbs.join(" > ")}`);
+    // The mirror's file; or, once the extension has handed ct200's site to
+    // the Python server (it asks for it: torchlsp.site), the same file seen
+    // through that site, where both servers' definitions coincide. Which
+    // one depends on whether the site was built before F12.
+    assert.match(shown, /(^|\/)torchlsp\/(ct200\/[^/]+\/torch-[^/]+\/site|site\/ct200-[^/]+)\/torch\/__init__\.py$/, `the definition's breadcrumbs: ${crumbs.join(" > ")}`);
     // In torchlsp's cache (a path under the home directory may show as "~").
     const cacheRoot = path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "torchlsp") + path.sep;
     const roots = [cacheRoot.slice(1)];
