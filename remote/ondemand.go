@@ -202,7 +202,7 @@ func (t *OnDemandTree) Read(rel string) ([]byte, error) {
 			return data, nil
 		}
 	}
-	ctx, cancel := context.WithTimeout(t.src.Context, t.src.ReadTimeout)
+	ctx, cancel := t.readContext(t.src.Context)
 	defer cancel()
 	r, err := t.src.Client.ReadFiles(ctx, t.src.Info.Name, []string{rel})
 	if err != nil {

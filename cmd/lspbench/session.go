@@ -179,6 +179,27 @@ func runSession(ctx context.Context, cfg sessionConfig) (*result, error) {
 	return res, nil
 }
 
+// pollFirst asks until ask says it has its answer, every 5 ms (as a user
+// would try again), until ctx ends (no error: the answer never came) or
+// the server is gone (its error).
+func pollFirst(ctx context.Context, ed *lsptest.Editor, ask func() bool) error {
+	for ctx.Err() == nil {
+		if ask() {
+			return nil
+		}
+		if err := connErr(ed.Client); err != nil {
+			return err
+		}
+		select {
+		case <-ed.Done():
+			return ed.Err()
+		case <-time.After(5 * time.Millisecond):
+		case <-ctx.Done():
+		}
+	}
+	return nil
+}
+
 func drive(ctx context.Context, cfg sessionConfig, ed *lsptest.Editor, res *result, positions []position) error {
 	start := time.Now()
 	ictx, cancel := context.WithTimeout(ctx, cfg.FirstWait)
@@ -219,22 +240,20 @@ func drive(ctx context.Context, cfg sessionConfig, ed *lsptest.Editor, res *resu
 	if probe < 0 || !scored {
 		res.Errors = append(res.Errors, fmt.Sprintf("probe %s has no query or expectation: first answer not measured", cfg.Probe))
 	} else {
-		for ictx.Err() == nil {
+		err := pollFirst(ictx, ed, func() bool {
 			res.FirstPolls++
 			locs, _, err := definition(ictx, ed.Client, docURI, positions[probe], cfg.CallTimeout)
 			if err == nil && judge(exp, locs).Lenient {
 				res.FirstCorrect = ms(time.Since(start))
-				break
+				return true
 			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			select {
-			case <-ed.Done():
-				return ed.Err()
-			case <-time.After(5 * time.Millisecond): // the next poll, as a user would try again
-			case <-ictx.Done():
-			}
+			return false
+		})
+		if err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
 	}
 

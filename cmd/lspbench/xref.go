@@ -114,24 +114,15 @@ func firstReferences(ctx context.Context, cfg sessionConfig, ed *lsptest.Editor,
 	if err != nil {
 		return fmt.Errorf("-refs-first: %w", err)
 	}
-	for ctx.Err() == nil {
+	return pollFirst(ctx, ed, func() bool {
 		res.FirstRefsPolls++
 		n, _, err := ask()
 		if err == nil && n > 0 {
 			res.FirstRefs, res.FirstRefsCount = ms(time.Since(start)), n
-			return nil
+			return true
 		}
-		if err := connErr(ed.Client); err != nil {
-			return err
-		}
-		select {
-		case <-ed.Done():
-			return ed.Err()
-		case <-time.After(5 * time.Millisecond): // the next poll, as a user would try again
-		case <-ctx.Done():
-		}
-	}
-	return nil
+		return false
+	})
 }
 
 // prepareXref returns the request a question makes, timed by the caller.

@@ -195,7 +195,6 @@ def plain_open(base, rel):
     """(fd, stat) of the regular file rel (slash-separated, clean) below
     the directory base, with no link followed below base; OSError else."""
     import errno
-    import stat
     parts = rel.split("/")
     if not rel or any(p in ("", ".", "..") for p in parts):
         raise OSError(errno.EINVAL, "not a clean relative path: %r" % rel[:200])
@@ -212,15 +211,23 @@ def plain_open(base, rel):
                 raise
             os.close(fd)
             fd = sub
-        flags = os.O_RDONLY | nofollow | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | cloexec
-        try:
-            f = os.open(parts[-1], flags, dir_fd=fd)
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise OSError(exc.errno, "a symbolic link: not followed")
-            raise
+        return _open_file_at(fd, parts[-1])
     finally:
         os.close(fd)
+
+
+def _open_file_at(dir_fd, name):
+    """(fd, stat) of the regular file name in the directory open as
+    dir_fd, name not followed if it is a link; OSError else."""
+    import errno
+    import stat
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        f = os.open(name, flags, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(exc.errno, "a symbolic link: not followed")
+        raise
     try:
         st = os.fstat(f)
         if not stat.S_ISREG(st.st_mode):
@@ -231,44 +238,38 @@ def plain_open(base, rel):
     return f, st
 
 
+def _read_fd(fd, limit):
+    """At most limit + 1 bytes of fd, so that a caller sees a file over
+    its limit."""
+    chunks, total = [], 0
+    while total <= limit:
+        data = os.read(fd, min(1 << 20, limit + 1 - total))
+        if not data:
+            break
+        chunks.append(data)
+        total += len(data)
+    return b"".join(chunks)
+
+
 def plain_read(base, rel, limit):
     """(data, stat) of the regular file rel below base (see plain_open):
     at most limit + 1 bytes, so that a caller sees a file over its limit."""
     fd, st = plain_open(base, rel)
     try:
-        chunks, total = [], 0
-        while total <= limit:
-            data = os.read(fd, min(1 << 16, limit + 1 - total))
-            if not data:
-                break
-            chunks.append(data)
-            total += len(data)
+        return _read_fd(fd, limit), st
     finally:
         os.close(fd)
-    return b"".join(chunks), st
 
 
 def plain_read_at(dir_fd, name, limit):
     """At most limit + 1 bytes of the regular file name in the directory
     open as dir_fd (source_files' with_dir), the name not followed if it
     is a link: plain_read's rule, without walking the path again."""
-    import errno
-    import stat
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(name, flags, dir_fd=dir_fd)
+    fd, _ = _open_file_at(dir_fd, name)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        chunks, total = [], 0
-        while total <= limit:
-            data = os.read(fd, min(1 << 20, limit + 1 - total))
-            if not data:
-                break
-            chunks.append(data)
-            total += len(data)
+        return _read_fd(fd, limit)
     finally:
         os.close(fd)
-    return b"".join(chunks)
 
 
 def plain_dir(base, rel):

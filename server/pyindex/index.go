@@ -1,7 +1,6 @@
 package pyindex
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -62,8 +61,8 @@ type Index struct {
 
 	tables tableCache // name tables of the files navigation read last
 
-	// scanBufs holds *bytes.Buffer that text searches read files into
-	// (filesMentioning), one per concurrent read.
+	// scanBufs holds *bytes.Buffer that text searches (filesMentioning)
+	// and parses read files into (readBuffer), one per concurrent read.
 	scanBufs sync.Pool
 
 	// identScratch holds *[]uint32 buffers that parses collect a file's
@@ -428,11 +427,8 @@ func (ix *Index) parse(f *fileState, budget *syntax.Budget) *fileData {
 	} else {
 		// The text goes into a reused buffer: extract copies what it
 		// keeps, so a build's reads leave no garbage behind them.
-		buf, _ := ix.scanBufs.Get().(*bytes.Buffer)
-		if buf == nil {
-			buf = new(bytes.Buffer)
-		}
-		defer ix.scanBufs.Put(buf)
+		buf, release := ix.readBuffer()
+		defer release()
 		if src, err = ix.sourceInto(f, buf); err != nil {
 			return &fileData{}
 		}

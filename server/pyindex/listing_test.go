@@ -11,10 +11,10 @@ import (
 	"testing"
 )
 
-// An index over a listing reads only the files resolution needs, and a
-// failed read is tried again on the next request.
-func TestOpenListing(t *testing.T) {
-	t.Parallel()
+// fixtureListing lists the fixture site's source files, as list_files
+// would.
+func fixtureListing(t *testing.T) []ListedFile {
+	t.Helper()
 	var files []ListedFile
 	err := filepath.WalkDir(fixtureSite, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !(strings.HasSuffix(p, ".py") || strings.HasSuffix(p, ".pyi")) {
@@ -31,6 +31,14 @@ func TestOpenListing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return files
+}
+
+// An index over a listing reads only the files resolution needs, and a
+// failed read is tried again on the next request.
+func TestOpenListing(t *testing.T) {
+	t.Parallel()
+	files := fixtureListing(t)
 	var mu sync.Mutex // guards reads and failNext
 	reads := map[string]int{}
 	failNext := true
@@ -86,6 +94,16 @@ type textSearchOnDisk struct {
 }
 
 func (s *textSearchOnDisk) Mentioning(ctx context.Context, words []string) ([]string, error) {
+	return s.search(func(src []byte) bool { return textNames(src, words) })
+}
+
+func (s *textSearchOnDisk) Subsequence(ctx context.Context, lower string) ([]string, error) {
+	q := NewSymbolQuery(lower)
+	return s.search(func(src []byte) bool { return textMatches(src, q) })
+}
+
+// search counts a request and lists the files whose text match accepts.
+func (s *textSearchOnDisk) search(match func([]byte) bool) ([]string, error) {
 	s.mu.Lock()
 	s.searches++
 	s.mu.Unlock()
@@ -101,7 +119,7 @@ func (s *textSearchOnDisk) Mentioning(ctx context.Context, words []string) ([]st
 		if err != nil {
 			return err
 		}
-		if textNames(src, words) {
+		if match(src) {
 			rel, _ := filepath.Rel(s.site, p)
 			out = append(out, filepath.ToSlash(rel))
 		}
@@ -123,22 +141,7 @@ func (s *textSearchOnDisk) Prefetch(ctx context.Context, rels []string) {
 // ask the complete mirror.
 func TestReferencesOverAListing(t *testing.T) {
 	t.Parallel()
-	var files []ListedFile
-	err := filepath.WalkDir(fixtureSite, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !(strings.HasSuffix(p, ".py") || strings.HasSuffix(p, ".pyi")) {
-			return err
-		}
-		rel, _ := filepath.Rel(fixtureSite, p)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		files = append(files, ListedFile{Path: filepath.ToSlash(rel), Size: info.Size()})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := fixtureListing(t)
 	whole, err := Open(fixtureSite, "", WithPackages("torch"))
 	if err != nil {
 		t.Fatal(err)
@@ -218,54 +221,13 @@ func TestReferencesOverAListing(t *testing.T) {
 	}
 }
 
-func (s *textSearchOnDisk) Subsequence(ctx context.Context, lower string) ([]string, error) {
-	s.mu.Lock()
-	s.searches++
-	s.mu.Unlock()
-	if s.fail {
-		return nil, errors.New("search_files: the helper is gone")
-	}
-	q := NewSymbolQuery(lower)
-	var out []string
-	err := filepath.WalkDir(s.site, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		src, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if textMatches(src, q) {
-			rel, _ := filepath.Rel(s.site, p)
-			out = append(out, filepath.ToSlash(rel))
-		}
-		return nil
-	})
-	return out, err
-}
-
 // Workspace symbols over a listing ask the target which unread files hold
 // a word the query matches and read only those: the hits are the complete
 // index's. A query with no name, or one whose files pass the bound, says
 // ErrTextSearch (the complete mirror answers it).
 func TestSymbolsOverAListing(t *testing.T) {
 	t.Parallel()
-	var files []ListedFile
-	err := filepath.WalkDir(fixtureSite, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !(strings.HasSuffix(p, ".py") || strings.HasSuffix(p, ".pyi")) {
-			return err
-		}
-		rel, _ := filepath.Rel(fixtureSite, p)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		files = append(files, ListedFile{Path: filepath.ToSlash(rel), Size: info.Size()})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := fixtureListing(t)
 	whole, err := Open(fixtureSite, "", WithPackages("torch"))
 	if err != nil {
 		t.Fatal(err)

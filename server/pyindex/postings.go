@@ -199,11 +199,8 @@ func (ix *Index) scanFiles(ctx context.Context, parsed func(*fileData) bool, tex
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			buf, _ := ix.scanBufs.Get().(*bytes.Buffer)
-			if buf == nil {
-				buf = new(bytes.Buffer)
-			}
-			defer ix.scanBufs.Put(buf)
+			buf, release := ix.readBuffer()
+			defer release()
 			if src, err := ix.sourceInto(f, buf); err == nil {
 				keep[i] = text(src)
 			}
@@ -240,6 +237,16 @@ func textMatches(src []byte, q SymbolQuery) bool {
 
 // isSymbolWordByte is an ASCII identifier byte or any byte past ASCII.
 func isSymbolWordByte(c byte) bool { return isIdentByte(c) || c >= 0x80 }
+
+// readBuffer lends a buffer to read a file into (sourceInto); release
+// gives it back once nothing holds its bytes.
+func (ix *Index) readBuffer() (buf *bytes.Buffer, release func()) {
+	buf, _ = ix.scanBufs.Get().(*bytes.Buffer)
+	if buf == nil {
+		buf = new(bytes.Buffer)
+	}
+	return buf, func() { ix.scanBufs.Put(buf) }
+}
 
 // sourceInto reads a file of the index as source does, into buf (reused
 // from one file to the next, so that searching the text of a whole

@@ -2,7 +2,6 @@ package wsmodel
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/torchlsp/torchlsp/server/diagnose"
 )
@@ -107,16 +106,7 @@ func (m *Model) importClosure(f *File) map[*File]bool {
 // moduleFile is the workspace file of the longest module prefix of a
 // qualified name (pkg.mod.func → pkg/mod.py), or nil.
 func (m *Model) moduleFile(q string) *File {
-	for {
-		if f, ok := m.modules[q]; ok {
-			return f
-		}
-		i := strings.LastIndexByte(q, '.')
-		if i < 0 {
-			return nil
-		}
-		q = q[:i]
-	}
+	return longestModule(q, func(q string) *File { return m.modules[q] })
 }
 
 // intersects says two sets of files share one.

@@ -39,42 +39,7 @@ func (ix *Indexer) ImportsOnly(ctx context.Context) *ImportsOnly {
 // Reexport is Model.Reexport over the modules read so far and those the
 // question names.
 func (o *ImportsOnly) Reexport(module, name string) (string, bool) {
-	for range maxReexportHops {
-		f := o.module(module)
-		if f == nil {
-			return "", false
-		}
-		q, ok := f.Imports[name]
-		if !ok {
-			return "", false
-		}
-		g := o.moduleFile(q)
-		if g == nil {
-			return q, true // outside the workspace: torch's, or another package's
-		}
-		if g.Module == q {
-			return "", false // a module of the workspace itself
-		}
-		module, name = g.Module, q[len(g.Module)+1:]
-		if strings.Contains(name, ".") {
-			return "", false // a name inside a class or function of the workspace
-		}
-	}
-	return "", false
-}
-
-// moduleFile is the workspace's file of the longest module prefix of q.
-func (o *ImportsOnly) moduleFile(q string) *File {
-	for {
-		if f := o.module(q); f != nil {
-			return f
-		}
-		i := strings.LastIndexByte(q, '.')
-		if i < 0 {
-			return nil
-		}
-		q = q[:i]
-	}
+	return reexport(module, name, o.module)
 }
 
 // module is the file of the workspace that is module q, read and parsed

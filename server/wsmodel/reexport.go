@@ -14,16 +14,24 @@ const maxReexportHops = 8
 // that imports it from the user's own module.
 func (m *Model) Reexport(module, name string) (string, bool) {
 	m.link()
+	return reexport(module, name, func(q string) *File { return m.modules[q] })
+}
+
+// reexport follows name, bound by module's imports, through the modules
+// fileOf finds (the workspace file that is a module, nil for none), at
+// most maxReexportHops: what Model.Reexport and ImportsOnly.Reexport
+// share.
+func reexport(module, name string, fileOf func(module string) *File) (string, bool) {
 	for range maxReexportHops {
-		f, ok := m.modules[module]
-		if !ok {
+		f := fileOf(module)
+		if f == nil {
 			return "", false
 		}
 		q, ok := f.Imports[name]
 		if !ok {
 			return "", false
 		}
-		g := m.moduleFile(q)
+		g := longestModule(q, fileOf)
 		if g == nil {
 			return q, true // outside the workspace: torch's, or another package's
 		}
@@ -36,4 +44,19 @@ func (m *Model) Reexport(module, name string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// longestModule is the file fileOf finds for the longest module prefix of
+// the dotted name q; nil when no prefix is a module of the workspace.
+func longestModule(q string, fileOf func(module string) *File) *File {
+	for {
+		if f := fileOf(q); f != nil {
+			return f
+		}
+		i := strings.LastIndexByte(q, '.')
+		if i < 0 {
+			return nil
+		}
+		q = q[:i]
+	}
 }
