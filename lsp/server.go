@@ -137,7 +137,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, engine Engine, opts Opti
 	s.exitCode.Store(1)
 
 	s.conn = jsonrpc2.NewConn(newFrameStream(rwc, s.log))
-	s.client = newClient(s.ctx, s.conn, s.log, engine, newFileMappers(64))
+	s.client = newClient(s.ctx, s.conn, s.log, engine, newFileMappers(64, fileMapperBytes))
 	s.conn.Go(s.ctx, s.handle)
 
 	select {

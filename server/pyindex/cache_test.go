@@ -1,6 +1,7 @@
 package pyindex
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -9,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -324,6 +324,9 @@ func TestOpenErrors(t *testing.T) {
 
 // encodedCache is the cache file saveCache writes for ix, in one buffer.
 func encodedCache(ix *Index) []byte {
-	header, table, body := ix.encodeCache()
-	return slices.Concat(header, table, body)
+	var b bytes.Buffer
+	if err := ix.writeCache(&b); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdbool.h>
+#include <string.h>
 #include <time.h>
 
 #include "syntax.h"
@@ -78,6 +79,38 @@ static void syntax_free(void *p) {
 
 // syntax_use_libc makes the runtime allocate with libc directly.
 void syntax_use_libc(void) { ts_set_allocator(syntax_malloc, syntax_calloc, syntax_realloc, syntax_free); }
+
+// syntax_bound_arenas sets syntax_arena_max as the program loads: glibc
+// makes no arena past the bound, but keeps those it made, and by the
+// time Go runs this package's init the runtime's threads have made
+// several.
+__attribute__((constructor)) static void syntax_bound_arenas(void) {
+#ifdef __GLIBC__
+	if (!getenv("MALLOC_ARENA_MAX")) mallopt(M_ARENA_MAX, syntax_arena_max);
+#endif
+}
+
+// syntax_arenas counts glibc's malloc arenas (from malloc_info), or
+// returns -1 where that cannot be told.
+int syntax_arenas(void) {
+#ifdef __GLIBC__
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f) return -1;
+	int rc = malloc_info(0, f);
+	fclose(f);
+	int n = -1;
+	if (rc == 0 && buf) {
+		n = 0;
+		for (const char *p = buf; (p = strstr(p, "<heap nr=")) != NULL; p++) n++;
+	}
+	free(buf);
+	return n;
+#else
+	return -1;
+#endif
+}
 bool syntax_allocator_is_libc(void) { return ts_current_malloc == syntax_malloc; }
 
 // syntax_alloc_checked allocates n bytes through the runtime's allocator

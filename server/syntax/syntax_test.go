@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -28,6 +29,45 @@ func TestAllocatorIsLibc(t *testing.T) {
 	p.Parse([]byte("x = 1\n"), nil).Close()
 	if !allocatorIsLibc() {
 		t.Fatal("go-tree-sitter changed the allocator")
+	}
+}
+
+// Parses on many threads at once share glibc's bounded arenas rather than
+// each thread making its own, which would keep its own free memory.
+func TestParsesShareBoundedArenas(t *testing.T) {
+	if os.Getenv("MALLOC_ARENA_MAX") != "" {
+		t.Skip("MALLOC_ARENA_MAX is set: the environment rules")
+	}
+	if mallocArenas() < 0 {
+		t.Skip("this libc does not tell its arenas")
+	}
+	src := []byte(strings.Repeat("def f(x):\n    return [g(y) for y in x if y]\n", 2000))
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for range 16 {
+		wg.Go(func() {
+			// A thread of its own for each parse: the case glibc would
+			// give an arena each.
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			p, err := NewParser()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer p.Close()
+			<-start
+			for range 4 {
+				if tr := p.Parse(src); tr.Len() == 0 {
+					t.Error("no nodes")
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if n := mallocArenas(); n > syntaxArenaMax {
+		t.Errorf("%d malloc arenas after 16 threads parsed at once; want at most %d", n, syntaxArenaMax)
 	}
 }
 
