@@ -122,17 +122,19 @@ func TestDecodeCountsBounded(t *testing.T) {
 		payload func() []byte
 	}{
 		{"bindings", func() []byte {
-			// One empty string; the first file's record counts nBindings
-			// bindings, each "a byte" of zeros that follow.
-			p := binary.AppendUvarint(nil, 1)
+			// The first file's table holds one empty string; its record
+			// counts nBindings bindings, each "a byte" of zeros that
+			// follow.
+			p := binary.AppendUvarint(nil, uint64(len(ix.files)))
+			p = binary.AppendUvarint(p, 1)
 			p = binary.AppendUvarint(p, 0)
-			p = binary.AppendUvarint(p, uint64(len(ix.files)))
 			p = append(p, 0, 0, 0, 0) // rel, docStart, docEnd, docSummary
 			p = binary.AppendUvarint(p, uint64(nBindings))
 			return append(p, make([]byte, nBindings)...)
 		}},
 		{"strings", func() []byte {
-			p := binary.AppendUvarint(nil, uint64(nStrings))
+			p := binary.AppendUvarint(nil, uint64(len(ix.files)))
+			p = binary.AppendUvarint(p, uint64(nStrings))
 			return append(p, make([]byte, nStrings)...)
 		}},
 	}
