@@ -69,30 +69,57 @@ const MaxNamesPerFile = 20000
 // 189k in all of Debian's site-packages; a million is about 150 MB.
 const MaxNamesPerIndex = 1_000_000
 
-// extractor turns one syntax tree into fileData.
+// extractor turns the syntax tree of a module, or the trees of its
+// top-level statements chunk by chunk (syntax.Chunks), into fileData.
 type extractor struct {
-	t   *syntax.Tree
+	t   *syntax.Tree // the tree being walked
 	src []byte
 	pkg string // package that relative imports start from
 	fd  *fileData
+	top []binding // the module's bindings so far
+	// trees counts the trees added: the module's docstring is the first's.
+	trees int
 	// names counts the bindings made so far; at limit the walk stops.
 	names, limit int
 }
 
-// extract parses nothing itself: it walks the tree of a module whose
-// package is pkg (the module itself for packages, else its parent),
-// keeping at most about limit names.
-func extract(t *syntax.Tree, pkg string, limit int) *fileData {
-	e := &extractor{t: t, src: t.Src(), pkg: pkg, fd: &fileData{}, limit: limit}
+// newExtractor starts the extraction of src, a module whose package is
+// pkg (the module itself for packages, else its parent), keeping at most
+// about limit names.
+func newExtractor(src []byte, pkg string, limit int) *extractor {
+	return &extractor{src: src, pkg: pkg, fd: &fileData{}, limit: limit}
+}
+
+// add walks t, a tree of the whole module or of its next chunk of
+// top-level statements (positions in src). It parses nothing itself, and
+// copies what it keeps: t may live in scratch memory.
+func (e *extractor) add(t *syntax.Tree) {
+	e.t = t
+	defer func() { e.t = nil }()
 	root := t.Root()
 	if root < 0 {
-		return e.fd
+		return
 	}
-	e.fd.docStart, e.fd.docEnd, e.fd.docSummary = e.docstring(root)
-	if bs := e.body(root, false, true, nil); len(bs) > 0 {
-		e.fd.bindings = append(make([]binding, 0, len(bs)), bs...) // drop spare capacity
+	if e.trees++; e.trees == 1 {
+		e.fd.docStart, e.fd.docEnd, e.fd.docSummary = e.docstring(root)
 	}
+	e.top = e.body(root, false, true, e.top)
+}
+
+// done returns the module's data.
+func (e *extractor) done() *fileData {
+	if len(e.top) > 0 {
+		e.fd.bindings = append(make([]binding, 0, len(e.top)), e.top...) // drop spare capacity
+	}
+	e.top = nil
 	return e.fd
+}
+
+// extract is the extraction of the whole module's tree t.
+func extract(t *syntax.Tree, pkg string, limit int) *fileData {
+	e := newExtractor(t.Src(), pkg, limit)
+	e.add(t)
+	return e.done()
 }
 
 func intern(s string) string {

@@ -119,14 +119,17 @@ func TestSiteDirThroughALink(t *testing.T) {
 }
 
 // TestNotParsedCounted: a file whose parse stops at its memory limit (a
-// million tiny statements, under the 4 MiB a file) has no names in the
-// index and is counted, so that the session can say so; the package's
-// other files answer.
+// million tiny statements in one block, under the 4 MiB a file: no
+// top-level statement to parse it a chunk at a time by) has no names in
+// the index and is counted, so that the session can say so; the
+// package's other files answer. The same statements at the top level are
+// parsed a chunk at a time, each under the limit, and indexed.
 func TestNotParsedCounted(t *testing.T) {
 	t.Parallel()
 	site := writeSite(t, map[string]string{
 		"pkg/__init__.py": "def kept():\n    pass\n",
-		"pkg/tiny.py":     "def lost():\n    pass\n" + strings.Repeat("a=b\n", 1_000_000),
+		"pkg/tiny.py":     "def lost():\n    pass\nif True:\n" + strings.Repeat("    a=b\n", 500_000),
+		"pkg/chunked.py":  "def found():\n    pass\n" + strings.Repeat("f()\n", 1_000_000) + "def last():\n    pass\n",
 	})
 	ix, err := Open(site, "")
 	if err != nil {
@@ -144,5 +147,10 @@ func TestNotParsedCounted(t *testing.T) {
 	}
 	if _, err := ix.Resolve("pkg.tiny.lost"); err == nil {
 		t.Error("pkg.tiny.lost resolved, from a file whose parse stopped")
+	}
+	for _, name := range []string{"pkg.chunked.found", "pkg.chunked.last"} {
+		if _, err := ix.Resolve(name); err != nil {
+			t.Errorf("%s, of a module parsed a chunk at a time: %v", name, err)
+		}
 	}
 }

@@ -56,14 +56,23 @@ const maxIdentScratch = 1 << 18
 // so the file keeps no spare capacity and the scratch serves the next
 // file.
 func identHashes(t *syntax.Tree, limit int, scratch *[]uint32) (hashes []uint32, all bool) {
+	return distinctHashes(appendIdentHashes((*scratch)[:0], t), limit, scratch)
+}
+
+// appendIdentHashes appends the hash of every identifier of t to out.
+func appendIdentHashes(out []uint32, t *syntax.Tree) []uint32 {
 	nodes := t.Nodes()
-	out := (*scratch)[:0]
 	for i := range nodes {
-		if nodes[i].Kind != syntax.KindIdentifier {
-			continue
+		if nodes[i].Kind == syntax.KindIdentifier {
+			out = append(out, identHash(t.Bytes(int32(i))))
 		}
-		out = append(out, identHash(t.Bytes(int32(i))))
 	}
+	return out
+}
+
+// distinctHashes is identHashes' answer from out, the hashes of every
+// identifier of a file, gathered in scratch.
+func distinctHashes(out []uint32, limit int, scratch *[]uint32) (hashes []uint32, all bool) {
 	if cap(out) <= maxIdentScratch {
 		*scratch = out[:0]
 	}

@@ -229,8 +229,12 @@ func (p *Parser) Parse(src []byte) *Tree {
 // parser's scratch memory instead of a copy: for callers that extract what
 // they need and drop the tree. f must not keep the tree or its nodes; once
 // f returns the tree is emptied and the memory goes to the next parse.
-func (p *Parser) Visit(src []byte, f func(*Tree)) {
-	t, ct := p.parseC(src, nil, 0)
+func (p *Parser) Visit(src []byte, f func(*Tree)) { p.VisitRanges(src, nil, f) }
+
+// VisitRanges is Visit of only the given ranges of src, as ParseRanges
+// parses them: nodes keep their offsets and positions in src.
+func (p *Parser) VisitRanges(src []byte, ranges []Range, f func(*Tree)) {
+	t, ct := p.parseC(src, ranges, 0)
 	if ct.tree == nil {
 		f(t)
 		return
@@ -251,13 +255,26 @@ func (p *Parser) Visit(src []byte, f func(*Tree)) {
 		return
 	}
 	out := p.flattenScratch(ct)
-	deleteTree(ct.tree, len(src)) // the nodes are in Go memory now
+	deleteTree(ct.tree, textLen(src, ranges)) // the nodes are in Go memory now
 	t.nodes = out
 	defer func() {
 		t.nodes = nil
 		p.keep(out)
 	}()
 	f(t)
+}
+
+// textLen is how much of src a parse of ranges reads: all of it without
+// ranges.
+func textLen(src []byte, ranges []Range) int {
+	if len(ranges) == 0 {
+		return len(src)
+	}
+	n := 0
+	for _, r := range ranges {
+		n += r.End - r.Start
+	}
+	return n
 }
 
 // flattenC writes the named nodes of ct into C memory and returns them
@@ -324,11 +341,11 @@ func (p *Parser) parse(ctx context.Context, src []byte, ranges []Range) (_ *Tree
 		// The tree's own nodes, flattened straight into them: a copy out
 		// of scratch would hold the nodes twice.
 		t.nodes = p.flattenNew(ct)
-		deleteTree(ct.tree, len(src))
+		deleteTree(ct.tree, textLen(src, ranges))
 		return t, false, nil
 	}
 	out := p.flattenScratch(ct)
-	deleteTree(ct.tree, len(src))
+	deleteTree(ct.tree, textLen(src, ranges))
 	t.nodes = make([]Node, len(out))
 	copy(t.nodes, out)
 	p.keep(out)
@@ -387,8 +404,10 @@ func (p *Parser) parseC(src []byte, ranges []Range, handle C.uintptr_t) (*Tree, 
 	var hasErr C.bool
 	var over C.uint8_t
 	var peak C.int64_t
+	// The limits are those of the text parsed: a range's, not the file's.
+	n := textLen(src, ranges)
 	ct := C.syntax_parse(p.ts, text, C.uint32_t(len(src)), cr, C.uint32_t(len(ranges)), handle,
-		C.uint64_t(max(limit(len(src)), 0)), C.int64_t(memLimit(len(src))), &count, &depth, &hasErr, &over, &peak)
+		C.uint64_t(max(limit(n), 0)), C.int64_t(memLimit(n)), &count, &depth, &hasErr, &over, &peak)
 	t.parseMemory = int64(peak)
 	if ct == nil {
 		p.renew()
@@ -397,9 +416,9 @@ func (p *Parser) parseC(src []byte, ranges []Range, handle C.uintptr_t) (*Tree, 
 		return t, cTree{}
 	}
 	c := cTree{tree: ct, named: int(count), depth: int(depth)}
-	if flat := int64(c.named)*int64(unsafe.Sizeof(Node{})) + 4*int64(c.links()); int64(peak)+flat > memLimit(len(src)) {
+	if flat := int64(c.named)*int64(unsafe.Sizeof(Node{})) + 4*int64(c.links()); int64(peak)+flat > memLimit(n) {
 		// The tree fits but its flattened nodes would not.
-		deleteTree(ct, len(src))
+		deleteTree(ct, n)
 		t.gaveUp, t.overMemory, t.hasError = true, true, true
 		return t, cTree{}
 	}

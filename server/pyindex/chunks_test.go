@@ -1,0 +1,87 @@
+package pyindex
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/torchlsp/torchlsp/server/syntax"
+)
+
+// A module parsed a chunk of top-level statements at a time gives the
+// index exactly what its whole parse gives (bindings, class members,
+// docstrings, __all__, postings), for every file of the fixture site, the
+// standard library here and torch 2.11 (TORCHLSP_TORCH211_SITE), chunked
+// far finer than a build chunks them.
+func TestChunkedExtractionIsTheWhole(t *testing.T) {
+	t.Parallel()
+	var files []string
+	walk := func(root string) {
+		filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && (strings.HasSuffix(path, ".py") || strings.HasSuffix(path, ".pyi")) {
+				files = append(files, path)
+			}
+			return nil
+		})
+	}
+	walk(fixtureSite)
+	for _, pattern := range []string{"/usr/lib/python3*/*.py", "/usr/lib/python3*/*/*.py"} {
+		m, _ := filepath.Glob(pattern)
+		files = append(files, m...)
+	}
+	if site := os.Getenv("TORCHLSP_TORCH211_SITE"); site != "" {
+		walk(filepath.Join(site, "torch"))
+	}
+	p, err := syntax.NewParser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	scratch := new([]uint32)
+	compared := 0
+	for _, path := range files {
+		src, err := os.ReadFile(path)
+		if err != nil || len(src) > 4<<20 {
+			continue
+		}
+		chunked := extractChunks(p, src, 2048, "pkg", nil, MaxNamesPerFile, maxIdentsPerFile, scratch)
+		if chunked == nil {
+			continue
+		}
+		var whole *fileData
+		p.Visit(src, func(t *syntax.Tree) {
+			whole = extract(t, "pkg", MaxNamesPerFile)
+			whole.idents, whole.identsAll = identHashes(t, maxIdentsPerFile, scratch)
+		})
+		compared++
+		if !reflect.DeepEqual(chunked, whole) {
+			t.Errorf("%s: chunked, %d bindings and %d postings; whole, %d and %d", path,
+				len(chunked.bindings), len(chunked.idents), len(whole.bindings), len(whole.idents))
+		}
+	}
+	if compared < 20 {
+		t.Fatalf("only %d files chunked", compared)
+	}
+	t.Logf("%d files, %d chunked and compared", len(files), compared)
+}
+
+// A chunk with a syntax error sends the file to a whole parse, whose
+// error recovery decides what is indexed.
+func TestChunkedExtractionRefusesErrors(t *testing.T) {
+	t.Parallel()
+	defs := strings.Repeat("def f():\n    return 1\n", 200)
+	p, err := syntax.NewParser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	scratch := new([]uint32)
+	if fd := extractChunks(p, []byte(defs+"def broken(:\n    pass\n"+defs), 1024, "pkg", nil, MaxNamesPerFile, maxIdentsPerFile, scratch); fd != nil {
+		t.Error("a text with a syntax error was extracted a chunk at a time")
+	}
+	if fd := extractChunks(p, []byte(defs+defs), 1024, "pkg", nil, MaxNamesPerFile, maxIdentsPerFile, scratch); fd == nil || len(fd.bindings) != 400 {
+		t.Errorf("a clean text: %v", fd)
+	}
+}
