@@ -49,12 +49,14 @@ class Zeros(_io.RawIOBase):
 
 class Assignments(_io.RawIOBase):
     """n bytes of lines a0 = 0, a1 = 1, ..., made as they are read; packed
-    puts 200 statements on a line, a0=0;a1=1;..."""
-    def __init__(self, n, packed=False):
+    puts 200 statements on a line, a0=0;a1=1;...; block puts them all in
+    one block, under if True:"""
+    def __init__(self, n, packed=False, block=False):
         self.n = n
         self.i = 0
         self.packed = packed
-        self.pending = b""
+        self.indent = b"    " if block else b""
+        self.pending = b"if True:\n" if block else b""
     def readable(self):
         return True
     def readinto(self, b):
@@ -63,7 +65,7 @@ class Assignments(_io.RawIOBase):
                 self.pending += b";".join(b"a%d=%d" % (j, j) for j in range(self.i, self.i + 200)) + b"\n"
                 self.i += 200
                 continue
-            self.pending += b"".join(b"a%d = %d\n" % (j, j) for j in range(self.i, self.i + 1000))
+            self.pending += b"".join(self.indent + b"a%d = %d\n" % (j, j) for j in range(self.i, self.i + 1000))
             self.i += 1000
         k = min(len(b), self.n, len(self.pending))
         b[:k] = self.pending[:k]
@@ -89,7 +91,7 @@ class Stream:
         info = _tar.TarInfo(".torchlsp/" + name)
         info.size = len(data)
         self.tar.addfile(info, _io.BytesIO(data))
-    def file(self, name, data=None, zeros=0, assignments=0, packed=0):
+    def file(self, name, data=None, zeros=0, assignments=0, packed=0, block=0):
         info = _tar.TarInfo(name)
         if data is not None:
             info.size, src = len(data), _io.BytesIO(data)
@@ -97,6 +99,8 @@ class Stream:
             info.size, src = assignments, Assignments(assignments)
         elif packed:
             info.size, src = packed, Assignments(packed, packed=True)
+        elif block:
+            info.size, src = block, Assignments(block, block=True)
         else:
             info.size, src = zeros, Zeros(zeros)
         self.tar.addfile(info, src)

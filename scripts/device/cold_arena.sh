@@ -18,3 +18,9 @@ for cfg in ${CONFIGS:-old:default new:default new:1 new:4 new:128}; do
 	env "${envs[@]}" bin/lspbench growth -child index -site "$site" || true
 	echo
 done
+for build in ${REFS_FIRST:-new}; do
+	echo "== $build --refs-first"
+	cp "bin/torchlsp-$build" bin/torchlsp
+	scripts/bench.sh --no-build --rounds 1 --xref-rounds 1 --refs-first --python "$PYTHON" --settle 1m --servers torchlsp 2>&1 |
+		grep -E '^\| torchlsp|first references' || true
+done

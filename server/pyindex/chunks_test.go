@@ -46,8 +46,8 @@ func TestChunkedExtractionIsTheWhole(t *testing.T) {
 		if err != nil || len(src) > 4<<20 {
 			continue
 		}
-		chunked := extractChunks(p, src, 2048, "pkg", nil, MaxNamesPerFile, maxIdentsPerFile, scratch)
-		if chunked == nil {
+		chunked, clean := extractChunks(p, src, 2048, "pkg", nil, MaxNamesPerFile, maxIdentsPerFile, scratch)
+		if chunked == nil || !clean {
 			continue
 		}
 		var whole *fileData
@@ -67,9 +67,10 @@ func TestChunkedExtractionIsTheWhole(t *testing.T) {
 	t.Logf("%d files, %d chunked and compared", len(files), compared)
 }
 
-// A chunk with a syntax error sends the file to a whole parse, whose
-// error recovery decides what is indexed.
-func TestChunkedExtractionRefusesErrors(t *testing.T) {
+// A chunk with an error is told, so that the file is parsed whole, whose
+// error recovery then decides what is indexed; its chunks' data stands in
+// only where the whole text is over the parse's limits.
+func TestChunkedExtractionTellsErrors(t *testing.T) {
 	t.Parallel()
 	defs := strings.Repeat("def f():\n    return 1\n", 200)
 	p, err := syntax.NewParser()
@@ -78,10 +79,10 @@ func TestChunkedExtractionRefusesErrors(t *testing.T) {
 	}
 	defer p.Close()
 	scratch := new([]uint32)
-	if fd := extractChunks(p, []byte(defs+"def broken(:\n    pass\n"+defs), 1024, "pkg", nil, MaxNamesPerFile, maxIdentsPerFile, scratch); fd != nil {
-		t.Error("a text with a syntax error was extracted a chunk at a time")
+	if fd, clean := extractChunks(p, []byte(defs+"def broken(:\n    pass\n"+defs), 1024, "pkg", nil, MaxNamesPerFile, maxIdentsPerFile, scratch); fd == nil || clean {
+		t.Errorf("a text with a syntax error: %v, clean %v", fd, clean)
 	}
-	if fd := extractChunks(p, []byte(defs+defs), 1024, "pkg", nil, MaxNamesPerFile, maxIdentsPerFile, scratch); fd == nil || len(fd.bindings) != 400 {
-		t.Errorf("a clean text: %v", fd)
+	if fd, clean := extractChunks(p, []byte(defs+defs), 1024, "pkg", nil, MaxNamesPerFile, maxIdentsPerFile, scratch); fd == nil || !clean || len(fd.bindings) != 400 {
+		t.Errorf("a clean text: %v, clean %v", fd, clean)
 	}
 }

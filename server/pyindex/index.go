@@ -425,33 +425,32 @@ const (
 )
 
 // extractChunks is the data of src, a module whose package is pkg,
-// parsed in chunks of size, each under budget; nil when src has no place
-// to split or a chunk holds a syntax error (then the whole text is
-// parsed, as tree-sitter's recovery over it may differ).
-func extractChunks(p *syntax.Parser, src []byte, size int, pkg string, budget *syntax.Budget, limit, identLimit int, scratch *[]uint32) *fileData {
+// parsed in chunks of size, each under budget, and whether every chunk
+// parsed clean; nil when src has no place to split. A text whose chunks
+// are not all clean is parsed whole if it can be, as tree-sitter's
+// recovery over the whole text may differ from its recovery over a
+// chunk, and a place the chunks' scan took wrongly always leaves an error
+// in a chunk.
+func extractChunks(p *syntax.Parser, src []byte, size int, pkg string, budget *syntax.Budget, limit, identLimit int, scratch *[]uint32) (_ *fileData, clean bool) {
 	ranges := syntax.Chunks(src, size)
 	if ranges == nil {
-		return nil
+		return nil, false
 	}
 	e := newExtractor(src, pkg, limit)
 	hashes := (*scratch)[:0]
+	clean = true
 	for _, r := range ranges {
-		clean := false
 		release := budget.Take(r.End - r.Start)
 		p.VisitRanges(src, []syntax.Range{r}, func(t *syntax.Tree) {
-			if clean = !t.HasError(); clean {
-				e.add(t)
-				hashes = appendIdentHashes(hashes, t)
-			}
+			clean = clean && !t.HasError()
+			e.add(t)
+			hashes = appendIdentHashes(hashes, t)
 		})
 		release()
-		if !clean {
-			return nil
-		}
 	}
 	fd := e.done()
 	fd.idents, fd.identsAll = distinctHashes(hashes, identLimit, scratch)
-	return fd
+	return fd, clean
 }
 
 // parse reads and parses f. An unreadable file yields empty data: the
@@ -485,14 +484,23 @@ func (ix *Index) parse(f *fileState, budget *syntax.Budget) *fileData {
 	if scratch == nil {
 		scratch = new([]uint32)
 	}
-	var fd *fileData
+	var fd, chunked *fileData
 	if len(src) > chunkAbove {
-		fd = extractChunks(p, src, chunkSize, f.pkg, budget, limit, identLimit, scratch)
+		var clean bool
+		if chunked, clean = extractChunks(p, src, chunkSize, f.pkg, budget, limit, identLimit, scratch); clean {
+			fd = chunked
+		}
 	}
 	if fd == nil {
 		release := budget.Take(len(src))
 		p.Visit(src, func(t *syntax.Tree) {
-			if t.GaveUp() {
+			switch {
+			case t.GaveUp() && chunked != nil:
+				// The whole text is over the parse's limits and its
+				// chunks are not: they answer, errors and all.
+				fd = chunked
+				return
+			case t.GaveUp():
 				ix.notParsed.Add(1)
 			}
 			fd = extract(t, f.pkg, limit)

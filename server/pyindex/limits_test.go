@@ -123,13 +123,17 @@ func TestSiteDirThroughALink(t *testing.T) {
 // top-level statement to parse it a chunk at a time by) has no names in
 // the index and is counted, so that the session can say so; the
 // package's other files answer. The same statements at the top level are
-// parsed a chunk at a time, each under the limit, and indexed.
+// parsed a chunk at a time, each under the limit, and indexed, also when
+// a chunk holds an error and the whole text is over the limit.
 func TestNotParsedCounted(t *testing.T) {
 	t.Parallel()
 	site := writeSite(t, map[string]string{
 		"pkg/__init__.py": "def kept():\n    pass\n",
 		"pkg/tiny.py":     "def lost():\n    pass\nif True:\n" + strings.Repeat("    a=b\n", 500_000),
 		"pkg/chunked.py":  "def found():\n    pass\n" + strings.Repeat("f()\n", 1_000_000) + "def last():\n    pass\n",
+		// Cut mid-statement: its last chunk holds an error, and the whole
+		// text is over the parse's limit; the chunks answer.
+		"pkg/cut.py": "def found():\n    pass\n" + strings.Repeat("f()\n", 1_000_000) + "x = (",
 	})
 	ix, err := Open(site, "")
 	if err != nil {
@@ -148,7 +152,7 @@ func TestNotParsedCounted(t *testing.T) {
 	if _, err := ix.Resolve("pkg.tiny.lost"); err == nil {
 		t.Error("pkg.tiny.lost resolved, from a file whose parse stopped")
 	}
-	for _, name := range []string{"pkg.chunked.found", "pkg.chunked.last"} {
+	for _, name := range []string{"pkg.chunked.found", "pkg.chunked.last", "pkg.cut.found"} {
 		if _, err := ix.Resolve(name); err != nil {
 			t.Errorf("%s, of a module parsed a chunk at a time: %v", name, err)
 		}

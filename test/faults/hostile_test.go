@@ -91,8 +91,8 @@ func mustSymlink(t *testing.T, dst, p string) {
 
 // hostileMirror is a mirror script that sends the package's real files
 // and then count files of size bytes of kind: "zeros", "assignments"
-// (a0 = 0 lines) or "packed" (200 statements a line), ignoring the
-// per-file limit torchlsp asks for.
+// (a0 = 0 lines), "packed" (200 statements a line) or "block" (a0 = 0
+// lines in one if block), ignoring the per-file limit torchlsp asks for.
 func hostileMirror(count int, size int64, kind string) string {
 	return fmt.Sprintf(`
 def main():
@@ -161,7 +161,20 @@ func TestHostileMirrorFiles(t *testing.T) {
 func TestHostileMirrorFileUnderLimit(t *testing.T) {
 	needPython(t)
 	bin := buildServer(t)
-	for _, kind := range []string{"assignments", "packed"} {
+	for _, tt := range []struct {
+		kind string
+		log  string // what the log says of the file
+	}{
+		// Top-level statements parse a chunk at a time, each far under
+		// the parse's memory limit: the file is indexed up to its names
+		// limit.
+		{"assignments", "hold more names than the index keeps"},
+		{"packed", "hold more names than the index keeps"},
+		// One block cannot be parsed in pieces: its parse stops at its
+		// memory limit, and the file is not indexed.
+		{"block", "not indexed: their parse stopped"},
+	} {
+		kind := tt.kind
 		t.Run(kind, func(t *testing.T) {
 			h := newHostileTarget(t, "torchlsp_mirror", hostileMirror(1, (4<<20)-4096, kind))
 			p, uri, text, _ := serveHostileWorkspace(t, bin, h.settings(t, nil))
@@ -184,13 +197,17 @@ func TestHostileMirrorFileUnderLimit(t *testing.T) {
 			if last > 250 {
 				t.Errorf("serve peaked at %.1f MB", last)
 			}
-			// The file is not indexed: the log says so.
-			const cut = "not indexed: their parse stopped"
 			if _, err := p.Client.Await(ctx, func(e lsptest.Event) bool {
 				var m lsptest.Message
-				return e.Method == "window/logMessage" && e.Decode(&m) == nil && strings.Contains(m.Message, cut)
+				return e.Method == "window/logMessage" && e.Decode(&m) == nil && strings.Contains(m.Message, tt.log)
 			}); err != nil {
-				t.Errorf("no log message says %q: %v", cut, err)
+				t.Errorf("no log message says %q: %v", tt.log, err)
+				for _, e := range p.Client.Events() {
+					var m lsptest.Message
+					if (e.Method == "window/logMessage" || e.Method == "window/showMessage") && e.Decode(&m) == nil {
+						t.Logf("the server said: %s", m.Message)
+					}
+				}
 			}
 		})
 	}
