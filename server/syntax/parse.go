@@ -244,7 +244,7 @@ func (p *Parser) VisitRanges(src []byte, ranges []Range, f func(*Tree)) {
 		// returns: as Go scratch it would be garbage the size of the
 		// tree (about 50 bytes a node) that the heap carries until the
 		// next collection, once for every large file a build parses.
-		nodes, free := flattenC(ct)
+		nodes, free := flattenC(ct, textLen(src, ranges))
 		C.ts_tree_delete(ct.tree) // free hands both back to the system at once
 		t.nodes = nodes
 		defer func() {
@@ -277,10 +277,12 @@ func textLen(src []byte, ranges []Range) int {
 	return n
 }
 
-// flattenC writes the named nodes of ct into C memory and returns them
-// with the function that frees that memory (and, for a large tree, hands
-// it back to the system).
-func flattenC(ct cTree) ([]Node, func()) {
+// flattenC writes the named nodes of ct, the tree of size bytes of text,
+// into C memory and returns them with the function that frees that memory
+// (and, for a text of releaseAfter or more, hands what libc holds free
+// back to the system: malloc_trim walks and locks every arena, so it is
+// not done for the many middling files a query or a build parses).
+func flattenC(ct cTree, size int) ([]Node, func()) {
 	out := (*C.syntax_node)(C.malloc(C.size_t(max(ct.named, 1)) * C.size_t(C.sizeof_syntax_node)))
 	links := (*C.int32_t)(C.malloc(C.size_t(ct.links()) * 4))
 	if out == nil || links == nil {
@@ -292,7 +294,9 @@ func flattenC(ct cTree) ([]Node, func()) {
 	C.free(unsafe.Pointer(links))
 	return unsafe.Slice((*Node)(unsafe.Pointer(out)), n), func() {
 		C.free(unsafe.Pointer(out))
-		releaseFreeMemory()
+		if size >= releaseAfter {
+			releaseFreeMemory()
+		}
 	}
 }
 
