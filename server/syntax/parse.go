@@ -81,24 +81,12 @@ const keepScratch = 1 << 13
 // 30 MB of C memory; parsed on a thread of its own, its arena keeps it.
 const releaseAfter = 256 << 10
 
-// deleteTree frees a C tree of size bytes of text (see freed).
-func (p *Parser) deleteTree(ct *C.TSTree, size int) {
+// deleteTree frees a C tree, and for a large text the memory libc then
+// holds free.
+func deleteTree(ct *C.TSTree, size int) {
 	C.ts_tree_delete(ct)
-	p.freed(size)
-}
-
-// freed accounts for the C memory of a tree of size bytes of text, just
-// freed: after a text of releaseAfter or more, and after every trimEvery
-// bytes the parser has parsed, the memory libc holds free goes back to
-// the system. Not after every tree: malloc_trim walks and locks every
-// arena, and a query parses many middling files (with a trim after each
-// one over 8,192 nodes, a cold references query on 16 cores took twice
-// as long).
-func (p *Parser) freed(size int) {
-	p.sinceTrim += size
-	if size >= releaseAfter || p.sinceTrim >= trimEvery {
+	if size >= releaseAfter {
 		releaseFreeMemory()
-		p.sinceTrim = 0
 	}
 }
 
@@ -176,10 +164,7 @@ type Parser struct {
 	ts      *C.TSParser
 	scratch []Node  // flatten output, reused while small
 	links   []int32 // flatten's last-child and ancestor stacks
-	// sinceTrim counts the bytes of text parsed since libc's free memory
-	// last went back to the system (freed).
-	sinceTrim int
-	cleanup   runtime.Cleanup
+	cleanup runtime.Cleanup
 	// cpuLimit and memoryLimit replace CPULimit and MemoryLimit when set
 	// (by tests that stop parses).
 	cpuLimit    func(n int) time.Duration
@@ -260,18 +245,17 @@ func (p *Parser) VisitRanges(src []byte, ranges []Range, f func(*Tree)) {
 		// tree (about 50 bytes a node) that the heap carries until the
 		// next collection, once for every large file a build parses.
 		nodes, free := flattenC(ct)
-		C.ts_tree_delete(ct.tree)
+		C.ts_tree_delete(ct.tree) // free hands both back to the system at once
 		t.nodes = nodes
 		defer func() {
 			t.nodes = nil
 			free()
-			p.freed(textLen(src, ranges)) // the tree's memory and the nodes' at once
 		}()
 		f(t)
 		return
 	}
 	out := p.flattenScratch(ct)
-	p.deleteTree(ct.tree, textLen(src, ranges)) // the nodes are in Go memory now
+	deleteTree(ct.tree, textLen(src, ranges)) // the nodes are in Go memory now
 	t.nodes = out
 	defer func() {
 		t.nodes = nil
@@ -294,7 +278,12 @@ func textLen(src []byte, ranges []Range) int {
 }
 
 // flattenC writes the named nodes of ct into C memory and returns them
-// with the function that frees that memory.
+// with the function that frees that memory and hands what libc holds free
+// back to the system: after every tree over keepScratch nodes. That trim
+// walks and locks every arena (a cold references query on 16 cores took
+// 78–96 ms with it, 51–53 ms before keepScratch was lowered); trimming
+// less often is faster but was not measured on the host's cold peak
+// (docs/GPU_HOST.md).
 func flattenC(ct cTree) ([]Node, func()) {
 	out := (*C.syntax_node)(C.malloc(C.size_t(max(ct.named, 1)) * C.size_t(C.sizeof_syntax_node)))
 	links := (*C.int32_t)(C.malloc(C.size_t(ct.links()) * 4))
@@ -305,7 +294,10 @@ func flattenC(ct cTree) ([]Node, func()) {
 	}
 	n := flattenInto(ct, out, links)
 	C.free(unsafe.Pointer(links))
-	return unsafe.Slice((*Node)(unsafe.Pointer(out)), n), func() { C.free(unsafe.Pointer(out)) }
+	return unsafe.Slice((*Node)(unsafe.Pointer(out)), n), func() {
+		C.free(unsafe.Pointer(out))
+		releaseFreeMemory()
+	}
 }
 
 // ParseRanges parses only the given ranges of src, in order and not
@@ -353,11 +345,11 @@ func (p *Parser) parse(ctx context.Context, src []byte, ranges []Range) (_ *Tree
 		// The tree's own nodes, flattened straight into them: a copy out
 		// of scratch would hold the nodes twice.
 		t.nodes = p.flattenNew(ct)
-		p.deleteTree(ct.tree, textLen(src, ranges))
+		deleteTree(ct.tree, textLen(src, ranges))
 		return t, false, nil
 	}
 	out := p.flattenScratch(ct)
-	p.deleteTree(ct.tree, textLen(src, ranges))
+	deleteTree(ct.tree, textLen(src, ranges))
 	t.nodes = make([]Node, len(out))
 	copy(t.nodes, out)
 	p.keep(out)
@@ -430,7 +422,7 @@ func (p *Parser) parseC(src []byte, ranges []Range, handle C.uintptr_t) (*Tree, 
 	c := cTree{tree: ct, named: int(count), depth: int(depth)}
 	if flat := int64(c.named)*int64(unsafe.Sizeof(Node{})) + 4*int64(c.links()); int64(peak)+flat > memLimit(n) {
 		// The tree fits but its flattened nodes would not.
-		p.deleteTree(ct, n)
+		deleteTree(ct, n)
 		t.gaveUp, t.overMemory, t.hasError = true, true, true
 		return t, cTree{}
 	}
