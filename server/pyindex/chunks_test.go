@@ -2,12 +2,12 @@ package pyindex
 
 import (
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/torchlsp/torchlsp/server/syntax"
+	"github.com/torchlsp/torchlsp/server/syntax/syntaxtest"
 )
 
 // A module parsed a chunk of top-level statements at a time gives the
@@ -17,23 +17,7 @@ import (
 // far finer than a build chunks them.
 func TestChunkedExtractionIsTheWhole(t *testing.T) {
 	t.Parallel()
-	var files []string
-	walk := func(root string) {
-		filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && (strings.HasSuffix(path, ".py") || strings.HasSuffix(path, ".pyi")) {
-				files = append(files, path)
-			}
-			return nil
-		})
-	}
-	walk(fixtureSite)
-	for _, pattern := range []string{"/usr/lib/python3*/*.py", "/usr/lib/python3*/*/*.py"} {
-		m, _ := filepath.Glob(pattern)
-		files = append(files, m...)
-	}
-	if site := os.Getenv("TORCHLSP_TORCH211_SITE"); site != "" {
-		walk(filepath.Join(site, "torch"))
-	}
+	files := syntaxtest.Corpus(fixtureSite)
 	p, err := syntax.NewParser()
 	if err != nil {
 		t.Fatal(err)

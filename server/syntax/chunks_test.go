@@ -2,10 +2,11 @@ package syntax
 
 import (
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/torchlsp/torchlsp/server/syntax/syntaxtest"
 )
 
 // chunkStarts is where each chunk of Chunks(src, size) after the first
@@ -92,19 +93,7 @@ func TestChunksCover(t *testing.T) {
 // with TORCHLSP_TORCH211_SITE): the scan's places are statements' starts.
 func TestChunksParseAsTheWhole(t *testing.T) {
 	t.Parallel()
-	var files []string
-	for _, pattern := range []string{"/usr/lib/python3*/*.py", "/usr/lib/python3*/*/*.py"} {
-		m, _ := filepath.Glob(pattern)
-		files = append(files, m...)
-	}
-	if site := os.Getenv("TORCHLSP_TORCH211_SITE"); site != "" {
-		filepath.WalkDir(filepath.Join(site, "torch"), func(path string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(path, ".py") {
-				files = append(files, path)
-			}
-			return nil
-		})
-	}
+	files := syntaxtest.Corpus()
 	if len(files) < 50 {
 		t.Skipf("only %d Python files found", len(files))
 	}

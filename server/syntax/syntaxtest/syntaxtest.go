@@ -5,6 +5,8 @@ package syntaxtest
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -150,4 +152,28 @@ func repeat(unit string) func(size int) []byte {
 	return func(size int) []byte {
 		return []byte(strings.Repeat(unit, max(size/len(unit), 1)))
 	}
+}
+
+// Corpus lists real Python files to check a parse against: the modules of
+// the interpreter's standard library here (its top level and one level
+// down), every .py and .pyi under each of roots, and, with
+// TORCHLSP_TORCH211_SITE set, torch 2.11's.
+func Corpus(roots ...string) []string {
+	var files []string
+	for _, pattern := range []string{"/usr/lib/python3*/*.py", "/usr/lib/python3*/*/*.py"} {
+		m, _ := filepath.Glob(pattern)
+		files = append(files, m...)
+	}
+	if site := os.Getenv("TORCHLSP_TORCH211_SITE"); site != "" {
+		roots = append(roots, filepath.Join(site, "torch"))
+	}
+	for _, root := range roots {
+		filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && (strings.HasSuffix(path, ".py") || strings.HasSuffix(path, ".pyi")) {
+				files = append(files, path)
+			}
+			return nil
+		})
+	}
+	return files
 }
