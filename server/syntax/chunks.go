@@ -85,15 +85,7 @@ func (s *chunkScan) token() {
 	case c == '"' || c == '\'':
 		s.i = s.str(s.i, false)
 	case isNameStart(c) || c >= '0' && c <= '9':
-		start := s.i
-		for s.i < len(src) && isNamePart(src[s.i]) {
-			s.i++
-		}
-		if s.i < len(src) && (src[s.i] == '"' || src[s.i] == '\'') {
-			if formatted, ok := stringPrefix(src[start:s.i]); ok {
-				s.i = s.str(s.i, formatted)
-			}
-		}
+		s.i = s.word(s.i)
 	case c == '(' || c == '[' || c == '{':
 		s.depth++
 		s.i++
@@ -165,20 +157,28 @@ func (s *chunkScan) field(i int) int {
 		case c == '"' || c == '\'':
 			i = s.str(i, false)
 		case isNameStart(c):
-			start := i
-			for i < len(src) && isNamePart(src[i]) {
-				i++
-			}
-			if i < len(src) && (src[i] == '"' || src[i] == '\'') {
-				if formatted, ok := stringPrefix(src[start:i]); ok {
-					i = s.str(i, formatted)
-				}
-			}
+			i = s.word(i)
 		default:
 			i++
 		}
 	}
 	return len(src)
+}
+
+// word returns the offset just past the name or number at i, and past the
+// string it prefixes when it is a string prefix (rb"…", f'…').
+func (s *chunkScan) word(i int) int {
+	src := s.src
+	start := i
+	for i < len(src) && isNamePart(src[i]) {
+		i++
+	}
+	if i < len(src) && (src[i] == '"' || src[i] == '\'') {
+		if formatted, ok := stringPrefix(src[start:i]); ok {
+			return s.str(i, formatted)
+		}
+	}
+	return i
 }
 
 // stringPrefix reports whether word is a string prefix (r, b, u, f, t and
