@@ -255,7 +255,7 @@ func (p *Parser) VisitRanges(src []byte, ranges []Range, f func(*Tree)) {
 		return
 	}
 	out := p.flattenScratch(ct)
-	deleteTree(ct.tree, textLen(src, ranges)) // the nodes are in Go memory now
+	deleteTree(ct.tree, ct.size) // the nodes are in Go memory now
 	t.nodes = out
 	defer func() {
 		t.nodes = nil
@@ -345,11 +345,11 @@ func (p *Parser) parse(ctx context.Context, src []byte, ranges []Range) (_ *Tree
 		// The tree's own nodes, flattened straight into them: a copy out
 		// of scratch would hold the nodes twice.
 		t.nodes = p.flattenNew(ct)
-		deleteTree(ct.tree, textLen(src, ranges))
+		deleteTree(ct.tree, ct.size)
 		return t, false, nil
 	}
 	out := p.flattenScratch(ct)
-	deleteTree(ct.tree, textLen(src, ranges))
+	deleteTree(ct.tree, ct.size)
 	t.nodes = make([]Node, len(out))
 	copy(t.nodes, out)
 	p.keep(out)
@@ -362,6 +362,7 @@ type cTree struct {
 	tree  *C.TSTree // nil: none (see parseC)
 	named int       // named nodes
 	depth int       // the deepest node's depth
+	size  int       // bytes of text parsed (textLen)
 }
 
 // links is how many int32 of scratch flattening it takes: the last child
@@ -419,7 +420,7 @@ func (p *Parser) parseC(src []byte, ranges []Range, handle C.uintptr_t) (*Tree, 
 		t.hasError = t.gaveUp
 		return t, cTree{}
 	}
-	c := cTree{tree: ct, named: int(count), depth: int(depth)}
+	c := cTree{tree: ct, named: int(count), depth: int(depth), size: n}
 	if flat := int64(c.named)*int64(unsafe.Sizeof(Node{})) + 4*int64(c.links()); int64(peak)+flat > memLimit(n) {
 		// The tree fits but its flattened nodes would not.
 		deleteTree(ct, n)
